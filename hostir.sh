@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# hostir's front door. On a fresh Debian 12 machine, as root:
+#   ./hostir.sh demo [hostir args...]   install, build, run the main job
+#   ./hostir.sh test                    install, build, run the whole test suite
+#   ./hostir.sh build | bench           build only | run the benchmarks
+# Every step is idempotent: packages already installed and an up-to-date
+# build are skipped.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(build-essential cmake ninja-build git libtorch-dev libgloo-dev python3-torch
+          pybind11-dev python3-pytest libgtest-dev libgmock-dev libbenchmark-dev
+          libopenblas0-openmp iproute2)
+BUILD_DIR=${HOSTIR_BUILD_DIR:-build}
+JOBS=${HOSTIR_JOBS:-$(nproc)}
+
+install_dependencies() {
+  local missing=()
+  for package in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$package")
+  done
+  if ((${#missing[@]})); then
+    echo "hostir: installing ${missing[*]}"
+    local sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo=sudo
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+}
+
+build() {
+  install_dependencies
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+command=${1:-demo}
+shift || true
+case "$command" in
+  demo)
+    build
+    exec "$BUILD_DIR/tools/hostir" "$@"
+    ;;
+  test)
+    build
+    cd "$BUILD_DIR"
+    exec ctest --output-on-failure -j "$JOBS" --timeout 600
+    ;;
+  build)
+    build
+    ;;
+  bench)
+    build
+    exec benchmarks/run_all.sh "$BUILD_DIR"
+    ;;
+  *)
+    echo "usage: $0 {demo [args...]|test|build|bench}" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,643 @@
+#include "hostir/ir/arith.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "hostir/ir/fusion.h"
+
+namespace hostir {
+
+namespace {
+
+std::string describe(const Val* val) {
+  return val->toInlineString();
+}
+
+Scalar* constantIn(Fusion* container, int64_t value) {
+  return IrBuilder::createInContainer<Scalar>(container, value);
+}
+
+const Scalar* asConstInt(const Val* val) {
+  const auto* scalar = dynamic_cast<const Scalar*>(val);
+  return scalar != nullptr && scalar->isConstInt() ? scalar : nullptr;
+}
+
+IterDomain* freshId(const IterDomain* like, IterType iter_type) {
+  return IrBuilder::createInContainer<IterDomain>(like->container(), like->extent(),
+                                                  iter_type);
+}
+
+IterDomain* freshId(const IterDomain* like) {
+  return freshId(like, like->iterType());
+}
+
+TensorView* newTensor(Fusion* container, const std::vector<IterDomain*>& ids,
+                      DataType dtype) {
+  auto* domain = IrBuilder::createInContainer<TensorDomain>(
+      container, ids, std::vector<bool>(ids.size(), true));
+  return IrBuilder::createInContainer<TensorView>(container, domain, dtype);
+}
+
+void checkOperand(const Val* val, const char* op) {
+  HOSTIR_CHECK(val != nullptr, op, ": an operand is null");
+  HOSTIR_CHECK(val->vtype() == ValType::TensorView || val->vtype() == ValType::Scalar, op,
+               ": ", describe(val), " is neither a tensor nor a scalar");
+}
+
+// Whether two axes may be the same size; false only when both are known
+// constants that differ.
+bool mayHaveSameExtent(const IterDomain* a, const IterDomain* b) {
+  const Scalar* ca = asConstInt(a->extent());
+  const Scalar* cb = asConstInt(b->extent());
+  return ca == nullptr || cb == nullptr || ca->constInt() == cb->constInt();
+}
+
+// Of two axes that must match, the one whose extent says the most.
+const IterDomain* moreKnown(const IterDomain* a, const IterDomain* b) {
+  return asConstInt(a->extent()) == nullptr && asConstInt(b->extent()) != nullptr ? b : a;
+}
+
+std::vector<IterDomain*> broadcastShapes(const char* op, TensorView* lhs, TensorView* rhs) {
+  std::vector<IterDomain*> l = lhs->shapeDomain();
+  std::vector<IterDomain*> r = rhs->shapeDomain();
+  size_t rank = std::max(l.size(), r.size());
+  std::vector<IterDomain*> out;
+  for (size_t i = 0; i < rank; ++i) {
+    IterDomain* a = i + l.size() >= rank ? l[i + l.size() - rank] : nullptr;
+    IterDomain* b = i + r.size() >= rank ? r[i + r.size() - rank] : nullptr;
+    if (a == nullptr || (a->isBroadcast() && b != nullptr)) {
+      out.push_back(freshId(b));
+    } else if (b == nullptr || b->isBroadcast()) {
+      out.push_back(freshId(a));
+    } else {
+      HOSTIR_CHECK(mayHaveSameExtent(a, b), op, ": cannot broadcast ", describe(lhs),
+                   " with ", describe(rhs), ": ", describe(a), " and ", describe(b),
+                   " differ; sizes must match or one must be a broadcast axis");
+      out.push_back(freshId(moreKnown(a, b)));
+    }
+  }
+  return out;
+}
+
+bool isFloatPromotingUnary(UnaryOpType type) {
+  switch (type) {
+    case UnaryOpType::Exp:
+    case UnaryOpType::Log:
+    case UnaryOpType::Sqrt:
+    case UnaryOpType::Sigmoid:
+    case UnaryOpType::Tanh:
+    case UnaryOpType::Gelu: return true;
+    default: return false;
+  }
+}
+
+TensorView* unaryOp(UnaryOpType type, TensorView* in, DataType out_dtype) {
+  HOSTIR_CHECK(in != nullptr, toString(type), ": input is null");
+  std::vector<IterDomain*> ids;
+  for (IterDomain* id : in->shapeDomain()) {
+    ids.push_back(freshId(id));
+  }
+  TensorView* out = newTensor(in->container(), ids, out_dtype);
+  IrBuilder::createInContainer<UnaryOp>(in->container(), std::vector<Val*>{in},
+                                        std::vector<Val*>{out},
+                                        std::vector<Attribute>{static_cast<int64_t>(type)});
+  return out;
+}
+
+TensorView* unaryOp(UnaryOpType type, TensorView* in) {
+  HOSTIR_CHECK(in != nullptr, toString(type), ": input is null");
+  DataType dtype = in->dtype();
+  if (isFloatPromotingUnary(type) && !isFloatingType(dtype)) {
+    dtype = DataType::Float;
+  }
+  bool bool_ok = type != UnaryOpType::Neg && type != UnaryOpType::Relu &&
+                 type != UnaryOpType::Abs;
+  HOSTIR_CHECK(bool_ok || dtype != DataType::Bool, toString(type), "(", describe(in),
+               "): a bool tensor is not supported; cast it to a numeric dtype first");
+  return unaryOp(type, in, dtype);
+}
+
+std::optional<ScalarValue> foldConstants(BinaryOpType type, const Scalar* lhs,
+                                         const Scalar* rhs) {
+  if (!lhs->isConst() || !rhs->isConst()) {
+    return std::nullopt;
+  }
+  if (lhs->isConstInt() && rhs->isConstInt()) {
+    int64_t a = lhs->constInt();
+    int64_t b = rhs->constInt();
+    bool divides = type == BinaryOpType::Div || type == BinaryOpType::CeilDiv ||
+                   type == BinaryOpType::Mod;
+    HOSTIR_CHECK(!divides || b != 0, toString(type), "(", a, ", ", b, "): division by zero");
+    switch (type) {
+      case BinaryOpType::Add: return a + b;
+      case BinaryOpType::Sub: return a - b;
+      case BinaryOpType::Mul: return a * b;
+      case BinaryOpType::Div: return a / b;
+      case BinaryOpType::CeilDiv: return (a + b - 1) / b;
+      case BinaryOpType::Mod: return a % b;
+      case BinaryOpType::Maximum: return std::max(a, b);
+      case BinaryOpType::Minimum: return std::min(a, b);
+    }
+  }
+  auto as_double = [](const ScalarValue& v) {
+    return std::visit([](auto x) { return static_cast<double>(x); }, v);
+  };
+  double a = as_double(*lhs->value());
+  double b = as_double(*rhs->value());
+  switch (type) {
+    case BinaryOpType::Add: return a + b;
+    case BinaryOpType::Sub: return a - b;
+    case BinaryOpType::Mul: return a * b;
+    case BinaryOpType::Div: return a / b;
+    case BinaryOpType::Maximum: return std::max(a, b);
+    case BinaryOpType::Minimum: return std::min(a, b);
+    default: return std::nullopt;
+  }
+}
+
+Val* scalarBinaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
+  auto* l = lhs->as<Scalar>();
+  auto* r = rhs->as<Scalar>();
+  bool integer_only = type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
+  HOSTIR_CHECK(!integer_only || (isIntegralType(l->dtype()) && isIntegralType(r->dtype())),
+               toString(type), "(", describe(lhs), ", ", describe(rhs),
+               ") needs integer scalars");
+  Fusion* container = lhs->container();
+  if (auto folded = foldConstants(type, l, r)) {
+    return std::visit(
+        [&](auto v) -> Val* { return IrBuilder::createInContainer<Scalar>(container, v); },
+        *folded);
+  }
+  // x * 1, x / 1 and ceilDiv(x, 1) are x: keeps printed extents readable.
+  const Scalar* rc = asConstInt(rhs);
+  bool identity = rc != nullptr && rc->constInt() == 1 &&
+                  (type == BinaryOpType::Mul || type == BinaryOpType::Div ||
+                   type == BinaryOpType::CeilDiv);
+  if (identity && isIntegralType(lhs->dtype())) {
+    return lhs;
+  }
+  const Scalar* lc = asConstInt(lhs);
+  if (lc != nullptr && lc->constInt() == 1 && type == BinaryOpType::Mul &&
+      isIntegralType(rhs->dtype())) {
+    return rhs;
+  }
+  auto* out = IrBuilder::createInContainer<Scalar>(container,
+                                                   promoteTypes(l->dtype(), r->dtype()));
+  IrBuilder::createInContainer<BinaryOp>(container, std::vector<Val*>{lhs, rhs},
+                                         std::vector<Val*>{out},
+                                         std::vector<Attribute>{static_cast<int64_t>(type)});
+  return out;
+}
+
+Val* binaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
+  const std::string op = toString(type);
+  checkOperand(lhs, op.c_str());
+  checkOperand(rhs, op.c_str());
+  HOSTIR_CHECK(lhs->container() == rhs->container(), op, ": ", describe(lhs), " and ",
+               describe(rhs), " belong to different fusions");
+  auto* lt = dynamic_cast<TensorView*>(lhs);
+  auto* rt = dynamic_cast<TensorView*>(rhs);
+  if (lt == nullptr && rt == nullptr) {
+    return scalarBinaryOp(type, lhs, rhs);
+  }
+  HOSTIR_CHECK(type != BinaryOpType::CeilDiv && type != BinaryOpType::Mod, op,
+               " is defined on integer scalars, not on tensor ", describe(lt ? lt : rt));
+  DataType dtype;
+  std::vector<IterDomain*> ids;
+  if (lt != nullptr && rt != nullptr) {
+    dtype = promoteTypes(lt->dtype(), rt->dtype());
+    ids = broadcastShapes(op.c_str(), lt, rt);
+  } else {
+    TensorView* tv = lt != nullptr ? lt : rt;
+    Val* scalar = lt != nullptr ? rhs : lhs;
+    dtype = promoteTensorWithScalar(tv->dtype(), scalar->dtype());
+    for (IterDomain* id : tv->shapeDomain()) {
+      ids.push_back(freshId(id));
+    }
+  }
+  if (type == BinaryOpType::Div && !isFloatingType(dtype)) {
+    dtype = DataType::Float;  // true division, as torch.div
+  }
+  TensorView* out = newTensor(lhs->container(), ids, dtype);
+  IrBuilder::createInContainer<BinaryOp>(lhs->container(), std::vector<Val*>{lhs, rhs},
+                                         std::vector<Val*>{out},
+                                         std::vector<Attribute>{static_cast<int64_t>(type)});
+  return out;
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank, const std::string& op, const Val* tv) {
+  HOSTIR_CHECK(axis >= -rank && axis < rank, op, ": axis ", axis, " is out of range for ",
+               describe(tv), " of rank ", rank, "; valid axes are [", -rank, ", ", rank,
+               ")");
+  return axis < 0 ? axis + rank : axis;
+}
+
+TensorView* reductionOp(ReductionOpType type, TensorView* in,
+                        const std::vector<int64_t>& axes, bool keep_dim) {
+  const std::string op = toString(type);
+  HOSTIR_CHECK(in != nullptr, op, ": input is null");
+  std::vector<IterDomain*> shape = in->shapeDomain();
+  auto rank = static_cast<int64_t>(shape.size());
+  HOSTIR_CHECK(!axes.empty(), op, "(", describe(in), "): give at least one axis to reduce");
+  std::set<int64_t> reduced;
+  for (int64_t axis : axes) {
+    int64_t normalized = normalizeAxis(axis, rank, op, in);
+    HOSTIR_CHECK(reduced.insert(normalized).second, op, "(", describe(in), "): axis ", axis,
+                 " is listed twice");
+  }
+  std::vector<IterDomain*> ids;
+  for (int64_t i = 0; i < rank; ++i) {
+    IterDomain* id = shape[static_cast<size_t>(i)];
+    ids.push_back(reduced.count(i) ? freshId(id, IterType::Reduction) : freshId(id));
+  }
+  DataType dtype = in->dtype();
+  if (type == ReductionOpType::Sum && !isFloatingType(dtype)) {
+    dtype = DataType::Int64;  // as torch.sum
+  }
+  TensorView* out = newTensor(in->container(), ids, dtype);
+  IrBuilder::createInContainer<ReductionOp>(
+      in->container(), std::vector<Val*>{in}, std::vector<Val*>{out},
+      std::vector<Attribute>{static_cast<int64_t>(type),
+                             std::vector<int64_t>(reduced.begin(), reduced.end())});
+  if (!keep_dim) {
+    return out;
+  }
+  std::vector<bool> is_broadcast(static_cast<size_t>(rank), false);
+  for (int64_t axis : reduced) {
+    is_broadcast[static_cast<size_t>(axis)] = true;
+  }
+  return broadcast(out, is_broadcast);
+}
+
+}  // namespace
+
+TensorView* set(TensorView* in) {
+  HOSTIR_CHECK(in != nullptr, "set: input is null");
+  std::vector<IterDomain*> ids;
+  for (IterDomain* id : in->shapeDomain()) {
+    ids.push_back(freshId(id));
+  }
+  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  IrBuilder::createInContainer<LoadStoreOp>(in->container(), std::vector<Val*>{in},
+                                            std::vector<Val*>{out}, std::vector<Attribute>{});
+  return out;
+}
+
+TensorView* neg(TensorView* in) {
+  return unaryOp(UnaryOpType::Neg, in);
+}
+TensorView* abs(TensorView* in) {
+  return unaryOp(UnaryOpType::Abs, in);
+}
+TensorView* exp(TensorView* in) {
+  return unaryOp(UnaryOpType::Exp, in);
+}
+TensorView* log(TensorView* in) {
+  return unaryOp(UnaryOpType::Log, in);
+}
+TensorView* sqrt(TensorView* in) {
+  return unaryOp(UnaryOpType::Sqrt, in);
+}
+TensorView* relu(TensorView* in) {
+  return unaryOp(UnaryOpType::Relu, in);
+}
+TensorView* sigmoid(TensorView* in) {
+  return unaryOp(UnaryOpType::Sigmoid, in);
+}
+TensorView* tanh(TensorView* in) {
+  return unaryOp(UnaryOpType::Tanh, in);
+}
+TensorView* gelu(TensorView* in) {
+  return unaryOp(UnaryOpType::Gelu, in);
+}
+TensorView* castOp(DataType dtype, TensorView* in) {
+  return unaryOp(UnaryOpType::Cast, in, dtype);
+}
+
+#define HOSTIR_DEFINE_BINARY(name, type)                                        \
+  Val* name(Val* lhs, Val* rhs) {                                               \
+    return binaryOp(type, lhs, rhs);                                            \
+  }                                                                             \
+  TensorView* name(TensorView* lhs, Val* rhs) {                                 \
+    return binaryOp(type, lhs, rhs)->as<TensorView>();                          \
+  }                                                                             \
+  TensorView* name(Val* lhs, TensorView* rhs) {                                 \
+    return binaryOp(type, lhs, rhs)->as<TensorView>();                          \
+  }                                                                             \
+  TensorView* name(TensorView* lhs, TensorView* rhs) {                          \
+    return binaryOp(type, lhs, rhs)->as<TensorView>();                          \
+  }                                                                             \
+  TensorView* name(TensorView* lhs, double rhs) {                               \
+    HOSTIR_CHECK(lhs != nullptr, #name ": input is null");                      \
+    return name(lhs, IrBuilder::createInContainer<Scalar>(lhs->container(), rhs)); \
+  }                                                                             \
+  TensorView* name(double lhs, TensorView* rhs) {                               \
+    HOSTIR_CHECK(rhs != nullptr, #name ": input is null");                      \
+    return name(IrBuilder::createInContainer<Scalar>(rhs->container(), lhs), rhs); \
+  }
+HOSTIR_DEFINE_BINARY(add, BinaryOpType::Add)
+HOSTIR_DEFINE_BINARY(sub, BinaryOpType::Sub)
+HOSTIR_DEFINE_BINARY(mul, BinaryOpType::Mul)
+HOSTIR_DEFINE_BINARY(div, BinaryOpType::Div)
+HOSTIR_DEFINE_BINARY(maximum, BinaryOpType::Maximum)
+HOSTIR_DEFINE_BINARY(minimum, BinaryOpType::Minimum)
+#undef HOSTIR_DEFINE_BINARY
+
+Val* ceilDiv(Val* lhs, Val* rhs) {
+  return binaryOp(BinaryOpType::CeilDiv, lhs, rhs);
+}
+
+Val* mod(Val* lhs, Val* rhs) {
+  return binaryOp(BinaryOpType::Mod, lhs, rhs);
+}
+
+TensorView* sum(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim) {
+  return reductionOp(ReductionOpType::Sum, in, axes, keep_dim);
+}
+TensorView* max(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim) {
+  return reductionOp(ReductionOpType::Max, in, axes, keep_dim);
+}
+TensorView* min(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim) {
+  return reductionOp(ReductionOpType::Min, in, axes, keep_dim);
+}
+
+TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim) {
+  HOSTIR_CHECK(in != nullptr, "broadcast: input is null");
+  std::vector<IterDomain*> shape = in->shapeDomain();
+  auto kept = static_cast<size_t>(
+      std::count(is_broadcast_dim.begin(), is_broadcast_dim.end(), false));
+  HOSTIR_CHECK(kept == shape.size(), "broadcast(", describe(in), "): ", kept,
+               " entries of is_broadcast_dim are false but the input has rank ",
+               shape.size(), "; exactly one false entry per input axis is valid");
+  Fusion* container = in->container();
+  std::vector<IterDomain*> ids;
+  size_t next = 0;
+  std::vector<int64_t> flags;
+  for (bool is_broadcast : is_broadcast_dim) {
+    flags.push_back(is_broadcast ? 1 : 0);
+    if (is_broadcast) {
+      ids.push_back(IrBuilder::createInContainer<IterDomain>(
+          container, constantIn(container, 1), IterType::Broadcast));
+    } else {
+      ids.push_back(freshId(shape[next++]));
+    }
+  }
+  TensorView* out = newTensor(container, ids, in->dtype());
+  IrBuilder::createInContainer<BroadcastOp>(container, std::vector<Val*>{in},
+                                            std::vector<Val*>{out},
+                                            std::vector<Attribute>{flags});
+  return out;
+}
+
+TensorView* matmul(TensorView* a, TensorView* b) {
+  HOSTIR_CHECK(a != nullptr && b != nullptr, "matmul: an input is null");
+  std::vector<IterDomain*> as = a->shapeDomain();
+  std::vector<IterDomain*> bs = b->shapeDomain();
+  HOSTIR_CHECK(!as.empty() && !bs.empty(), "matmul(", describe(a), ", ", describe(b),
+               "): both operands need rank >= 1");
+  HOSTIR_CHECK(a->dtype() == b->dtype(), "matmul(", describe(a), ", ", describe(b),
+               "): operands must have the same dtype; cast one of them");
+  IterDomain* ka = as.back();
+  IterDomain* kb = bs.size() == 1 ? bs[0] : bs[bs.size() - 2];
+  HOSTIR_CHECK(mayHaveSameExtent(ka, kb), "matmul(", describe(a), ", ", describe(b),
+               "): inner sizes differ: ", describe(ka), " vs ", describe(kb),
+               "; A's last axis must match B's ",
+               bs.size() == 1 ? "only axis" : "second-to-last axis");
+  // Batch axes: everything but the last two (one for a 1-D operand),
+  // broadcast right-aligned.
+  std::vector<IterDomain*> a_batch(as.begin(), as.end() - (as.size() >= 2 ? 2 : 1));
+  std::vector<IterDomain*> b_batch(bs.begin(), bs.end() - (bs.size() >= 2 ? 2 : 1));
+  std::vector<IterDomain*> ids;
+  size_t batch_rank = std::max(a_batch.size(), b_batch.size());
+  for (size_t i = 0; i < batch_rank; ++i) {
+    IterDomain* x = i + a_batch.size() >= batch_rank ? a_batch[i + a_batch.size() - batch_rank]
+                                                     : nullptr;
+    IterDomain* y = i + b_batch.size() >= batch_rank ? b_batch[i + b_batch.size() - batch_rank]
+                                                     : nullptr;
+    if (x == nullptr || (x->isBroadcast() && y != nullptr)) {
+      ids.push_back(freshId(y));
+    } else if (y == nullptr || y->isBroadcast()) {
+      ids.push_back(freshId(x));
+    } else {
+      HOSTIR_CHECK(mayHaveSameExtent(x, y), "matmul(", describe(a), ", ", describe(b),
+                   "): batch axes ", describe(x), " and ", describe(y), " differ");
+      ids.push_back(freshId(moreKnown(x, y)));
+    }
+  }
+  if (as.size() >= 2) {
+    ids.push_back(freshId(as[as.size() - 2]));
+  }
+  if (bs.size() >= 2) {
+    ids.push_back(freshId(bs.back()));
+  }
+  TensorView* out = newTensor(a->container(), ids, a->dtype());
+  IrBuilder::createInContainer<MatmulOp>(a->container(), std::vector<Val*>{a, b},
+                                         std::vector<Val*>{out}, std::vector<Attribute>{});
+  return out;
+}
+
+TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias) {
+  HOSTIR_CHECK(in != nullptr && weight != nullptr, "linear: an input is null");
+  std::vector<IterDomain*> xs = in->shapeDomain();
+  std::vector<IterDomain*> ws = weight->shapeDomain();
+  std::string call = "linear(" + describe(in) + ", " + describe(weight) +
+                     (bias ? ", " + describe(bias) : std::string()) + ")";
+  HOSTIR_CHECK(!xs.empty(), call, ": the input needs rank >= 1");
+  HOSTIR_CHECK(ws.size() == 1 || ws.size() == 2, call,
+               ": the weight must be [N, K] or [K], got rank ", ws.size());
+  HOSTIR_CHECK(in->dtype() == weight->dtype() && (!bias || bias->dtype() == in->dtype()),
+               call, ": input, weight and bias must have the same dtype");
+  HOSTIR_CHECK(mayHaveSameExtent(xs.back(), ws.back()), call, ": inner sizes differ: ",
+               describe(xs.back()), " vs ", describe(ws.back()),
+               "; the input's last axis must match the weight's last axis");
+  std::vector<IterDomain*> ids;
+  for (size_t i = 0; i + 1 < xs.size(); ++i) {
+    ids.push_back(freshId(xs[i]));
+  }
+  if (ws.size() == 2) {
+    ids.push_back(freshId(ws[0]));
+  }
+  std::vector<Val*> inputs{in, weight};
+  if (bias != nullptr) {
+    std::vector<IterDomain*> bs = bias->shapeDomain();
+    HOSTIR_CHECK(bs.size() <= 1 && (ws.size() == 2 || bs.empty()), call,
+                 ": the bias must be [N] (or 0-D) matching the weight's first axis");
+    HOSTIR_CHECK(bs.empty() || mayHaveSameExtent(bs[0], ws[0]), call, ": bias ",
+                 describe(bs[0]), " does not match the weight's ", describe(ws[0]));
+    inputs.push_back(bias);
+  }
+  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  IrBuilder::createInContainer<LinearOp>(in->container(), inputs, std::vector<Val*>{out},
+                                         std::vector<Attribute>{});
+  return out;
+}
+
+TensorView* select(TensorView* in, int64_t dim, Val* index) {
+  HOSTIR_CHECK(in != nullptr && index != nullptr, "select: an operand is null");
+  std::vector<IterDomain*> shape = in->shapeDomain();
+  int64_t axis = normalizeAxis(dim, static_cast<int64_t>(shape.size()), "select", in);
+  HOSTIR_CHECK(index->vtype() == ValType::Scalar && isIntegralType(index->dtype()),
+               "select(", describe(in), "): the index must be an integer scalar, got ",
+               describe(index));
+  const Scalar* constant = asConstInt(index);
+  const Scalar* extent = asConstInt(shape[static_cast<size_t>(axis)]->extent());
+  HOSTIR_CHECK(constant == nullptr || (constant->constInt() >= 0 &&
+                                       (!extent || constant->constInt() < extent->constInt())),
+               "select(", describe(in), ", dim=", dim, "): index ", describe(index),
+               " is out of range; valid: [0, ", describe(shape[static_cast<size_t>(axis)]->extent()), ")");
+  std::vector<IterDomain*> ids;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (static_cast<int64_t>(i) != axis) {
+      ids.push_back(freshId(shape[i]));
+    }
+  }
+  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  IrBuilder::createInContainer<SelectOp>(in->container(), std::vector<Val*>{in, index},
+                                         std::vector<Val*>{out},
+                                         std::vector<Attribute>{axis});
+  return out;
+}
+
+TensorView* select(TensorView* in, int64_t dim, int64_t index) {
+  HOSTIR_CHECK(in != nullptr, "select: input is null");
+  return select(in, dim, constantIn(in->container(), index));
+}
+
+TensorView* slice(TensorView* in, int64_t dim, Val* start, Val* stop) {
+  HOSTIR_CHECK(in != nullptr && start != nullptr && stop != nullptr,
+               "slice: an operand is null");
+  std::vector<IterDomain*> shape = in->shapeDomain();
+  int64_t axis = normalizeAxis(dim, static_cast<int64_t>(shape.size()), "slice", in);
+  for (Val* bound : {start, stop}) {
+    HOSTIR_CHECK(bound->vtype() == ValType::Scalar && isIntegralType(bound->dtype()),
+                 "slice(", describe(in), "): bounds must be integer scalars, got ",
+                 describe(bound));
+  }
+  IterDomain* sliced = shape[static_cast<size_t>(axis)];
+  const Scalar* c_start = asConstInt(start);
+  const Scalar* c_stop = asConstInt(stop);
+  const Scalar* c_extent = asConstInt(sliced->extent());
+  bool valid = (!c_start || c_start->constInt() >= 0) &&
+               (!c_start || !c_stop || c_start->constInt() <= c_stop->constInt()) &&
+               (!c_stop || !c_extent || c_stop->constInt() <= c_extent->constInt());
+  HOSTIR_CHECK(valid, "slice(", describe(in), ", dim=", dim, ", start=", describe(start),
+               ", stop=", describe(stop), "): need 0 <= start <= stop <= ",
+               describe(sliced->extent()));
+  std::vector<IterDomain*> ids;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (static_cast<int64_t>(i) == axis) {
+      ids.push_back(IrBuilder::createInContainer<IterDomain>(in->container(),
+                                                             sub(stop, start)));
+    } else {
+      ids.push_back(freshId(shape[i]));
+    }
+  }
+  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  IrBuilder::createInContainer<SliceOp>(in->container(), std::vector<Val*>{in, start, stop},
+                                        std::vector<Val*>{out},
+                                        std::vector<Attribute>{axis});
+  return out;
+}
+
+TensorView* slice(TensorView* in, int64_t dim, int64_t start, int64_t stop) {
+  HOSTIR_CHECK(in != nullptr, "slice: input is null");
+  return slice(in, dim, constantIn(in->container(), start), constantIn(in->container(), stop));
+}
+
+TensorView* permute(TensorView* in, const std::vector<int64_t>& dims) {
+  HOSTIR_CHECK(in != nullptr, "permute: input is null");
+  std::vector<IterDomain*> shape = in->shapeDomain();
+  auto rank = static_cast<int64_t>(shape.size());
+  HOSTIR_CHECK(static_cast<int64_t>(dims.size()) == rank, "permute(", describe(in), "): got ",
+               dims.size(), " dims for rank ", rank, "; give a permutation of 0..",
+               rank - 1);
+  std::vector<int64_t> normalized;
+  for (int64_t d : dims) {
+    normalized.push_back(normalizeAxis(d, rank, "permute", in));
+  }
+  std::vector<int64_t> sorted = normalized;
+  std::sort(sorted.begin(), sorted.end());
+  HOSTIR_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), "permute(",
+               describe(in), "): dims repeat an axis; give a permutation of 0..", rank - 1);
+  std::vector<IterDomain*> ids;
+  for (int64_t d : normalized) {
+    ids.push_back(freshId(shape[static_cast<size_t>(d)]));
+  }
+  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  IrBuilder::createInContainer<PermuteOp>(in->container(), std::vector<Val*>{in},
+                                          std::vector<Val*>{out},
+                                          std::vector<Attribute>{normalized});
+  return out;
+}
+
+TensorView* reshape(TensorView* in, const std::vector<int64_t>& new_sizes) {
+  HOSTIR_CHECK(in != nullptr, "reshape: input is null");
+  Fusion* container = in->container();
+  std::vector<IterDomain*> shape = in->shapeDomain();
+  auto inferred = std::count(new_sizes.begin(), new_sizes.end(), -1);
+  HOSTIR_CHECK(inferred <= 1, "reshape(", describe(in), "): at most one size may be -1");
+  int64_t known = 1;
+  for (int64_t size : new_sizes) {
+    HOSTIR_CHECK(size >= -1, "reshape(", describe(in), "): invalid size ", size);
+    known *= size == -1 ? 1 : size;
+  }
+  Val* numel = constantIn(container, 1);
+  for (IterDomain* id : shape) {
+    numel = mul(numel, id->extent());
+  }
+  const Scalar* c_numel = asConstInt(numel);
+  if (c_numel != nullptr) {
+    bool ok = inferred ? (known != 0 && c_numel->constInt() % known == 0)
+                       : c_numel->constInt() == known;
+    HOSTIR_CHECK(ok, "reshape(", describe(in), "): ", c_numel->constInt(),
+                 " elements cannot be viewed with the requested sizes");
+  }
+  std::vector<IterDomain*> ids;
+  for (int64_t size : new_sizes) {
+    Val* extent = size == -1 ? div(numel, constantIn(container, known))
+                             : static_cast<Val*>(constantIn(container, size));
+    ids.push_back(IrBuilder::createInContainer<IterDomain>(container, extent));
+  }
+  TensorView* out = newTensor(container, ids, in->dtype());
+  IrBuilder::createInContainer<ReshapeOp>(container, std::vector<Val*>{in},
+                                          std::vector<Val*>{out}, std::vector<Attribute>{});
+  return out;
+}
+
+TensorView* full(const std::vector<Val*>& shape, Val* fill_value, DataType dtype) {
+  HOSTIR_CHECK(fill_value != nullptr && fill_value->vtype() == ValType::Scalar,
+               "full: the fill value must be a scalar");
+  Fusion* container = fill_value->container();
+  std::vector<IterDomain*> ids;
+  std::vector<Val*> inputs{fill_value};
+  for (Val* extent : shape) {
+    HOSTIR_CHECK(extent != nullptr && extent->vtype() == ValType::Scalar &&
+                     isIntegralType(extent->dtype()),
+                 "full: every size must be an integer scalar");
+    const Scalar* c = asConstInt(extent);
+    HOSTIR_CHECK(c == nullptr || c->constInt() >= 0, "full: size ", describe(extent),
+                 " is negative");
+    ids.push_back(IrBuilder::createInContainer<IterDomain>(container, extent));
+    inputs.push_back(extent);
+  }
+  TensorView* out = newTensor(container, ids, dtype);
+  IrBuilder::createInContainer<FullOp>(container, inputs, std::vector<Val*>{out},
+                                       std::vector<Attribute>{});
+  return out;
+}
+
+TensorView* zeros(const std::vector<Val*>& shape, DataType dtype) {
+  Fusion* container = FusionGuard::getCurFusion();
+  HOSTIR_CHECK(container != nullptr, "zeros: no current Fusion");
+  return full(shape, IrBuilder::createInContainer<Scalar>(container, int64_t{0}), dtype);
+}
+
+TensorView* ones(const std::vector<Val*>& shape, DataType dtype) {
+  Fusion* container = FusionGuard::getCurFusion();
+  HOSTIR_CHECK(container != nullptr, "ones: no current Fusion");
+  return full(shape, IrBuilder::createInContainer<Scalar>(container, int64_t{1}), dtype);
+}
+
+}  // namespace hostir

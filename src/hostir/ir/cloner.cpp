@@ -1,0 +1,68 @@
+#include "hostir/ir/cloner.h"
+
+#include "hostir/ir/fusion.h"
+
+namespace hostir {
+
+Val* IrCloner::clone(const Val* val) {
+  if (val == nullptr) {
+    return nullptr;
+  }
+  return cloneVal(val, /*with_definition=*/true);
+}
+
+Val* IrCloner::cloneVal(const Val* val, bool with_definition) {
+  auto it = vals_.find(val);
+  if (it != vals_.end()) {
+    return it->second;
+  }
+  Val* result = val->cloneInto(*this);
+  vals_[val] = result;
+  bool defines_shape = val->vtype() == ValType::Scalar || val->vtype() == ValType::IterDomain;
+  if (with_definition && defines_shape && val->definition() != nullptr) {
+    clone(val->definition());
+  }
+  return result;
+}
+
+Expr* IrCloner::clone(const Expr* expr) {
+  if (expr == nullptr) {
+    return nullptr;
+  }
+  auto it = exprs_.find(expr);
+  if (it != exprs_.end()) {
+    return it->second;
+  }
+  std::vector<Val*> outputs;
+  for (Val* output : expr->outputs()) {
+    // The outputs' definition is the expr being cloned right now.
+    outputs.push_back(cloneVal(output, expr->definesOutputs() ? false : true));
+  }
+  std::vector<Val*> inputs = clone(expr->inputs());
+  std::vector<Val*> attribute_vals = clone(expr->attributeVals());
+  Expr* result = expr->newObject(target_, inputs, outputs, expr->attributes(), attribute_vals);
+  exprs_[expr] = result;
+  expr->cloneExtrasInto(result, *this);
+  return result;
+}
+
+IrCloner copyFusion(const Fusion& from, Fusion& to) {
+  HOSTIR_ASSERT(to.statements().empty(), "copyFusion needs an empty target");
+  IrCloner cloner(&to);
+  for (const auto& statement : from.statements()) {
+    if (statement->isVal()) {
+      cloner.clone(static_cast<const Val*>(statement.get()));
+    } else {
+      cloner.clone(static_cast<const Expr*>(statement.get()));
+    }
+  }
+  for (Val* input : from.inputs()) {
+    to.addInput(cloner.clone(input));
+  }
+  for (Val* output : from.outputs()) {
+    to.addOutput(cloner.clone(output));
+  }
+  return cloner;
+}
+
+}  // namespace hostir

@@ -1,0 +1,220 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hostir/ir/statement.h"
+
+namespace hostir {
+
+class TensorView;
+
+enum class UnaryOpType { Neg, Abs, Exp, Log, Sqrt, Relu, Sigmoid, Tanh, Gelu, Cast };
+enum class BinaryOpType { Add, Sub, Mul, Div, Maximum, Minimum, CeilDiv, Mod };
+enum class ReductionOpType { Sum, Max, Min };
+
+std::string toString(UnaryOpType type);
+std::string toString(BinaryOpType type);
+std::string toString(ReductionOpType type);
+
+// out = in (a copy; also what a resharding `set` is).
+class LoadStoreOp : public Expr {
+  HOSTIR_DECLARE_EXPR(LoadStoreOp)
+  Val* in() const {
+    return input(0);
+  }
+  Val* out() const {
+    return output(0);
+  }
+  std::string displayName() const override {
+    return "Set";
+  }
+};
+
+// Attribute 0: UnaryOpType. A Cast's target dtype is the output's dtype.
+class UnaryOp : public Expr {
+  HOSTIR_DECLARE_EXPR(UnaryOp)
+  UnaryOpType type() const {
+    return static_cast<UnaryOpType>(attribute<int64_t>(0));
+  }
+  Val* in() const {
+    return input(0);
+  }
+  Val* out() const {
+    return output(0);
+  }
+  std::string displayName() const override;
+  std::vector<std::string> attributeNames() const override {
+    return {""};
+  }
+};
+
+// Tensor or scalar arithmetic. Attribute 0: BinaryOpType. On integer
+// scalars Div is integer division; on tensors it is true division.
+class BinaryOp : public Expr {
+  HOSTIR_DECLARE_EXPR(BinaryOp)
+  BinaryOpType type() const {
+    return static_cast<BinaryOpType>(attribute<int64_t>(0));
+  }
+  Val* lhs() const {
+    return input(0);
+  }
+  Val* rhs() const {
+    return input(1);
+  }
+  Val* out() const {
+    return output(0);
+  }
+  std::string displayName() const override {
+    return hostir::toString(type());
+  }
+  std::vector<std::string> attributeNames() const override {
+    return {""};
+  }
+  // Scalar arithmetic prints as an infix expression, e.g. "( i0 * i2 )".
+  std::string toInlineString() const override;
+};
+
+// Attribute 0: ReductionOpType; 1: reduced axes of the input's shape. The
+// output keeps reduced axes as reduction IterDomains (rS).
+class ReductionOp : public Expr {
+  HOSTIR_DECLARE_EXPR(ReductionOp)
+  ReductionOpType type() const {
+    return static_cast<ReductionOpType>(attribute<int64_t>(0));
+  }
+  const std::vector<int64_t>& axes() const {
+    return attribute<std::vector<int64_t>>(1);
+  }
+  TensorView* in() const;
+  TensorView* out() const;
+  std::string displayName() const override {
+    return hostir::toString(type());
+  }
+  std::vector<std::string> attributeNames() const override {
+    return {"", "axes"};
+  }
+};
+
+// Attribute 0: per output axis, 1 if it is a new broadcast axis.
+class BroadcastOp : public Expr {
+  HOSTIR_DECLARE_EXPR(BroadcastOp)
+  const std::vector<int64_t>& isBroadcastDims() const {
+    return attribute<std::vector<int64_t>>(0);
+  }
+  TensorView* in() const;
+  TensorView* out() const;
+  std::string displayName() const override {
+    return "broadcast";
+  }
+  std::vector<std::string> attributeNames() const override {
+    return {"is_broadcast"};
+  }
+};
+
+// out = a @ b with at::matmul's semantics (1-D, 2-D and batched).
+class MatmulOp : public Expr {
+  HOSTIR_DECLARE_EXPR(MatmulOp)
+  TensorView* a() const;
+  TensorView* b() const;
+  TensorView* out() const;
+  std::string displayName() const override {
+    return "matmul";
+  }
+};
+
+// out = a @ weight^T (+ bias), weight is [N, K].
+class LinearOp : public Expr {
+  HOSTIR_DECLARE_EXPR(LinearOp)
+  TensorView* in() const;
+  TensorView* weight() const;
+  bool hasBias() const {
+    return inputs().size() == 3;
+  }
+  TensorView* bias() const;
+  TensorView* out() const;
+  std::string displayName() const override {
+    return "linear";
+  }
+};
+
+// out = in.select(dim, index). Inputs: {in, index}; attribute 0: dim.
+class SelectOp : public Expr {
+  HOSTIR_DECLARE_EXPR(SelectOp)
+  TensorView* in() const;
+  Val* index() const {
+    return input(1);
+  }
+  int64_t dim() const {
+    return attribute<int64_t>(0);
+  }
+  TensorView* out() const;
+  std::string displayName() const override {
+    return "select";
+  }
+  std::vector<std::string> attributeNames() const override {
+    return {"dim"};
+  }
+};
+
+// out = in.narrow(dim, start, stop - start). Inputs: {in, start, stop}.
+class SliceOp : public Expr {
+  HOSTIR_DECLARE_EXPR(SliceOp)
+  TensorView* in() const;
+  Val* start() const {
+    return input(1);
+  }
+  Val* stop() const {
+    return input(2);
+  }
+  int64_t dim() const {
+    return attribute<int64_t>(0);
+  }
+  TensorView* out() const;
+  std::string displayName() const override {
+    return "slice";
+  }
+  std::vector<std::string> attributeNames() const override {
+    return {"dim"};
+  }
+};
+
+// out = in.permute(dims); attribute 0: dims.
+class PermuteOp : public Expr {
+  HOSTIR_DECLARE_EXPR(PermuteOp)
+  TensorView* in() const;
+  TensorView* out() const;
+  const std::vector<int64_t>& dims() const {
+    return attribute<std::vector<int64_t>>(0);
+  }
+  std::string displayName() const override {
+    return "permute";
+  }
+  std::vector<std::string> attributeNames() const override {
+    return {"dims"};
+  }
+};
+
+// out = in.reshape(shape of out).
+class ReshapeOp : public Expr {
+  HOSTIR_DECLARE_EXPR(ReshapeOp)
+  TensorView* in() const;
+  TensorView* out() const;
+  std::string displayName() const override {
+    return "reshape";
+  }
+};
+
+// out = a tensor of out's shape filled with inputs[0]. The remaining inputs
+// are out's extents, so that they are operands (and get cloned and bound).
+class FullOp : public Expr {
+  HOSTIR_DECLARE_EXPR(FullOp)
+  Val* fillValue() const {
+    return input(0);
+  }
+  TensorView* out() const;
+  std::string displayName() const override {
+    return "full";
+  }
+};
+
+}  // namespace hostir

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "hostir/ir/statement.h"
+
+namespace hostir {
+
+using ScalarValue = std::variant<int64_t, double, bool>;
+
+// A scalar Val: a constant (`4`), a free symbol (`i0`, a tensor extent), a
+// named symbol bound by the runtime (`StreamIdx`, `numberOfStreams`), or the
+// result of scalar arithmetic (printed as its defining expression).
+class Scalar : public Val {
+ public:
+  Scalar(Fusion* container, DataType dtype);                  // free symbol
+  Scalar(Fusion* container, std::string symbol, DataType dtype);  // named
+  Scalar(Fusion* container, int64_t value);
+  Scalar(Fusion* container, double value);
+  Scalar(Fusion* container, bool value);
+
+  bool isConst() const {
+    return value_.has_value();
+  }
+  bool isConstInt() const {
+    return value_.has_value() && std::holds_alternative<int64_t>(*value_);
+  }
+  const std::optional<ScalarValue>& value() const {
+    return value_;
+  }
+  int64_t constInt() const;
+  // Named symbols ("StreamIdx"); empty for others.
+  const std::string& symbol() const {
+    return symbol_;
+  }
+
+  bool sameAs(const Val* other) const override;
+  Val* cloneInto(IrCloner& cloner) const override;
+  std::string toString(int indent = 0) const override;
+  std::string toInlineString() const override;
+
+ private:
+  std::optional<ScalarValue> value_;
+  std::string symbol_;
+};
+
+// Names of the runtime-bound symbols of host programs.
+inline constexpr const char* kStreamIdx = "StreamIdx";
+inline constexpr const char* kNumberOfStreams = "numberOfStreams";
+
+std::string toString(const ScalarValue& value);
+
+}  // namespace hostir

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <vector>
+
+#include "hostir/ir/tensor_view.h"
+
+// Creating input tensors in the current fusion, spelled as in nvFuser's tests.
+namespace hostir {
+
+// Symbolic sizes (i0, i1, ...), contiguous memory required.
+TensorView* makeContigTensor(int64_t ndims, DataType dtype = DataType::Float);
+// Symbolic sizes, any strides.
+TensorView* makeSymbolicTensor(int64_t ndims, DataType dtype = DataType::Float);
+// Known sizes; -1 is symbolic, 1 is a broadcast axis. Any strides.
+TensorView* makeConcreteTensor(const std::vector<int64_t>& sizes,
+                               DataType dtype = DataType::Float);
+// Known sizes, contiguous memory required.
+TensorView* makeContigConcreteTensor(const std::vector<int64_t>& sizes,
+                                     DataType dtype = DataType::Float);
+
+}  // namespace hostir

@@ -1,0 +1,82 @@
+#include "hostir/ir/tensor_view.h"
+
+#include <sstream>
+
+#include "hostir/ir/cloner.h"
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/scalar.h"
+
+namespace hostir {
+
+TensorView::TensorView(Fusion* container, TensorDomain* domain, DataType dtype,
+                       MemoryType memory_type)
+    : Val(container, ValType::TensorView, dtype),
+      domain_(domain),
+      memory_type_(memory_type) {
+  HOSTIR_ASSERT(domain != nullptr);
+}
+
+IterDomain* TensorView::axis(int64_t position) const {
+  return domain_->loop()[domain_->normalizeLoopAxis(position)];
+}
+
+TensorView* TensorView::split(int64_t axis, int64_t factor, bool inner_split) {
+  return split(axis, IrBuilder::createInContainer<Scalar>(container(), factor), inner_split);
+}
+
+TensorView* TensorView::split(int64_t axis, Val* factor, bool inner_split) {
+  HOSTIR_CHECK(factor->vtype() == ValType::Scalar && isIntegralType(factor->dtype()),
+               "split factor of ", toInlineString(), " must be an integer scalar, got ",
+               factor->toInlineString());
+  domain_->split(axis, factor, inner_split);
+  return this;
+}
+
+TensorView* TensorView::merge(int64_t axis_outer, int64_t axis_inner) {
+  domain_->merge(axis_outer, axis_inner);
+  return this;
+}
+
+void TensorView::setAllocationDomain(std::vector<IterDomain*> allocation, bool contiguous) {
+  domain_->setAllocation(std::move(allocation));
+  domain_->setContiguity(std::vector<bool>(domain_->logical().size(), contiguous));
+}
+
+const DeviceMesh& TensorView::getDeviceMesh() const {
+  HOSTIR_CHECK(hasDeviceMesh(), toInlineString(), " has no device mesh; call setDeviceMesh");
+  return *mesh_;
+}
+
+bool TensorView::sameAs(const Val* other) const {
+  if (other == this) {
+    return true;
+  }
+  const auto* tv = dynamic_cast<const TensorView*>(other);
+  return tv != nullptr && tv->dtype() == dtype() && tv->mesh_ == mesh_ &&
+         domain_->sameAs(tv->domain_);
+}
+
+Val* TensorView::cloneInto(IrCloner& cloner) const {
+  auto* domain = cloner.clone(domain_);
+  auto* tv = IrBuilder::createInContainer<TensorView>(cloner.target(), domain, dtype(),
+                                                      memory_type_);
+  tv->mesh_ = mesh_;
+  return tv;
+}
+
+std::string TensorView::toInlineString() const {
+  std::stringstream ss;
+  ss << "T" << name() << "_" << (memory_type_ == MemoryType::Global ? "g" : "l") << "_"
+     << hostir::toString(dtype()) << domain_->toInlineString();
+  return ss.str();
+}
+
+std::string TensorView::toString(int /*indent*/) const {
+  std::string result = toInlineString();
+  if (hasDeviceMesh()) {
+    result += " (" + mesh_->toString() + ")";
+  }
+  return result;
+}
+
+}  // namespace hostir
