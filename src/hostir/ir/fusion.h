@@ -33,8 +33,9 @@ class Fusion {
 
   // Exprs that compute the outputs, in a deterministic topological order
   // (IterDomain transforms and extent arithmetic are not listed: they belong
-  // to tensor domains, not to the dataflow).
-  std::vector<Expr*> exprs() const;
+  // to tensor domains, not to the dataflow). A HostIrContainer returns its
+  // top-level program order instead.
+  virtual std::vector<Expr*> exprs() const;
 
   // Every statement, in creation order.
   const std::vector<std::unique_ptr<Statement>>& statements() const {
@@ -49,6 +50,9 @@ class Fusion {
 
   // Registration, used by IrBuilder only.
   void registerStatement(Statement* statement);
+
+ private:
+  friend IrCloner copyFusion(const Fusion& from, Fusion& to);
 
  protected:
   std::vector<Val*> inputs_;

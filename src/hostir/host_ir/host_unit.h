@@ -1,0 +1,53 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/statement.h"
+
+namespace hostir {
+
+// A compute segment of the host program: owns the segment's Fusion. It has
+// no operands and is not itself part of the program order; a PostOnStream
+// runs it on given Vals. Cloning deep-copies the fusion.
+class HostUnit : public Expr {
+  HOSTIR_DECLARE_EXPR(HostUnit)
+  HostUnit(Fusion* container, std::unique_ptr<Fusion> fusion);
+
+  Fusion* fusion() const;
+
+  // Same fusion text (the segment fusions print the same).
+  bool sameAs(const Expr* other) const override;
+  void cloneExtrasInto(Expr* clone, IrCloner& cloner) const override;
+  // "HostUnit 0:" followed by the fusion, indented one level more.
+  std::string toString(int indent = 0) const override;
+  // "HostUnit 0".
+  std::string toInlineString() const override;
+
+ private:
+  std::unique_ptr<Fusion> fusion_;
+};
+
+// Runs a HostUnit on the current stream: the segment fusion's inputs are
+// bound to `inputs` and its outputs to `outputs` (Vals of the host program,
+// matched by position). Layout: inputs, outputs as given; the HostUnit is
+// held as a reference (not an operand) and remapped on cloning.
+class PostOnStream : public Expr {
+  HOSTIR_DECLARE_EXPR(PostOnStream)
+  PostOnStream(Fusion* container, HostUnit* host_unit, std::vector<Val*> inputs,
+               std::vector<Val*> outputs);
+
+  HostUnit* hostUnit() const;
+
+  bool sameAs(const Expr* other) const override;
+  void cloneExtrasInto(Expr* clone, IrCloner& cloner) const override;
+  // "PostOnStream (HostUnit 0, inputs=(T0_g_float[...]), outputs=(T1_g_float[...]))".
+  std::string toString(int indent = 0) const override;
+
+ private:
+  HostUnit* host_unit_ = nullptr;
+};
+
+}  // namespace hostir
