@@ -1,0 +1,98 @@
+#include "hostir/runtime/stream_pool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hostir/ir/error.h"
+
+namespace hostir::runtime {
+
+StreamPool::StreamPool(int number_of_streams, Tracer& tracer)
+    : number_of_streams_(number_of_streams), tracer_(tracer) {
+  HOSTIR_CHECK(number_of_streams >= 1, "numberOfStreams must be at least 1, got ",
+               number_of_streams);
+}
+
+Stream& StreamPool::stream(std::int64_t index) {
+  HOSTIR_CHECK(index >= 0 && index <= kMaxStreamIndex, "stream index ", index,
+               " is out of range [0, ", kMaxStreamIndex,
+               "]; index streams with `StreamIdx % numberOfStreams` (numberOfStreams = ",
+               number_of_streams_, ")");
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<Stream>& slot = streams_[index];
+  if (!slot) {
+    slot = std::make_unique<Stream>(static_cast<int>(index), tracer_);
+    if (worker_setup_) {
+      slot->setWorkerSetup(worker_setup_);
+    }
+  }
+  return *slot;
+}
+
+std::size_t StreamPool::createdStreamCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return streams_.size();
+}
+
+void StreamPool::synchronizeAll(std::optional<WaitTimeout> timeout) {
+  std::vector<Stream*> streams;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [index, stream] : streams_) {
+      streams.push_back(stream.get());
+    }
+  }
+
+  // Drain everything before judging: a stream stuck past the deadline is
+  // often a consequence of another stream's failure, which is the better error.
+  const WaitTimeout limit = timeout.value_or(defaultWaitTimeout());
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::optional<Error> timed_out;
+  for (Stream* stream : streams) {
+    const auto left =
+        std::chrono::duration_cast<WaitTimeout>(deadline - std::chrono::steady_clock::now());
+    try {
+      stream->drain(std::max(left, WaitTimeout(1)));
+    } catch (const Error& error) {
+      if (!timed_out) {
+        timed_out = error;
+      }
+    }
+  }
+
+  std::vector<StreamFailure> failures;
+  for (Stream* stream : streams) {
+    if (auto failure = stream->takeFailure()) {
+      failures.push_back(std::move(*failure));
+    }
+  }
+  if (!failures.empty()) {
+    std::sort(failures.begin(), failures.end(), [](const StreamFailure& a, const StreamFailure& b) {
+      return a.sequence < b.sequence;
+    });
+    std::string message = failures.front().describe();
+    for (std::size_t i = 1; i < failures.size(); ++i) {
+      message += "\n  then (likely as a consequence) " + failures[i].describe();
+    }
+    if (timed_out) {
+      message += std::string("\n  and ") + timed_out->what();
+    }
+    throw Error(message);
+  }
+  if (timed_out) {
+    throw *timed_out;
+  }
+}
+
+void StreamPool::setWorkerSetup(std::function<void()> setup) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  worker_setup_ = std::move(setup);
+  for (auto& [index, stream] : streams_) {
+    stream->setWorkerSetup(worker_setup_);
+  }
+}
+
+}  // namespace hostir::runtime

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "hostir/runtime/stream_queue.h"
+#include "hostir/runtime/stream_timeout.h"
+#include "hostir/runtime/tracer.h"
+
+namespace hostir::runtime {
+
+// Hands out streams by integer index, as the host IR names them
+// (`Stream ( StreamIdx % numberOfStreams )`): the same index always gives the
+// same Stream, distinct indices give distinct Streams, and index 0 is the
+// caller's stream (asynchronous like the others, with its own worker).
+// Streams are created on first use and kept, so later runs reuse their
+// workers. numberOfStreams is how many streams a program is expected to use
+// at once (the evaluator binds it to the `numberOfStreams` scalar); it also
+// sizes the thread budget (thread_budget.h).
+class StreamPool {
+ public:
+  static constexpr int kDefaultNumberOfStreams = 4;
+  // A larger index is almost surely a loop index used without `% numberOfStreams`;
+  // refusing it beats silently starting thousands of threads.
+  static constexpr std::int64_t kMaxStreamIndex = 1023;
+
+  explicit StreamPool(int number_of_streams = kDefaultNumberOfStreams,
+                      Tracer& tracer = Tracer::global());
+  StreamPool(const StreamPool&) = delete;
+  StreamPool& operator=(const StreamPool&) = delete;
+
+  int numberOfStreams() const {
+    return number_of_streams_;
+  }
+
+  Stream& callerStream() {
+    return stream(0);
+  }
+  Stream& stream(std::int64_t index);
+
+  // How many streams exist so far (created lazily).
+  std::size_t createdStreamCount() const;
+
+  // Ends a run: blocks the host until every stream has drained, then if any
+  // work failed, clears every stream's failure (so the pool is usable again)
+  // and throws hostir::Error describing the first failure, i.e. naming the
+  // work that failed. `timeout` bounds the whole wait.
+  void synchronizeAll(std::optional<WaitTimeout> timeout = std::nullopt);
+
+  // Installs `setup` on every stream, present and future (Stream::setWorkerSetup).
+  void setWorkerSetup(std::function<void()> setup);
+
+ private:
+  const int number_of_streams_;
+  Tracer& tracer_;
+  mutable std::mutex mutex_;
+  std::map<std::int64_t, std::unique_ptr<Stream>> streams_;
+  std::function<void()> worker_setup_;
+};
+
+}  // namespace hostir::runtime

@@ -1,0 +1,26 @@
+// The only file of the stream runtime that touches ATen, so the rest builds
+// and runs under ThreadSanitizer without it.
+#include "hostir/runtime/thread_budget_aten.h"
+
+#include <ATen/Parallel.h>
+
+namespace hostir::runtime {
+namespace {
+
+void setIntraOpThreads(int threads) {
+  if (at::get_num_threads() != threads) {
+    at::set_num_threads(threads);
+  }
+}
+
+}  // namespace
+
+ThreadBudget applyThreadBudget(StreamPool& pool) {
+  const ThreadBudget budget = computeThreadBudget(pool.numberOfStreams());
+  const int threads = budget.intra_op_threads;
+  setIntraOpThreads(threads);
+  pool.setWorkerSetup([threads] { setIntraOpThreads(threads); });
+  return budget;
+}
+
+}  // namespace hostir::runtime

@@ -1,0 +1,15 @@
+#pragma once
+
+#include "hostir/runtime/stream_pool.h"
+#include "hostir/runtime/thread_budget.h"
+
+namespace hostir::runtime {
+
+// Puts the thread budget (thread_budget.h) for `pool` into effect: sets ATen's
+// intra-op thread count on the calling thread and, before their next work
+// item, on every worker of the pool. It is set per thread because ATen's
+// OpenMP backend keeps the count per thread. Call it when a run starts;
+// repeating it is cheap. Returns the budget applied.
+ThreadBudget applyThreadBudget(StreamPool& pool);
+
+}  // namespace hostir::runtime

@@ -1,0 +1,159 @@
+#include "hostir/runtime/tracer.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "hostir/ir/error.h"
+
+namespace hostir::runtime {
+namespace {
+
+void appendJsonString(std::ostringstream& out, const std::string& text) {
+  out << '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"': out << "\\\""; break;
+      case '\\': out << "\\\\"; break;
+      case '\n': out << "\\n"; break;
+      case '\r': out << "\\r"; break;
+      case '\t': out << "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
+          out << escaped;
+        } else {
+          out << c;
+        }
+    }
+  }
+  out << '"';
+}
+
+void writeGlobalTraceAtExit() {
+  const auto path = Tracer::requestedPath();
+  if (!path) {
+    return;
+  }
+  // Exceptions must not escape an exit handler; report and carry on.
+  try {
+    Tracer::global().write(*path);
+  } catch (const std::exception& error) {
+    std::cerr << "hostir: could not write HOSTIR_TRACE: " << error.what() << "\n";
+  }
+}
+
+}  // namespace
+
+Tracer::Tracer() : epoch_(std::chrono::steady_clock::now()), process_id_(getpid()) {}
+
+Tracer& Tracer::global() {
+  // Never destroyed: stream workers of static pools may still record while
+  // the process exits.
+  static Tracer* const tracer = [] {
+    auto* created = new Tracer();
+    if (requestedPath()) {
+      created->start();
+      std::atexit(writeGlobalTraceAtExit);
+    }
+    return created;
+  }();
+  return *tracer;
+}
+
+std::optional<std::string> Tracer::requestedPath() {
+  const char* path = std::getenv("HOSTIR_TRACE");
+  if (path == nullptr || *path == '\0') {
+    return std::nullopt;
+  }
+  return std::string(path);
+}
+
+void Tracer::start() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.clear();
+  enabled_.store(true, std::memory_order_release);
+}
+
+void Tracer::stop() {
+  enabled_.store(false, std::memory_order_release);
+}
+
+void Tracer::setProcessId(int pid) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  process_id_ = pid;
+}
+
+std::int64_t Tracer::nowUs() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               epoch_)
+      .count();
+}
+
+void Tracer::record(TraceEvent event) {
+  if (!isEnabled()) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.push_back(std::move(event));
+}
+
+std::vector<TraceEvent> Tracer::events() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return events_;
+}
+
+std::string Tracer::toJson() const {
+  std::vector<TraceEvent> snapshot;
+  int pid = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    snapshot = events_;
+    pid = process_id_;
+  }
+  std::ostringstream out;
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+  bool first = true;
+  auto separate = [&] {
+    out << (first ? "\n" : ",\n");
+    first = false;
+  };
+  // Name each stream's row; "thread_name" metadata is what both viewers read.
+  std::set<int> streams;
+  for (const TraceEvent& event : snapshot) {
+    streams.insert(event.stream_id);
+  }
+  for (const int stream : streams) {
+    separate();
+    out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << stream
+        << ",\"args\":{\"name\":";
+    appendJsonString(out, stream == 0 ? "stream 0 (caller)" : "stream " + std::to_string(stream));
+    out << "}}";
+  }
+  for (const TraceEvent& event : snapshot) {
+    separate();
+    out << "{\"ph\":\"X\",\"cat\":\"stream\",\"name\":";
+    appendJsonString(out, event.name);
+    out << ",\"pid\":" << pid << ",\"tid\":" << event.stream_id << ",\"ts\":" << event.start_us
+        << ",\"dur\":" << (event.end_us - event.start_us) << "}";
+  }
+  out << "\n]}\n";
+  return out.str();
+}
+
+void Tracer::write(const std::string& path) const {
+  std::ofstream file(path, std::ios::out | std::ios::trunc);
+  HOSTIR_CHECK(file.is_open(), "cannot open trace file '", path, "' for writing");
+  file << toJson();
+  file.close();
+  HOSTIR_CHECK(!file.fail(), "failed writing trace file '", path, "'");
+}
+
+}  // namespace hostir::runtime

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hostir::runtime {
+
+// One executed work item: what ran, on which stream, and when (microseconds
+// since the tracer was created).
+struct TraceEvent {
+  std::string name;
+  int stream_id = 0;
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+};
+
+// Records every work item the stream runtime executes and writes them as
+// Chrome trace / Perfetto JSON ("traceEvents", complete events "ph":"X",
+// tid = stream id), so chrome://tracing or ui.perfetto.dev shows one row per
+// stream and the overlap between them. Thread-safe; recording while disabled
+// costs one atomic load.
+class Tracer {
+ public:
+  Tracer();
+
+  // The tracer streams use unless given another. If HOSTIR_TRACE=path.json is
+  // set when it is first used, it starts enabled and writes to that path when
+  // the process exits.
+  static Tracer& global();
+
+  // The path HOSTIR_TRACE asks for, if any.
+  static std::optional<std::string> requestedPath();
+
+  // start() clears earlier events and begins recording; stop() ends it and
+  // keeps the events for events(), toJson() and write().
+  void start();
+  void stop();
+  bool isEnabled() const {
+    return enabled_.load(std::memory_order_acquire);
+  }
+
+  // The trace's "pid": defaults to the OS process id; a multi-rank run sets
+  // its rank so the ranks' traces can be merged side by side.
+  void setProcessId(int pid);
+
+  std::int64_t nowUs() const;
+  void record(TraceEvent event);
+
+  std::vector<TraceEvent> events() const;
+  std::string toJson() const;
+  // Throws hostir::Error if the file cannot be written.
+  void write(const std::string& path) const;
+
+ private:
+  const std::chrono::steady_clock::time_point epoch_;
+  std::atomic<bool> enabled_{false};
+  mutable std::mutex mutex_;
+  std::vector<TraceEvent> events_;
+  int process_id_;
+};
+
+}  // namespace hostir::runtime

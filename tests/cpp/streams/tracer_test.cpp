@@ -1,0 +1,163 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "hostir/ir/error.h"
+#include "hostir/runtime/stream_pool.h"
+#include "hostir/runtime/tracer.h"
+#include "streams/json_reader.h"
+#include "streams/signal.h"
+
+namespace hostir::runtime {
+namespace {
+
+using testing::JsonReader;
+using testing::JsonValue;
+using testing::kGenerousWait;
+using testing::Signal;
+
+std::vector<const JsonValue*> completeEvents(const JsonValue& trace) {
+  std::vector<const JsonValue*> found;
+  for (const JsonValue& event : trace.at("traceEvents").array) {
+    if (event.at("ph").string == "X") {
+      found.push_back(&event);
+    }
+  }
+  return found;
+}
+
+TEST(Tracer, RecordsEveryExecutedWorkItemWithItsStream) {
+  Tracer tracer;
+  tracer.start();
+  StreamPool pool(4, tracer);
+  pool.stream(0).enqueue("caller work", [] {});
+  pool.stream(1).enqueue("work one", [] {});
+  pool.stream(2).enqueue("work two", [] {});
+  pool.stream(2).waitStream(pool.stream(1));
+  pool.synchronizeAll();
+  tracer.stop();
+
+  std::set<std::pair<std::string, int>> seen;
+  for (const TraceEvent& event : tracer.events()) {
+    seen.insert({event.name, event.stream_id});
+    EXPECT_LE(event.start_us, event.end_us);
+  }
+  EXPECT_TRUE(seen.count({"caller work", 0}));
+  EXPECT_TRUE(seen.count({"work one", 1}));
+  EXPECT_TRUE(seen.count({"work two", 2}));
+  EXPECT_TRUE(seen.count({"wait for event on stream 1 after 'work one'", 2}));
+  EXPECT_EQ(seen.size(), 4u);
+}
+
+TEST(Tracer, RecordsNothingWhenStopped) {
+  Tracer tracer;
+  StreamPool pool(4, tracer);
+  pool.stream(1).enqueue("untraced", [] {});
+  pool.synchronizeAll();
+  EXPECT_TRUE(tracer.events().empty());
+  tracer.start();
+  tracer.stop();
+  pool.stream(1).enqueue("untraced", [] {});
+  pool.synchronizeAll();
+  EXPECT_TRUE(tracer.events().empty());
+}
+
+// Two streams overlap for sure (each waits for the other to have started),
+// and the JSON shows it: two "X" events on distinct tids whose intervals
+// intersect.
+TEST(Tracer, JsonIsValidChromeTraceShowingOverlapOnDistinctTids) {
+  Tracer tracer;
+  tracer.setProcessId(7);
+  tracer.start();
+  StreamPool pool(4, tracer);
+  Signal one_started;
+  Signal two_started;
+  pool.stream(1).enqueue("compute \"chunk\" 0", [&] {
+    one_started.raise();
+    HOSTIR_CHECK(two_started.waitFor(kGenerousWait), "no overlap");
+  });
+  pool.stream(2).enqueue("receive chunk 1\n", [&] {
+    two_started.raise();
+    HOSTIR_CHECK(one_started.waitFor(kGenerousWait), "no overlap");
+  });
+  pool.synchronizeAll();
+  tracer.stop();
+
+  const JsonValue trace = JsonReader::parse(tracer.toJson());
+  const auto events = completeEvents(trace);
+  ASSERT_EQ(events.size(), 2u);
+  std::set<int> tids;
+  for (const JsonValue* event : events) {
+    EXPECT_EQ(event->at("pid").number, 7);
+    EXPECT_TRUE(event->has("ts"));
+    EXPECT_TRUE(event->has("dur"));
+    EXPECT_TRUE(event->has("name"));
+    tids.insert(static_cast<int>(event->at("tid").number));
+  }
+  EXPECT_EQ(tids, (std::set<int>{1, 2}));
+  std::set<std::string> names{events[0]->at("name").string, events[1]->at("name").string};
+  EXPECT_EQ(names, (std::set<std::string>{"compute \"chunk\" 0", "receive chunk 1\n"}));
+
+  const double start_a = events[0]->at("ts").number;
+  const double end_a = start_a + events[0]->at("dur").number;
+  const double start_b = events[1]->at("ts").number;
+  const double end_b = start_b + events[1]->at("dur").number;
+  EXPECT_LE(std::max(start_a, start_b), std::min(end_a, end_b)) << "the intervals do not overlap";
+
+  // Each stream's row is named.
+  std::set<std::string> row_names;
+  for (const JsonValue& event : trace.at("traceEvents").array) {
+    if (event.at("ph").string == "M") {
+      row_names.insert(event.at("args").at("name").string);
+    }
+  }
+  EXPECT_EQ(row_names, (std::set<std::string>{"stream 1", "stream 2"}));
+}
+
+TEST(Tracer, WritesTheJsonToAFile) {
+  Tracer tracer;
+  tracer.start();
+  StreamPool pool(4, tracer);
+  pool.callerStream().enqueue("caller work", [] {});
+  pool.synchronizeAll();
+  tracer.stop();
+
+  const std::string path = ::testing::TempDir() + "hostir_tracer_test.json";
+  tracer.write(path);
+  std::ifstream file(path);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  const JsonValue trace = JsonReader::parse(contents.str());
+  ASSERT_EQ(completeEvents(trace).size(), 1u);
+  EXPECT_EQ(completeEvents(trace)[0]->at("name").string, "caller work");
+  std::remove(path.c_str());
+
+  EXPECT_THROW(tracer.write("/nonexistent-dir/trace.json"), Error);
+}
+
+TEST(Tracer, StartClearsEarlierEvents) {
+  Tracer tracer;
+  tracer.start();
+  tracer.record(TraceEvent{"old", 1, 0, 1});
+  tracer.start();
+  EXPECT_TRUE(tracer.events().empty());
+}
+
+TEST(Tracer, EnvironmentVariableNamesTheOutput) {
+  const char* saved = std::getenv("HOSTIR_TRACE");
+  const std::string restore = saved ? saved : "";
+  setenv("HOSTIR_TRACE", "/tmp/run.json", 1);
+  EXPECT_EQ(Tracer::requestedPath(), std::optional<std::string>("/tmp/run.json"));
+  unsetenv("HOSTIR_TRACE");
+  EXPECT_FALSE(Tracer::requestedPath().has_value());
+  if (saved) {
+    setenv("HOSTIR_TRACE", restore.c_str(), 1);
+  }
+}
+
+}  // namespace
+}  // namespace hostir::runtime
