@@ -1,0 +1,256 @@
+#include "hostir/multidevice/axis_mapping.h"
+
+#include <algorithm>
+
+#include "hostir/ir/ops.h"
+#include "hostir/ir/tensor_view.h"
+
+namespace hostir {
+
+namespace {
+
+// Builds the map from shape-dim pairs, dropping broadcast axes on either side.
+class AxisMapBuilder {
+ public:
+  AxisMapBuilder(const TensorView* producer, const TensorView* consumer)
+      : producer_(producer), consumer_(consumer), producer_dims_(shapeToLogical(producer)) {}
+
+  // `consumer_logical_pos` indexes the consumer's full logical domain.
+  void add(int64_t producer_dim, int64_t consumer_logical_pos) {
+    if (producer_dim < 0 || producer_dim >= static_cast<int64_t>(producer_dims_.size())) {
+      return;
+    }
+    int64_t p = producer_dims_[static_cast<size_t>(producer_dim)];
+    const auto& p_ids = producer_->getLogicalDomain();
+    const auto& c_ids = consumer_->getLogicalDomain();
+    if (consumer_logical_pos < 0 || consumer_logical_pos >= static_cast<int64_t>(c_ids.size())) {
+      return;
+    }
+    if (p_ids[static_cast<size_t>(p)]->isBroadcast() ||
+        c_ids[static_cast<size_t>(consumer_logical_pos)]->isBroadcast()) {
+      return;
+    }
+    map_.emplace_back(p, consumer_logical_pos);
+  }
+  // Both sides given as shape dims.
+  void addDims(int64_t producer_dim, int64_t consumer_dim) {
+    std::vector<int64_t> consumer_dims = shapeToLogical(consumer_);
+    if (consumer_dim < 0 || consumer_dim >= static_cast<int64_t>(consumer_dims.size())) {
+      return;
+    }
+    add(producer_dim, consumer_dims[static_cast<size_t>(consumer_dim)]);
+  }
+  AxisMap take() {
+    return std::move(map_);
+  }
+
+ private:
+  const TensorView* producer_;
+  const TensorView* consumer_;
+  std::vector<int64_t> producer_dims_;
+  AxisMap map_;
+};
+
+int64_t rankOf(const TensorView* tv) {
+  return tv->rank();
+}
+
+// Matmul: A [..., M, K] (or [K]) and B [..., K, N] (or [K]); the output is
+// [batch..., M?, N?] with batch axes broadcast right-aligned.
+void mapMatmul(const MatmulOp* op, const TensorView* producer, AxisMapBuilder& builder) {
+  int64_t na = rankOf(op->a());
+  int64_t nb = rankOf(op->b());
+  int64_t a_batch = na >= 2 ? na - 2 : 0;
+  int64_t b_batch = nb >= 2 ? nb - 2 : 0;
+  int64_t batch = std::max(a_batch, b_batch);
+  if (producer == op->a()) {
+    for (int64_t i = 0; i < a_batch; ++i) {
+      builder.addDims(i, i + batch - a_batch);
+    }
+    if (na >= 2) {
+      builder.addDims(na - 2, batch);
+    }
+  }
+  if (producer == op->b()) {
+    for (int64_t i = 0; i < b_batch; ++i) {
+      builder.addDims(i, i + batch - b_batch);
+    }
+    if (nb >= 2) {
+      builder.addDims(nb - 1, batch + (na >= 2 ? 1 : 0));
+    }
+  }
+}
+
+// Linear: in [..., K], weight [N, K] (or [K]), bias [N]; out [..., N?].
+void mapLinear(const LinearOp* op, const TensorView* producer, AxisMapBuilder& builder) {
+  int64_t nx = rankOf(op->in());
+  bool has_n = rankOf(op->weight()) == 2;
+  if (producer == op->in()) {
+    for (int64_t i = 0; i + 1 < nx; ++i) {
+      builder.addDims(i, i);
+    }
+  }
+  if (has_n && (producer == op->weight() || producer == op->bias())) {
+    builder.addDims(0, nx - 1);
+  }
+}
+
+void mapBinary(const TensorView* producer, const TensorView* consumer, AxisMapBuilder& builder) {
+  int64_t np = rankOf(producer);
+  int64_t nc = rankOf(consumer);
+  for (int64_t i = 0; i < np; ++i) {
+    builder.addDims(i, i + nc - np);
+  }
+}
+
+// Reshape: leading axes keep their identity while their extents agree.
+void mapReshape(const TensorView* producer, const TensorView* consumer, AxisMapBuilder& builder) {
+  std::vector<IterDomain*> p = producer->shapeDomain();
+  std::vector<IterDomain*> c = consumer->shapeDomain();
+  for (size_t i = 0; i < std::min(p.size(), c.size()); ++i) {
+    if (!p[i]->extent()->sameAs(c[i]->extent())) {
+      break;
+    }
+    builder.addDims(static_cast<int64_t>(i), static_cast<int64_t>(i));
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> shapeToLogical(const TensorView* tv) {
+  std::vector<int64_t> dims;
+  const auto& logical = tv->getLogicalDomain();
+  for (size_t i = 0; i < logical.size(); ++i) {
+    if (!logical[i]->isReduction()) {
+      dims.push_back(static_cast<int64_t>(i));
+    }
+  }
+  return dims;
+}
+
+int64_t logicalToShape(const TensorView* tv, int64_t logical_pos) {
+  std::vector<int64_t> dims = shapeToLogical(tv);
+  auto it = std::find(dims.begin(), dims.end(), logical_pos);
+  return it == dims.end() ? -1 : it - dims.begin();
+}
+
+std::vector<TensorView*> tensorInputs(const Expr* expr) {
+  std::vector<TensorView*> result;
+  for (Val* input : expr->inputs()) {
+    if (auto* tv = dynamic_cast<TensorView*>(input)) {
+      result.push_back(tv);
+    }
+  }
+  return result;
+}
+
+TensorView* tensorOutput(const Expr* expr) {
+  for (Val* output : expr->outputs()) {
+    if (auto* tv = dynamic_cast<TensorView*>(output)) {
+      return tv;
+    }
+  }
+  return nullptr;
+}
+
+AxisMap mapProducerToConsumer(const Expr* expr, const TensorView* producer) {
+  TensorView* consumer = tensorOutput(expr);
+  if (consumer == nullptr) {
+    return {};
+  }
+  AxisMapBuilder builder(producer, consumer);
+  int64_t np = rankOf(producer);
+  if (expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>()) {
+    for (int64_t i = 0; i < np; ++i) {
+      builder.addDims(i, i);
+    }
+  } else if (expr->isA<BinaryOp>()) {
+    mapBinary(producer, consumer, builder);
+  } else if (expr->isA<ReductionOp>()) {
+    // The output keeps reduced axes as reduction IterDomains: same rank.
+    for (int64_t i = 0; i < np; ++i) {
+      builder.add(i, i);
+    }
+  } else if (const auto* bcast = dynamic_cast<const BroadcastOp*>(expr)) {
+    const std::vector<int64_t>& flags = bcast->isBroadcastDims();
+    int64_t next = 0;
+    for (size_t i = 0; i < flags.size(); ++i) {
+      if (flags[i] == 0) {
+        builder.addDims(next++, static_cast<int64_t>(i));
+      }
+    }
+  } else if (const auto* mm = dynamic_cast<const MatmulOp*>(expr)) {
+    mapMatmul(mm, producer, builder);
+  } else if (const auto* lin = dynamic_cast<const LinearOp*>(expr)) {
+    mapLinear(lin, producer, builder);
+  } else if (const auto* sel = dynamic_cast<const SelectOp*>(expr)) {
+    for (int64_t i = 0, out = 0; i < np; ++i) {
+      if (i != sel->dim()) {
+        builder.addDims(i, out++);
+      }
+    }
+  } else if (const auto* sl = dynamic_cast<const SliceOp*>(expr)) {
+    for (int64_t i = 0; i < np; ++i) {
+      if (i != sl->dim()) {
+        builder.addDims(i, i);
+      }
+    }
+  } else if (const auto* perm = dynamic_cast<const PermuteOp*>(expr)) {
+    const std::vector<int64_t>& dims = perm->dims();
+    for (size_t out = 0; out < dims.size(); ++out) {
+      builder.addDims(dims[out], static_cast<int64_t>(out));
+    }
+  } else if (expr->isA<ReshapeOp>()) {
+    mapReshape(producer, consumer, builder);
+  }
+  return builder.take();
+}
+
+int64_t mappedConsumerAxis(const AxisMap& map, int64_t producer_pos) {
+  for (const auto& [p, c] : map) {
+    if (p == producer_pos) {
+      return c;
+    }
+  }
+  return -1;
+}
+
+int64_t mappedProducerAxis(const AxisMap& map, int64_t consumer_pos) {
+  for (const auto& [p, c] : map) {
+    if (c == consumer_pos) {
+      return p;
+    }
+  }
+  return -1;
+}
+
+int64_t contractedAxis(const Expr* expr, const TensorView* operand) {
+  int64_t dim = -1;
+  if (const auto* mm = dynamic_cast<const MatmulOp*>(expr)) {
+    if (operand == mm->a()) {
+      dim = rankOf(operand) - 1;
+    } else if (operand == mm->b()) {
+      dim = rankOf(operand) == 1 ? 0 : rankOf(operand) - 2;
+    }
+  } else if (const auto* lin = dynamic_cast<const LinearOp*>(expr)) {
+    if (operand == lin->in() || operand == lin->weight()) {
+      dim = rankOf(operand) - 1;
+    }
+  }
+  return dim < 0 ? -1 : shapeToLogical(operand)[static_cast<size_t>(dim)];
+}
+
+int64_t rowAxisOfFirstOperand(const Expr* expr) {
+  const TensorView* first = nullptr;
+  if (const auto* mm = dynamic_cast<const MatmulOp*>(expr)) {
+    first = mm->a();
+  } else if (const auto* lin = dynamic_cast<const LinearOp*>(expr)) {
+    first = lin->in();
+  }
+  if (first == nullptr || rankOf(first) < 2) {
+    return -1;
+  }
+  return shapeToLogical(first)[static_cast<size_t>(rankOf(first) - 2)];
+}
+
+}  // namespace hostir

@@ -1,0 +1,175 @@
+#include <algorithm>
+#include <deque>
+
+#include "hostir/ir/arith.h"
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/mutation.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/communication_plan.h"
+#include "hostir/multidevice/presegmentation_passes.h"
+#include "hostir/multidevice/sharding_propagation.h"
+
+namespace hostir {
+
+namespace {
+
+// A tensor with fresh axes of the same extents and kinds as `like`'s
+// logical domain, without mesh or parallelization.
+TensorView* freshTensorLike(const TensorView* like) {
+  Fusion* container = like->container();
+  std::vector<IterDomain*> ids;
+  for (IterDomain* id : like->getLogicalDomain()) {
+    ids.push_back(id->cloneWithoutParallelization(id->iterType()));
+  }
+  auto* domain = IrBuilder::createInContainer<TensorDomain>(container, ids,
+                                                            std::vector<bool>(ids.size(), true));
+  return IrBuilder::createInContainer<TensorView>(container, domain, like->dtype());
+}
+
+bool isDetached(const Expr* expr) {
+  TensorView* out = tensorOutput(expr);
+  return out == nullptr || out->definition() != expr;
+}
+
+bool contractsShardedAxis(const Expr* expr) {
+  for (TensorView* in : tensorInputs(expr)) {
+    int64_t k = contractedAxis(expr, in);
+    if (k >= 0 && shardingParallelType(in, in->getLogicalDomain()[static_cast<size_t>(k)]) !=
+                      ParallelType::Serial) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// linear(x, w, b) -> add(linear(x, w), b): with K sharded, each device holds
+// a partial product, and the bias must be added once, after the reduction.
+// Returns the two new exprs.
+std::vector<Expr*> splitBiasOff(LinearOp* linear_op) {
+  TensorView* out = linear_op->out();
+  TensorView* bias = linear_op->bias();
+  Fusion* container = linear_op->container();
+  TensorView* partial = freshTensorLike(out);
+  applySharding(partial, shardingOf(out));
+  detachExpr(linear_op);
+  Expr* product = IrBuilder::createInContainer<LinearOp>(
+      container, std::vector<Val*>{linear_op->in(), linear_op->weight()},
+      std::vector<Val*>{partial}, std::vector<Attribute>{});
+  Expr* add_bias = IrBuilder::createInContainer<BinaryOp>(
+      container, std::vector<Val*>{partial, bias}, std::vector<Val*>{out},
+      std::vector<Attribute>{static_cast<int64_t>(BinaryOpType::Add)});
+  return {product, add_bias};
+}
+
+// expr computes into a new tensor with its inputs' sharding; a set reshards
+// that into the original output.
+void reshardAfter(Expr* expr, const TensorSharding& computed_sharding) {
+  TensorView* out = tensorOutput(expr);
+  TensorView* local = freshTensorLike(out);
+  applySharding(local, computed_sharding);
+  replaceValInExprOutputs(expr, out, local);
+  IrBuilder::createInContainer<LoadStoreOp>(out->container(), std::vector<Val*>{local},
+                                            std::vector<Val*>{out}, std::vector<Attribute>{});
+}
+
+// Each input that disagrees with the output is resharded by a set into the
+// output's sharding (on the axes that map) before expr reads it.
+void reshardBefore(Expr* expr) {
+  TensorView* out = tensorOutput(expr);
+  TensorSharding out_sharding = shardingOf(out);
+  std::vector<TensorView*> inputs = tensorInputs(expr);
+  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  for (TensorView* in : inputs) {
+    AxisMap map = mapProducerToConsumer(expr, in);
+    if (!haveDifferentShardings(shardingOf(in), out_sharding, map)) {
+      continue;
+    }
+    TensorView* resharded = set(in);
+    TensorSharding target;
+    target.mesh = out_sharding.mesh;
+    for (const auto& [parallel_type, pos] : out_sharding.logical_axes) {
+      int64_t p = mappedProducerAxis(map, pos);
+      if (p >= 0) {
+        target.logical_axes[parallel_type] = logicalToShape(in, p);
+        target.via_split[parallel_type] = out_sharding.via_split.at(parallel_type);
+      }
+    }
+    applySharding(resharded, target);
+    expr = replaceValInExprInputs(expr, in, resharded);
+  }
+}
+
+// Whether the lowering reduces partial results along `parallel_type` when
+// `expr`'s inputs and output differ there: a reduction of the axis sharded
+// by it, or a matmul/linear (no bias) whose operands both shard K by it.
+bool reducesAlong(const Expr* expr, ParallelType parallel_type) {
+  std::vector<TensorView*> inputs = tensorInputs(expr);
+  if (const auto* reduction = dynamic_cast<const ReductionOp*>(expr)) {
+    int64_t p = shardingOf(reduction->in()).axisOf(parallel_type);
+    int64_t c = mappedConsumerAxis(mapProducerToConsumer(expr, reduction->in()), p);
+    return p >= 0 && c >= 0 &&
+           reduction->out()->getLogicalDomain()[static_cast<size_t>(c)]->isReduction();
+  }
+  bool gemm = expr->isA<MatmulOp>() || (expr->isA<LinearOp>() && inputs.size() == 2);
+  return gemm && std::all_of(inputs.begin(), inputs.end(), [&](const TensorView* in) {
+           int64_t k = contractedAxis(expr, in);
+           return k >= 0 && shardingOf(in).axisOf(parallel_type) == k;
+         });
+}
+
+// Whether computing into `computed` leaves only differences the lowering
+// handles directly.
+bool inputsAgreeWith(const Expr* expr, const TensorSharding& computed) {
+  for (TensorView* in : tensorInputs(expr)) {
+    TensorSharding in_sharding = shardingOf(in);
+    if (!in_sharding.mesh.has_value()) {
+      continue;
+    }
+    if (*in_sharding.mesh != *computed.mesh) {
+      return false;
+    }
+    AxisMap map = mapProducerToConsumer(expr, in);
+    for (ParallelType parallel_type : kDeviceParallelTypes) {
+      if (haveDifferentShardingsAlong(in_sharding, computed, map, parallel_type) &&
+          !reducesAlong(expr, parallel_type)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void insertReshardings(Fusion* fusion) {
+  std::deque<Expr*> work;
+  for (Expr* expr : fusion->exprs()) {
+    work.push_back(expr);
+  }
+  while (!work.empty()) {
+    Expr* expr = work.front();
+    work.pop_front();
+    if (isDetached(expr) || expr->isA<LoadStoreOp>() || !isResharding(expr)) {
+      continue;
+    }
+    auto* linear_op = dynamic_cast<LinearOp*>(expr);
+    if (linear_op != nullptr && linear_op->hasBias() && contractsShardedAxis(expr)) {
+      for (Expr* part : splitBiasOff(linear_op)) {
+        work.push_back(part);
+      }
+      continue;
+    }
+    if (isLoweredDirectly(expr)) {
+      continue;
+    }
+    TensorView* out = tensorOutput(expr);
+    TensorSharding computed = shardingFromProducers(expr, out, /*respect_consumer_loop=*/false);
+    if (computed.mesh.has_value() && inputsAgreeWith(expr, computed)) {
+      reshardAfter(expr, computed);
+    } else {
+      reshardBefore(expr);
+    }
+  }
+}
+
+}  // namespace hostir

@@ -1,0 +1,259 @@
+#include "hostir/multidevice/sharding.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "hostir/ir/arith.h"
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/tensor_view.h"
+
+namespace hostir {
+
+namespace {
+
+int64_t positionIn(const std::vector<IterDomain*>& ids, const IterDomain* id) {
+  auto it = std::find(ids.begin(), ids.end(), id);
+  return it == ids.end() ? -1 : it - ids.begin();
+}
+
+const Split* definingSplit(const IterDomain* id) {
+  return id->definition() == nullptr ? nullptr : dynamic_cast<const Split*>(id->definition());
+}
+
+const Scalar* constIntOf(const Val* val) {
+  const auto* scalar = dynamic_cast<const Scalar*>(val);
+  return scalar != nullptr && scalar->isConstInt() ? scalar : nullptr;
+}
+
+}  // namespace
+
+int64_t TensorSharding::axisOf(ParallelType parallel_type) const {
+  auto it = logical_axes.find(parallel_type);
+  return it == logical_axes.end() ? -1 : it->second;
+}
+
+std::string TensorSharding::toString() const {
+  if (!mesh.has_value()) {
+    return "no mesh";
+  }
+  std::stringstream ss;
+  ss << mesh->toString();
+  if (logical_axes.empty()) {
+    ss << " unsharded";
+  }
+  bool first = true;
+  for (const auto& [parallel_type, pos] : logical_axes) {
+    ss << (first ? " with " : " and ") << "logical axis " << pos << " on "
+       << hostir::toString(parallel_type);
+    first = false;
+  }
+  return ss.str();
+}
+
+IterDomain* logicalIdOf(const TensorView* tv, const IterDomain* loop_id) {
+  const auto& logical = tv->getLogicalDomain();
+  const IterDomain* id = loop_id;
+  while (positionIn(logical, id) < 0) {
+    const Split* split = definingSplit(id);
+    if (split == nullptr) {
+      return nullptr;
+    }
+    id = split->in();
+  }
+  return const_cast<IterDomain*>(id);
+}
+
+TensorSharding shardingOf(const TensorView* tv) {
+  TensorSharding sharding;
+  if (tv->hasDeviceMesh()) {
+    sharding.mesh = tv->getDeviceMesh();
+  }
+  const auto& logical = tv->getLogicalDomain();
+  for (IterDomain* loop_id : tv->getLoopDomain()) {
+    if (!loop_id->isDeviceDim() || loop_id->isReduction()) {
+      continue;
+    }
+    ParallelType parallel_type = loop_id->getParallelType();
+    const std::string ptype = hostir::toString(parallel_type);
+    HOSTIR_CHECK(sharding.mesh.has_value(), tv->toInlineString(), " parallelizes ",
+                 loop_id->toInlineString(), " with ", ptype,
+                 " but has no device mesh; call setDeviceMesh on it");
+    HOSTIR_CHECK(parallel_type != ParallelType::DIDy || sharding.mesh->shape().size() == 2,
+                 tv->toInlineString(), " parallelizes ", loop_id->toInlineString(),
+                 " with deviceIdx.y but its mesh ", sharding.mesh->toString(),
+                 " is 1-D; use DIDx or a 2-D mesh");
+    HOSTIR_CHECK(sharding.logical_axes.count(parallel_type) == 0, tv->toInlineString(),
+                 " has two axes parallelized with ", ptype, "; at most one axis per parallel type");
+    int64_t pos = positionIn(logical, loop_id);
+    bool via_split = pos < 0;
+    if (via_split) {
+      const Split* split = definingSplit(loop_id);
+      bool valid =
+          split != nullptr && split->outer() == loop_id && positionIn(logical, split->in()) >= 0;
+      HOSTIR_CHECK(valid, tv->toInlineString(), ": ", loop_id->toInlineString(),
+                   " is parallelized with ", ptype,
+                   " but is not a logical axis nor the outer part of a Split of one; shard a "
+                   "logical axis or the outer part of tv->split(axis, devices, "
+                   "/*inner_split=*/false)");
+      pos = positionIn(logical, split->in());
+      const Scalar* devices = constIntOf(loop_id->extent());
+      int64_t mesh_devices = sharding.mesh->size(parallel_type);
+      HOSTIR_CHECK(devices == nullptr || devices->constInt() == mesh_devices, tv->toInlineString(),
+                   ": ", loop_id->toInlineString(), " is parallelized with ", ptype,
+                   " but has extent ", devices ? devices->constInt() : 0, " while ",
+                   sharding.mesh->toString(), " has ", mesh_devices,
+                   " devices along it; split by the number of devices");
+    }
+    sharding.logical_axes[parallel_type] = pos;
+    sharding.via_split[parallel_type] = via_split;
+  }
+  return sharding;
+}
+
+void validateSharding(const TensorView* tv) {
+  (void)shardingOf(tv);
+}
+
+bool isSharded(const TensorView* tv) {
+  return shardingOf(tv).isSharded();
+}
+
+IterDomain* getShardedIterDomain(const TensorView* tv, ParallelType parallel_type) {
+  int64_t pos = shardingOf(tv).axisOf(parallel_type);
+  return pos < 0 ? nullptr : tv->getLogicalDomain()[static_cast<size_t>(pos)];
+}
+
+int64_t getShardedLogicalAxis(const TensorView* tv, ParallelType parallel_type) {
+  int64_t pos = shardingOf(tv).axisOf(parallel_type);
+  return pos < 0 ? -1 : logicalToShape(tv, pos);
+}
+
+ParallelType shardingParallelType(const TensorView* tv, const IterDomain* logical_id) {
+  int64_t pos = positionIn(tv->getLogicalDomain(), logical_id);
+  for (const auto& [parallel_type, sharded_pos] : shardingOf(tv).logical_axes) {
+    if (sharded_pos == pos) {
+      return parallel_type;
+    }
+  }
+  return ParallelType::Serial;
+}
+
+int64_t numDevices(const TensorView* tv, ParallelType parallel_type) {
+  TensorSharding sharding = shardingOf(tv);
+  return sharding.axisOf(parallel_type) < 0 ? 1 : sharding.mesh->size(parallel_type);
+}
+
+Val* localExtent(const TensorView* tv, const IterDomain* logical_id) {
+  HOSTIR_ASSERT(positionIn(tv->getLogicalDomain(), logical_id) >= 0, logical_id->toInlineString(),
+                " is not a logical axis of ", tv->toInlineString());
+  ParallelType parallel_type = shardingParallelType(tv, logical_id);
+  if (parallel_type == ParallelType::Serial) {
+    return logical_id->extent();
+  }
+  for (IterDomain* loop_id : tv->getLoopDomain()) {
+    if (loop_id->getParallelType() != parallel_type || loop_id == logical_id) {
+      continue;
+    }
+    // Sharded through a Split: the other half is what one device holds.
+    return definingSplit(loop_id)->inner()->extent();
+  }
+  Fusion* container = tv->container();
+  Val* devices =
+      IrBuilder::createInContainer<Scalar>(container, tv->getDeviceMesh().size(parallel_type));
+  return ceilDiv(logical_id->extent(), devices);
+}
+
+std::vector<Val*> localShape(const TensorView* tv) {
+  std::vector<Val*> shape;
+  for (IterDomain* id : tv->shapeDomain()) {
+    shape.push_back(localExtent(tv, id));
+  }
+  return shape;
+}
+
+void shardLogicalAxis(TensorView* tv, int64_t logical_pos, ParallelType parallel_type,
+                      bool via_outer_split) {
+  IterDomain* logical_id = tv->getLogicalDomain().at(static_cast<size_t>(logical_pos));
+  auto& loop = tv->getLoopDomain();
+  int64_t loop_pos = positionIn(loop, logical_id);
+  HOSTIR_ASSERT(loop_pos >= 0, logical_id->toInlineString(), " of ", tv->toInlineString(),
+                " is no longer a loop axis; it cannot be sharded");
+  if (via_outer_split) {
+    tv->split(loop_pos, tv->getDeviceMesh().size(parallel_type), /*inner_split=*/false);
+  }
+  tv->axis(loop_pos)->parallelize(parallel_type);
+}
+
+bool haveDifferentShardingsAlong(const TensorSharding& producer, const TensorSharding& consumer,
+                                 const AxisMap& map, ParallelType parallel_type) {
+  int64_t p = producer.axisOf(parallel_type);
+  int64_t c = consumer.axisOf(parallel_type);
+  if (p >= 0) {
+    // Unmapped (reduced away, contracted, selected): the shards must combine.
+    int64_t mapped = mappedConsumerAxis(map, p);
+    return mapped < 0 || mapped != c;
+  }
+  return c >= 0 && mappedProducerAxis(map, c) >= 0;
+}
+
+bool haveDifferentShardings(const TensorSharding& producer, const TensorSharding& consumer,
+                            const AxisMap& map) {
+  if (!producer.mesh.has_value() || !consumer.mesh.has_value()) {
+    return false;
+  }
+  if (*producer.mesh != *consumer.mesh) {
+    return true;
+  }
+  for (ParallelType parallel_type : kDeviceParallelTypes) {
+    if (haveDifferentShardingsAlong(producer, consumer, map, parallel_type)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool isResharding(const Expr* expr) {
+  TensorView* out = tensorOutput(expr);
+  if (out == nullptr) {
+    return false;
+  }
+  TensorSharding out_sharding = shardingOf(out);
+  for (TensorView* in : tensorInputs(expr)) {
+    if (haveDifferentShardings(shardingOf(in), out_sharding, mapProducerToConsumer(expr, in))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<int64_t> involvedDevices(const Expr* expr) {
+  std::set<int64_t> devices;
+  auto add = [&](const Val* val) {
+    const auto* tv = dynamic_cast<const TensorView*>(val);
+    if (tv != nullptr && tv->hasDeviceMesh()) {
+      const auto& ids = tv->getDeviceMesh().vector();
+      devices.insert(ids.begin(), ids.end());
+    }
+  };
+  std::for_each(expr->inputs().begin(), expr->inputs().end(), add);
+  std::for_each(expr->outputs().begin(), expr->outputs().end(), add);
+  return {devices.begin(), devices.end()};
+}
+
+std::string describeShardings(const Expr* expr) {
+  std::stringstream ss;
+  bool first = true;
+  auto add = [&](const Val* val) {
+    if (const auto* tv = dynamic_cast<const TensorView*>(val)) {
+      ss << (first ? "" : ", ") << tv->toInlineString() << " (" << shardingOf(tv).toString() << ")";
+      first = false;
+    }
+  };
+  std::for_each(expr->inputs().begin(), expr->inputs().end(), add);
+  std::for_each(expr->outputs().begin(), expr->outputs().end(), add);
+  return ss.str();
+}
+
+}  // namespace hostir
