@@ -1,0 +1,571 @@
+#include "hostir/runtime/collectives.h"
+
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "hostir/ir/error.h"
+#include "hostir/runtime/c10_error_message.h"
+
+namespace hostir {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A c10d work followed by a local step that only this rank does once the
+// transfer has landed (copying a staged buffer back, the local reduction of
+// the composed reduce-scatter). The step runs in wait(), on the thread that
+// waits: the stream that posted the collective.
+class WorkWithEpilogue : public c10d::Work {
+ public:
+  WorkWithEpilogue(c10::intrusive_ptr<c10d::Work> transfer, std::function<void()> epilogue)
+      : transfer_(std::move(transfer)), epilogue_(std::move(epilogue)) {}
+
+  bool isCompleted() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return epilogue_done_;
+  }
+  bool isSuccess() const override {
+    return transfer_->isSuccess();
+  }
+  std::exception_ptr exception() const override {
+    return transfer_->exception();
+  }
+  bool wait(std::chrono::milliseconds timeout) override {
+    bool completed = transfer_->wait(timeout);  // throws on timeout or failure
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!epilogue_done_) {
+      epilogue_();
+      epilogue_done_ = true;
+    }
+    return completed;
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> transfer_;
+  std::function<void()> epilogue_;
+  std::mutex mutex_;
+  bool epilogue_done_ = false;
+};
+
+// A buffer c10d can write: the tensor itself when contiguous, otherwise a
+// contiguous stand-in copied back once the work completes.
+struct WritableBuffer {
+  at::Tensor target;
+  at::Tensor buffer;
+
+  explicit WritableBuffer(const at::Tensor& tensor)
+      : target(tensor),
+        buffer(tensor.is_contiguous() ? tensor : at::empty(tensor.sizes(), tensor.options())) {}
+  bool staged() const {
+    return !buffer.is_same(target);
+  }
+  void copyBack() const {
+    if (staged()) {
+      target.copy_(buffer);
+    }
+  }
+};
+
+std::string teamString(const std::vector<int64_t>& team) {
+  std::ostringstream ss;
+  ss << "(";
+  for (size_t i = 0; i < team.size(); ++i) {
+    ss << (i ? " " : "") << team[i];
+  }
+  ss << ")";
+  return ss.str();
+}
+
+std::string shapeString(const at::Tensor& tensor) {
+  if (!tensor.defined()) {
+    return "an undefined tensor";
+  }
+  std::ostringstream ss;
+  ss << "a " << tensor.scalar_type() << " tensor of shape " << tensor.sizes();
+  return ss.str();
+}
+
+c10d::ReduceOp toC10dReduceOp(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return c10d::ReduceOp::SUM;
+    case ReduceOp::Product: return c10d::ReduceOp::PRODUCT;
+    case ReduceOp::Max: return c10d::ReduceOp::MAX;
+    case ReduceOp::Min: return c10d::ReduceOp::MIN;
+  }
+  HOSTIR_ASSERT(false, "unknown ReduceOp");
+}
+
+// The value that leaves a reduction unchanged: what a root that does not
+// contribute puts in.
+void fillWithIdentity(at::Tensor& tensor, ReduceOp op) {
+  if (op == ReduceOp::Sum) {
+    tensor.zero_();
+  } else if (op == ReduceOp::Product) {
+    tensor.fill_(1);
+  } else if (tensor.is_floating_point()) {
+    const double infinity = std::numeric_limits<double>::infinity();
+    tensor.fill_(op == ReduceOp::Max ? -infinity : infinity);
+  } else {
+    AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, tensor.scalar_type(), "fillWithIdentity", [&] {
+      tensor.fill_(op == ReduceOp::Max ? std::numeric_limits<scalar_t>::lowest()
+                                       : std::numeric_limits<scalar_t>::max());
+    });
+  }
+}
+
+at::Tensor reduceAlongFirstAxis(const at::Tensor& blocks, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return blocks.sum(0, /*keepdim=*/false, blocks.scalar_type());
+    case ReduceOp::Product: return blocks.prod(0, /*keepdim=*/false, blocks.scalar_type());
+    case ReduceOp::Max: return blocks.amax(0);
+    case ReduceOp::Min: return blocks.amin(0);
+  }
+  HOSTIR_ASSERT(false, "unknown ReduceOp");
+}
+
+// Everything one posting needs, with the checks that name the collective.
+class CollectivePoster {
+ public:
+  CollectivePoster(const CommunicationParams& params, std::string what, int64_t my_device,
+                   const at::Tensor& input, const at::Tensor& output, Communicator& communicator,
+                   int64_t stream_key)
+      : params_(params),
+        what_(std::move(what)),
+        my_device_(my_device),
+        input_(input),
+        output_(output),
+        communicator_(communicator),
+        stream_key_(stream_key),
+        team_size_(static_cast<int64_t>(params.team.size())) {}
+
+  c10::intrusive_ptr<c10d::Work> post() {
+    const auto& team = params_.team;
+    if (std::find(team.begin(), team.end(), my_device_) == team.end()) {
+      return {};
+    }
+    check(my_device_ == communicator_.deviceId(), "it is posted for device ", my_device_,
+          " but this process is device ", communicator_.deviceId());
+    if (isReduction(params_.type)) {
+      check(params_.reduce_op.has_value(), "it needs a reduce op");
+    }
+    if (hasRoot(params_.type)) {
+      check(params_.root.has_value() &&
+                std::find(team.begin(), team.end(), *params_.root) != team.end(),
+            "its root must be a member of the team");
+    }
+    if (params_.type == CommunicationType::SendRecv && team_size_ == 1) {
+      // Sender and receiver are one device: a local copy, nothing to wait for.
+      checkDefined(input_, "input");
+      checkDefined(output_, "output");
+      checkSameShape(input_, output_);
+      output_.copy_(input_);
+      return {};
+    }
+    group_ = &communicator_.processGroup(team, stream_key_);
+    try {
+      switch (params_.type) {
+        case CommunicationType::Gather: return postGather();
+        case CommunicationType::Allgather: return postAllgather();
+        case CommunicationType::Scatter: return postScatter();
+        case CommunicationType::Reduce: return postReduce();
+        case CommunicationType::Allreduce: return postAllreduce();
+        case CommunicationType::ReduceScatter: return postReduceScatter();
+        case CommunicationType::Broadcast: return postBroadcast();
+        case CommunicationType::SendRecv: return postSendRecv();
+      }
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& error) {
+      HOSTIR_THROW("posting ", what_, " on device ", my_device_,
+                   " failed: ", c10ErrorMessage(error));
+    }
+    HOSTIR_ASSERT(false, "unknown CommunicationType");
+  }
+
+ private:
+  template <typename... Args>
+  void check(bool condition, const Args&... args) const {
+    HOSTIR_CHECK(condition, what_, " on device ", my_device_, ": ", args...);
+  }
+  void checkDefined(const at::Tensor& tensor, const char* role) const {
+    check(tensor.defined(), "its ", role, " is undefined on this device; pass the local buffer");
+  }
+  void checkSameShape(const at::Tensor& a, const at::Tensor& b) const {
+    check(a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type(),
+          "input and output must have one shape and type, got ", shapeString(a), " and ",
+          shapeString(b));
+  }
+  // Splits axis 0 of `whole` into `blocks` pieces shaped like `piece`.
+  void checkBlocks(const at::Tensor& whole, const at::Tensor& piece, int64_t blocks,
+                   const char* whole_role, const char* piece_role) const {
+    check(whole.dim() >= 1 && whole.size(0) % blocks == 0 &&
+              whole.numel() == blocks * piece.numel() && whole.scalar_type() == piece.scalar_type(),
+          "its ", whole_role, " must hold ", blocks, " blocks of the ", piece_role,
+          " along axis 0 ([", blocks, " * r, ...] for a ", piece_role, " [r, ...]), got ",
+          shapeString(whole), " for ", shapeString(piece));
+  }
+  int64_t groupRank(int64_t device) const {
+    return Communicator::rankInTeam(params_.team, device);
+  }
+  int64_t root() const {
+    return *params_.root;
+  }
+  bool isRoot() const {
+    return my_device_ == root();
+  }
+  // The team's contributors (or receivers), in team order: every member,
+  // except the root when `root_takes_part` is false.
+  std::vector<int64_t> participants(bool root_takes_part) const {
+    std::vector<int64_t> devices;
+    for (int64_t device : params_.team) {
+      if (device != root() || root_takes_part) {
+        devices.push_back(device);
+      }
+    }
+    return devices;
+  }
+  // Block `index` of axis 0 of `whole`, viewed in `piece`'s shape.
+  static at::Tensor block(const at::Tensor& whole, int64_t index, int64_t blocks,
+                          const at::Tensor& piece) {
+    const int64_t rows = whole.size(0) / blocks;
+    return whole.narrow(0, index * rows, rows).view(piece.sizes());
+  }
+  c10::intrusive_ptr<c10d::Work> withEpilogue(c10::intrusive_ptr<c10d::Work> work,
+                                              std::function<void()> epilogue) const {
+    return c10::make_intrusive<WorkWithEpilogue>(std::move(work), std::move(epilogue));
+  }
+  c10::intrusive_ptr<c10d::Work> withCopyBack(c10::intrusive_ptr<c10d::Work> work,
+                                              const WritableBuffer& buffer) const {
+    if (!buffer.staged()) {
+      return work;
+    }
+    return withEpilogue(std::move(work), [buffer] { buffer.copyBack(); });
+  }
+  std::chrono::milliseconds timeout() const {
+    return communicator_.timeout();
+  }
+
+  c10::intrusive_ptr<c10d::Work> postAllgather() {
+    checkDefined(input_, "input");
+    checkDefined(output_, "output");
+    checkBlocks(output_, input_, team_size_, "output", "input");
+    WritableBuffer out(output_);
+    std::vector<std::vector<at::Tensor>> outputs(1, std::vector<at::Tensor>(team_size_));
+    for (int64_t position = 0; position < team_size_; ++position) {
+      outputs[0][groupRank(params_.team[position])] =
+          block(out.buffer, position, team_size_, input_);
+    }
+    // Gloo in libtorch 1.13 has no _allgather_base: the list form writes
+    // into views of the output (same bytes on the wire).
+    std::vector<at::Tensor> inputs{input_.contiguous()};
+    c10d::AllgatherOptions options;
+    options.timeout = timeout();
+    return withCopyBack(group_->allgather(outputs, inputs, options), out);
+  }
+
+  c10::intrusive_ptr<c10d::Work> postGather() {
+    const bool root_contributes = isRoot() ? input_.defined() : true;
+    if (!isRoot()) {
+      checkDefined(input_, "input");
+      std::vector<at::Tensor> inputs{input_.contiguous()};
+      std::vector<std::vector<at::Tensor>> outputs;  // only the root receives
+      c10d::GatherOptions options;
+      options.rootRank = groupRank(root());
+      options.timeout = timeout();
+      return group_->gather(outputs, inputs, options);
+    }
+    checkDefined(output_, "output (the root receives the gathered blocks)");
+    const std::vector<int64_t> senders = participants(root_contributes);
+    const int64_t num_senders = static_cast<int64_t>(senders.size());
+    check(num_senders > 0, "no member sends anything");
+    check(output_.dim() >= 1 && output_.size(0) % num_senders == 0, "its output must split into ",
+          num_senders, " blocks along axis 0, got ", shapeString(output_));
+    // Every member sends a block shaped like the root's block; a root that
+    // does not contribute sends (and keeps) a scratch block.
+    at::Tensor block_shape = output_.narrow(0, 0, output_.size(0) / num_senders).contiguous();
+    at::Tensor own_input = root_contributes ? input_ : at::empty_like(block_shape);
+    checkBlocks(output_, own_input, num_senders, "output", "input");
+    WritableBuffer out(output_);
+    std::vector<std::vector<at::Tensor>> outputs(1, std::vector<at::Tensor>(team_size_));
+    for (int64_t position = 0; position < num_senders; ++position) {
+      outputs[0][groupRank(senders[position])] =
+          block(out.buffer, position, num_senders, own_input);
+    }
+    if (!root_contributes) {
+      outputs[0][groupRank(root())] = own_input;
+    }
+    std::vector<at::Tensor> inputs{own_input.contiguous()};
+    c10d::GatherOptions options;
+    options.rootRank = groupRank(root());
+    options.timeout = timeout();
+    return withCopyBack(group_->gather(outputs, inputs, options), out);
+  }
+
+  c10::intrusive_ptr<c10d::Work> postScatter() {
+    c10d::ScatterOptions options;
+    options.rootRank = groupRank(root());
+    options.timeout = timeout();
+    if (!isRoot()) {
+      checkDefined(output_, "output");
+      WritableBuffer out(output_);
+      std::vector<at::Tensor> outputs{out.buffer};
+      std::vector<std::vector<at::Tensor>> inputs;  // only the root sends
+      return withCopyBack(group_->scatter(outputs, inputs, options), out);
+    }
+    checkDefined(input_, "input (the root holds the blocks to scatter)");
+    const bool root_receives = output_.defined();
+    const std::vector<int64_t> receivers = participants(root_receives);
+    const int64_t num_receivers = static_cast<int64_t>(receivers.size());
+    check(num_receivers > 0, "no member receives anything");
+    check(input_.dim() >= 1 && input_.size(0) % num_receivers == 0, "its input must split into ",
+          num_receivers, " blocks along axis 0, got ", shapeString(input_));
+    // A root that does not receive gets its block into a scratch buffer.
+    at::Tensor scratch;
+    if (!root_receives) {
+      scratch =
+          input_.narrow(0, 0, input_.size(0) / num_receivers).clone(at::MemoryFormat::Contiguous);
+    }
+    WritableBuffer out(root_receives ? output_ : scratch);
+    checkBlocks(input_, out.buffer, num_receivers, "input", "output");
+    at::Tensor in = input_.contiguous();
+    std::vector<std::vector<at::Tensor>> inputs(1, std::vector<at::Tensor>(team_size_));
+    for (int64_t position = 0; position < num_receivers; ++position) {
+      inputs[0][groupRank(receivers[position])] =
+          block(in, position, num_receivers, out.buffer).contiguous();
+    }
+    if (!root_receives) {
+      inputs[0][groupRank(root())] = scratch;
+    }
+    std::vector<at::Tensor> outputs{out.buffer};
+    return withCopyBack(group_->scatter(outputs, inputs, options), out);
+  }
+
+  c10::intrusive_ptr<c10d::Work> postAllreduce() {
+    checkDefined(input_, "input");
+    checkDefined(output_, "output");
+    checkSameShape(input_, output_);
+    WritableBuffer out(output_);
+    if (!input_.is_same(out.buffer)) {
+      out.buffer.copy_(input_);
+    }
+    std::vector<at::Tensor> tensors{out.buffer};
+    c10d::AllreduceOptions options;
+    options.reduceOp = toC10dReduceOp(*params_.reduce_op);
+    options.timeout = timeout();
+    return withCopyBack(group_->allreduce(tensors, options), out);
+  }
+
+  c10::intrusive_ptr<c10d::Work> postReduce() {
+    c10d::ReduceOptions options;
+    options.reduceOp = toC10dReduceOp(*params_.reduce_op);
+    options.rootRank = groupRank(root());
+    options.timeout = timeout();
+    if (!isRoot()) {
+      checkDefined(input_, "input");
+      // Gloo's reduce may use every rank's buffer as scratch: never hand it
+      // the caller's input.
+      std::vector<at::Tensor> tensors{input_.clone(at::MemoryFormat::Contiguous)};
+      return group_->reduce(tensors, options);
+    }
+    checkDefined(output_, "output (the root receives the reduction)");
+    WritableBuffer out(output_);
+    if (input_.defined()) {
+      checkSameShape(input_, output_);
+      out.buffer.copy_(input_);
+    } else {
+      fillWithIdentity(out.buffer, *params_.reduce_op);
+    }
+    std::vector<at::Tensor> tensors{out.buffer};
+    return withCopyBack(group_->reduce(tensors, options), out);
+  }
+
+  // Gloo in libtorch 1.13 has no reduce_scatter. An alltoall_single sends
+  // block p of each member's input to the member at position p, which then
+  // reduces the n blocks it received locally. This moves the same bytes as a
+  // real reduce-scatter ((n-1)/n of the input per rank); an allreduce
+  // followed by a slice would move about twice as many.
+  c10::intrusive_ptr<c10d::Work> postReduceScatter() {
+    checkDefined(input_, "input");
+    checkDefined(output_, "output");
+    const int64_t axis = params_.scattered_axis.value_or(0);
+    check(axis >= 0 && axis < input_.dim(), "scattered axis ", axis, " is out of range for ",
+          shapeString(input_));
+    check(input_.size(axis) % team_size_ == 0 && output_.numel() * team_size_ == input_.numel() &&
+              output_.scalar_type() == input_.scalar_type(),
+          "its input must split into ", team_size_, " blocks along the scattered axis ", axis,
+          " and its output must hold one block, got input ", shapeString(input_), " and output ",
+          shapeString(output_));
+    const int64_t extent = input_.size(axis) / team_size_;
+    // Row g of the send buffer goes to the member of group rank g.
+    std::vector<at::Tensor> rows(team_size_);
+    for (int64_t position = 0; position < team_size_; ++position) {
+      rows[groupRank(params_.team[position])] = input_.narrow(axis, position * extent, extent);
+    }
+    const bool team_is_sorted = std::is_sorted(params_.team.begin(), params_.team.end());
+    at::Tensor send = (axis == 0 && team_is_sorted && input_.is_contiguous())
+                          ? input_.view({team_size_, -1})
+                          : at::stack(rows).view({team_size_, -1});
+    at::Tensor received = at::empty_like(send);
+    std::vector<int64_t> equal_split;  // empty: n equal blocks along axis 0
+    c10d::AllToAllOptions options;
+    options.timeout = timeout();
+    auto work = group_->alltoall_base(received, send, equal_split, equal_split, options);
+    const ReduceOp op = *params_.reduce_op;
+    at::Tensor output = output_;
+    return withEpilogue(std::move(work), [received, output, op, send] {
+      output.copy_(reduceAlongFirstAxis(received, op).view(output.sizes()));
+    });
+  }
+
+  c10::intrusive_ptr<c10d::Work> postBroadcast() {
+    c10d::BroadcastOptions options;
+    options.rootRank = groupRank(root());
+    options.timeout = timeout();
+    if (isRoot()) {
+      checkDefined(input_, "input (the root sends it)");
+      if (output_.defined() && !output_.is_same(input_)) {
+        checkSameShape(input_, output_);
+        output_.copy_(input_);
+      }
+      std::vector<at::Tensor> tensors{input_.contiguous()};
+      return group_->broadcast(tensors, options);
+    }
+    checkDefined(output_, "output");
+    WritableBuffer out(output_);
+    std::vector<at::Tensor> tensors{out.buffer};
+    return withCopyBack(group_->broadcast(tensors, options), out);
+  }
+
+  c10::intrusive_ptr<c10d::Work> postSendRecv() {
+    check(team_size_ == 2, "SendRecv needs a team of one sender and one receiver, got ",
+          teamString(params_.team));
+    const int64_t receiver = params_.team[0] == root() ? params_.team[1] : params_.team[0];
+    constexpr int kTag = 0;  // one transfer at a time per group: order pairs them
+    if (isRoot()) {
+      checkDefined(input_, "input (the sender's buffer)");
+      std::vector<at::Tensor> tensors{input_.contiguous()};
+      return group_->send(tensors, static_cast<int>(groupRank(receiver)), kTag);
+    }
+    checkDefined(output_, "output (the receiver's buffer)");
+    WritableBuffer out(output_);
+    std::vector<at::Tensor> tensors{out.buffer};
+    return withCopyBack(group_->recv(tensors, static_cast<int>(groupRank(root())), kTag), out);
+  }
+
+  const CommunicationParams& params_;
+  const std::string what_;
+  const int64_t my_device_;
+  const at::Tensor& input_;
+  const at::Tensor& output_;
+  Communicator& communicator_;
+  const int64_t stream_key_;
+  const int64_t team_size_;
+  c10d::ProcessGroup* group_ = nullptr;
+};
+
+bool containsIgnoringCase(std::string text, std::string pattern) {
+  auto lower = [](std::string& s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  };
+  lower(text);
+  lower(pattern);
+  return text.find(pattern) != std::string::npos;
+}
+
+}  // namespace
+
+std::string describeCollective(const CommunicationParams& params, const std::string& name) {
+  return toString(params.type) + " (" + name + ") over team " + teamString(params.team);
+}
+
+c10::intrusive_ptr<c10d::Work> postCollective(const CommunicationParams& params,
+                                              const std::string& name, int64_t my_device,
+                                              const at::Tensor& input, const at::Tensor& output,
+                                              Communicator& communicator, int64_t stream_key) {
+  return CollectivePoster(params, describeCollective(params, name), my_device, input, output,
+                          communicator, stream_key)
+      .post();
+}
+
+c10::intrusive_ptr<c10d::Work> postCollective(const Communication& communication, int64_t my_device,
+                                              const at::Tensor& input, const at::Tensor& output,
+                                              Communicator& communicator, int64_t stream_key) {
+  CommunicationParams params;
+  params.type = communication.type();
+  params.team = communication.team();
+  if (communication.hasRoot()) {
+    params.root = communication.root();
+  }
+  if (communication.hasReduceOp()) {
+    params.reduce_op = communication.reduceOp();
+  }
+  if (communication.hasScatteredAxis()) {
+    params.scattered_axis = communication.scatteredAxis();
+  }
+  return postCollective(params, communication.toInlineString(), my_device, input, output,
+                        communicator, stream_key);
+}
+
+c10::intrusive_ptr<c10d::Work> postP2P(P2PCommunicationType type, int64_t peer, int64_t my_device,
+                                       const at::Tensor& buffer, Communicator& communicator,
+                                       int64_t stream_key) {
+  const std::string what =
+      (type == P2PCommunicationType::Send ? "send to device " : "receive from device ") +
+      std::to_string(peer) + " on device " + std::to_string(my_device);
+  HOSTIR_CHECK(buffer.defined(), what, ": the buffer is undefined; pass the local buffer");
+  HOSTIR_CHECK(peer != my_device, what, ": a device cannot send to itself; use a copy");
+  std::vector<int64_t> pair{my_device, peer};
+  c10d::ProcessGroup& group = communicator.processGroup(pair, stream_key);
+  const int peer_rank = static_cast<int>(Communicator::rankInTeam(pair, peer));
+  constexpr int kTag = 0;
+  try {
+    if (type == P2PCommunicationType::Send) {
+      std::vector<at::Tensor> tensors{buffer.contiguous()};
+      return group.send(tensors, peer_rank, kTag);
+    }
+    WritableBuffer out(buffer);
+    std::vector<at::Tensor> tensors{out.buffer};
+    auto work = group.recv(tensors, peer_rank, kTag);
+    if (!out.staged()) {
+      return work;
+    }
+    return c10::make_intrusive<WorkWithEpilogue>(std::move(work), [out] { out.copyBack(); });
+  } catch (const std::exception& error) {
+    HOSTIR_THROW("posting the ", what, " failed: ", c10ErrorMessage(error));
+  }
+}
+
+void waitWork(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
+              const std::string& what) {
+  if (!work) {
+    return;
+  }
+  const auto start = Clock::now();
+  try {
+    work->wait(timeout);
+  } catch (const std::exception& error) {
+    const auto waited = std::chrono::duration<double>(Clock::now() - start).count();
+    const double limit = std::chrono::duration<double>(timeout).count();
+    const std::string cause = c10ErrorMessage(error);
+    if (waited >= 0.95 * limit || containsIgnoringCase(cause, "timed out") ||
+        containsIgnoringCase(cause, "timeout")) {
+      HOSTIR_THROW(what, " did not complete within the communication timeout of ", limit,
+                   " s: a member of its team did not take part (it may have exited or be stuck "
+                   "elsewhere); raise HOSTIR_COMM_TIMEOUT_S if it is only slow. Cause: ",
+                   cause);
+    }
+    HOSTIR_THROW(what, " failed after ", waited,
+                 " s (a member of its team may have exited): ", cause);
+  }
+}
+
+}  // namespace hostir

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "hostir/host_ir/communication.h"
+#include "hostir/runtime/communicator.h"
+
+namespace hostir {
+
+// Posts one collective for this rank (`my_device`) on its local buffers
+// through the group of (team, stream_key), and returns the work handle the
+// matching Wait completes with waitWork(). Returns nullptr when my_device is
+// not in the team (it takes no part). `input` / `output` are this rank's
+// tensors; the output must stay alive until the work is waited on.
+//
+// "Position" below is a device's index in the communication's team (the
+// team's order is the collective's rank order), r is the local extent of
+// axis 0 and k the number of contributors. A gathered buffer holds the
+// contributions in team order along axis 0: [k * r, ...], or [k, ...] when
+// each contribution is one row, i.e. any shape whose axis 0 splits into k
+// equal blocks of the contribution's size.
+//
+//   Gather(root)       every member with a defined input sends it ([r, ...]);
+//                      the root receives [k * r, ...] in `output`. The root
+//                      contributes iff its input is defined (a root outside
+//                      the sending mesh passes an undefined input).
+//   Allgather          input [r, ...] on every member; output [n * r, ...].
+//   Scatter(root)      the root's input [k * r, ...] holds one block per
+//                      receiver in team order (the root receives iff its
+//                      output is defined); each receiver's output [r, ...].
+//   Reduce(root)       every member's input has the output's shape; the root
+//                      gets the reduction in `output`. A root whose input is
+//                      undefined contributes nothing.
+//   Allreduce          input and output of one shape (may be one tensor).
+//   ReduceScatter      input of extent n * c along the scattered axis; the
+//                      member at position p gets block p (extent c along that
+//                      axis) of the reduction over the team, in an output of
+//                      the block's shape (or any shape with its element count).
+//   Broadcast(root)    the root's input; the others' output of its shape. A
+//                      root's defined output receives a copy as well.
+//   SendRecv(root)     the root (sender) sends its input to the other member's
+//                      output; with a team of one it is a local copy.
+//
+// Reductions use the communication's reduce op. Non-contiguous buffers are
+// staged through contiguous ones. Every c10d call carries the communicator's
+// timeout. Throws hostir::Error naming the communication for a buffer that
+// does not fit these layouts.
+c10::intrusive_ptr<c10d::Work> postCollective(const Communication& communication, int64_t my_device,
+                                              const at::Tensor& input, const at::Tensor& output,
+                                              Communicator& communicator, int64_t stream_key = 0);
+
+// The same for a collective described by plain parameters; `name` is how
+// errors refer to it (e.g. "Communication 3").
+c10::intrusive_ptr<c10d::Work> postCollective(const CommunicationParams& params,
+                                              const std::string& name, int64_t my_device,
+                                              const at::Tensor& input, const at::Tensor& output,
+                                              Communicator& communicator, int64_t stream_key = 0);
+
+// A whole-buffer transfer with one peer (P2PCommunication): Send reads
+// `buffer`, Recv fills it. Uses the group of the pair {my_device, peer}.
+c10::intrusive_ptr<c10d::Work> postP2P(P2PCommunicationType type, int64_t peer, int64_t my_device,
+                                       const at::Tensor& buffer, Communicator& communicator,
+                                       int64_t stream_key = 0);
+
+// Completes `work` (nullptr: nothing to do) within `timeout`. A timeout or a
+// failure (e.g. a peer that exited) becomes a hostir::Error that starts with
+// `what`, the collective waited for.
+void waitWork(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
+              const std::string& what);
+
+// How errors and waits name a posted communication: "Allgather
+// (Communication 3) over team (0 1)".
+std::string describeCollective(const CommunicationParams& params, const std::string& name);
+
+}  // namespace hostir

@@ -1,0 +1,251 @@
+#include "hostir/runtime/communicator.h"
+
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <sstream>
+
+#include "hostir/ir/error.h"
+#include "hostir/runtime/c10_error_message.h"
+#include "hostir/runtime/collectives.h"
+
+namespace hostir {
+namespace {
+
+// Stream keys of user streams are >= 0; the communicator's own collectives
+// (barrier) use a key of their own so they never interleave with a stream's.
+constexpr int64_t kInternalStreamKey = -1;
+
+std::string teamString(const std::vector<int64_t>& team) {
+  std::ostringstream ss;
+  ss << "{";
+  for (size_t i = 0; i < team.size(); ++i) {
+    ss << (i ? " " : "") << team[i];
+  }
+  ss << "}";
+  return ss.str();
+}
+
+double seconds(std::chrono::milliseconds duration) {
+  return static_cast<double>(duration.count()) / 1000.0;
+}
+
+}  // namespace
+
+std::chrono::milliseconds Communicator::timeoutFromEnvironment() {
+  const char* text = std::getenv("HOSTIR_COMM_TIMEOUT_S");
+  if (text == nullptr || *text == '\0') {
+    return kDefaultTimeout;
+  }
+  char* end = nullptr;
+  double value = std::strtod(text, &end);
+  HOSTIR_CHECK(*end == '\0' && value > 0 && value < 1e9, "HOSTIR_COMM_TIMEOUT_S='", text,
+               "' is not a positive number of seconds (e.g. 60 or 0.5)");
+  return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(value * 1000)));
+}
+
+Communicator::Communicator(const LaunchEnvironment& environment,
+                           std::optional<std::chrono::milliseconds> timeout)
+    : environment_(environment), timeout_ms_(timeout.value_or(timeoutFromEnvironment()).count()) {
+  environment_.validate();
+  HOSTIR_CHECK(timeout_ms_.load() > 0, "the communication timeout must be positive, got ",
+               timeout_ms_.load(), " ms");
+  connectStore();
+  try {
+    if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
+      gloo_device_ = c10d::ProcessGroupGloo::createDeviceForInterface(interface);
+    } else if (environment_.isLocalOnly()) {
+      gloo_device_ = c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+    } else {
+      gloo_device_ = c10d::ProcessGroupGloo::createDefaultDevice();
+    }
+  } catch (const std::exception& error) {
+    HOSTIR_THROW("Communicator (", environment_.toString(),
+                 "): cannot create the Gloo network device: ", c10ErrorMessage(error),
+                 "; set GLOO_SOCKET_IFNAME to the network interface to use");
+  }
+}
+
+void Communicator::connectStore() {
+  if (environment_.isSingleProcess()) {
+    store_ = c10::make_intrusive<c10d::HashStore>();
+    store_->setTimeout(timeout());
+    return;
+  }
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(environment_.master_port);
+  options.isServer = environment_.rank == 0;
+  options.numWorkers = static_cast<std::size_t>(environment_.world_size);
+  options.waitWorkers = true;
+  options.timeout = timeout();
+  try {
+    store_ = c10::make_intrusive<c10d::TCPStore>(environment_.master_addr, options);
+  } catch (const std::exception& error) {
+    HOSTIR_THROW("Communicator (", environment_.toString(), "): ",
+                 environment_.rank == 0 ? "could not host the rendezvous store on port "
+                                        : "could not reach the rendezvous store at ",
+                 environment_.rank == 0 ? "" : environment_.master_addr + ":",
+                 environment_.master_port, " with all ", environment_.world_size,
+                 " ranks joining within ", seconds(timeout()),
+                 " s (rank 0 hosts it at MASTER_ADDR:MASTER_PORT; check that every rank was "
+                 "started with the same address and that the port is free): ",
+                 c10ErrorMessage(error));
+  }
+}
+
+Communicator::~Communicator() {
+  shutdown();
+}
+
+Communicator& Communicator::getInstance() {
+  static Communicator instance(LaunchEnvironment::fromEnvironment());
+  return instance;
+}
+
+void Communicator::setTimeout(std::chrono::milliseconds timeout) {
+  HOSTIR_CHECK(timeout.count() > 0, "the communication timeout must be positive, got ",
+               timeout.count(), " ms");
+  timeout_ms_ = timeout.count();
+  if (store_) {
+    store_->setTimeout(timeout);
+  }
+}
+
+int64_t Communicator::rankInTeam(const std::vector<int64_t>& team, int64_t device) {
+  std::vector<int64_t> sorted = team;
+  std::sort(sorted.begin(), sorted.end());
+  auto it = std::find(sorted.begin(), sorted.end(), device);
+  HOSTIR_CHECK(it != sorted.end(), "device ", device, " is not in the team ", teamString(team));
+  return static_cast<int64_t>(it - sorted.begin());
+}
+
+c10d::ProcessGroup& Communicator::processGroup(const std::vector<int64_t>& team,
+                                               int64_t stream_key) {
+  HOSTIR_CHECK(!shut_down_, "Communicator: asked for the process group of team ", teamString(team),
+               " after shutdown()");
+  std::vector<int64_t> sorted = team;
+  std::sort(sorted.begin(), sorted.end());
+  HOSTIR_CHECK(!sorted.empty(), "Communicator: a process group needs a non-empty team");
+  HOSTIR_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
+               "Communicator: ", "team ", teamString(team),
+               " lists a device twice; list each device once");
+  HOSTIR_CHECK(sorted.front() >= 0 && sorted.back() < size(), "Communicator: team ",
+               teamString(team), " names a device outside the world of ", size(),
+               " ranks; device ids are in [0, ", size(), ")");
+  HOSTIR_CHECK(std::binary_search(sorted.begin(), sorted.end(), deviceId()),
+               "Communicator: ", "device ", deviceId(), " asked for the process group of team ",
+               teamString(team),
+               " which it is not a member of; only members may use a team's group");
+
+  std::shared_ptr<GroupEntry> entry;
+  {
+    std::lock_guard<std::mutex> lock(groups_mutex_);
+    auto& slot = groups_[GroupKey(sorted, stream_key)];
+    if (!slot) {
+      slot = std::make_shared<GroupEntry>();
+    }
+    entry = slot;
+  }
+  // Only this entry's lock is held while the team rendezvous: two streams
+  // creating their groups in different orders on different ranks must not
+  // wait for each other.
+  std::lock_guard<std::mutex> creation_lock(entry->creation_mutex);
+  if (!entry->group) {
+    entry->group = createProcessGroup(sorted, stream_key);
+  }
+  return *entry->group;
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> Communicator::createProcessGroup(
+    const std::vector<int64_t>& sorted_team, int64_t stream_key) {
+  std::ostringstream prefix;
+  prefix << "hostir/group/team=";
+  for (size_t i = 0; i < sorted_team.size(); ++i) {
+    prefix << (i ? "," : "") << sorted_team[i];
+  }
+  prefix << "/stream=" << stream_key;
+
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout());
+  options->devices = {gloo_device_};
+  try {
+    auto group_store = c10::make_intrusive<c10d::PrefixStore>(prefix.str(), store_);
+    group_store->setTimeout(timeout());
+    return c10::make_intrusive<c10d::ProcessGroupGloo>(
+        group_store, static_cast<int>(rankInTeam(sorted_team, deviceId())),
+        static_cast<int>(sorted_team.size()), options);
+  } catch (const std::exception& error) {
+    HOSTIR_THROW("Communicator (", environment_.toString(),
+                 "): creating the process group of team ", teamString(sorted_team),
+                 " for stream key ", stream_key, " failed; every member must reach its first ",
+                 "collective on that stream within ", seconds(timeout()),
+                 " s: ", c10ErrorMessage(error));
+  }
+}
+
+int64_t Communicator::numProcessGroups() const {
+  std::lock_guard<std::mutex> lock(groups_mutex_);
+  int64_t count = 0;
+  for (const auto& [key, entry] : groups_) {
+    count += entry->group ? 1 : 0;
+  }
+  return count;
+}
+
+void Communicator::barrier() {
+  std::vector<int64_t> world(static_cast<size_t>(size()));
+  std::iota(world.begin(), world.end(), 0);
+  c10d::ProcessGroup& group = processGroup(world, kInternalStreamKey);
+  c10d::BarrierOptions options;
+  options.timeout = timeout();
+  c10::intrusive_ptr<c10d::Work> work;
+  try {
+    work = group.barrier(options);
+  } catch (const std::exception& error) {
+    HOSTIR_THROW("barrier of all ", size(), " ranks failed to start: ", c10ErrorMessage(error));
+  }
+  waitWork(work, timeout(), "barrier of all " + std::to_string(size()) + " ranks");
+}
+
+void Communicator::shutdown() {
+  if (shut_down_) {
+    return;
+  }
+  shut_down_ = true;
+  std::map<GroupKey, std::shared_ptr<GroupEntry>> groups;
+  {
+    std::lock_guard<std::mutex> lock(groups_mutex_);
+    groups.swap(groups_);
+  }
+  groups.clear();  // joins each group's worker threads
+
+  // Rank 0 hosts the store that ranks still creating groups depend on, so it
+  // leaves last; a rank that never arrives (it died) delays it by at most
+  // the timeout.
+  if (store_ && !environment_.isSingleProcess()) {
+    try {
+      const int64_t arrived = store_->add("hostir/shutdown/arrived", 1);
+      if (arrived == environment_.world_size) {
+        store_->set("hostir/shutdown/all", std::vector<uint8_t>{1});
+      }
+      if (environment_.rank == 0) {
+        store_->wait({"hostir/shutdown/all"}, timeout());
+      }
+    } catch (const std::exception& error) {
+      std::fprintf(stderr,
+                   "hostir: warning: rank %lld shut down without every rank having shut down "
+                   "(within %.3g s): %s\n",
+                   static_cast<long long>(environment_.rank), seconds(timeout()),
+                   c10ErrorMessage(error).c_str());
+    }
+  }
+  store_.reset();
+  gloo_device_.reset();
+}
+
+}  // namespace hostir

@@ -1,0 +1,125 @@
+#pragma once
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "hostir/runtime/launch_environment.h"
+
+namespace gloo::transport {
+class Device;
+}
+
+namespace hostir {
+
+// This process's membership in a multi-process job: one rank is one device
+// (device id == rank). Ranks meet through a c10d TCPStore hosted by rank 0
+// at MASTER_ADDR:MASTER_PORT and talk through Gloo process groups, one per
+// (team, stream key), created on first use and cached (DESIGN.md,
+// "Multi-device": every rank must issue one group's collectives in the same
+// order, so each stream gets its own group).
+//
+// A world of one needs no network: its store is in memory.
+//
+// Every collective posted through this communicator, and the rendezvous
+// itself, is bounded by timeout(): HOSTIR_COMM_TIMEOUT_S (seconds, may be
+// fractional) or 60 s, changeable with setTimeout().
+class Communicator {
+ public:
+  static constexpr std::chrono::milliseconds kDefaultTimeout{60'000};
+
+  // Joins the job `environment` describes; throws hostir::Error when the
+  // other ranks cannot be reached within the timeout. nullopt: the timeout
+  // from the environment (HOSTIR_COMM_TIMEOUT_S) or the default.
+  explicit Communicator(const LaunchEnvironment& environment,
+                        std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // Shuts down (see shutdown()).
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  // The process's communicator, built from the environment on first use.
+  // Create at most one Communicator per job: rank 0 hosts the store on
+  // MASTER_PORT.
+  static Communicator& getInstance();
+
+  // HOSTIR_COMM_TIMEOUT_S, or kDefaultTimeout when unset; throws for a value
+  // that is not a positive number.
+  static std::chrono::milliseconds timeoutFromEnvironment();
+
+  // This rank, which is also this process's device id.
+  int64_t deviceId() const {
+    return environment_.rank;
+  }
+  int64_t size() const {
+    return environment_.world_size;
+  }
+  int64_t localRank() const {
+    return environment_.local_rank;
+  }
+  const LaunchEnvironment& environment() const {
+    return environment_;
+  }
+
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(timeout_ms_.load());
+  }
+  // Applies to collectives posted from now on. Groups created from now on
+  // also rendezvous within it.
+  void setTimeout(std::chrono::milliseconds timeout);
+
+  // The process group of `team` (device ids, any order, each in [0, size()))
+  // for collectives posted from the stream with `stream_key`. Every member
+  // must ask for it (creation is a rendezvous of the team); later calls
+  // return the cached group. Inside it, a device's rank is its position in
+  // the sorted team (rankInTeam). Thread-safe: creating one group does not
+  // block the creation or use of another.
+  c10d::ProcessGroup& processGroup(const std::vector<int64_t>& team, int64_t stream_key = 0);
+  // Position of `device` in the sorted `team`; throws if absent.
+  static int64_t rankInTeam(const std::vector<int64_t>& team, int64_t device);
+  // How many groups have been created so far.
+  int64_t numProcessGroups() const;
+
+  // Blocks until every rank reaches this call (on its own group), within the
+  // timeout.
+  void barrier();
+
+  // Destroys the process groups, then, once every rank has reached
+  // shutdown (or the timeout has passed), the store. Safe to call twice;
+  // nothing may be posted afterwards.
+  void shutdown();
+  bool isShutDown() const {
+    return shut_down_;
+  }
+
+ private:
+  struct GroupEntry {
+    std::mutex creation_mutex;
+    c10::intrusive_ptr<c10d::ProcessGroup> group;
+  };
+  using GroupKey = std::pair<std::vector<int64_t>, int64_t>;  // sorted team, stream key
+
+  c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const std::vector<int64_t>& team,
+                                                            int64_t stream_key);
+  void connectStore();
+
+  LaunchEnvironment environment_;
+  std::atomic<int64_t> timeout_ms_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::shared_ptr<gloo::transport::Device> gloo_device_;
+
+  mutable std::mutex groups_mutex_;
+  std::map<GroupKey, std::shared_ptr<GroupEntry>> groups_;
+  bool shut_down_ = false;
+};
+
+}  // namespace hostir

@@ -1,0 +1,467 @@
+// Every collective type through postCollective, run by every rank of a job
+// started with `hostir launch -n K` (K = 1, 2, 4), checked against the same
+// result computed with plain ATen on the full tensor. Every rank runs every
+// test in the same order, so collectives match up across ranks.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "hostir/host_ir/communication.h"
+#include "hostir/ir/error.h"
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/runtime/collectives.h"
+#include "hostir/runtime/communicator.h"
+
+namespace hostir {
+namespace {
+
+constexpr int64_t kRows = 3;
+constexpr int64_t kCols = 5;
+
+// Deterministic local data of `device`: small integers as floats, so sums and
+// products are exact whatever the order of the reduction.
+at::Tensor localTensor(int64_t device, int64_t seed, at::IntArrayRef shape = {kRows, kCols}) {
+  int64_t numel = 1;
+  for (int64_t extent : shape) {
+    numel *= extent;
+  }
+  at::Tensor values = at::arange(numel, at::kFloat) * (seed % 5 + 1) + 7 * device + seed;
+  return (values.remainder(9) - 4).view(shape).contiguous();
+}
+
+class CollectivesTest : public ::testing::Test {
+ protected:
+  // A Communication over `params` on symbolic tensors of `in_rank` and 2 axes.
+  const Communication& makeCommunication(const CommunicationParams& params, int64_t in_rank = 2) {
+    FusionGuard guard(&fusion_);
+    TensorView* in = makeContigTensor(in_rank);
+    TensorView* out = makeContigTensor(2);
+    return *IrBuilder::create<Communication>(in, out, params);
+  }
+
+  void run(const Communication& communication, const at::Tensor& input, const at::Tensor& output) {
+    auto work = postCollective(communication, me_, input, output, communicator_);
+    waitWork(work, communicator_.timeout(), communication.toInlineString());
+  }
+
+  // The teams every test runs over: the world in order, the world reversed
+  // (positions differ from group ranks), and the world without device 0
+  // (device 0 takes no part).
+  std::vector<std::vector<int64_t>> teams() const {
+    std::vector<int64_t> world(static_cast<size_t>(communicator_.size()));
+    std::iota(world.begin(), world.end(), 0);
+    std::vector<std::vector<int64_t>> result{world};
+    if (world.size() > 1) {
+      result.emplace_back(world.rbegin(), world.rend());
+    }
+    if (world.size() > 2) {
+      result.emplace_back(world.begin() + 1, world.end());
+    }
+    return result;
+  }
+
+  static bool contains(const std::vector<int64_t>& team, int64_t device) {
+    return std::find(team.begin(), team.end(), device) != team.end();
+  }
+  static int64_t positionOf(const std::vector<int64_t>& team, int64_t device) {
+    return std::find(team.begin(), team.end(), device) - team.begin();
+  }
+  static at::Tensor stackInputs(const std::vector<int64_t>& devices, int64_t seed) {
+    std::vector<at::Tensor> inputs;
+    for (int64_t device : devices) {
+      inputs.push_back(localTensor(device, seed));
+    }
+    return at::stack(inputs);
+  }
+
+  Communicator& communicator_ = Communicator::getInstance();
+  const int64_t me_ = communicator_.deviceId();
+  Fusion fusion_;
+};
+
+TEST_F(CollectivesTest, Allgather) {
+  int64_t seed = 1;
+  for (const auto& team : teams()) {
+    const auto& communication =
+        makeCommunication({.type = CommunicationType::Allgather, .team = team});
+    const int64_t n = static_cast<int64_t>(team.size());
+    at::Tensor output = at::full({n * kRows, kCols}, -100.0f);
+    run(communication, localTensor(me_, seed), output);
+    if (contains(team, me_)) {
+      std::vector<at::Tensor> pieces;
+      for (int64_t device : team) {
+        pieces.push_back(localTensor(device, seed));
+      }
+      EXPECT_TRUE(at::equal(output, at::cat(pieces))) << communication.toString();
+    } else {
+      EXPECT_TRUE(at::equal(output, at::full({n * kRows, kCols}, -100.0f)));
+    }
+    ++seed;
+  }
+}
+
+TEST_F(CollectivesTest, AllgatherIntoNonContiguousOutput) {
+  const auto team = teams().front();
+  const int64_t n = static_cast<int64_t>(team.size());
+  const auto& communication =
+      makeCommunication({.type = CommunicationType::Allgather, .team = team});
+  at::Tensor storage = at::zeros({kCols, n * kRows});
+  at::Tensor output = storage.t();  // [n * kRows, kCols], not contiguous
+  run(communication, localTensor(me_, 11), output);
+  EXPECT_TRUE(at::equal(output, stackInputs(team, 11).view({n * kRows, kCols})));
+}
+
+TEST_F(CollectivesTest, Gather) {
+  int64_t seed = 20;
+  for (const auto& team : teams()) {
+    for (int64_t root : {team.front(), team.back()}) {
+      const auto& communication =
+          makeCommunication({.type = CommunicationType::Gather, .team = team, .root = root});
+      const int64_t n = static_cast<int64_t>(team.size());
+      at::Tensor output = me_ == root ? at::zeros({n * kRows, kCols}) : at::Tensor();
+      run(communication, localTensor(me_, seed), output);
+      if (me_ == root) {
+        EXPECT_TRUE(at::equal(output, stackInputs(team, seed).view({n * kRows, kCols})))
+            << communication.toString();
+      }
+      ++seed;
+    }
+  }
+}
+
+// Gather to a root outside the sending mesh: the root passes no input.
+TEST_F(CollectivesTest, GatherToRootThatDoesNotContribute) {
+  const auto team = teams().front();
+  const int64_t root = team.back();
+  std::vector<int64_t> senders(team.begin(), team.end() - 1);
+  const auto& communication =
+      makeCommunication({.type = CommunicationType::Gather, .team = team, .root = root});
+  const int64_t k = static_cast<int64_t>(senders.size());
+  at::Tensor input = me_ == root ? at::Tensor() : localTensor(me_, 30);
+  at::Tensor output =
+      me_ == root ? at::zeros({std::max<int64_t>(k, 1) * kRows, kCols}) : at::Tensor();
+  if (k == 0) {
+    EXPECT_THROW(run(communication, input, output), Error);
+    return;
+  }
+  run(communication, input, output);
+  if (me_ == root) {
+    EXPECT_TRUE(at::equal(output, stackInputs(senders, 30).view({k * kRows, kCols})));
+  }
+}
+
+TEST_F(CollectivesTest, Scatter) {
+  int64_t seed = 40;
+  for (const auto& team : teams()) {
+    for (int64_t root : {team.front(), team.back()}) {
+      const auto& communication =
+          makeCommunication({.type = CommunicationType::Scatter, .team = team, .root = root});
+      const int64_t n = static_cast<int64_t>(team.size());
+      at::Tensor full = localTensor(root, seed, {n * kRows, kCols});
+      at::Tensor input = me_ == root ? full : at::Tensor();
+      at::Tensor output = at::zeros({kRows, kCols});
+      run(communication, input, output);
+      if (contains(team, me_)) {
+        EXPECT_TRUE(at::equal(output, full.chunk(n, 0)[positionOf(team, me_)]))
+            << communication.toString();
+      }
+      ++seed;
+    }
+  }
+}
+
+TEST_F(CollectivesTest, Allreduce) {
+  int64_t seed = 60;
+  for (const auto& team : teams()) {
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Product}) {
+      const auto& communication =
+          makeCommunication({.type = CommunicationType::Allreduce, .team = team, .reduce_op = op});
+      at::Tensor input = localTensor(me_, seed);
+      at::Tensor output = at::empty_like(input);
+      run(communication, input, output);
+      if (contains(team, me_)) {
+        at::Tensor all = stackInputs(team, seed);
+        at::Tensor expected = op == ReduceOp::Sum   ? all.sum(0)
+                              : op == ReduceOp::Max ? all.amax(0)
+                              : op == ReduceOp::Min ? all.amin(0)
+                                                    : all.prod(0);
+        EXPECT_TRUE(at::equal(output, expected)) << communication.toString();
+        EXPECT_TRUE(at::equal(input, localTensor(me_, seed))) << "the input must be left alone";
+      }
+      ++seed;
+    }
+  }
+}
+
+TEST_F(CollectivesTest, AllreduceInPlace) {
+  const auto team = teams().front();
+  const auto& communication = makeCommunication(
+      {.type = CommunicationType::Allreduce, .team = team, .reduce_op = ReduceOp::Sum});
+  at::Tensor buffer = localTensor(me_, 70);
+  run(communication, buffer, buffer);
+  EXPECT_TRUE(at::equal(buffer, stackInputs(team, 70).sum(0)));
+}
+
+TEST_F(CollectivesTest, Reduce) {
+  int64_t seed = 80;
+  for (const auto& team : teams()) {
+    for (int64_t root : {team.front(), team.back()}) {
+      const auto& communication = makeCommunication({.type = CommunicationType::Reduce,
+                                                     .team = team,
+                                                     .root = root,
+                                                     .reduce_op = ReduceOp::Sum});
+      at::Tensor input = localTensor(me_, seed);
+      at::Tensor output = me_ == root ? at::zeros({kRows, kCols}) : at::Tensor();
+      run(communication, input, output);
+      if (contains(team, me_)) {
+        EXPECT_TRUE(at::equal(input, localTensor(me_, seed))) << "the input must be left alone";
+      }
+      if (me_ == root) {
+        EXPECT_TRUE(at::equal(output, stackInputs(team, seed).sum(0))) << communication.toString();
+      }
+      ++seed;
+    }
+  }
+}
+
+// Reduce to a root outside the sending mesh: it contributes the identity.
+TEST_F(CollectivesTest, ReduceToRootThatDoesNotContribute) {
+  const auto team = teams().front();
+  const int64_t root = team.back();
+  std::vector<int64_t> senders(team.begin(), team.end() - 1);
+  for (ReduceOp op : {ReduceOp::Max, ReduceOp::Product}) {
+    const auto& communication = makeCommunication(
+        {.type = CommunicationType::Reduce, .team = team, .root = root, .reduce_op = op});
+    at::Tensor input = me_ == root ? at::Tensor() : localTensor(me_, 90);
+    at::Tensor output = me_ == root ? at::zeros({kRows, kCols}) : at::Tensor();
+    run(communication, input, output);
+    if (me_ == root && !senders.empty()) {
+      at::Tensor all = stackInputs(senders, 90);
+      EXPECT_TRUE(at::equal(output, op == ReduceOp::Max ? all.amax(0) : all.prod(0)));
+    }
+  }
+}
+
+TEST_F(CollectivesTest, ReduceScatter) {
+  int64_t seed = 100;
+  for (const auto& team : teams()) {
+    for (int64_t axis : {0, 1}) {
+      const int64_t n = static_cast<int64_t>(team.size());
+      const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                     .team = team,
+                                                     .reduce_op = ReduceOp::Sum,
+                                                     .scattered_axis = axis});
+      std::vector<int64_t> shape = {kRows, kCols};
+      shape[static_cast<size_t>(axis)] *= n;
+      at::Tensor input = localTensor(me_, seed, shape);
+      at::Tensor output = at::zeros({kRows, kCols});
+      run(communication, input, output);
+      if (contains(team, me_)) {
+        std::vector<at::Tensor> inputs;
+        for (int64_t device : team) {
+          inputs.push_back(localTensor(device, seed, shape));
+        }
+        at::Tensor expected = at::stack(inputs).sum(0).chunk(n, axis)[positionOf(team, me_)];
+        EXPECT_TRUE(at::equal(output, expected)) << communication.toString();
+      }
+      ++seed;
+    }
+  }
+}
+
+TEST_F(CollectivesTest, Broadcast) {
+  int64_t seed = 120;
+  for (const auto& team : teams()) {
+    for (int64_t root : {team.front(), team.back()}) {
+      const auto& communication =
+          makeCommunication({.type = CommunicationType::Broadcast, .team = team, .root = root});
+      at::Tensor input = me_ == root ? localTensor(root, seed) : at::Tensor();
+      at::Tensor output = at::zeros({kRows, kCols});
+      run(communication, input, output);
+      if (contains(team, me_)) {
+        EXPECT_TRUE(at::equal(output, localTensor(root, seed))) << communication.toString();
+      }
+      ++seed;
+    }
+  }
+}
+
+TEST_F(CollectivesTest, SendRecv) {
+  const int64_t n = communicator_.size();
+  // Every ordered pair, one at a time, and a device sending to itself.
+  int64_t seed = 140;
+  for (int64_t sender = 0; sender < n; ++sender) {
+    for (int64_t receiver = 0; receiver < n; ++receiver) {
+      std::vector<int64_t> team = sender == receiver ? std::vector<int64_t>{sender}
+                                                     : std::vector<int64_t>{sender, receiver};
+      const auto& communication =
+          makeCommunication({.type = CommunicationType::SendRecv, .team = team, .root = sender});
+      at::Tensor input = me_ == sender ? localTensor(sender, seed) : at::Tensor();
+      at::Tensor output = me_ == receiver ? at::zeros({kRows, kCols}) : at::Tensor();
+      run(communication, input, output);
+      if (me_ == receiver) {
+        EXPECT_TRUE(at::equal(output, localTensor(sender, seed))) << communication.toString();
+      }
+      ++seed;
+    }
+  }
+}
+
+TEST_F(CollectivesTest, P2PSendAndRecvAroundARing) {
+  const int64_t n = communicator_.size();
+  if (n == 1) {
+    GTEST_SKIP() << "a ring needs two devices";
+  }
+  const int64_t next = (me_ + 1) % n;
+  const int64_t previous = (me_ + n - 1) % n;
+  at::Tensor received = at::zeros({kRows, kCols});
+  // Even devices send first, odd ones receive first, so no pair waits on
+  // itself (the pair groups are distinct for n > 2).
+  auto send = [&] {
+    waitWork(postP2P(P2PCommunicationType::Send, next, me_, localTensor(me_, 160), communicator_),
+             communicator_.timeout(), "send");
+  };
+  auto recv = [&] {
+    waitWork(postP2P(P2PCommunicationType::Recv, previous, me_, received, communicator_),
+             communicator_.timeout(), "recv");
+  };
+  if (me_ % 2 == 0) {
+    send();
+    recv();
+  } else {
+    recv();
+    send();
+  }
+  EXPECT_TRUE(at::equal(received, localTensor(previous, 160)));
+}
+
+TEST_F(CollectivesTest, BadBuffersNameTheCommunication) {
+  const auto team = teams().front();
+  const auto& communication =
+      makeCommunication({.type = CommunicationType::Allgather, .team = team});
+  const int64_t n = static_cast<int64_t>(team.size());
+  at::Tensor wrong_output = at::zeros({n * kRows + 1, kCols});
+  try {
+    postCollective(communication, me_, localTensor(me_, 0), wrong_output, communicator_);
+    FAIL() << "expected hostir::Error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find(communication.toInlineString()), std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find("Allgather"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(CollectivesTest, ProcessGroupsAreCachedPerTeamAndStream) {
+  std::vector<int64_t> world(static_cast<size_t>(communicator_.size()));
+  std::iota(world.begin(), world.end(), 0);
+  std::vector<int64_t> reversed(world.rbegin(), world.rend());
+  c10d::ProcessGroup& stream_0 = communicator_.processGroup(world, /*stream_key=*/0);
+  const int64_t groups_before = communicator_.numProcessGroups();
+  EXPECT_EQ(&communicator_.processGroup(world, 0), &stream_0);
+  EXPECT_EQ(&communicator_.processGroup(reversed, 0), &stream_0) << "the team's order is no key";
+  EXPECT_EQ(communicator_.numProcessGroups(), groups_before);
+  c10d::ProcessGroup& stream_1 = communicator_.processGroup(world, /*stream_key=*/1);
+  EXPECT_NE(&stream_1, &stream_0);
+  EXPECT_EQ(&communicator_.processGroup(world, 1), &stream_1);
+  EXPECT_EQ(stream_1.getRank(), me_);
+  EXPECT_EQ(stream_1.getSize(), communicator_.size());
+  // Collectives on different streams' groups do not interfere.
+  const auto& communication = makeCommunication(
+      {.type = CommunicationType::Allreduce, .team = world, .reduce_op = ReduceOp::Sum});
+  at::Tensor a = localTensor(me_, 170);
+  at::Tensor b = localTensor(me_, 171);
+  auto work_1 = postCollective(communication, me_, a, a, communicator_, /*stream_key=*/1);
+  auto work_0 = postCollective(communication, me_, b, b, communicator_, /*stream_key=*/0);
+  waitWork(work_0, communicator_.timeout(), "stream 0");
+  waitWork(work_1, communicator_.timeout(), "stream 1");
+  EXPECT_TRUE(at::equal(a, stackInputs(world, 170).sum(0)));
+  EXPECT_TRUE(at::equal(b, stackInputs(world, 171).sum(0)));
+}
+
+TEST_F(CollectivesTest, TimeoutWhenAPeerNeverJoinsNamesTheCollective) {
+  if (communicator_.size() < 2) {
+    GTEST_SKIP() << "needs a peer";
+  }
+  // Its own stream key, so the abandoned collective leaves the other groups
+  // in step.
+  constexpr int64_t kStreamKey = 1000;
+  const std::vector<int64_t> team{0, 1};
+  if (me_ > 1) {
+    return;
+  }
+  communicator_.processGroup(team, kStreamKey);  // both members create it
+  if (me_ == 1) {
+    return;  // device 1 never joins the collective
+  }
+  const auto previous_timeout = communicator_.timeout();
+  communicator_.setTimeout(std::chrono::milliseconds(1500));
+  const auto& communication = makeCommunication(
+      {.type = CommunicationType::Allreduce, .team = team, .reduce_op = ReduceOp::Sum});
+  at::Tensor buffer = localTensor(me_, 180);
+  const auto start = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    auto work = postCollective(communication, me_, buffer, buffer, communicator_, kStreamKey);
+    waitWork(work, communicator_.timeout(),
+             describeCollective({.type = CommunicationType::Allreduce, .team = team},
+                                communication.toInlineString()));
+  } catch (const Error& error) {
+    message = error.what();
+  }
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  communicator_.setTimeout(previous_timeout);
+  EXPECT_NE(message.find("Allreduce (" + communication.toInlineString() + ")"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("timeout"), std::string::npos) << message;
+  EXPECT_LT(waited, 1.5 + 3.0);
+}
+
+TEST_F(CollectivesTest, BarrierReturnsOnEveryRank) {
+  communicator_.barrier();
+  communicator_.barrier();
+}
+
+// Driven by tests/multidevice/launcher_test.cpp through `hostir launch`:
+// with HOSTIR_TEST_RANK_EXIT=1, device 1 leaves in the middle of the program
+// and device 0's next collective must fail with an error naming it (the
+// error escapes the test, so the rank exits non-zero). Skipped otherwise.
+TEST(RankFailure, SurvivorFailsNamingTheCollective) {
+  const char* mode = std::getenv("HOSTIR_TEST_RANK_EXIT");
+  if (mode == nullptr) {
+    GTEST_SKIP() << "run by the launcher test with HOSTIR_TEST_RANK_EXIT=1";
+  }
+  Communicator& communicator = Communicator::getInstance();
+  ASSERT_GE(communicator.size(), 2);
+  const int64_t me = communicator.deviceId();
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  std::vector<int64_t> world(static_cast<size_t>(communicator.size()));
+  std::iota(world.begin(), world.end(), 0);
+  auto* allreduce = IrBuilder::create<Communication>(
+      makeContigTensor(2), makeContigTensor(2),
+      CommunicationParams{
+          .type = CommunicationType::Allreduce, .team = world, .reduce_op = ReduceOp::Sum});
+  const std::string what = describeCollective({.type = CommunicationType::Allreduce, .team = world},
+                                              allreduce->toInlineString());
+  at::Tensor buffer = at::ones({4, 4});
+  // One collective that works, so every group exists before the exit.
+  waitWork(postCollective(*allreduce, me, buffer, buffer, communicator), communicator.timeout(),
+           what);
+  if (me == 1) {
+    std::fflush(stdout);
+    std::_Exit(std::atoi(mode) == 2 ? 3 : 0);  // leaves without a word to the others
+  }
+  waitWork(postCollective(*allreduce, me, buffer, buffer, communicator), communicator.timeout(),
+           what);
+  FAIL() << "the collective completed although device 1 had exited";
+}
+
+}  // namespace
+}  // namespace hostir

@@ -1,0 +1,465 @@
+#include "launch_command.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hostir {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kUsageError = 2;
+constexpr int kExecFailed = 127;
+// A line longer than this is written out in pieces rather than buffered.
+constexpr size_t kMaxBufferedLine = 64 * 1024;
+
+constexpr const char* kUsage =
+    "usage: hostir launch -n N [--port P] [--grace-period SECONDS] -- COMMAND [ARGS...]\n"
+    "  -n, --nproc-per-node N  number of local ranks to start (N >= 1)\n"
+    "  --port P                rendezvous port for MASTER_PORT (default: a free port)\n"
+    "  --grace-period SECONDS  time between SIGTERM and SIGKILL when a rank fails "
+    "(default 5)\n";
+
+struct LaunchOptions {
+  int num_ranks = 0;
+  int port = 0;  // 0: pick a free one
+  double grace_period_s = 5.0;
+  std::vector<std::string> command;
+};
+
+// Set from signal handlers; the supervision loop checks it.
+volatile sig_atomic_t g_received_signal = 0;
+
+void recordSignal(int signal_number) {
+  g_received_signal = signal_number;
+}
+
+void printError(const std::string& message) {
+  std::fprintf(stderr, "hostir launch: error: %s\n%s", message.c_str(), kUsage);
+}
+
+template <typename Number>
+std::optional<Number> parseNumber(std::string_view text) {
+  Number value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Returns nullopt after printing what is wrong.
+std::optional<LaunchOptions> parseLaunchOptions(int argc, char** argv) {
+  LaunchOptions options;
+  bool have_num_ranks = false;
+  int i = 0;
+  auto value_of = [&](std::string_view flag) -> std::optional<std::string_view> {
+    if (i + 1 >= argc) {
+      printError(std::string(flag) + " needs a value");
+      return std::nullopt;
+    }
+    return std::string_view(argv[++i]);
+  };
+  for (; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return std::nullopt;
+    }
+    if (arg == "-n" || arg == "--nproc-per-node") {
+      auto text = value_of(arg);
+      if (!text) {
+        return std::nullopt;
+      }
+      auto n = parseNumber<int>(*text);
+      if (!n || *n < 1) {
+        printError("-n must be a whole number >= 1, got '" + std::string(*text) + "'");
+        return std::nullopt;
+      }
+      options.num_ranks = *n;
+      have_num_ranks = true;
+    } else if (arg == "--port") {
+      auto text = value_of(arg);
+      if (!text) {
+        return std::nullopt;
+      }
+      auto port = parseNumber<int>(*text);
+      if (!port || *port < 1 || *port > 65535) {
+        printError("--port must be in 1..65535, got '" + std::string(*text) + "'");
+        return std::nullopt;
+      }
+      options.port = *port;
+    } else if (arg == "--grace-period") {
+      auto text = value_of(arg);
+      if (!text) {
+        return std::nullopt;
+      }
+      char* end = nullptr;
+      std::string copy(*text);
+      double seconds = std::strtod(copy.c_str(), &end);
+      if (end != copy.c_str() + copy.size() || !(seconds >= 0)) {
+        printError("--grace-period must be a number of seconds >= 0, got '" + copy + "'");
+        return std::nullopt;
+      }
+      options.grace_period_s = seconds;
+    } else if (!arg.empty() && arg[0] == '-') {
+      printError("unknown option '" + std::string(arg) + "'");
+      return std::nullopt;
+    } else {
+      break;  // the command starts here (the `--` is optional)
+    }
+  }
+  for (; i < argc; ++i) {
+    options.command.emplace_back(argv[i]);
+  }
+  if (!have_num_ranks) {
+    printError("missing -n N (the number of ranks)");
+    return std::nullopt;
+  }
+  if (options.command.empty()) {
+    printError("missing the command to run after --");
+    return std::nullopt;
+  }
+  return options;
+}
+
+// Asks the kernel for a port nobody listens on. Another process could take it
+// before rank 0 binds it; --port avoids that race when it matters.
+std::optional<int> findFreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  std::optional<int> port;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+void writeAll(int fd, std::string_view text) {
+  while (!text.empty()) {
+    ssize_t written = ::write(fd, text.data(), text.size());
+    if (written < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return;  // e.g. a closed pipe: the output is lost, the ranks still run
+    }
+    text.remove_prefix(static_cast<size_t>(written));
+  }
+}
+
+// One of a rank's output streams, forwarded line by line with its prefix.
+struct OutputPipe {
+  int fd = -1;          // read end; -1 once closed
+  int destination_fd;   // our stdout or stderr
+  std::string pending;  // the start of a line without its newline yet
+
+  void emitLines(const std::string& prefix, bool flush_partial) {
+    size_t start = 0;
+    for (size_t newline; (newline = pending.find('\n', start)) != std::string::npos;
+         start = newline + 1) {
+      writeAll(destination_fd, prefix + pending.substr(start, newline + 1 - start));
+    }
+    pending.erase(0, start);
+    if (!pending.empty() && (flush_partial || pending.size() > kMaxBufferedLine)) {
+      writeAll(destination_fd, prefix + pending + "\n");
+      pending.clear();
+    }
+  }
+
+  // Reads what is available; closes on end of file.
+  void readAvailable(const std::string& prefix) {
+    char buffer[8192];
+    ssize_t count = ::read(fd, buffer, sizeof(buffer));
+    if (count < 0 && (errno == EINTR || errno == EAGAIN)) {
+      return;
+    }
+    if (count <= 0) {
+      ::close(fd);
+      fd = -1;
+      emitLines(prefix, /*flush_partial=*/true);
+      return;
+    }
+    pending.append(buffer, static_cast<size_t>(count));
+    emitLines(prefix, /*flush_partial=*/false);
+  }
+};
+
+struct RankProcess {
+  int rank = 0;
+  pid_t pid = -1;
+  bool running = false;
+  int exit_code = 0;  // valid once !running; 128 + signal for a signal
+  std::string prefix;
+  OutputPipe out;
+  OutputPipe err;
+};
+
+std::string describeStatus(int status) {
+  if (WIFSIGNALED(status)) {
+    int signal_number = WTERMSIG(status);
+    return "was killed by signal " + std::to_string(signal_number) + " (" +
+           strsignal(signal_number) + ")";
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+int exitCodeOf(int status) {
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+// Runs in the forked child: never returns.
+[[noreturn]] void execRank(const LaunchOptions& options, int rank, int port, int stdout_fd,
+                           int stderr_fd) {
+  // Its own process group, so ending a rank also ends what it started.
+  ::setpgid(0, 0);
+  ::dup2(stdout_fd, STDOUT_FILENO);
+  ::dup2(stderr_fd, STDERR_FILENO);
+  // The launcher ignores SIGPIPE and handles SIGINT/SIGTERM; the rank must
+  // start with the default dispositions (ignored signals survive exec).
+  for (int signal_number : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) {
+    ::signal(signal_number, SIG_DFL);
+  }
+  const std::string world_size = std::to_string(options.num_ranks);
+  const std::string rank_text = std::to_string(rank);
+  ::setenv("RANK", rank_text.c_str(), 1);
+  ::setenv("LOCAL_RANK", rank_text.c_str(), 1);
+  ::setenv("WORLD_SIZE", world_size.c_str(), 1);
+  ::setenv("LOCAL_WORLD_SIZE", world_size.c_str(), 1);
+  ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+  ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+
+  std::vector<char*> args;
+  for (const std::string& arg : options.command) {
+    args.push_back(const_cast<char*>(arg.c_str()));
+  }
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  std::string message =
+      "hostir launch: cannot run '" + options.command[0] + "': " + std::strerror(errno) + "\n";
+  writeAll(STDERR_FILENO, message);
+  ::_exit(kExecFailed);
+}
+
+bool startRank(const LaunchOptions& options, int rank, int port, RankProcess& process) {
+  int stdout_pipe[2];
+  int stderr_pipe[2];
+  if (::pipe2(stdout_pipe, O_CLOEXEC) != 0) {
+    return false;
+  }
+  if (::pipe2(stderr_pipe, O_CLOEXEC) != 0) {
+    ::close(stdout_pipe[0]);
+    ::close(stdout_pipe[1]);
+    return false;
+  }
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    execRank(options, rank, port, stdout_pipe[1], stderr_pipe[1]);
+  }
+  ::close(stdout_pipe[1]);
+  ::close(stderr_pipe[1]);
+  if (pid < 0) {
+    ::close(stdout_pipe[0]);
+    ::close(stderr_pipe[0]);
+    return false;
+  }
+  ::setpgid(pid, pid);  // also here, so a signal sent right away reaches the group
+  process.rank = rank;
+  process.pid = pid;
+  process.running = true;
+  process.prefix = "[rank " + std::to_string(rank) + "] ";
+  process.out = OutputPipe{stdout_pipe[0], STDOUT_FILENO, {}};
+  process.err = OutputPipe{stderr_pipe[0], STDERR_FILENO, {}};
+  return true;
+}
+
+void signalRunning(std::vector<RankProcess>& ranks, int signal_number) {
+  for (RankProcess& process : ranks) {
+    if (process.running) {
+      ::kill(-process.pid, signal_number);
+    }
+  }
+}
+
+// Forwards output and supervises the ranks until all have exited.
+int superviseRanks(std::vector<RankProcess>& ranks, double grace_period_s) {
+  int result = 0;
+  bool terminating = false;
+  bool killed = false;
+  Clock::time_point kill_deadline;
+  std::optional<Clock::time_point> drain_deadline;
+
+  auto start_termination = [&](const std::string& reason) {
+    if (terminating) {
+      return;
+    }
+    terminating = true;
+    writeAll(STDERR_FILENO, "hostir launch: " + reason + "; stopping the other ranks\n");
+    signalRunning(ranks, SIGTERM);
+    kill_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(grace_period_s));
+  };
+
+  while (true) {
+    std::vector<pollfd> poll_fds;
+    std::vector<std::pair<OutputPipe*, const std::string*>> pipes;  // with the rank's prefix
+    for (RankProcess& process : ranks) {
+      for (OutputPipe* pipe : {&process.out, &process.err}) {
+        if (pipe->fd >= 0) {
+          poll_fds.push_back(pollfd{pipe->fd, POLLIN, 0});
+          pipes.emplace_back(pipe, &process.prefix);
+        }
+      }
+    }
+    bool any_running = false;
+    for (const RankProcess& process : ranks) {
+      any_running = any_running || process.running;
+    }
+    if (!any_running) {
+      // Background processes a rank left behind may hold its pipes open;
+      // don't wait for them for long.
+      if (poll_fds.empty()) {
+        break;
+      }
+      if (!drain_deadline) {
+        drain_deadline = Clock::now() + std::chrono::seconds(1);
+      } else if (Clock::now() > *drain_deadline) {
+        break;
+      }
+    }
+
+    int ready = ::poll(poll_fds.data(), poll_fds.size(), /*timeout_ms=*/50);
+    for (size_t k = 0; ready > 0 && k < poll_fds.size(); ++k) {
+      if (poll_fds[k].revents != 0) {
+        pipes[k].first->readAvailable(*pipes[k].second);
+      }
+    }
+
+    for (RankProcess& process : ranks) {
+      if (!process.running) {
+        continue;
+      }
+      int status = 0;
+      pid_t done = ::waitpid(process.pid, &status, WNOHANG);
+      if (done != process.pid) {
+        continue;
+      }
+      process.running = false;
+      process.exit_code = exitCodeOf(status);
+      if (process.exit_code != 0 && !terminating) {
+        result = process.exit_code;
+        start_termination("rank " + std::to_string(process.rank) + " " + describeStatus(status));
+      }
+    }
+
+    if (g_received_signal != 0 && !terminating) {
+      int signal_number = g_received_signal;
+      result = 128 + signal_number;
+      start_termination(std::string("received signal ") + strsignal(signal_number));
+    }
+    if (terminating && !killed && Clock::now() > kill_deadline) {
+      killed = true;
+      signalRunning(ranks, SIGKILL);
+    }
+  }
+  for (RankProcess& process : ranks) {
+    for (OutputPipe* pipe : {&process.out, &process.err}) {
+      if (pipe->fd >= 0) {
+        ::close(pipe->fd);
+        pipe->fd = -1;
+      }
+      pipe->emitLines(process.prefix, /*flush_partial=*/true);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+int runLaunchCommand(int argc, char** argv) {
+  std::optional<LaunchOptions> options = parseLaunchOptions(argc, argv);
+  if (!options) {
+    return kUsageError;
+  }
+  int port = options->port;
+  if (port == 0) {
+    std::optional<int> free_port = findFreePort();
+    if (!free_port) {
+      printError(std::string("cannot find a free port on 127.0.0.1: ") + std::strerror(errno) +
+                 "; pass --port P");
+      return kUsageError;
+    }
+    port = *free_port;
+  }
+
+  g_received_signal = 0;
+  struct sigaction on_signal {};
+  on_signal.sa_handler = recordSignal;
+  sigemptyset(&on_signal.sa_mask);
+  struct sigaction previous[3];
+  const int forwarded[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int k = 0; k < 3; ++k) {
+    ::sigaction(forwarded[k], &on_signal, &previous[k]);
+  }
+  // A closed stdout must not kill the launcher and orphan the ranks.
+  void (*previous_sigpipe)(int) = ::signal(SIGPIPE, SIG_IGN);
+
+  std::vector<RankProcess> ranks(static_cast<size_t>(options->num_ranks));
+  int result = 0;
+  bool started_all = true;
+  for (int rank = 0; rank < options->num_ranks; ++rank) {
+    if (!startRank(*options, rank, port, ranks[static_cast<size_t>(rank)])) {
+      writeAll(STDERR_FILENO, "hostir launch: cannot start rank " + std::to_string(rank) + ": " +
+                                  std::strerror(errno) + "\n");
+      started_all = false;
+      ranks.resize(static_cast<size_t>(rank));
+      break;
+    }
+  }
+  if (!started_all) {
+    signalRunning(ranks, SIGKILL);
+    superviseRanks(ranks, 0.0);
+    result = 1;
+  } else {
+    result = superviseRanks(ranks, options->grace_period_s);
+  }
+
+  for (int k = 0; k < 3; ++k) {
+    ::sigaction(forwarded[k], &previous[k], nullptr);
+  }
+  ::signal(SIGPIPE, previous_sigpipe);
+  return result;
+}
+
+}  // namespace hostir

@@ -1,0 +1,18 @@
+#pragma once
+
+namespace hostir {
+
+// `hostir launch -n N [--port P] [--grace-period S] -- COMMAND ARGS...`
+//
+// Starts N local ranks of COMMAND with the environment torchrun sets (RANK,
+// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1,
+// MASTER_PORT), prefixes every line a rank writes with `[rank K] ` (stdout to
+// stdout, stderr to stderr), and, when a rank fails (non-zero exit or a
+// signal), terminates the others (SIGTERM, then SIGKILL after the grace
+// period). Returns 0 only if every rank exits 0; otherwise the first failing
+// rank's exit status (128 + signal number for a signal), or 2 for bad usage.
+//
+// `argc`/`argv` are the arguments after the word `launch`.
+int runLaunchCommand(int argc, char** argv);
+
+}  // namespace hostir
