@@ -1,1 +1,192 @@
-// placeholder
+#include "hostir/runtime/expression_evaluator.h"
+
+#include "hostir/ir/ops.h"
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/aten_op_evaluator.h"
+
+namespace hostir {
+
+void ExpressionEvaluator::bind(const Val* val, PolymorphicValue value) {
+  HOSTIR_ASSERT(val != nullptr);
+  if (const auto* tv = dynamic_cast<const TensorView*>(val)) {
+    HOSTIR_CHECK(isTensor(value), tv->toInlineString(), " needs a tensor, got ",
+                 describeValue(value));
+    bindTensor(tv, std::get<at::Tensor>(value));
+    return;
+  }
+  HOSTIR_CHECK(!isTensor(value), val->toInlineString(), " is a scalar, got ", describeValue(value));
+  bindings_[val] = std::move(value);
+  cache_.clear();
+}
+
+void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& tensor) {
+  std::vector<IterDomain*> shape = tv->shapeDomain();
+  HOSTIR_CHECK(static_cast<int64_t>(shape.size()) == tensor.dim(), tv->toInlineString(),
+               " has rank ", shape.size(), " but the tensor bound to it has sizes ",
+               tensor.sizes());
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    bindExtent(shape[axis]->extent(), tensor.size(static_cast<int64_t>(axis)), tv, axis);
+  }
+  // Re-binding a tensor (or binding one computed before) makes everything
+  // derived from its old value stale.
+  if (bindings_.count(tv) != 0 || cache_.count(tv) != 0) {
+    cache_.clear();
+  }
+  bindings_[tv] = tensor;
+}
+
+void ExpressionEvaluator::bindExtent(const Val* extent, int64_t size, const TensorView* tv,
+                                     size_t axis) {
+  const auto* scalar = extent->as<Scalar>();
+  if (scalar->isConst()) {
+    HOSTIR_CHECK(scalar->constInt() == size, tv->toInlineString(), " axis ", axis, " has size ",
+                 scalar->constInt(), " but the tensor bound to it has size ", size);
+    return;
+  }
+  if (scalar->definition() != nullptr) {
+    return;  // derived extents are checked by the ops that use them
+  }
+  auto bound = bindings_.find(extent);
+  if (bound != bindings_.end()) {
+    int64_t previous = std::get<int64_t>(bound->second);
+    if (previous != size) {
+      auto source = extent_sources_.find(extent);
+      std::string first = source == extent_sources_.end()
+                              ? std::string("an earlier binding")
+                              : source->second.first->toInlineString() + " axis " +
+                                    std::to_string(source->second.second);
+      HOSTIR_THROW("size mismatch on ", extent->toInlineString(), ": ", first, " has size ",
+                   previous, " but ", tv->toInlineString(), " axis ", axis, " has size ", size,
+                   "; tensors sharing a symbolic extent must agree");
+    }
+    return;
+  }
+  bindings_[extent] = size;
+  extent_sources_[extent] = {tv, axis};
+  cache_.clear();
+}
+
+void ExpressionEvaluator::bindNamed(const std::string& symbol, PolymorphicValue value) {
+  named_[symbol] = std::move(value);
+  cache_.clear();
+}
+
+void ExpressionEvaluator::unbind(const Val* val) {
+  bindings_.erase(val);
+  cache_.clear();
+}
+
+PolymorphicValue ExpressionEvaluator::evaluate(const Val* val) {
+  auto bound = bindings_.find(val);
+  if (bound != bindings_.end()) {
+    return bound->second;
+  }
+  if (const auto* scalar = dynamic_cast<const Scalar*>(val)) {
+    if (scalar->isConst()) {
+      return std::visit([](auto v) -> PolymorphicValue { return v; }, *scalar->value());
+    }
+    if (!scalar->symbol().empty()) {
+      auto named = named_.find(scalar->symbol());
+      if (named != named_.end()) {
+        return named->second;
+      }
+    }
+  }
+  auto cached = cache_.find(val);
+  if (cached != cache_.end()) {
+    return cached->second;
+  }
+  const Expr* def = val->definition();
+  HOSTIR_CHECK(def != nullptr, val->toInlineString(),
+               " has no value: bind it (as a program input or a runtime symbol) before "
+               "evaluating what depends on it");
+  if (val->vtype() == ValType::Scalar) {
+    PolymorphicValue result = evaluateScalarExpr(def);
+    cache_[val] = result;
+    return result;
+  }
+  std::vector<at::Tensor> outputs = evaluateFusionOp(def, *this);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    cache_[def->output(i)] = outputs[i];
+  }
+  return cache_.at(val);
+}
+
+int64_t ExpressionEvaluator::evaluateInt(const Val* val) {
+  PolymorphicValue value = evaluate(val);
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    return *i;
+  }
+  if (const auto* b = std::get_if<bool>(&value)) {
+    return *b ? 1 : 0;
+  }
+  HOSTIR_THROW(val->toInlineString(), " should be an integer, got ", describeValue(value));
+}
+
+at::Tensor ExpressionEvaluator::evaluateTensor(const Val* val) {
+  PolymorphicValue value = evaluate(val);
+  HOSTIR_CHECK(isTensor(value), val->toInlineString(), " should be a tensor, got ",
+               describeValue(value));
+  return std::get<at::Tensor>(value);
+}
+
+std::vector<int64_t> ExpressionEvaluator::evaluateShape(const TensorView* tv) {
+  std::vector<int64_t> sizes;
+  for (IterDomain* id : tv->shapeDomain()) {
+    sizes.push_back(evaluateInt(id->extent()));
+  }
+  return sizes;
+}
+
+PolymorphicValue ExpressionEvaluator::evaluateScalarExpr(const Expr* expr) {
+  const auto* op = dynamic_cast<const BinaryOp*>(expr);
+  HOSTIR_ASSERT(op != nullptr, "scalar defined by unsupported ", expr->opName());
+  PolymorphicValue lhs = evaluate(op->lhs());
+  PolymorphicValue rhs = evaluate(op->rhs());
+  auto is_int = [](const PolymorphicValue& v) {
+    return std::holds_alternative<int64_t>(v) || std::holds_alternative<bool>(v);
+  };
+  auto as_int = [](const PolymorphicValue& v) -> int64_t {
+    if (const auto* b = std::get_if<bool>(&v)) {
+      return *b ? 1 : 0;
+    }
+    return std::get<int64_t>(v);
+  };
+  auto as_double = [&](const PolymorphicValue& v) -> double {
+    if (const auto* d = std::get_if<double>(&v)) {
+      return *d;
+    }
+    return static_cast<double>(as_int(v));
+  };
+  if (is_int(lhs) && is_int(rhs)) {
+    int64_t a = as_int(lhs);
+    int64_t b = as_int(rhs);
+    bool divides = op->type() == BinaryOpType::Div || op->type() == BinaryOpType::CeilDiv ||
+                   op->type() == BinaryOpType::Mod;
+    HOSTIR_CHECK(!divides || b != 0, "division by zero evaluating ", op->toInlineString());
+    switch (op->type()) {
+      case BinaryOpType::Add: return a + b;
+      case BinaryOpType::Sub: return a - b;
+      case BinaryOpType::Mul: return a * b;
+      case BinaryOpType::Div: return a / b;
+      case BinaryOpType::CeilDiv: return (a + b - 1) / b;
+      case BinaryOpType::Mod: return a % b;
+      case BinaryOpType::Maximum: return std::max(a, b);
+      case BinaryOpType::Minimum: return std::min(a, b);
+    }
+  }
+  double a = as_double(lhs);
+  double b = as_double(rhs);
+  switch (op->type()) {
+    case BinaryOpType::Add: return a + b;
+    case BinaryOpType::Sub: return a - b;
+    case BinaryOpType::Mul: return a * b;
+    case BinaryOpType::Div: return a / b;
+    case BinaryOpType::Maximum: return std::max(a, b);
+    case BinaryOpType::Minimum: return std::min(a, b);
+    default: HOSTIR_THROW(op->toInlineString(), " needs integer operands");
+  }
+}
+
+}  // namespace hostir

@@ -1,0 +1,231 @@
+#include "hostir/runtime/aten_op_evaluator.h"
+
+#include <ATen/ScalarOps.h>
+
+#include "hostir/ir/dispatch.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/expression_evaluator.h"
+
+namespace hostir {
+
+namespace {
+
+// One visitor for both modes: `out_` is either given (write into it) or
+// allocated here from the output's evaluated shape; view ops skip that and
+// return their view (copied into `out_` when one was given).
+class AtenOpEvaluator final : public OptInDispatch {
+ public:
+  AtenOpEvaluator(ExpressionEvaluator& ee, const at::Tensor* given_out)
+      : ee_(ee), given_out_(given_out) {}
+
+  at::Tensor result;
+
+  void handle(const LoadStoreOp* op) override {
+    at::Tensor in = tensor(op->in());
+    if (given_out_ != nullptr) {
+      result = given_out_->copy_(in);
+    } else {
+      result = in.clone(at::MemoryFormat::Contiguous);
+    }
+  }
+
+  void handle(const UnaryOp* op) override {
+    at::Tensor in = tensor(op->in());
+    at::Tensor out = outputBuffer(op->out());
+    if (op->type() == UnaryOpType::Cast) {
+      result = out.copy_(in);
+      return;
+    }
+    if (in.scalar_type() != out.scalar_type()) {
+      in = in.to(out.scalar_type());  // integer inputs of exp, log, ... compute in float
+    }
+    // ATen's CPU kernels lack Half for most math ops (exp, relu, gelu, ...),
+    // and gelu_out writes wrong values into a non-contiguous buffer: compute
+    // those in a fresh (float for Half) tensor and copy into the output.
+    bool half_math = in.scalar_type() == at::kHalf && op->type() != UnaryOpType::Neg &&
+                     op->type() != UnaryOpType::Abs;
+    bool strided_gelu = op->type() == UnaryOpType::Gelu && !out.is_contiguous();
+    if (half_math || strided_gelu) {
+      at::Tensor tmp_in = half_math ? in.to(at::kFloat) : in;
+      at::Tensor tmp_out = at::empty(tmp_in.sizes(), tmp_in.options());
+      computeUnary(op->type(), tmp_out, tmp_in);
+      result = out.copy_(tmp_out);
+      return;
+    }
+    computeUnary(op->type(), out, in);
+    result = out;
+  }
+
+  static void computeUnary(UnaryOpType type, at::Tensor& out, const at::Tensor& in) {
+    switch (type) {
+      case UnaryOpType::Neg: at::neg_out(out, in); break;
+      case UnaryOpType::Abs: at::abs_out(out, in); break;
+      case UnaryOpType::Exp: at::exp_out(out, in); break;
+      case UnaryOpType::Log: at::log_out(out, in); break;
+      case UnaryOpType::Sqrt: at::sqrt_out(out, in); break;
+      case UnaryOpType::Relu: at::clamp_min_out(out, in, 0); break;
+      case UnaryOpType::Sigmoid: at::sigmoid_out(out, in); break;
+      case UnaryOpType::Tanh: at::tanh_out(out, in); break;
+      case UnaryOpType::Gelu: at::gelu_out(out, in); break;
+      case UnaryOpType::Cast: out.copy_(in); break;
+    }
+  }
+
+  void handle(const BinaryOp* op) override {
+    at::Tensor lhs = operand(op->lhs());
+    at::Tensor rhs = operand(op->rhs());
+    at::Tensor out = outputBuffer(op->out());
+    switch (op->type()) {
+      case BinaryOpType::Add: at::add_out(out, lhs, rhs); break;
+      case BinaryOpType::Sub: at::sub_out(out, lhs, rhs); break;
+      case BinaryOpType::Mul: at::mul_out(out, lhs, rhs); break;
+      case BinaryOpType::Div: at::div_out(out, lhs, rhs); break;
+      case BinaryOpType::Maximum: at::maximum_out(out, lhs, rhs); break;
+      case BinaryOpType::Minimum: at::minimum_out(out, lhs, rhs); break;
+      default: HOSTIR_THROW(op->displayName(), " is not a tensor op");
+    }
+    result = out;
+  }
+
+  void handle(const ReductionOp* op) override {
+    at::Tensor in = tensor(op->in());
+    at::Tensor out = outputBuffer(op->out());
+    const std::vector<int64_t>& axes = op->axes();
+    switch (op->type()) {
+      case ReductionOpType::Sum:
+        at::sum_out(out, in, axes, /*keepdim=*/false, out.scalar_type());
+        break;
+      case ReductionOpType::Max: at::amax_out(out, in, axes, /*keepdim=*/false); break;
+      case ReductionOpType::Min: at::amin_out(out, in, axes, /*keepdim=*/false); break;
+    }
+    result = out;
+  }
+
+  void handle(const BroadcastOp* op) override {
+    at::Tensor view = tensor(op->in());
+    const std::vector<int64_t>& flags = op->isBroadcastDims();
+    for (size_t i = 0; i < flags.size(); ++i) {
+      if (flags[i] != 0) {
+        view = view.unsqueeze(static_cast<int64_t>(i));
+      }
+    }
+    setView(view);
+  }
+
+  void handle(const MatmulOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    at::matmul_out(out, tensor(op->a()), tensor(op->b()));
+    result = out;
+  }
+
+  void handle(const LinearOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    c10::optional<at::Tensor> bias;
+    if (op->hasBias()) {
+      bias = tensor(op->bias());
+    }
+    at::linear_out(out, tensor(op->in()), tensor(op->weight()), bias);
+    result = out;
+  }
+
+  void handle(const SelectOp* op) override {
+    setView(tensor(op->in()).select(op->dim(), ee_.evaluateInt(op->index())));
+  }
+
+  void handle(const SliceOp* op) override {
+    setView(tensor(op->in()).slice(op->dim(), ee_.evaluateInt(op->start()),
+                                   ee_.evaluateInt(op->stop())));
+  }
+
+  void handle(const PermuteOp* op) override {
+    setView(tensor(op->in()).permute(op->dims()));
+  }
+
+  void handle(const ReshapeOp* op) override {
+    // Into a given buffer, its sizes are the target shape (extents of `out`
+    // need not be bound where the op runs).
+    std::vector<int64_t> sizes =
+        given_out_ != nullptr ? given_out_->sizes().vec() : ee_.evaluateShape(op->out());
+    setView(tensor(op->in()).reshape(sizes));
+  }
+
+  void handle(const FullOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    out.fill_(toAtenScalar(ee_.evaluate(op->fillValue())));
+    result = out;
+  }
+
+ private:
+  at::Tensor tensor(const Val* val) {
+    return ee_.evaluateTensor(val);
+  }
+
+  // A scalar operand becomes a wrapped-number tensor, so that ATen promotes
+  // it as a Python scalar (it does not widen the tensor's dtype).
+  at::Tensor operand(const Val* val) {
+    if (val->vtype() == ValType::TensorView) {
+      return tensor(val);
+    }
+    at::Tensor wrapped = c10::scalar_to_tensor(toAtenScalar(ee_.evaluate(val)));
+    wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+    return wrapped;
+  }
+
+  at::Tensor outputBuffer(const Val* out) {
+    if (given_out_ != nullptr) {
+      return *given_out_;
+    }
+    return at::empty(ee_.evaluateShape(out->as<TensorView>()),
+                     at::TensorOptions().dtype(toAtenType(out->dtype())));
+  }
+
+  void setView(const at::Tensor& view) {
+    result = given_out_ != nullptr ? given_out_->copy_(view) : view;
+  }
+
+  ExpressionEvaluator& ee_;
+  const at::Tensor* given_out_;
+};
+
+std::string firstLine(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+at::Tensor evaluate(const Expr* expr, ExpressionEvaluator& ee, const at::Tensor* out) {
+  AtenOpEvaluator evaluator(ee, out);
+  try {
+    evaluator.dispatch(expr);
+  } catch (const c10::Error& error) {
+    HOSTIR_THROW("ATen failed to evaluate\n", expr->toString(1), "  ",
+                 firstLine(error.what_without_backtrace()));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
+    // Some ATen checks (e.g. reshape's size inference) throw std::runtime_error.
+    HOSTIR_THROW("ATen failed to evaluate\n", expr->toString(1), "  ", firstLine(error.what()));
+  }
+  return evaluator.result;
+}
+
+}  // namespace
+
+std::vector<at::Tensor> evaluateFusionOp(const Expr* expr, ExpressionEvaluator& ee) {
+  return {evaluate(expr, ee, nullptr)};
+}
+
+void evaluateFusionOpInto(const Expr* expr, ExpressionEvaluator& ee, const at::Tensor& out) {
+  evaluate(expr, ee, &out);
+}
+
+bool isAtenEvaluable(const Expr* expr) {
+  if (expr->outputs().size() != 1 || expr->output(0)->vtype() != ValType::TensorView) {
+    return false;
+  }
+  return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
+         expr->isA<ReductionOp>() || expr->isA<BroadcastOp>() || expr->isA<MatmulOp>() ||
+         expr->isA<LinearOp>() || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||
+         expr->isA<PermuteOp>() || expr->isA<ReshapeOp>() || expr->isA<FullOp>();
+}
+
+}  // namespace hostir

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hostir/ir/statement.h"
+#include "hostir/runtime/polymorphic_value.h"
+
+namespace hostir {
+
+class TensorView;
+
+// Binds Vals to concrete values and evaluates everything that depends on
+// them: scalar expressions (extents, loop indices) and fusion ops (through
+// ATen). Values computed from bindings are cached; re-binding a scalar (a
+// loop index) drops the cache, so nothing derived from the old value is
+// reused.
+class ExpressionEvaluator {
+ public:
+  // Binds a scalar or tensor. Binding a tensor also binds the symbolic
+  // extents of its logical axes and checks the constant ones; a symbol bound
+  // to two different sizes is an error naming both tensors.
+  void bind(const Val* val, PolymorphicValue value);
+  void bindTensor(const TensorView* tv, const at::Tensor& tensor);
+  void unbind(const Val* val);
+  // Binds every Scalar with this symbol (e.g. "numberOfStreams"), whichever
+  // Val object spells it.
+  void bindNamed(const std::string& symbol, PolymorphicValue value);
+  bool isBound(const Val* val) const {
+    return bindings_.count(val) != 0;
+  }
+
+  // The value of `val`: bound, constant, or computed from its definition.
+  PolymorphicValue evaluate(const Val* val);
+  int64_t evaluateInt(const Val* val);
+  at::Tensor evaluateTensor(const Val* val);
+  // The sizes of a tensor's shape (logical axes without reductions).
+  std::vector<int64_t> evaluateShape(const TensorView* tv);
+
+  // Forgets cached derived values (bindings stay).
+  void invalidateCache() {
+    cache_.clear();
+  }
+
+ private:
+  PolymorphicValue evaluateScalarExpr(const Expr* expr);
+  void bindExtent(const Val* extent, int64_t size, const TensorView* tv, size_t axis);
+
+  std::unordered_map<const Val*, PolymorphicValue> bindings_;
+  std::unordered_map<const Val*, PolymorphicValue> cache_;
+  std::unordered_map<std::string, PolymorphicValue> named_;
+  // Which tensor axis bound each symbolic extent, for error messages.
+  std::unordered_map<const Val*, std::pair<const TensorView*, size_t>> extent_sources_;
+};
+
+}  // namespace hostir

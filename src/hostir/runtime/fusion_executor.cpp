@@ -1,0 +1,75 @@
+#include "hostir/runtime/fusion_executor.h"
+
+#include <unordered_map>
+
+#include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/aten_op_evaluator.h"
+#include "hostir/runtime/expression_evaluator.h"
+#include "hostir/runtime/input_validation.h"
+
+namespace hostir {
+
+FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> fusion) : fusion_(std::move(fusion)) {
+  HOSTIR_CHECK(fusion_ != nullptr, "FusionExecutor needs a fusion");
+  exprs_ = fusion_->exprs();
+  for (Val* output : fusion_->outputs()) {
+    HOSTIR_CHECK(output->vtype() == ValType::TensorView, "fusion output ", output->toInlineString(),
+                 " is not a tensor");
+  }
+}
+
+std::vector<at::Tensor> FusionExecutor::run(const std::vector<at::Tensor>& inputs,
+                                            const std::vector<at::Tensor>& outputs) {
+  return run(std::vector<PolymorphicValue>(inputs.begin(), inputs.end()), outputs);
+}
+
+std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>& inputs,
+                                            const std::vector<at::Tensor>& outputs) {
+  fusion_->printIfDumpEnabled("fusion");
+  validateInputs(fusion_->inputs(), inputs, "the fusion");
+  const std::vector<Val*>& fusion_outputs = fusion_->outputs();
+  HOSTIR_CHECK(outputs.empty() || outputs.size() == fusion_outputs.size(), "the fusion has ",
+               fusion_outputs.size(), " outputs but ", outputs.size(),
+               " preallocated buffers were given; give all or none");
+
+  ExpressionEvaluator ee;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ee.bind(fusion_->inputs()[i], inputs[i]);
+  }
+  std::unordered_map<const Val*, at::Tensor> preallocated;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    preallocated[fusion_outputs[i]] = outputs[i];
+  }
+  for (Expr* expr : exprs_) {
+    if (!isAtenEvaluable(expr)) {
+      continue;  // scalar arithmetic is evaluated on demand
+    }
+    Val* out = expr->output(0);
+    auto given = preallocated.find(out);
+    if (given != preallocated.end()) {
+      validateOutputBuffer(out, given->second, ee.evaluateShape(out->as<TensorView>()));
+      evaluateFusionOpInto(expr, ee, given->second);
+      ee.bind(out, given->second);
+    } else {
+      ee.bind(out, evaluateFusionOp(expr, ee).at(0));
+    }
+  }
+
+  std::vector<at::Tensor> results;
+  for (size_t i = 0; i < fusion_outputs.size(); ++i) {
+    if (!outputs.empty()) {
+      at::Tensor value = ee.evaluateTensor(fusion_outputs[i]);
+      // An output that is an input (or aliases another output) still lands
+      // in the caller's buffer.
+      if (!value.is_same(outputs[i])) {
+        outputs[i].copy_(value);
+      }
+      results.push_back(outputs[i]);
+    } else {
+      results.push_back(ee.evaluateTensor(fusion_outputs[i]));
+    }
+  }
+  return results;
+}
+
+}  // namespace hostir

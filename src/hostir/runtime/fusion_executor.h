@@ -1,0 +1,33 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "hostir/ir/fusion.h"
+#include "hostir/runtime/polymorphic_value.h"
+
+namespace hostir {
+
+// Runs a whole fusion on one device with ATen: validates the inputs, binds
+// them, evaluates every op in topological order and returns the outputs.
+// Preallocated outputs are written in place (ATen out= variants / copy_).
+class FusionExecutor {
+ public:
+  // Takes ownership of the fusion (the executor keeps it alive).
+  explicit FusionExecutor(std::unique_ptr<Fusion> fusion);
+
+  std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
+                              const std::vector<at::Tensor>& outputs = {});
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
+                              const std::vector<at::Tensor>& outputs = {});
+
+  const Fusion& fusion() const {
+    return *fusion_;
+  }
+
+ private:
+  std::unique_ptr<Fusion> fusion_;
+  std::vector<Expr*> exprs_;  // topological order, computed once
+};
+
+}  // namespace hostir

@@ -1,0 +1,369 @@
+#include "hostir/runtime/host_ir_evaluator.h"
+
+#include "hostir/host_ir/host_ir.h"
+#include "hostir/ir/cloner.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/aten_op_evaluator.h"
+#include "hostir/runtime/collectives.h"
+#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/input_validation.h"
+#include "hostir/runtime/thread_budget_aten.h"
+
+namespace hostir {
+
+// Work handles of posted communications, filled by the stream that posts
+// them and read by the stream that waits (the same stream, in order).
+struct HostIrEvaluator::PendingWorks {
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  std::string what;
+};
+
+HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
+                                 HostIrEvaluatorParams params)
+    : container_(std::move(container)), params_(params), pool_(params.number_of_streams) {
+  HOSTIR_CHECK(container_ != nullptr, "HostIrEvaluator needs a host program");
+  HOSTIR_CHECK(params_.number_of_streams > 0, "numberOfStreams must be positive, got ",
+               params_.number_of_streams);
+  for (HostUnit* unit : container_->hostUnits()) {
+    // The executor owns a copy; the HostUnit keeps the fusion for printing.
+    auto copy = std::make_unique<Fusion>();
+    copyFusion(*unit->fusion(), *copy);
+    unit_executors_[unit] = std::make_unique<FusionExecutor>(std::move(copy));
+  }
+  for (int64_t id = 0; id < container_->numKernels(); ++id) {
+    auto copy = std::make_unique<Fusion>();
+    copyFusion(*container_->kernel(id), *copy);
+    kernel_executors_.push_back(std::make_unique<FusionExecutor>(std::move(copy)));
+  }
+}
+
+std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<at::Tensor>& inputs,
+                                             const std::vector<at::Tensor>& outputs) {
+  return run(std::vector<PolymorphicValue>(inputs.begin(), inputs.end()), outputs);
+}
+
+std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>& inputs,
+                                             const std::vector<at::Tensor>& outputs) {
+  container_->printIfHostIrDumpEnabled();
+  validateInputs(container_->inputs(), inputs, "the host program");
+  const std::vector<Val*>& program_outputs = container_->outputs();
+  HOSTIR_CHECK(outputs.empty() || outputs.size() == program_outputs.size(),
+               "the host program has ", program_outputs.size(), " outputs but ",
+               outputs.size(), " preallocated buffers were given; give all or none");
+
+  ee_ = ExpressionEvaluator();
+  ee_.bindNamed(kNumberOfStreams, int64_t{params_.number_of_streams});
+  bound_streams_.clear();
+  works_.clear();
+  coalescing_.reset();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ee_.bind(container_->inputs()[i], inputs[i]);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto* tv = program_outputs[i]->as<TensorView>();
+    validateOutputBuffer(tv, outputs[i], ee_.evaluateShape(tv));
+    ee_.bind(tv, outputs[i]);
+  }
+
+  runtime::applyThreadBudget(pool_);
+  current_ = &pool_.callerStream();
+  try {
+    runScope(container_->topLevel());
+  } catch (...) {
+    // Work already queued may still use our buffers: let it finish first.
+    try {
+      pool_.synchronizeAll();
+    } catch (const std::exception&) {  // the host-side error is the one to report
+    }
+    throw;
+  }
+  pool_.synchronizeAll();
+
+  std::vector<at::Tensor> results;
+  for (size_t i = 0; i < program_outputs.size(); ++i) {
+    HOSTIR_CHECK(ee_.isBound(program_outputs[i]), "output ",
+                 program_outputs[i]->toInlineString(),
+                 " was never computed or allocated by the host program");
+    at::Tensor value = ee_.evaluateTensor(program_outputs[i]);
+    if (!outputs.empty() && !value.is_same(outputs[i])) {
+      outputs[i].copy_(value);
+      value = outputs[i];
+    }
+    results.push_back(value);
+  }
+  return results;
+}
+
+void HostIrEvaluator::runScope(const Scope& scope) {
+  for (const Expr* expr : scope) {
+    dispatch(expr);
+  }
+}
+
+const std::string& HostIrEvaluator::label(const Expr* expr) {
+  auto it = labels_.find(expr);
+  if (it == labels_.end()) {
+    std::string text = expr->toString();
+    while (!text.empty() && text.back() == '\n') {
+      text.pop_back();
+    }
+    it = labels_.emplace(expr, std::move(text)).first;
+  }
+  return it->second;
+}
+
+runtime::Stream& HostIrEvaluator::resolveStream(const Stream* stream) {
+  auto bound = bound_streams_.find(stream);
+  if (bound != bound_streams_.end()) {
+    return *bound->second;
+  }
+  HOSTIR_CHECK(stream->hasIndex(), stream->toInlineString(),
+               " is not bound: get it with GetCurrentStream or give it an index");
+  int64_t index = ee_.evaluateInt(stream->index());
+  HOSTIR_CHECK(index >= 0, stream->toInlineString(), " evaluates to index ", index,
+               "; stream indices must be non-negative");
+  return pool_.stream(index + 1);
+}
+
+at::Tensor HostIrEvaluator::boundOrAllocated(const Val* tensor, bool zero_init) {
+  if (ee_.isBound(tensor)) {
+    return ee_.evaluateTensor(tensor);
+  }
+  auto* tv = tensor->as<TensorView>();
+  auto options = at::TensorOptions().dtype(toAtenType(tv->dtype()));
+  std::vector<int64_t> shape = ee_.evaluateShape(tv);
+  at::Tensor buffer = zero_init ? at::zeros(shape, options) : at::empty(shape, options);
+  ee_.bind(tv, buffer);
+  return buffer;
+}
+
+at::Tensor HostIrEvaluator::boundInput(const Val* tensor, const Expr* user) {
+  HOSTIR_CHECK(ee_.isBound(tensor), tensor->toInlineString(), " is used by\n",
+               user->toString(1), "before the host program computes or allocates it");
+  return ee_.evaluateTensor(tensor);
+}
+
+void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
+  at::Tensor out = boundOrAllocated(expr->output(0));
+  std::vector<std::pair<const Val*, PolymorphicValue>> operands;
+  for (const Val* input : expr->inputs()) {
+    operands.emplace_back(input, input->vtype() == ValType::TensorView
+                                     ? PolymorphicValue(boundInput(input, expr))
+                                     : ee_.evaluate(input));
+  }
+  current_->enqueue(label(expr), [expr, operands = std::move(operands), out] {
+    ExpressionEvaluator local;
+    for (const auto& [val, value] : operands) {
+      local.bind(val, value);
+    }
+    evaluateFusionOpInto(expr, local, out);
+  });
+}
+
+void HostIrEvaluator::bindViewOrCopy(const Expr* expr) {
+  // A view is metadata: the host makes it now, even if the data is not
+  // computed yet. When the output is already bound (a buffer to fill), the
+  // view's data is copied into it on the stream instead.
+  if (ee_.isBound(expr->output(0))) {
+    enqueueFusionOp(expr);
+    return;
+  }
+  for (const Val* input : expr->inputs()) {
+    if (input->vtype() == ValType::TensorView) {
+      boundInput(input, expr);
+    }
+  }
+  ee_.bind(expr->output(0), evaluateFusionOp(expr, ee_).at(0));
+}
+
+void HostIrEvaluator::enqueueSegment(const Expr* expr, FusionExecutor& executor) {
+  std::vector<PolymorphicValue> inputs;
+  for (const Val* input : expr->inputs()) {
+    inputs.push_back(input->vtype() == ValType::TensorView
+                         ? PolymorphicValue(boundInput(input, expr))
+                         : ee_.evaluate(input));
+  }
+  std::vector<at::Tensor> outputs;
+  for (const Val* output : expr->outputs()) {
+    outputs.push_back(boundOrAllocated(output));
+  }
+  current_->enqueue(label(expr), [&executor, inputs = std::move(inputs), outputs] {
+    executor.run(inputs, outputs);
+  });
+}
+
+Communicator& HostIrEvaluator::communicator(const Expr* expr) {
+  HOSTIR_CHECK(params_.communicator != nullptr, "the host program posts\n", expr->toString(1),
+               "but the evaluator has no Communicator; pass one in HostIrEvaluatorParams");
+  return *params_.communicator;
+}
+
+void HostIrEvaluator::handle(const HostUnit* /*expr*/) {
+  // A HostUnit only holds a segment; PostOnStream runs it.
+}
+
+void HostIrEvaluator::handle(const PostOnStream* expr) {
+  auto it = unit_executors_.find(expr->hostUnit());
+  HOSTIR_ASSERT(it != unit_executors_.end(), "HostUnit of PostOnStream is not registered");
+  enqueueSegment(expr, *it->second);
+}
+
+void HostIrEvaluator::handle(const LaunchKernel* expr) {
+  HOSTIR_CHECK(expr->kernelId() >= 0 &&
+                   expr->kernelId() < static_cast<int64_t>(kernel_executors_.size()),
+               "LaunchKernel refers to kernel ", expr->kernelId(), " but the program has ",
+               kernel_executors_.size(), " kernels");
+  enqueueSegment(expr, *kernel_executors_[static_cast<size_t>(expr->kernelId())]);
+}
+
+void HostIrEvaluator::handle(const Allocate* expr) {
+  boundOrAllocated(expr->buffer(), expr->zeroInit());
+}
+
+void HostIrEvaluator::handle(const Deallocate* expr) {
+  // Queued closures hold their own references: memory is freed after the
+  // last queued use finishes.
+  ee_.unbind(expr->buffer());
+}
+
+void HostIrEvaluator::handle(const ForLoop* expr) {
+  int64_t start = ee_.evaluateInt(expr->start());
+  int64_t stop = ee_.evaluateInt(expr->stop());
+  int64_t step = ee_.evaluateInt(expr->step());
+  HOSTIR_CHECK(step > 0, "loop step of\n", label(expr), "\nmust be positive, got ", step);
+  for (int64_t i = start; i < stop; i += step) {
+    ee_.bind(expr->index(), i);
+    runScope(expr->body());
+  }
+  ee_.unbind(expr->index());
+}
+
+void HostIrEvaluator::handle(const GetCurrentStream* expr) {
+  bound_streams_[expr->output(0)] = current_;
+}
+
+void HostIrEvaluator::handle(const SetCurrentStream* expr) {
+  current_ = &resolveStream(expr->stream());
+}
+
+void HostIrEvaluator::handle(const Synchronize* expr) {
+  runtime::Stream& other = resolveStream(expr->stream());
+  if (&other != current_) {
+    current_->waitStream(other);
+  }
+}
+
+void HostIrEvaluator::handle(const HirAliasSelect* expr) {
+  at::Tensor in = boundInput(expr->in(), expr);
+  int64_t index = ee_.evaluateInt(expr->index());
+  HOSTIR_CHECK(expr->axis() >= 0 && expr->axis() < in.dim() && index >= 0 &&
+                   index < in.size(expr->axis()),
+               "HirAliasSelect index ", index, " is out of range for ",
+               expr->in()->toInlineString(), " of sizes ", in.sizes(), " along axis ",
+               expr->axis());
+  ee_.bind(expr->out(), in.select(expr->axis(), index));
+}
+
+void HostIrEvaluator::handle(const Communication* expr) {
+  Communicator& comm = communicator(expr);
+  at::Tensor in = ee_.isBound(expr->in()) ? ee_.evaluateTensor(expr->in()) : at::Tensor();
+  at::Tensor out = ee_.isBound(expr->out()) ? ee_.evaluateTensor(expr->out()) : at::Tensor();
+  auto pending = coalescing_ ? coalescing_ : std::make_shared<PendingWorks>();
+  pending->what = label(expr);
+  works_[expr] = pending;
+  int64_t my_device = params_.my_device;
+  int64_t stream_key = current_->id();
+  current_->enqueue(label(expr), [expr, &comm, in, out, pending, my_device, stream_key] {
+    auto work = postCollective(*expr, my_device, in, out, comm, stream_key);
+    if (work) {
+      pending->works.push_back(work);
+    }
+  });
+}
+
+void HostIrEvaluator::handle(const P2PCommunication* expr) {
+  Communicator& comm = communicator(expr);
+  at::Tensor buffer = boundOrAllocated(expr->buffer());
+  int64_t peer = ee_.evaluateInt(expr->peer());
+  auto pending = coalescing_ ? coalescing_ : std::make_shared<PendingWorks>();
+  pending->what = label(expr);
+  works_[expr] = pending;
+  int64_t my_device = params_.my_device;
+  int64_t stream_key = current_->id();
+  auto type = expr->type();
+  current_->enqueue(label(expr), [type, peer, buffer, &comm, pending, my_device, stream_key] {
+    auto work = postP2P(type, peer, my_device, buffer, comm, stream_key);
+    if (work) {
+      pending->works.push_back(work);
+    }
+  });
+}
+
+void HostIrEvaluator::handle(const Wait* expr) {
+  auto it = works_.find(expr->communication());
+  HOSTIR_CHECK(it != works_.end(), label(expr), " waits for a communication that was not posted");
+  auto pending = it->second;
+  Communicator& comm = communicator(expr);
+  current_->enqueue(label(expr), [pending, &comm] {
+    for (const auto& work : pending->works) {
+      waitWork(work, comm.timeout(), pending->what);
+    }
+    pending->works.clear();
+  });
+}
+
+void HostIrEvaluator::handle(const StartCoalescing* expr) {
+  HOSTIR_CHECK(coalescing_ == nullptr, label(expr), ": coalescing groups do not nest");
+  // Gloo has no coalescing API: the group's collectives are posted one by
+  // one, and the EndCoalescing's Wait waits for all of them.
+  coalescing_ = std::make_shared<PendingWorks>();
+}
+
+void HostIrEvaluator::handle(const EndCoalescing* expr) {
+  HOSTIR_CHECK(coalescing_ != nullptr, label(expr), " without a StartCoalescing");
+  works_[expr] = coalescing_;
+  coalescing_.reset();
+}
+
+void HostIrEvaluator::handle(const LoadStoreOp* expr) {
+  enqueueFusionOp(expr);
+}
+void HostIrEvaluator::handle(const UnaryOp* expr) {
+  enqueueFusionOp(expr);
+}
+void HostIrEvaluator::handle(const BinaryOp* expr) {
+  HOSTIR_CHECK(expr->out()->vtype() == ValType::TensorView, "scalar arithmetic ",
+               expr->toInlineString(), " is evaluated on demand, not as a statement");
+  enqueueFusionOp(expr);
+}
+void HostIrEvaluator::handle(const ReductionOp* expr) {
+  enqueueFusionOp(expr);
+}
+void HostIrEvaluator::handle(const MatmulOp* expr) {
+  enqueueFusionOp(expr);
+}
+void HostIrEvaluator::handle(const LinearOp* expr) {
+  enqueueFusionOp(expr);
+}
+void HostIrEvaluator::handle(const ReshapeOp* expr) {
+  enqueueFusionOp(expr);
+}
+void HostIrEvaluator::handle(const FullOp* expr) {
+  enqueueFusionOp(expr);
+}
+void HostIrEvaluator::handle(const BroadcastOp* expr) {
+  bindViewOrCopy(expr);
+}
+void HostIrEvaluator::handle(const SelectOp* expr) {
+  bindViewOrCopy(expr);
+}
+void HostIrEvaluator::handle(const SliceOp* expr) {
+  bindViewOrCopy(expr);
+}
+void HostIrEvaluator::handle(const PermuteOp* expr) {
+  bindViewOrCopy(expr);
+}
+
+}  // namespace hostir

@@ -1,0 +1,110 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hostir/host_ir/host_ir_container.h"
+#include "hostir/ir/dispatch.h"
+#include "hostir/runtime/expression_evaluator.h"
+#include "hostir/runtime/fusion_executor.h"
+#include "hostir/runtime/stream_pool.h"
+
+namespace hostir {
+
+class Communicator;
+class Stream;
+
+struct HostIrEvaluatorParams {
+  // Worker streams a program rotates over; bound to `numberOfStreams`.
+  int number_of_streams = runtime::StreamPool::kDefaultNumberOfStreams;
+  // Needed only by programs with communications.
+  Communicator* communicator = nullptr;
+  // This rank's device id.
+  int64_t my_device = 0;
+};
+
+// Runs a host program. The host thread walks the program and decides every
+// buffer (allocations, views, loop indices); compute and communication are
+// enqueued as closures on the current stream, which fill those buffers.
+// IR stream index k (e.g. `Stream ( StreamIdx % numberOfStreams )`) is
+// worker stream k + 1 of the pool; the caller's stream is pool stream 0, the
+// one a program starts on and gets with GetCurrentStream. run() returns once
+// every stream has drained, re-raising the first failure of any of them.
+class HostIrEvaluator final : public OptInDispatch {
+ public:
+  explicit HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
+                           HostIrEvaluatorParams params = {});
+
+  std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
+                              const std::vector<at::Tensor>& outputs = {});
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
+                              const std::vector<at::Tensor>& outputs = {});
+
+  const HostIrContainer& container() const {
+    return *container_;
+  }
+  runtime::StreamPool& streamPool() {
+    return pool_;
+  }
+
+  // Host IR nodes.
+  void handle(const HostUnit* expr) override;
+  void handle(const PostOnStream* expr) override;
+  void handle(const LaunchKernel* expr) override;
+  void handle(const Allocate* expr) override;
+  void handle(const Deallocate* expr) override;
+  void handle(const ForLoop* expr) override;
+  void handle(const GetCurrentStream* expr) override;
+  void handle(const SetCurrentStream* expr) override;
+  void handle(const Synchronize* expr) override;
+  void handle(const HirAliasSelect* expr) override;
+  void handle(const Communication* expr) override;
+  void handle(const P2PCommunication* expr) override;
+  void handle(const Wait* expr) override;
+  void handle(const StartCoalescing* expr) override;
+  void handle(const EndCoalescing* expr) override;
+  // Fusion ops run directly, in place when their output is already bound.
+  void handle(const LoadStoreOp* expr) override;
+  void handle(const UnaryOp* expr) override;
+  void handle(const BinaryOp* expr) override;
+  void handle(const ReductionOp* expr) override;
+  void handle(const BroadcastOp* expr) override;
+  void handle(const MatmulOp* expr) override;
+  void handle(const LinearOp* expr) override;
+  void handle(const SelectOp* expr) override;
+  void handle(const SliceOp* expr) override;
+  void handle(const PermuteOp* expr) override;
+  void handle(const ReshapeOp* expr) override;
+  void handle(const FullOp* expr) override;
+
+  struct PendingWorks;
+
+ private:
+  void runScope(const Scope& scope);
+  runtime::Stream& resolveStream(const Stream* stream);
+  at::Tensor boundOrAllocated(const Val* tensor, bool zero_init = false);
+  at::Tensor boundInput(const Val* tensor, const Expr* user);
+  void enqueueFusionOp(const Expr* expr);
+  void bindViewOrCopy(const Expr* expr);
+  void enqueueSegment(const Expr* expr, FusionExecutor& executor);
+  const std::string& label(const Expr* expr);
+  Communicator& communicator(const Expr* expr);
+
+  std::unique_ptr<HostIrContainer> container_;
+  HostIrEvaluatorParams params_;
+  runtime::StreamPool pool_;
+  std::unordered_map<const HostUnit*, std::unique_ptr<FusionExecutor>> unit_executors_;
+  std::vector<std::unique_ptr<FusionExecutor>> kernel_executors_;
+  std::unordered_map<const Expr*, std::string> labels_;
+
+  // Per-run state.
+  ExpressionEvaluator ee_;
+  runtime::Stream* current_ = nullptr;
+  std::unordered_map<const Val*, runtime::Stream*> bound_streams_;
+  std::unordered_map<const Expr*, std::shared_ptr<PendingWorks>> works_;
+  std::shared_ptr<PendingWorks> coalescing_;
+};
+
+}  // namespace hostir

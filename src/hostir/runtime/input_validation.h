@@ -1,0 +1,22 @@
+#pragma once
+
+#include <vector>
+
+#include "hostir/runtime/polymorphic_value.h"
+
+namespace hostir {
+
+class Val;
+
+// Checks run-time values against a program's input Vals: count, tensor vs
+// scalar, dtype, rank, constant sizes, broadcast sizes, contiguity where the
+// tensor requires it. `what` names the program in messages.
+void validateInputs(const std::vector<Val*>& expected, const std::vector<PolymorphicValue>& given,
+                    const std::string& what);
+
+// Checks preallocated output buffers (shape and dtype come from `ee`-evaluated
+// sizes, given by the caller as `sizes`).
+void validateOutputBuffer(const Val* output, const at::Tensor& buffer,
+                          const std::vector<int64_t>& sizes);
+
+}  // namespace hostir

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hostir/ir/fusion.h"
+
+namespace hostir::tools {
+
+// A built-in example: a fusion, inputs for it, and the same computation
+// written directly in ATen to check hostir's result against.
+struct Example {
+  std::string name;
+  std::string description;
+  std::function<void(Fusion&)> build;
+  std::function<std::vector<at::Tensor>()> make_inputs;
+  std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> reference;
+};
+
+const std::vector<Example>& builtinExamples();
+// The example named `name`; throws hostir::Error listing the valid names.
+const Example& findExample(const std::string& name);
+
+}  // namespace hostir::tools

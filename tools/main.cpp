@@ -1,0 +1,144 @@
+// The `hostir` command: run, inspect and launch hostir programs.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "examples.h"
+#include "launch_command.h"
+#include "hostir/ir/error.h"
+#include "hostir/runtime/fusion_executor.h"
+
+namespace hostir::tools {
+namespace {
+
+const char* kUsage = R"(usage: hostir [COMMAND] [ARGS...]
+
+With no command, runs the main job (the default example, checked and timed).
+
+commands:
+  list                 list the built-in examples
+  print EXAMPLE        print an example's fusion
+  run EXAMPLE [-n N]   run an example on random inputs, check it against
+                       plain ATen and time both (median of N runs, default 10)
+  launch -n N [--port P] -- COMMAND...
+                       start N local ranks of COMMAND with the torchrun
+                       environment set; output lines are prefixed by rank
+  help, --help         this text
+)";
+
+double medianMilliseconds(int runs, const std::function<void()>& body) {
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    body();
+    auto stop = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+int listCommand() {
+  for (const Example& example : builtinExamples()) {
+    std::cout << std::left << std::setw(12) << example.name << example.description << "\n";
+  }
+  return 0;
+}
+
+int printCommand(const std::string& name) {
+  Fusion fusion;
+  findExample(name).build(fusion);
+  fusion.print();
+  return 0;
+}
+
+int runCommand(const std::string& name, int runs) {
+  const Example& example = findExample(name);
+  auto fusion = std::make_unique<Fusion>();
+  example.build(*fusion);
+  std::cout << "== " << example.name << ": " << example.description << "\n";
+  fusion->print();
+  FusionExecutor executor(std::move(fusion));
+
+  at::manual_seed(0);
+  std::vector<at::Tensor> inputs = example.make_inputs();
+  std::vector<at::Tensor> outputs = executor.run(inputs);
+  std::vector<at::Tensor> expected = example.reference(inputs);
+
+  bool ok = outputs.size() == expected.size();
+  for (size_t i = 0; ok && i < outputs.size(); ++i) {
+    double max_diff = (outputs[i] - expected[i]).abs().max().item<double>();
+    double scale = expected[i].abs().max().item<double>();
+    bool close = at::allclose(outputs[i], expected[i], 1e-4, 1e-4 * std::max(1.0, scale));
+    std::cout << "check output " << i << " against ATen: max |diff| = " << max_diff
+              << " (max |value| = " << scale << ") " << (close ? "OK" : "MISMATCH") << "\n";
+    ok = ok && close;
+  }
+  double hostir_ms = medianMilliseconds(runs, [&] { executor.run(inputs); });
+  double aten_ms = medianMilliseconds(runs, [&] { example.reference(inputs); });
+  std::cout << std::fixed << std::setprecision(3) << "time (median of " << runs
+            << "): hostir " << hostir_ms << " ms, plain ATen " << aten_ms
+            << " ms, ratio " << hostir_ms / aten_ms << "\n";
+  std::cout << (ok ? "PASSED" : "FAILED") << "\n";
+  return ok ? 0 : 1;
+}
+
+int parseRuns(const std::vector<std::string>& args, size_t from) {
+  for (size_t i = from; i + 1 < args.size(); ++i) {
+    if (args[i] == "-n") {
+      int runs = std::stoi(args[i + 1]);
+      HOSTIR_CHECK(runs > 0, "-n needs a positive number of runs");
+      return runs;
+    }
+  }
+  return 10;
+}
+
+int dispatchCommand(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    return runCommand("mlp", 10);
+  }
+  const std::string& command = args[0];
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (command == "list") {
+    return listCommand();
+  }
+  if ((command == "print" || command == "run") && args.size() < 2) {
+    HOSTIR_THROW("hostir ", command, " needs an EXAMPLE; see `hostir list`");
+  }
+  if (command == "print") {
+    return printCommand(args[1]);
+  }
+  if (command == "run") {
+    return runCommand(args[1], parseRuns(args, 2));
+  }
+  std::cerr << "hostir: unknown command '" << command << "'\n" << kUsage;
+  return 2;
+}
+
+}  // namespace
+}  // namespace hostir::tools
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "launch") {
+    return hostir::runLaunchCommand(argc - 2, argv + 2);
+  }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    return hostir::tools::dispatchCommand(args);
+  } catch (const hostir::Error& error) {
+    std::cerr << "hostir: error: " << error.what() << "\n";
+    return 1;
+  }
+}
