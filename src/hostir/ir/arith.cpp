@@ -25,25 +25,23 @@ const Scalar* asConstInt(const Val* val) {
 }
 
 IterDomain* freshId(const IterDomain* like, IterType iter_type) {
-  return IrBuilder::createInContainer<IterDomain>(like->container(), like->extent(),
-                                                  iter_type);
+  return IrBuilder::createInContainer<IterDomain>(like->container(), like->extent(), iter_type);
 }
 
 IterDomain* freshId(const IterDomain* like) {
   return freshId(like, like->iterType());
 }
 
-TensorView* newTensor(Fusion* container, const std::vector<IterDomain*>& ids,
-                      DataType dtype) {
-  auto* domain = IrBuilder::createInContainer<TensorDomain>(
-      container, ids, std::vector<bool>(ids.size(), true));
+TensorView* newTensor(Fusion* container, const std::vector<IterDomain*>& ids, DataType dtype) {
+  auto* domain = IrBuilder::createInContainer<TensorDomain>(container, ids,
+                                                            std::vector<bool>(ids.size(), true));
   return IrBuilder::createInContainer<TensorView>(container, domain, dtype);
 }
 
 void checkOperand(const Val* val, const char* op) {
   HOSTIR_CHECK(val != nullptr, op, ": an operand is null");
-  HOSTIR_CHECK(val->vtype() == ValType::TensorView || val->vtype() == ValType::Scalar, op,
-               ": ", describe(val), " is neither a tensor nor a scalar");
+  HOSTIR_CHECK(val->vtype() == ValType::TensorView || val->vtype() == ValType::Scalar, op, ": ",
+               describe(val), " is neither a tensor nor a scalar");
 }
 
 // Whether two axes may be the same size; false only when both are known
@@ -72,8 +70,8 @@ std::vector<IterDomain*> broadcastShapes(const char* op, TensorView* lhs, Tensor
     } else if (b == nullptr || b->isBroadcast()) {
       out.push_back(freshId(a));
     } else {
-      HOSTIR_CHECK(mayHaveSameExtent(a, b), op, ": cannot broadcast ", describe(lhs),
-                   " with ", describe(rhs), ": ", describe(a), " and ", describe(b),
+      HOSTIR_CHECK(mayHaveSameExtent(a, b), op, ": cannot broadcast ", describe(lhs), " with ",
+                   describe(rhs), ": ", describe(a), " and ", describe(b),
                    " differ; sizes must match or one must be a broadcast axis");
       out.push_back(freshId(moreKnown(a, b)));
     }
@@ -112,23 +110,21 @@ TensorView* unaryOp(UnaryOpType type, TensorView* in) {
   if (isFloatPromotingUnary(type) && !isFloatingType(dtype)) {
     dtype = DataType::Float;
   }
-  bool bool_ok = type != UnaryOpType::Neg && type != UnaryOpType::Relu &&
-                 type != UnaryOpType::Abs;
+  bool bool_ok = type != UnaryOpType::Neg && type != UnaryOpType::Relu && type != UnaryOpType::Abs;
   HOSTIR_CHECK(bool_ok || dtype != DataType::Bool, toString(type), "(", describe(in),
                "): a bool tensor is not supported; cast it to a numeric dtype first");
   return unaryOp(type, in, dtype);
 }
 
-std::optional<ScalarValue> foldConstants(BinaryOpType type, const Scalar* lhs,
-                                         const Scalar* rhs) {
+std::optional<ScalarValue> foldConstants(BinaryOpType type, const Scalar* lhs, const Scalar* rhs) {
   if (!lhs->isConst() || !rhs->isConst()) {
     return std::nullopt;
   }
   if (lhs->isConstInt() && rhs->isConstInt()) {
     int64_t a = lhs->constInt();
     int64_t b = rhs->constInt();
-    bool divides = type == BinaryOpType::Div || type == BinaryOpType::CeilDiv ||
-                   type == BinaryOpType::Mod;
+    bool divides =
+        type == BinaryOpType::Div || type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
     HOSTIR_CHECK(!divides || b != 0, toString(type), "(", a, ", ", b, "): division by zero");
     switch (type) {
       case BinaryOpType::Add: return a + b;
@@ -162,8 +158,7 @@ Val* scalarBinaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
   auto* r = rhs->as<Scalar>();
   bool integer_only = type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
   HOSTIR_CHECK(!integer_only || (isIntegralType(l->dtype()) && isIntegralType(r->dtype())),
-               toString(type), "(", describe(lhs), ", ", describe(rhs),
-               ") needs integer scalars");
+               toString(type), "(", describe(lhs), ", ", describe(rhs), ") needs integer scalars");
   Fusion* container = lhs->container();
   if (auto folded = foldConstants(type, l, r)) {
     return std::visit(
@@ -172,9 +167,9 @@ Val* scalarBinaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
   }
   // x * 1, x / 1 and ceilDiv(x, 1) are x: keeps printed extents readable.
   const Scalar* rc = asConstInt(rhs);
-  bool identity = rc != nullptr && rc->constInt() == 1 &&
-                  (type == BinaryOpType::Mul || type == BinaryOpType::Div ||
-                   type == BinaryOpType::CeilDiv);
+  bool identity =
+      rc != nullptr && rc->constInt() == 1 &&
+      (type == BinaryOpType::Mul || type == BinaryOpType::Div || type == BinaryOpType::CeilDiv);
   if (identity && isIntegralType(lhs->dtype())) {
     return lhs;
   }
@@ -183,8 +178,7 @@ Val* scalarBinaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
       isIntegralType(rhs->dtype())) {
     return rhs;
   }
-  auto* out = IrBuilder::createInContainer<Scalar>(container,
-                                                   promoteTypes(l->dtype(), r->dtype()));
+  auto* out = IrBuilder::createInContainer<Scalar>(container, promoteTypes(l->dtype(), r->dtype()));
   IrBuilder::createInContainer<BinaryOp>(container, std::vector<Val*>{lhs, rhs},
                                          std::vector<Val*>{out},
                                          std::vector<Attribute>{static_cast<int64_t>(type)});
@@ -229,13 +223,12 @@ Val* binaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
 
 int64_t normalizeAxis(int64_t axis, int64_t rank, const std::string& op, const Val* tv) {
   HOSTIR_CHECK(axis >= -rank && axis < rank, op, ": axis ", axis, " is out of range for ",
-               describe(tv), " of rank ", rank, "; valid axes are [", -rank, ", ", rank,
-               ")");
+               describe(tv), " of rank ", rank, "; valid axes are [", -rank, ", ", rank, ")");
   return axis < 0 ? axis + rank : axis;
 }
 
-TensorView* reductionOp(ReductionOpType type, TensorView* in,
-                        const std::vector<int64_t>& axes, bool keep_dim) {
+TensorView* reductionOp(ReductionOpType type, TensorView* in, const std::vector<int64_t>& axes,
+                        bool keep_dim) {
   const std::string op = toString(type);
   HOSTIR_CHECK(in != nullptr, op, ": input is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
@@ -316,25 +309,25 @@ TensorView* castOp(DataType dtype, TensorView* in) {
   return unaryOp(UnaryOpType::Cast, in, dtype);
 }
 
-#define HOSTIR_DEFINE_BINARY(name, type)                                        \
-  Val* name(Val* lhs, Val* rhs) {                                               \
-    return binaryOp(type, lhs, rhs);                                            \
-  }                                                                             \
-  TensorView* name(TensorView* lhs, Val* rhs) {                                 \
-    return binaryOp(type, lhs, rhs)->as<TensorView>();                          \
-  }                                                                             \
-  TensorView* name(Val* lhs, TensorView* rhs) {                                 \
-    return binaryOp(type, lhs, rhs)->as<TensorView>();                          \
-  }                                                                             \
-  TensorView* name(TensorView* lhs, TensorView* rhs) {                          \
-    return binaryOp(type, lhs, rhs)->as<TensorView>();                          \
-  }                                                                             \
-  TensorView* name(TensorView* lhs, double rhs) {                               \
-    HOSTIR_CHECK(lhs != nullptr, #name ": input is null");                      \
+#define HOSTIR_DEFINE_BINARY(name, type)                                           \
+  Val* name(Val* lhs, Val* rhs) {                                                  \
+    return binaryOp(type, lhs, rhs);                                               \
+  }                                                                                \
+  TensorView* name(TensorView* lhs, Val* rhs) {                                    \
+    return binaryOp(type, lhs, rhs)->as<TensorView>();                             \
+  }                                                                                \
+  TensorView* name(Val* lhs, TensorView* rhs) {                                    \
+    return binaryOp(type, lhs, rhs)->as<TensorView>();                             \
+  }                                                                                \
+  TensorView* name(TensorView* lhs, TensorView* rhs) {                             \
+    return binaryOp(type, lhs, rhs)->as<TensorView>();                             \
+  }                                                                                \
+  TensorView* name(TensorView* lhs, double rhs) {                                  \
+    HOSTIR_CHECK(lhs != nullptr, #name ": input is null");                         \
     return name(lhs, IrBuilder::createInContainer<Scalar>(lhs->container(), rhs)); \
-  }                                                                             \
-  TensorView* name(double lhs, TensorView* rhs) {                               \
-    HOSTIR_CHECK(rhs != nullptr, #name ": input is null");                      \
+  }                                                                                \
+  TensorView* name(double lhs, TensorView* rhs) {                                  \
+    HOSTIR_CHECK(rhs != nullptr, #name ": input is null");                         \
     return name(IrBuilder::createInContainer<Scalar>(rhs->container(), lhs), rhs); \
   }
 HOSTIR_DEFINE_BINARY(add, BinaryOpType::Add)
@@ -366,11 +359,11 @@ TensorView* min(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim)
 TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim) {
   HOSTIR_CHECK(in != nullptr, "broadcast: input is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
-  auto kept = static_cast<size_t>(
-      std::count(is_broadcast_dim.begin(), is_broadcast_dim.end(), false));
+  auto kept =
+      static_cast<size_t>(std::count(is_broadcast_dim.begin(), is_broadcast_dim.end(), false));
   HOSTIR_CHECK(kept == shape.size(), "broadcast(", describe(in), "): ", kept,
-               " entries of is_broadcast_dim are false but the input has rank ",
-               shape.size(), "; exactly one false entry per input axis is valid");
+               " entries of is_broadcast_dim are false but the input has rank ", shape.size(),
+               "; exactly one false entry per input axis is valid");
   Fusion* container = in->container();
   std::vector<IterDomain*> ids;
   size_t next = 0;
@@ -378,16 +371,15 @@ TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim)
   for (bool is_broadcast : is_broadcast_dim) {
     flags.push_back(is_broadcast ? 1 : 0);
     if (is_broadcast) {
-      ids.push_back(IrBuilder::createInContainer<IterDomain>(
-          container, constantIn(container, 1), IterType::Broadcast));
+      ids.push_back(IrBuilder::createInContainer<IterDomain>(container, constantIn(container, 1),
+                                                             IterType::Broadcast));
     } else {
       ids.push_back(freshId(shape[next++]));
     }
   }
   TensorView* out = newTensor(container, ids, in->dtype());
   IrBuilder::createInContainer<BroadcastOp>(container, std::vector<Val*>{in},
-                                            std::vector<Val*>{out},
-                                            std::vector<Attribute>{flags});
+                                            std::vector<Val*>{out}, std::vector<Attribute>{flags});
   return out;
 }
 
@@ -412,10 +404,10 @@ TensorView* matmul(TensorView* a, TensorView* b) {
   std::vector<IterDomain*> ids;
   size_t batch_rank = std::max(a_batch.size(), b_batch.size());
   for (size_t i = 0; i < batch_rank; ++i) {
-    IterDomain* x = i + a_batch.size() >= batch_rank ? a_batch[i + a_batch.size() - batch_rank]
-                                                     : nullptr;
-    IterDomain* y = i + b_batch.size() >= batch_rank ? b_batch[i + b_batch.size() - batch_rank]
-                                                     : nullptr;
+    IterDomain* x =
+        i + a_batch.size() >= batch_rank ? a_batch[i + a_batch.size() - batch_rank] : nullptr;
+    IterDomain* y =
+        i + b_batch.size() >= batch_rank ? b_batch[i + b_batch.size() - batch_rank] : nullptr;
     if (x == nullptr || (x->isBroadcast() && y != nullptr)) {
       ids.push_back(freshId(y));
     } else if (y == nullptr || y->isBroadcast()) {
@@ -447,10 +439,10 @@ TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias) {
   HOSTIR_CHECK(!xs.empty(), call, ": the input needs rank >= 1");
   HOSTIR_CHECK(ws.size() == 1 || ws.size() == 2, call,
                ": the weight must be [N, K] or [K], got rank ", ws.size());
-  HOSTIR_CHECK(in->dtype() == weight->dtype() && (!bias || bias->dtype() == in->dtype()),
-               call, ": input, weight and bias must have the same dtype");
-  HOSTIR_CHECK(mayHaveSameExtent(xs.back(), ws.back()), call, ": inner sizes differ: ",
-               describe(xs.back()), " vs ", describe(ws.back()),
+  HOSTIR_CHECK(in->dtype() == weight->dtype() && (!bias || bias->dtype() == in->dtype()), call,
+               ": input, weight and bias must have the same dtype");
+  HOSTIR_CHECK(mayHaveSameExtent(xs.back(), ws.back()), call,
+               ": inner sizes differ: ", describe(xs.back()), " vs ", describe(ws.back()),
                "; the input's last axis must match the weight's last axis");
   std::vector<IterDomain*> ids;
   for (size_t i = 0; i + 1 < xs.size(); ++i) {
@@ -464,8 +456,8 @@ TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias) {
     std::vector<IterDomain*> bs = bias->shapeDomain();
     HOSTIR_CHECK(bs.size() <= 1 && (ws.size() == 2 || bs.empty()), call,
                  ": the bias must be [N] (or 0-D) matching the weight's first axis");
-    HOSTIR_CHECK(bs.empty() || mayHaveSameExtent(bs[0], ws[0]), call, ": bias ",
-                 describe(bs[0]), " does not match the weight's ", describe(ws[0]));
+    HOSTIR_CHECK(bs.empty() || mayHaveSameExtent(bs[0], ws[0]), call, ": bias ", describe(bs[0]),
+                 " does not match the weight's ", describe(ws[0]));
     inputs.push_back(bias);
   }
   TensorView* out = newTensor(in->container(), ids, in->dtype());
@@ -478,15 +470,15 @@ TensorView* select(TensorView* in, int64_t dim, Val* index) {
   HOSTIR_CHECK(in != nullptr && index != nullptr, "select: an operand is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
   int64_t axis = normalizeAxis(dim, static_cast<int64_t>(shape.size()), "select", in);
-  HOSTIR_CHECK(index->vtype() == ValType::Scalar && isIntegralType(index->dtype()),
-               "select(", describe(in), "): the index must be an integer scalar, got ",
-               describe(index));
+  HOSTIR_CHECK(index->vtype() == ValType::Scalar && isIntegralType(index->dtype()), "select(",
+               describe(in), "): the index must be an integer scalar, got ", describe(index));
   const Scalar* constant = asConstInt(index);
   const Scalar* extent = asConstInt(shape[static_cast<size_t>(axis)]->extent());
-  HOSTIR_CHECK(constant == nullptr || (constant->constInt() >= 0 &&
-                                       (!extent || constant->constInt() < extent->constInt())),
-               "select(", describe(in), ", dim=", dim, "): index ", describe(index),
-               " is out of range; valid: [0, ", describe(shape[static_cast<size_t>(axis)]->extent()), ")");
+  HOSTIR_CHECK(
+      constant == nullptr ||
+          (constant->constInt() >= 0 && (!extent || constant->constInt() < extent->constInt())),
+      "select(", describe(in), ", dim=", dim, "): index ", describe(index),
+      " is out of range; valid: [0, ", describe(shape[static_cast<size_t>(axis)]->extent()), ")");
   std::vector<IterDomain*> ids;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (static_cast<int64_t>(i) != axis) {
@@ -495,8 +487,7 @@ TensorView* select(TensorView* in, int64_t dim, Val* index) {
   }
   TensorView* out = newTensor(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<SelectOp>(in->container(), std::vector<Val*>{in, index},
-                                         std::vector<Val*>{out},
-                                         std::vector<Attribute>{axis});
+                                         std::vector<Val*>{out}, std::vector<Attribute>{axis});
   return out;
 }
 
@@ -506,14 +497,12 @@ TensorView* select(TensorView* in, int64_t dim, int64_t index) {
 }
 
 TensorView* slice(TensorView* in, int64_t dim, Val* start, Val* stop) {
-  HOSTIR_CHECK(in != nullptr && start != nullptr && stop != nullptr,
-               "slice: an operand is null");
+  HOSTIR_CHECK(in != nullptr && start != nullptr && stop != nullptr, "slice: an operand is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
   int64_t axis = normalizeAxis(dim, static_cast<int64_t>(shape.size()), "slice", in);
   for (Val* bound : {start, stop}) {
-    HOSTIR_CHECK(bound->vtype() == ValType::Scalar && isIntegralType(bound->dtype()),
-                 "slice(", describe(in), "): bounds must be integer scalars, got ",
-                 describe(bound));
+    HOSTIR_CHECK(bound->vtype() == ValType::Scalar && isIntegralType(bound->dtype()), "slice(",
+                 describe(in), "): bounds must be integer scalars, got ", describe(bound));
   }
   IterDomain* sliced = shape[static_cast<size_t>(axis)];
   const Scalar* c_start = asConstInt(start);
@@ -523,21 +512,19 @@ TensorView* slice(TensorView* in, int64_t dim, Val* start, Val* stop) {
                (!c_start || !c_stop || c_start->constInt() <= c_stop->constInt()) &&
                (!c_stop || !c_extent || c_stop->constInt() <= c_extent->constInt());
   HOSTIR_CHECK(valid, "slice(", describe(in), ", dim=", dim, ", start=", describe(start),
-               ", stop=", describe(stop), "): need 0 <= start <= stop <= ",
-               describe(sliced->extent()));
+               ", stop=", describe(stop),
+               "): need 0 <= start <= stop <= ", describe(sliced->extent()));
   std::vector<IterDomain*> ids;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (static_cast<int64_t>(i) == axis) {
-      ids.push_back(IrBuilder::createInContainer<IterDomain>(in->container(),
-                                                             sub(stop, start)));
+      ids.push_back(IrBuilder::createInContainer<IterDomain>(in->container(), sub(stop, start)));
     } else {
       ids.push_back(freshId(shape[i]));
     }
   }
   TensorView* out = newTensor(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<SliceOp>(in->container(), std::vector<Val*>{in, start, stop},
-                                        std::vector<Val*>{out},
-                                        std::vector<Attribute>{axis});
+                                        std::vector<Val*>{out}, std::vector<Attribute>{axis});
   return out;
 }
 
@@ -551,8 +538,7 @@ TensorView* permute(TensorView* in, const std::vector<int64_t>& dims) {
   std::vector<IterDomain*> shape = in->shapeDomain();
   auto rank = static_cast<int64_t>(shape.size());
   HOSTIR_CHECK(static_cast<int64_t>(dims.size()) == rank, "permute(", describe(in), "): got ",
-               dims.size(), " dims for rank ", rank, "; give a permutation of 0..",
-               rank - 1);
+               dims.size(), " dims for rank ", rank, "; give a permutation of 0..", rank - 1);
   std::vector<int64_t> normalized;
   for (int64_t d : dims) {
     normalized.push_back(normalizeAxis(d, rank, "permute", in));
@@ -589,10 +575,15 @@ TensorView* reshape(TensorView* in, const std::vector<int64_t>& new_sizes) {
   }
   const Scalar* c_numel = asConstInt(numel);
   if (c_numel != nullptr) {
-    bool ok = inferred ? (known != 0 && c_numel->constInt() % known == 0)
-                       : c_numel->constInt() == known;
+    bool ok =
+        inferred ? (known != 0 && c_numel->constInt() % known == 0) : c_numel->constInt() == known;
+    std::stringstream sizes;
+    for (size_t i = 0; i < new_sizes.size(); ++i) {
+      sizes << (i ? ", " : "") << new_sizes[i];
+    }
     HOSTIR_CHECK(ok, "reshape(", describe(in), "): ", c_numel->constInt(),
-                 " elements cannot be viewed with the requested sizes");
+                 " elements cannot be viewed as {", sizes.str(),
+                 "}; the new sizes must hold the same number of elements");
   }
   std::vector<IterDomain*> ids;
   for (int64_t size : new_sizes) {
@@ -601,8 +592,8 @@ TensorView* reshape(TensorView* in, const std::vector<int64_t>& new_sizes) {
     ids.push_back(IrBuilder::createInContainer<IterDomain>(container, extent));
   }
   TensorView* out = newTensor(container, ids, in->dtype());
-  IrBuilder::createInContainer<ReshapeOp>(container, std::vector<Val*>{in},
-                                          std::vector<Val*>{out}, std::vector<Attribute>{});
+  IrBuilder::createInContainer<ReshapeOp>(container, std::vector<Val*>{in}, std::vector<Val*>{out},
+                                          std::vector<Attribute>{});
   return out;
 }
 
@@ -613,9 +604,9 @@ TensorView* full(const std::vector<Val*>& shape, Val* fill_value, DataType dtype
   std::vector<IterDomain*> ids;
   std::vector<Val*> inputs{fill_value};
   for (Val* extent : shape) {
-    HOSTIR_CHECK(extent != nullptr && extent->vtype() == ValType::Scalar &&
-                     isIntegralType(extent->dtype()),
-                 "full: every size must be an integer scalar");
+    HOSTIR_CHECK(
+        extent != nullptr && extent->vtype() == ValType::Scalar && isIntegralType(extent->dtype()),
+        "full: every size must be an integer scalar");
     const Scalar* c = asConstInt(extent);
     HOSTIR_CHECK(c == nullptr || c->constInt() >= 0, "full: size ", describe(extent),
                  " is negative");

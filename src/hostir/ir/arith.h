@@ -1,5 +1,6 @@
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include "hostir/ir/ops.h"
@@ -26,12 +27,12 @@ TensorView* castOp(DataType dtype, TensorView* in);
 // Binary ops on tensors and/or scalars; tensors broadcast as in PyTorch
 // (right-aligned, size-1 broadcast axes expand). On two scalars they build
 // scalar arithmetic, folded when both are constants.
-#define HOSTIR_DECLARE_BINARY(name)                 \
-  Val* name(Val* lhs, Val* rhs);                    \
-  TensorView* name(TensorView* lhs, Val* rhs);      \
-  TensorView* name(Val* lhs, TensorView* rhs);      \
+#define HOSTIR_DECLARE_BINARY(name)                   \
+  Val* name(Val* lhs, Val* rhs);                      \
+  TensorView* name(TensorView* lhs, Val* rhs);        \
+  TensorView* name(Val* lhs, TensorView* rhs);        \
   TensorView* name(TensorView* lhs, TensorView* rhs); \
-  TensorView* name(TensorView* lhs, double rhs);    \
+  TensorView* name(TensorView* lhs, double rhs);      \
   TensorView* name(double lhs, TensorView* rhs);
 HOSTIR_DECLARE_BINARY(add)
 HOSTIR_DECLARE_BINARY(sub)
@@ -58,6 +59,14 @@ TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias = nullpt
 
 TensorView* select(TensorView* in, int64_t dim, Val* index);
 TensorView* select(TensorView* in, int64_t dim, int64_t index);
+// Any other integer index (an int literal: `select(tv, 0, 0)` would
+// otherwise be ambiguous with the Val* overload, 0 being a null pointer
+// constant; a size_t would be ambiguous too).
+template <typename Int,
+          typename = std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, int64_t>>>
+TensorView* select(TensorView* in, int64_t dim, Int index) {
+  return select(in, dim, static_cast<int64_t>(index));
+}
 // Elements [start, stop) along dim (step 1).
 TensorView* slice(TensorView* in, int64_t dim, Val* start, Val* stop);
 TensorView* slice(TensorView* in, int64_t dim, int64_t start, int64_t stop);

@@ -1,5 +1,7 @@
 #include "hostir/ir/cloner.h"
 
+#include <algorithm>
+
 #include "hostir/ir/fusion.h"
 
 namespace hostir {
@@ -50,12 +52,22 @@ IrCloner copyFusion(const Fusion& from, Fusion& to) {
   HOSTIR_ASSERT(to.statements().empty(), "copyFusion needs an empty target");
   IrCloner cloner(&to);
   for (const auto& statement : from.statements()) {
+    Statement* clone = nullptr;
     if (statement->isVal()) {
-      cloner.clone(static_cast<const Val*>(statement.get()));
+      clone = cloner.clone(static_cast<const Val*>(statement.get()));
     } else {
-      cloner.clone(static_cast<const Expr*>(statement.get()));
+      clone = cloner.clone(static_cast<const Expr*>(statement.get()));
     }
+    // Cloning follows operands (a domain brings the loop axes a later split
+    // created), so creation order, and with it numbering, can differ from the
+    // original: give every clone its original's name so the copy prints the
+    // same, and continue numbering after the original's.
+    clone->name_ = statement->name_;
   }
+  for (size_t i = 0; i < to.val_counters_.size(); ++i) {
+    to.val_counters_[i] = std::max(to.val_counters_[i], from.val_counters_[i]);
+  }
+  to.expr_counter_ = std::max(to.expr_counter_, from.expr_counter_);
   for (Val* input : from.inputs()) {
     to.addInput(cloner.clone(input));
   }

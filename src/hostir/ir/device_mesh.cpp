@@ -9,21 +9,34 @@
 
 namespace hostir {
 
+namespace {
+std::string listString(const std::vector<int64_t>& values) {
+  std::stringstream ss;
+  ss << "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    ss << (i ? ", " : "") << values[i];
+  }
+  ss << "}";
+  return ss.str();
+}
+}  // namespace
+
 DeviceMesh::DeviceMesh(std::vector<int64_t> devices, std::vector<int64_t> shape)
     : devices_(std::move(devices)), shape_(std::move(shape)) {
   if (shape_.empty()) {
     shape_ = {static_cast<int64_t>(devices_.size())};
   }
-  HOSTIR_CHECK(shape_.size() == 1 || shape_.size() == 2,
-               "a DeviceMesh is 1-D or 2-D, got ", shape_.size(), " dimensions");
-  int64_t product =
-      std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
-  HOSTIR_CHECK(product == size(), "DeviceMesh shape does not match its ", size(),
-               " devices");
+  HOSTIR_CHECK(shape_.size() == 1 || shape_.size() == 2, "DeviceMesh ", listString(devices_),
+               ": a mesh is 1-D or 2-D, got shape ", listString(shape_));
+  int64_t product = std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
+  HOSTIR_CHECK(product == size(), "DeviceMesh ", listString(devices_), ": shape ",
+               listString(shape_), " holds ", product, " devices but ", size(),
+               " are listed; the shape's product must equal the number of devices");
   std::set<int64_t> unique(devices_.begin(), devices_.end());
-  HOSTIR_CHECK(unique.size() == devices_.size(), "DeviceMesh lists a device twice");
-  HOSTIR_CHECK(devices_.empty() || *unique.begin() >= 0,
-               "DeviceMesh device ids must be non-negative");
+  HOSTIR_CHECK(unique.size() == devices_.size(), "DeviceMesh ", listString(devices_),
+               " lists a device twice; each device id may appear once");
+  HOSTIR_CHECK(devices_.empty() || *unique.begin() >= 0, "DeviceMesh ", listString(devices_),
+               ": device ids must be non-negative");
 }
 
 DeviceMesh DeviceMesh::createForNumDevices(int64_t num_devices) {
@@ -42,10 +55,9 @@ int64_t DeviceMesh::idxOf(int64_t device) const {
 }
 
 int64_t DeviceMesh::axisOf(ParallelType parallel_type) const {
-  HOSTIR_CHECK(isDeviceDim(parallel_type), "a mesh has no ",
-               hostir::toString(parallel_type), " dimension");
-  int64_t axis = parallel_type == ParallelType::DIDx ? static_cast<int64_t>(shape_.size()) - 1
-                                                     : 0;
+  HOSTIR_CHECK(isDeviceDim(parallel_type), "a mesh has no ", hostir::toString(parallel_type),
+               " dimension");
+  int64_t axis = parallel_type == ParallelType::DIDx ? static_cast<int64_t>(shape_.size()) - 1 : 0;
   HOSTIR_CHECK(parallel_type == ParallelType::DIDx || shape_.size() == 2, toString(),
                " is 1-D and has no DIDy dimension");
   return axis;

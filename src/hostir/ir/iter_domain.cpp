@@ -16,14 +16,14 @@ IterDomain::IterDomain(Fusion* container, Val* extent, IterType iter_type,
       extent_(extent),
       iter_type_(iter_type),
       parallel_type_(parallel_type) {
-  HOSTIR_ASSERT(extent != nullptr && extent->vtype() == ValType::Scalar &&
-                    isIntegralType(extent->dtype()),
-                "an IterDomain extent must be an integer scalar");
+  HOSTIR_ASSERT(
+      extent != nullptr && extent->vtype() == ValType::Scalar && isIntegralType(extent->dtype()),
+      "an IterDomain extent must be an integer scalar");
 }
 
 void IterDomain::parallelize(ParallelType parallel_type) {
-  HOSTIR_CHECK(parallel_type == ParallelType::Serial || !isBroadcast(),
-               toInlineString(), " is a broadcast axis and cannot be parallelized with ",
+  HOSTIR_CHECK(parallel_type == ParallelType::Serial || !isBroadcast(), toInlineString(),
+               " is a broadcast axis and cannot be parallelized with ",
                hostir::toString(parallel_type), "; parallelize an iteration axis");
   parallel_type_ = parallel_type;
 }
@@ -37,8 +37,8 @@ bool IterDomain::sameAs(const Val* other) const {
     return true;
   }
   const auto* id = dynamic_cast<const IterDomain*>(other);
-  return id != nullptr && id->iter_type_ == iter_type_ &&
-         id->parallel_type_ == parallel_type_ && extent_->sameAs(id->extent_);
+  return id != nullptr && id->iter_type_ == iter_type_ && id->parallel_type_ == parallel_type_ &&
+         extent_->sameAs(id->extent_);
 }
 
 Val* IterDomain::cloneInto(IrCloner& cloner) const {
@@ -48,9 +48,10 @@ Val* IterDomain::cloneInto(IrCloner& cloner) const {
 
 std::string IterDomain::toInlineString() const {
   std::stringstream ss;
-  ss << (isReduction() ? "r" : isBroadcast() ? "b" : "i")
-     << hostir::toString(parallel_type_) << name() << "{" << extent_->toInlineString()
-     << "}";
+  ss << (isReduction()   ? "r"
+         : isBroadcast() ? "b"
+                         : "i")
+     << hostir::toString(parallel_type_) << name() << "{" << extent_->toInlineString() << "}";
   return ss.str();
 }
 
@@ -60,7 +61,8 @@ std::string IterDomain::toString(int /*indent*/) const {
 
 std::pair<IterDomain*, IterDomain*> IterDomain::split(IterDomain* in, Val* factor,
                                                       bool inner_split) {
-  HOSTIR_CHECK(!in->isBroadcast(), "cannot split broadcast axis ", in->toInlineString());
+  HOSTIR_CHECK(!in->isBroadcast(), "cannot split broadcast axis ", in->toInlineString(),
+               "; only iteration and reduction axes can be split");
   if (auto* constant = dynamic_cast<Scalar*>(factor); constant && constant->isConstInt()) {
     HOSTIR_CHECK(constant->constInt() > 0, "split factor of ", in->toInlineString(),
                  " must be positive, got ", constant->constInt());
@@ -69,10 +71,8 @@ std::pair<IterDomain*, IterDomain*> IterDomain::split(IterDomain* in, Val* facto
   Val* remainder = ceilDiv(in->extent(), factor);
   Val* outer_extent = inner_split ? remainder : factor;
   Val* inner_extent = inner_split ? factor : remainder;
-  auto* outer =
-      IrBuilder::createInContainer<IterDomain>(container, outer_extent, in->iterType());
-  auto* inner =
-      IrBuilder::createInContainer<IterDomain>(container, inner_extent, in->iterType());
+  auto* outer = IrBuilder::createInContainer<IterDomain>(container, outer_extent, in->iterType());
+  auto* inner = IrBuilder::createInContainer<IterDomain>(container, inner_extent, in->iterType());
   IrBuilder::createInContainer<Split>(container, std::vector<Val*>{in, factor},
                                       std::vector<Val*>{outer, inner},
                                       std::vector<Attribute>{inner_split});
@@ -80,8 +80,8 @@ std::pair<IterDomain*, IterDomain*> IterDomain::split(IterDomain* in, Val* facto
 }
 
 IterDomain* IterDomain::merge(IterDomain* outer, IterDomain* inner) {
-  HOSTIR_CHECK(outer->iterType() == inner->iterType(), "cannot merge ",
-               outer->toInlineString(), " with ", inner->toInlineString(),
+  HOSTIR_CHECK(outer->iterType() == inner->iterType(), "cannot merge ", outer->toInlineString(),
+               " with ", inner->toInlineString(),
                ": both must be iteration, reduction or broadcast axes alike");
   Fusion* container = outer->container();
   auto* out = IrBuilder::createInContainer<IterDomain>(

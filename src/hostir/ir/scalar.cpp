@@ -7,8 +7,7 @@
 
 namespace hostir {
 
-Scalar::Scalar(Fusion* container, DataType dtype)
-    : Val(container, ValType::Scalar, dtype) {}
+Scalar::Scalar(Fusion* container, DataType dtype) : Val(container, ValType::Scalar, dtype) {}
 
 Scalar::Scalar(Fusion* container, std::string symbol, DataType dtype)
     : Val(container, ValType::Scalar, dtype), symbol_(std::move(symbol)) {}
@@ -41,18 +40,21 @@ bool Scalar::sameAs(const Val* other) const {
   if (!symbol_.empty() || !scalar->symbol_.empty()) {
     return symbol_ == scalar->symbol_;
   }
-  if (definition() != nullptr && scalar->definition() != nullptr) {
-    return definition()->sameAs(scalar->definition());
+  if (definition() != nullptr || scalar->definition() != nullptr) {
+    return definition() != nullptr && scalar->definition() != nullptr &&
+           definition()->sameAs(scalar->definition());
   }
-  return false;
+  // Two free symbols are the same symbol when they print the same: within a
+  // container names are unique, so this is identity; across containers it
+  // matches a symbol with its clone (i0 in a fusion and in its copy).
+  return name() == scalar->name();
 }
 
 Val* Scalar::cloneInto(IrCloner& cloner) const {
   Fusion* target = cloner.target();
   if (value_.has_value()) {
     return std::visit(
-        [&](auto v) -> Val* { return IrBuilder::createInContainer<Scalar>(target, v); },
-        *value_);
+        [&](auto v) -> Val* { return IrBuilder::createInContainer<Scalar>(target, v); }, *value_);
   }
   if (!symbol_.empty()) {
     return IrBuilder::createInContainer<Scalar>(target, symbol_, dtype());

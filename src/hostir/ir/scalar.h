@@ -15,9 +15,12 @@ using ScalarValue = std::variant<int64_t, double, bool>;
 // result of scalar arithmetic (printed as its defining expression).
 class Scalar : public Val {
  public:
-  Scalar(Fusion* container, DataType dtype);                  // free symbol
+  Scalar(Fusion* container, DataType dtype);                      // free symbol
   Scalar(Fusion* container, std::string symbol, DataType dtype);  // named
   Scalar(Fusion* container, int64_t value);
+  // `IrBuilder::create<Scalar>(4)`: an int literal would otherwise be
+  // ambiguous between the int64_t, double and bool constructors.
+  Scalar(Fusion* container, int value) : Scalar(container, static_cast<int64_t>(value)) {}
   Scalar(Fusion* container, double value);
   Scalar(Fusion* container, bool value);
 

@@ -15,12 +15,15 @@ class Expr;
 class IrCloner;
 class OptInDispatch;
 
+// Defined in cloner.cpp; a friend of Statement and Fusion so that a copy
+// keeps every statement's name.
+IrCloner copyFusion(const Fusion& from, Fusion& to);
+
 enum class ValType { TensorView, TensorDomain, IterDomain, Scalar, Stream };
 
 // Plain data carried by an Expr (an enum, an axis, a flag). Kept in one
 // generic list so that sameAs and cloning need no per-node code.
-using Attribute =
-    std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+using Attribute = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
 
 std::string toString(const Attribute& attribute);
 
@@ -48,6 +51,7 @@ class Statement {
  protected:
   explicit Statement(Fusion* container) : container_(container) {}
   friend class Fusion;
+  friend IrCloner copyFusion(const Fusion& from, Fusion& to);
 
   Fusion* container_;
   int64_t name_ = -1;
@@ -165,8 +169,7 @@ class Expr : public Statement {
 
   // Builds a node of the same kind in `container` from given operands; the
   // cloner and passes use it to copy nodes without per-kind code.
-  virtual Expr* newObject(Fusion* container, std::vector<Val*> inputs,
-                          std::vector<Val*> outputs,
+  virtual Expr* newObject(Fusion* container, std::vector<Val*> inputs, std::vector<Val*> outputs,
                           std::vector<Attribute> attributes,
                           std::vector<Val*> attribute_vals) const = 0;
 
@@ -228,44 +231,41 @@ class Expr : public Statement {
 };
 
 // Declares the boilerplate every concrete Expr kind needs.
-#define HOSTIR_DECLARE_EXPR(ClassName)                                         \
- public:                                                                       \
-  ClassName(Fusion* container, std::vector<Val*> inputs,                       \
-            std::vector<Val*> outputs, std::vector<Attribute> attributes,      \
-            std::vector<Val*> attribute_vals = {})                             \
-      : Expr(container, std::move(inputs), std::move(outputs),                 \
-             std::move(attributes), std::move(attribute_vals)) {               \
-    validateStructure();                                                       \
-  }                                                                            \
-  Expr* newObject(Fusion* container, std::vector<Val*> inputs,                 \
-                  std::vector<Val*> outputs,                                   \
-                  std::vector<Attribute> attributes,                           \
-                  std::vector<Val*> attribute_vals) const override;            \
-  void accept(OptInDispatch& dispatcher) const override;                       \
-  const char* opName() const override {                                        \
-    return #ClassName;                                                         \
-  }                                                                            \
-                                                                               \
- private:                                                                      \
-  void validateStructure() const;                                              \
-                                                                               \
+#define HOSTIR_DECLARE_EXPR(ClassName)                                                    \
+ public:                                                                                  \
+  ClassName(Fusion* container, std::vector<Val*> inputs, std::vector<Val*> outputs,       \
+            std::vector<Attribute> attributes, std::vector<Val*> attribute_vals = {})     \
+      : Expr(container, std::move(inputs), std::move(outputs), std::move(attributes),     \
+             std::move(attribute_vals)) {                                                 \
+    validateStructure();                                                                  \
+  }                                                                                       \
+  Expr* newObject(Fusion* container, std::vector<Val*> inputs, std::vector<Val*> outputs, \
+                  std::vector<Attribute> attributes, std::vector<Val*> attribute_vals)    \
+      const override;                                                                     \
+  void accept(OptInDispatch& dispatcher) const override;                                  \
+  const char* opName() const override {                                                   \
+    return #ClassName;                                                                    \
+  }                                                                                       \
+                                                                                          \
+ private:                                                                                 \
+  void validateStructure() const;                                                         \
+                                                                                          \
  public:
 
 // Defines the out-of-line boilerplate in the node's .cpp file.
-#define HOSTIR_DEFINE_EXPR(ClassName)                                         \
-  Expr* ClassName::newObject(Fusion* container, std::vector<Val*> inputs,     \
-                             std::vector<Val*> outputs,                       \
-                             std::vector<Attribute> attributes,               \
-                             std::vector<Val*> attribute_vals) const {        \
-    return IrBuilder::createInContainer<ClassName>(                           \
-        container, std::move(inputs), std::move(outputs),                     \
-        std::move(attributes), std::move(attribute_vals));                    \
-  }                                                                           \
-  void ClassName::accept(OptInDispatch& dispatcher) const {                   \
-    dispatcher.handle(this);                                                  \
-  }                                                                           \
-  void OptInDispatch::handle(const ClassName* expr) {                         \
-    unhandled(expr);                                                          \
+#define HOSTIR_DEFINE_EXPR(ClassName)                                                         \
+  Expr* ClassName::newObject(Fusion* container, std::vector<Val*> inputs,                     \
+                             std::vector<Val*> outputs, std::vector<Attribute> attributes,    \
+                             std::vector<Val*> attribute_vals) const {                        \
+    return IrBuilder::createInContainer<ClassName>(container, std::move(inputs),              \
+                                                   std::move(outputs), std::move(attributes), \
+                                                   std::move(attribute_vals));                \
+  }                                                                                           \
+  void ClassName::accept(OptInDispatch& dispatcher) const {                                   \
+    dispatcher.handle(this);                                                                  \
+  }                                                                                           \
+  void OptInDispatch::handle(const ClassName* expr) {                                         \
+    unhandled(expr);                                                                          \
   }
 
 }  // namespace hostir

@@ -10,14 +10,22 @@ namespace hostir {
 
 TensorView::TensorView(Fusion* container, TensorDomain* domain, DataType dtype,
                        MemoryType memory_type)
-    : Val(container, ValType::TensorView, dtype),
-      domain_(domain),
-      memory_type_(memory_type) {
+    : Val(container, ValType::TensorView, dtype), domain_(domain), memory_type_(memory_type) {
   HOSTIR_ASSERT(domain != nullptr);
 }
 
+namespace {
+// Normalizes a loop-domain axis of `tv`; the error names the tensor.
+size_t loopAxis(const TensorView* tv, int64_t axis, const char* what) {
+  int64_t rank = tv->nDims();
+  HOSTIR_CHECK(axis >= -rank && axis < rank, what, " of ", tv->toInlineString(), ": axis ", axis,
+               " is out of range; valid axes are [", -rank, ", ", rank, ")");
+  return static_cast<size_t>(axis < 0 ? axis + rank : axis);
+}
+}  // namespace
+
 IterDomain* TensorView::axis(int64_t position) const {
-  return domain_->loop()[domain_->normalizeLoopAxis(position)];
+  return domain_->loop()[loopAxis(this, position, "axis")];
 }
 
 TensorView* TensorView::split(int64_t axis, int64_t factor, bool inner_split) {
@@ -28,11 +36,23 @@ TensorView* TensorView::split(int64_t axis, Val* factor, bool inner_split) {
   HOSTIR_CHECK(factor->vtype() == ValType::Scalar && isIntegralType(factor->dtype()),
                "split factor of ", toInlineString(), " must be an integer scalar, got ",
                factor->toInlineString());
+  IterDomain* id = domain_->loop()[loopAxis(this, axis, "split")];
+  HOSTIR_CHECK(!id->isBroadcast(), "split of ", toInlineString(), ": cannot split broadcast axis ",
+               id->toInlineString(), "; only iteration and reduction axes can be split");
   domain_->split(axis, factor, inner_split);
   return this;
 }
 
 TensorView* TensorView::merge(int64_t axis_outer, int64_t axis_inner) {
+  size_t outer = loopAxis(this, axis_outer, "merge");
+  size_t inner = loopAxis(this, axis_inner, "merge");
+  HOSTIR_CHECK(inner == outer + 1, "merge of ", toInlineString(), ": axes ", axis_outer, " and ",
+               axis_inner, " are not adjacent; merge an axis with the next one (outer, outer + 1)");
+  IterDomain* a = domain_->loop()[outer];
+  IterDomain* b = domain_->loop()[inner];
+  HOSTIR_CHECK(a->iterType() == b->iterType(), "merge of ", toInlineString(), ": cannot merge ",
+               a->toInlineString(), " with ", b->toInlineString(),
+               "; both must be iteration, reduction or broadcast axes alike");
   domain_->merge(axis_outer, axis_inner);
   return this;
 }
@@ -58,8 +78,8 @@ bool TensorView::sameAs(const Val* other) const {
 
 Val* TensorView::cloneInto(IrCloner& cloner) const {
   auto* domain = cloner.clone(domain_);
-  auto* tv = IrBuilder::createInContainer<TensorView>(cloner.target(), domain, dtype(),
-                                                      memory_type_);
+  auto* tv =
+      IrBuilder::createInContainer<TensorView>(cloner.target(), domain, dtype(), memory_type_);
   tv->mesh_ = mesh_;
   return tv;
 }
