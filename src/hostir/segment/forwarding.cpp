@@ -1,0 +1,43 @@
+#include "hostir/segment/forwarding.h"
+
+#include <algorithm>
+
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/ops.h"
+
+namespace hostir {
+
+bool isForwardableOp(const Expr* expr) {
+  return expr->isA<UnaryOp>() || expr->isA<BroadcastOp>() || expr->isA<FullOp>();
+}
+
+std::unordered_set<const Expr*> findForwardedExprs(const Fusion& fusion,
+                                                   const std::vector<Expr*>& exprs) {
+  std::unordered_set<const Expr*> forwarded;
+  std::unordered_set<const Val*> inputs(fusion.inputs().begin(), fusion.inputs().end());
+  std::unordered_set<const Val*> outputs(fusion.outputs().begin(), fusion.outputs().end());
+  for (const Expr* expr : exprs) {
+    if (!isForwardableOp(expr)) {
+      continue;
+    }
+    bool produces_fusion_output =
+        std::any_of(expr->outputs().begin(), expr->outputs().end(),
+                    [&](const Val* out) { return outputs.count(out) != 0; });
+    if (produces_fusion_output) {
+      continue;
+    }
+    // Scalar operands (a fill value, extents) are recomputed with the clone;
+    // only tensor operands decide where the chain starts.
+    bool starts_at_root =
+        std::all_of(expr->inputs().begin(), expr->inputs().end(), [&](const Val* in) {
+          return in->vtype() != ValType::TensorView || inputs.count(in) != 0 ||
+                 forwarded.count(in->definition()) != 0;
+        });
+    if (starts_at_root) {
+      forwarded.insert(expr);
+    }
+  }
+  return forwarded;
+}
+
+}  // namespace hostir
