@@ -62,10 +62,106 @@ Example softplusNormExample() {
       }};
 }
 
+// Stream examples: each marks an axis ParallelType::Stream so the lowering
+// turns the op into a host loop over streams.
+Example streamSetExample() {
+  return Example{"stream_set", "one set op, stream-parallel on axis 0",
+                 [](Fusion& fusion) {
+                   FusionGuard fg(&fusion);
+                   TensorView* in = makeContigTensor(2);
+                   fusion.addInput(in);
+                   TensorView* out = set(in);
+                   out->axis(0)->parallelize(ParallelType::Stream);
+                   fusion.addOutput(out);
+                 },
+                 [] { return std::vector<at::Tensor>{at::randn({8, 1024})}; },
+                 [](const std::vector<at::Tensor>& in) {
+                   return std::vector<at::Tensor>{in[0].clone()};
+                 }};
+}
+
+Example streamTwoSetsExample() {
+  return Example{"stream_two_sets", "two stream-parallel set ops: one fused loop",
+                 [](Fusion& fusion) {
+                   FusionGuard fg(&fusion);
+                   TensorView* in = makeContigTensor(2);
+                   fusion.addInput(in);
+                   TensorView* mid = set(in);
+                   TensorView* out = set(mid);
+                   mid->axis(0)->parallelize(ParallelType::Stream);
+                   out->axis(0)->parallelize(ParallelType::Stream);
+                   fusion.addOutput(out);
+                 },
+                 [] { return std::vector<at::Tensor>{at::randn({8, 1024})}; },
+                 [](const std::vector<at::Tensor>& in) {
+                   return std::vector<at::Tensor>{in[0].clone()};
+                 }};
+}
+
+Example streamThreeSetsExample() {
+  return Example{
+      "stream_three_sets",
+      "three set ops, the middle one not stream-parallel: two loops with the op between",
+      [](Fusion& fusion) {
+        FusionGuard fg(&fusion);
+        TensorView* in = makeContigTensor(2);
+        fusion.addInput(in);
+        TensorView* a = set(in);
+        TensorView* b = set(a);
+        TensorView* c = set(b);
+        a->axis(0)->parallelize(ParallelType::Stream);
+        c->axis(0)->parallelize(ParallelType::Stream);
+        fusion.addOutput(c);
+      },
+      [] { return std::vector<at::Tensor>{at::randn({8, 1024})}; },
+      [](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{in[0].clone()}; }};
+}
+
+Example streamReductionExample() {
+  return Example{"stream_reduction", "sum over axis 1, stream-parallel on axis 0",
+                 [](Fusion& fusion) {
+                   FusionGuard fg(&fusion);
+                   TensorView* in = makeContigTensor(2);
+                   fusion.addInput(in);
+                   TensorView* out = sum(in, {1});
+                   out->axis(0)->parallelize(ParallelType::Stream);
+                   fusion.addOutput(out);
+                 },
+                 [] { return std::vector<at::Tensor>{at::randn({16, 4096})}; },
+                 [](const std::vector<at::Tensor>& in) {
+                   return std::vector<at::Tensor>{in[0].sum({1})};
+                 }};
+}
+
+Example streamMatmulExample() {
+  return Example{"stream_matmul",
+                 "[M,K]x[K,N] matmul in 4 row chunks (outer split of M, stream-parallel)",
+                 [](Fusion& fusion) {
+                   FusionGuard fg(&fusion);
+                   TensorView* a = makeContigTensor(2);
+                   TensorView* b = makeContigTensor(2);
+                   fusion.addInput(a);
+                   fusion.addInput(b);
+                   TensorView* out = matmul(a, b);
+                   out->split(0, 4, /*inner_split=*/false);
+                   out->axis(0)->parallelize(ParallelType::Stream);
+                   fusion.addOutput(out);
+                 },
+                 [] {
+                   return std::vector<at::Tensor>{at::randn({1022, 512}), at::randn({512, 768})};
+                 },
+                 [](const std::vector<at::Tensor>& in) {
+                   return std::vector<at::Tensor>{at::matmul(in[0], in[1])};
+                 }};
+}
+
 }  // namespace
 
 const std::vector<Example>& builtinExamples() {
-  static const std::vector<Example> examples{mlpExample(), softplusNormExample()};
+  static const std::vector<Example> examples{
+      mlpExample(),          softplusNormExample(),     streamSetExample(),
+      streamTwoSetsExample(), streamThreeSetsExample(), streamReductionExample(),
+      streamMatmulExample()};
   return examples;
 }
 

@@ -14,7 +14,8 @@
 #include "examples.h"
 #include "launch_command.h"
 #include "hostir/ir/error.h"
-#include "hostir/runtime/fusion_executor.h"
+#include "hostir/host_ir/lowering.h"
+#include "hostir/runtime/host_executor.h"
 
 namespace hostir::tools {
 namespace {
@@ -26,8 +27,10 @@ With no command, runs the main job (the default example, checked and timed).
 commands:
   list                 list the built-in examples
   print EXAMPLE        print an example's fusion
-  run EXAMPLE [-n N]   run an example on random inputs, check it against
-                       plain ATen and time both (median of N runs, default 10)
+  lower EXAMPLE        print an example's fusion and its host program
+  run EXAMPLE [-n N]   lower and run an example on random inputs, check it
+                       against plain ATen and time both (median of N runs,
+                       default 10)
   launch -n N [--port P] -- COMMAND...
                        start N local ranks of COMMAND with the torchrun
                        environment set; output lines are prefixed by rank
@@ -60,13 +63,22 @@ int printCommand(const std::string& name) {
   return 0;
 }
 
+int lowerCommand(const std::string& name) {
+  Fusion fusion;
+  findExample(name).build(fusion);
+  fusion.print();
+  std::cout << lowerToHostIr(fusion)->toString();
+  return 0;
+}
+
 int runCommand(const std::string& name, int runs) {
   const Example& example = findExample(name);
-  auto fusion = std::make_unique<Fusion>();
-  example.build(*fusion);
+  Fusion fusion;
+  example.build(fusion);
   std::cout << "== " << example.name << ": " << example.description << "\n";
-  fusion->print();
-  FusionExecutor executor(std::move(fusion));
+  fusion.print();
+  HostExecutor executor(fusion);
+  std::cout << executor.hostProgram().toString();
 
   at::manual_seed(0);
   std::vector<at::Tensor> inputs = example.make_inputs();
@@ -114,11 +126,14 @@ int dispatchCommand(const std::vector<std::string>& args) {
   if (command == "list") {
     return listCommand();
   }
-  if ((command == "print" || command == "run") && args.size() < 2) {
+  if ((command == "print" || command == "run" || command == "lower") && args.size() < 2) {
     HOSTIR_THROW("hostir ", command, " needs an EXAMPLE; see `hostir list`");
   }
   if (command == "print") {
     return printCommand(args[1]);
+  }
+  if (command == "lower") {
+    return lowerCommand(args[1]);
   }
   if (command == "run") {
     return runCommand(args[1], parseRuns(args, 2));

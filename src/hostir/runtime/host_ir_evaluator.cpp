@@ -233,7 +233,28 @@ void HostIrEvaluator::handle(const ForLoop* expr) {
   int64_t stop = ee_.evaluateInt(expr->stop());
   int64_t step = ee_.evaluateInt(expr->step());
   HOSTIR_CHECK(step > 0, "loop step of\n", label(expr), "\nmust be positive, got ", step);
+  // Values the body binds (op outputs, views, allocations) belong to one
+  // iteration: drop them before the next, unless they existed before the
+  // loop (a buffer allocated outside that the body writes into).
+  std::vector<const Val*> per_iteration;
+  for (const Expr* body_expr : expr->body()) {
+    std::vector<Val*> bound = body_expr->outputs();
+    if (const auto* alias = dynamic_cast<const HirAliasSelect*>(body_expr)) {
+      bound.push_back(alias->out());
+    }
+    if (const auto* allocate = dynamic_cast<const Allocate*>(body_expr)) {
+      bound.push_back(allocate->buffer());
+    }
+    for (const Val* val : bound) {
+      if (!ee_.isBound(val)) {
+        per_iteration.push_back(val);
+      }
+    }
+  }
   for (int64_t i = start; i < stop; i += step) {
+    for (const Val* val : per_iteration) {
+      ee_.unbind(val);
+    }
     ee_.bind(expr->index(), i);
     runScope(expr->body());
   }

@@ -1,0 +1,135 @@
+#include "hostir/host_ir/buffer_shrinking.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/stream_axis.h"
+#include "hostir/ir/arith.h"
+#include "hostir/multidevice/axis_mapping.h"
+
+namespace hostir {
+
+namespace {
+
+// Every expr of a scope, loop bodies included, with the loop holding it.
+void collect(const Scope& scope, const ForLoop* loop,
+             std::vector<std::pair<Expr*, const ForLoop*>>& out) {
+  for (Expr* expr : scope) {
+    out.emplace_back(expr, loop);
+    if (const auto* inner = dynamic_cast<const ForLoop*>(expr)) {
+      collect(inner->body(), inner, out);
+    }
+  }
+}
+
+// Whether `expr` makes a slice of its input 0 (an alias a loop creates).
+bool isSliceOfInput(const Expr* expr) {
+  return expr->isA<HirAliasSelect>() || expr->isA<SliceOp>();
+}
+
+// [numberOfStreams, <tv's logical axes, the stream axis replaced by a chunk
+// or dropped>].
+TensorView* makeRing(HostIrContainer& container, const TensorView* tv, const StreamAxis& axis,
+                     Val* number_of_streams) {
+  std::vector<IterDomain*> ids{
+      IrBuilder::createInContainer<IterDomain>(&container, number_of_streams)};
+  const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
+  for (size_t i = 0; i < logical.size(); ++i) {
+    if (static_cast<int64_t>(i) == axis.logical_pos) {
+      if (axis.chunk_size != nullptr) {
+        ids.push_back(IrBuilder::createInContainer<IterDomain>(&container, axis.chunk_size));
+      }
+      continue;
+    }
+    ids.push_back(IrBuilder::createInContainer<IterDomain>(&container, logical[i]->extent(),
+                                                           logical[i]->iterType()));
+  }
+  auto* domain = IrBuilder::createInContainer<TensorDomain>(&container, ids,
+                                                            std::vector<bool>(ids.size(), true));
+  return IrBuilder::createInContainer<TensorView>(&container, domain, tv->dtype());
+}
+
+// A ring slot: the ring's axes after the first.
+TensorView* makeSlot(HostIrContainer& container, const TensorView* ring) {
+  std::vector<IterDomain*> ids;
+  const std::vector<IterDomain*>& logical = ring->getLogicalDomain();
+  for (size_t i = 1; i < logical.size(); ++i) {
+    ids.push_back(IrBuilder::createInContainer<IterDomain>(&container, logical[i]->extent(),
+                                                           logical[i]->iterType()));
+  }
+  auto* domain = IrBuilder::createInContainer<TensorDomain>(&container, ids,
+                                                            std::vector<bool>(ids.size(), true));
+  return IrBuilder::createInContainer<TensorView>(&container, domain, ring->dtype());
+}
+
+}  // namespace
+
+void shrinkStreamBuffers(HostIrContainer& container) {
+  std::vector<std::pair<Expr*, const ForLoop*>> all;
+  collect(container.topLevel(), nullptr, all);
+
+  // Where each tensor is read, and by which loop.
+  std::unordered_map<const Val*, std::vector<std::pair<Expr*, const ForLoop*>>> readers;
+  for (const auto& [expr, loop] : all) {
+    for (Val* input : expr->inputs()) {
+      readers[input].emplace_back(expr, loop);
+    }
+  }
+
+  Val* number_of_streams = nullptr;
+  Scope& top = container.topLevel();
+  for (auto it = top.begin(); it != top.end(); ++it) {
+    auto* allocate = dynamic_cast<Allocate*>(*it);
+    if (allocate == nullptr || container.isOutput(allocate->buffer())) {
+      continue;
+    }
+    TensorView* buffer = allocate->buffer();
+    std::optional<StreamAxis> axis = findStreamAxis(buffer);
+    const auto& uses = readers[buffer];
+    if (!axis || uses.empty()) {
+      continue;
+    }
+    // Only alias exprs of one stream loop may touch the buffer, and that
+    // loop must be its producer's (an alias in the loop writes it).
+    const ForLoop* loop = uses.front().second;
+    bool local = loop != nullptr && loop->iterDomain() == axis->loop_id;
+    for (const auto& [expr, user_loop] : uses) {
+      local = local && user_loop == loop && isSliceOfInput(expr);
+    }
+    if (!local) {
+      continue;
+    }
+    if (number_of_streams == nullptr) {
+      number_of_streams =
+          IrBuilder::createInContainer<Scalar>(&container, kNumberOfStreams, DataType::Int64);
+    }
+    TensorView* ring = makeRing(container, buffer, *axis, number_of_streams);
+    Val* slot_index = mod(loop->index(), number_of_streams);
+    Scope& body = const_cast<ForLoop*>(loop)->body();
+    for (const auto& [expr, user_loop] : uses) {
+      Val* slice = expr->isA<HirAliasSelect>() ? expr->as<HirAliasSelect>()->out()
+                                               : expr->output(0);
+      if (axis->chunk_size == nullptr) {
+        body.replace(expr, {IrBuilder::createInContainer<HirAliasSelect>(
+                               &container, ring, slice->as<TensorView>(), 0, slot_index)});
+        continue;
+      }
+      // A chunk: the ring slot, then the chunk's rows of it (the last chunk
+      // may be shorter than a slot).
+      const auto* chunk = expr->as<SliceOp>();
+      TensorView* slot = makeSlot(container, ring);
+      Val* rows = sub(chunk->stop(), chunk->start());
+      Expr* select =
+          IrBuilder::createInContainer<HirAliasSelect>(&container, ring, slot, 0, slot_index);
+      Expr* narrow = chunk->newObject(
+          &container,
+          {slot, IrBuilder::createInContainer<Scalar>(&container, int64_t{0}), rows}, {slice},
+          chunk->attributes(), {});
+      body.replace(expr, {select, narrow});
+    }
+    it = top.replace(it, {IrBuilder::createInContainer<Allocate>(&container, ring)});
+  }
+}
+
+}  // namespace hostir

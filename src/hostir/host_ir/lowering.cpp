@@ -1,0 +1,100 @@
+#include "hostir/host_ir/lowering.h"
+
+#include <unordered_set>
+
+#include "hostir/host_ir/buffer_shrinking.h"
+#include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/stream_axis.h"
+#include "hostir/host_ir/stream_parallelization.h"
+#include "hostir/ir/cloner.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/segment/host_lowering_policy.h"
+#include "hostir/segment/segment_candidate_finder.h"
+#include "hostir/segment/segmented_fusion.h"
+
+namespace hostir {
+
+namespace {
+
+bool computesStreamParallelTensor(const SegmentedGroup& group) {
+  for (const Expr* expr : group.exprs()) {
+    for (const Val* output : expr->outputs()) {
+      const auto* tv = dynamic_cast<const TensorView*>(output);
+      if (tv != nullptr && findStreamAxis(tv).has_value()) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool holdsHostLowerableOp(const SegmentedGroup& group) {
+  for (const Expr* expr : group.exprs()) {
+    if (!group.isForwarded(expr) && isHostLowerable(expr)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+HostIrPassManager defaultHostIrPasses() {
+  HostIrPassManager passes;
+  passes.add("stream_parallelization", parallelizeStreams);
+  passes.add("buffer_shrinking", shrinkStreamBuffers);
+  return passes;
+}
+
+std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
+  Fusion work;
+  copyFusion(fusion, work);
+  for (Val* input : work.inputs()) {
+    if (auto* tv = dynamic_cast<TensorView*>(input)) {
+      HOSTIR_CHECK(!findStreamAxis(tv).has_value(), "fusion input ", tv->toInlineString(),
+                   " has a Stream axis; inputs arrive whole, so stream-parallelize the tensors "
+                   "computed from them instead");
+    }
+  }
+  SegmentOptions options;
+  options.should_merge = hostLoweringMergePolicy();
+  std::unique_ptr<SegmentedFusion> segmented = SegmentCandidateFinder::segment(&work, options);
+
+  auto container = std::make_unique<HostIrContainer>();
+  IrCloner cloner(container.get());
+  for (Val* input : work.inputs()) {
+    container->addInput(cloner.clone(input));
+  }
+  std::unordered_set<const Expr*> emitted;
+  auto emit = [&](const Expr* expr) {
+    Expr* clone = cloner.clone(expr);
+    if (emitted.insert(clone).second) {
+      container->pushBackTopLevelExpr(clone);
+    }
+  };
+  for (const SegmentedGroup* group : segmented->runOrder()) {
+    if (holdsHostLowerableOp(*group) || computesStreamParallelTensor(*group)) {
+      for (const Expr* expr : group->exprs()) {
+        emit(expr);
+      }
+      continue;
+    }
+    auto* unit =
+        IrBuilder::createInContainer<HostUnit>(container.get(), segmented->makeFusion(group));
+    container->pushBackTopLevelExpr(IrBuilder::createInContainer<PostOnStream>(
+        container.get(), unit, cloner.clone(group->inputs()), cloner.clone(group->outputs())));
+  }
+  for (Val* output : work.outputs()) {
+    container->addOutput(cloner.clone(output));
+  }
+  return container;
+}
+
+std::unique_ptr<HostIrContainer> lowerToHostIr(const Fusion& fusion, HostIrPassManager passes) {
+  std::unique_ptr<HostIrContainer> container = lowerSegmentsToHostIr(fusion);
+  passes.run(*container);
+  container->printIfHostIrDumpEnabled();
+  return container;
+}
+
+}  // namespace hostir

@@ -1,0 +1,290 @@
+#include "hostir/host_ir/stream_parallelization.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/stream_axis.h"
+#include "hostir/ir/arith.h"
+#include "hostir/multidevice/axis_mapping.h"
+
+namespace hostir {
+
+namespace {
+
+bool isPointwise(const Expr* expr) {
+  return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<BinaryOp>();
+}
+
+bool isStreamParallelizable(const Expr* expr) {
+  return isPointwise(expr) || expr->isA<ReductionOp>() || expr->isA<BroadcastOp>() ||
+         expr->isA<MatmulOp>() || expr->isA<LinearOp>();
+}
+
+// The expr's output Stream axis, validating what the pass cannot lower.
+std::optional<StreamAxis> streamAxisOf(const Expr* expr) {
+  for (Val* output : expr->outputs()) {
+    auto* tv = dynamic_cast<TensorView*>(output);
+    if (tv == nullptr) {
+      continue;
+    }
+    std::optional<StreamAxis> axis = findStreamAxis(tv);
+    if (!axis) {
+      continue;
+    }
+    HOSTIR_CHECK(isStreamParallelizable(expr), tv->toInlineString(),
+                 " has a Stream axis but is computed by\n", expr->toString(1),
+                 "which stream parallelization does not support; supported: set, unary, binary, "
+                 "reduction, broadcast, matmul and linear");
+    return axis;
+  }
+  return std::nullopt;
+}
+
+void checkContraction(const Expr* expr) {
+  if (!expr->isA<MatmulOp>() && !expr->isA<LinearOp>()) {
+    return;
+  }
+  for (TensorView* operand : tensorInputs(expr)) {
+    std::optional<StreamAxis> axis = findStreamAxis(operand);
+    HOSTIR_CHECK(!axis || axis->logical_pos != contractedAxis(expr, operand),
+                 "the Stream axis of ", operand->toInlineString(),
+                 " is the contraction (K) axis of\n", expr->toString(1),
+                 "a contracted axis cannot be stream-parallel; parallelize M, N or a batch axis");
+  }
+}
+
+// A tensor of `tv`'s logical axes without the one at `logical_pos`.
+TensorView* tensorWithout(const TensorView* tv, int64_t logical_pos) {
+  std::vector<IterDomain*> ids;
+  const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
+  for (size_t i = 0; i < logical.size(); ++i) {
+    if (static_cast<int64_t>(i) != logical_pos) {
+      ids.push_back(IrBuilder::createInContainer<IterDomain>(
+          tv->container(), logical[i]->extent(), logical[i]->iterType()));
+    }
+  }
+  auto* domain = IrBuilder::createInContainer<TensorDomain>(
+      tv->container(), ids, std::vector<bool>(ids.size(), true));
+  return IrBuilder::createInContainer<TensorView>(tv->container(), domain, tv->dtype());
+}
+
+// Builds one main loop: slices every tensor once and rewrites the exprs
+// onto the slices.
+class StreamLoopBuilder {
+ public:
+  StreamLoopBuilder(HostIrContainer& container, const StreamAxis& axis, Stream* caller_stream)
+      : container_(container), axis_(axis), caller_stream_(caller_stream) {
+    index_ = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
+    number_of_streams_ =
+        IrBuilder::createInContainer<Scalar>(&container, kNumberOfStreams, DataType::Int64);
+    worker_stream_ = IrBuilder::createInContainer<Stream>(&container, mod(index_, number_of_streams_));
+    loop_ = IrBuilder::createInContainer<ForLoop>(&container, index_, axis.loop_id);
+    loop_->body().push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, worker_stream_));
+  }
+
+  // Whether `expr` can join: every tensor it reads that this loop produces
+  // is read along that tensor's Stream axis.
+  bool canAdd(const Expr* expr) const {
+    auto axis = streamAxisOf(expr);
+    if (!axis || !sameIteration(*axis, axis_)) {
+      return false;
+    }
+    for (TensorView* input : tensorInputs(expr)) {
+      auto produced = produced_.find(input);
+      if (produced == produced_.end()) {
+        continue;
+      }
+      if (mappedInput(expr, input, axis->logical_pos) != produced->second) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void add(const Expr* expr) {
+    StreamAxis axis = *streamAxisOf(expr);
+    TensorView* out = tensorOutput(expr);
+    std::vector<Val*> inputs;
+    int64_t removed_input_dim = -1;
+    for (Val* input : expr->inputs()) {
+      auto* tv = dynamic_cast<TensorView*>(input);
+      if (tv == nullptr) {
+        inputs.push_back(input);
+        continue;
+      }
+      int64_t pos = mappedInput(expr, tv, axis.logical_pos);
+      if (pos >= 0) {
+        removed_input_dim = logicalToShape(tv, pos);
+        inputs.push_back(sliceOf(tv, pos));
+      } else if (int64_t broadcast_pos = alignedBroadcast(expr, tv, axis.logical_pos);
+                 broadcast_pos >= 0 && axis.chunk_size == nullptr) {
+        inputs.push_back(selectFirst(tv, broadcast_pos));
+      } else {
+        inputs.push_back(tv);  // not split along the loop: every slice reads all of it
+      }
+    }
+    TensorView* out_slice = sliceOf(out, axis.logical_pos);
+    produced_[out] = axis.logical_pos;
+    std::vector<Attribute> attributes = expr->attributes();
+    if (axis.chunk_size == nullptr) {
+      adjustAttributes(expr, axis.logical_pos, removed_input_dim, attributes);
+    }
+    loop_->body().push_back(expr->newObject(&container_, inputs, {out_slice}, attributes,
+                                            expr->attributeVals()));
+    outputs_.push_back(out);
+  }
+
+  ForLoop* finish() {
+    loop_->body().push_back(
+        IrBuilder::createInContainer<SetCurrentStream>(&container_, caller_stream_));
+    loop_->body().push_back(IrBuilder::createInContainer<Synchronize>(&container_, worker_stream_));
+    return loop_;
+  }
+
+  const std::vector<TensorView*>& outputs() const {
+    return outputs_;
+  }
+
+ private:
+  // The logical axis of `input` that feeds the output's axis, or -1.
+  static int64_t mappedInput(const Expr* expr, const TensorView* input, int64_t out_pos) {
+    return mappedProducerAxis(mapProducerToConsumer(expr, input), out_pos);
+  }
+
+  // For pointwise ops: the input's broadcast axis aligned with out_pos.
+  static int64_t alignedBroadcast(const Expr* expr, const TensorView* input, int64_t out_pos) {
+    if (!isPointwise(expr)) {
+      return -1;
+    }
+    auto out_rank = static_cast<int64_t>(tensorOutput(expr)->getLogicalDomain().size());
+    auto in_rank = static_cast<int64_t>(input->getLogicalDomain().size());
+    int64_t pos = out_pos - (out_rank - in_rank);
+    return pos >= 0 && input->getLogicalDomain()[static_cast<size_t>(pos)]->isBroadcast() ? pos
+                                                                                           : -1;
+  }
+
+  TensorView* sliceOf(TensorView* tv, int64_t logical_pos) {
+    auto it = slices_.find(tv);
+    if (it != slices_.end()) {
+      return it->second;
+    }
+    int64_t dim = logicalToShape(tv, logical_pos);
+    TensorView* slice = nullptr;
+    if (axis_.chunk_size == nullptr) {
+      slice = tensorWithout(tv, logical_pos);
+      loop_->body().push_back(
+          IrBuilder::createInContainer<HirAliasSelect>(&container_, tv, slice, dim, index_));
+    } else {
+      Val* extent = tv->getLogicalDomain()[static_cast<size_t>(logical_pos)]->extent();
+      Val* start = mul(index_, axis_.chunk_size);
+      Val* stop = minimum(hostir::add(start, axis_.chunk_size), extent);
+      slice = hostir::slice(tv, dim, start, stop);
+      loop_->body().push_back(slice->definition());
+    }
+    slices_[tv] = slice;
+    return slice;
+  }
+
+  TensorView* selectFirst(TensorView* tv, int64_t logical_pos) {
+    TensorView* slice = tensorWithout(tv, logical_pos);
+    loop_->body().push_back(IrBuilder::createInContainer<HirAliasSelect>(
+        &container_, tv, slice, logicalToShape(tv, logical_pos),
+        IrBuilder::createInContainer<Scalar>(&container_, int64_t{0})));
+    return slice;
+  }
+
+  // Axis numbers in attributes refer to ranks that lose the looped axis.
+  static void adjustAttributes(const Expr* expr, int64_t out_pos, int64_t removed_input_dim,
+                               std::vector<Attribute>& attributes) {
+    if (expr->isA<ReductionOp>() && removed_input_dim >= 0) {
+      std::vector<int64_t> axes;
+      for (int64_t axis : std::get<std::vector<int64_t>>(attributes[1])) {
+        axes.push_back(axis > removed_input_dim ? axis - 1 : axis);
+      }
+      attributes[1] = axes;
+    } else if (expr->isA<BroadcastOp>()) {
+      auto flags = std::get<std::vector<int64_t>>(attributes[0]);
+      flags.erase(flags.begin() + out_pos);
+      attributes[0] = flags;
+    }
+  }
+
+  HostIrContainer& container_;
+  StreamAxis axis_;
+  Stream* caller_stream_;
+  Val* index_;
+  Val* number_of_streams_;
+  Stream* worker_stream_;
+  ForLoop* loop_;
+  std::unordered_map<const TensorView*, TensorView*> slices_;
+  std::unordered_map<const TensorView*, int64_t> produced_;
+  std::vector<TensorView*> outputs_;
+};
+
+// FOR StreamIdx in [0, min(extent, numberOfStreams)): each worker stream
+// waits for what the caller's stream has enqueued so far.
+ForLoop* makeSyncLoop(HostIrContainer& container, const StreamAxis& axis, Stream* caller) {
+  auto* index = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
+  auto* streams =
+      IrBuilder::createInContainer<Scalar>(&container, kNumberOfStreams, DataType::Int64);
+  Val* stop = minimum(axis.loop_id->extent(), streams);
+  auto* loop = IrBuilder::createInContainer<ForLoop>(
+      &container, index, IrBuilder::createInContainer<Scalar>(&container, int64_t{0}), stop,
+      IrBuilder::createInContainer<Scalar>(&container, int64_t{1}));
+  auto* worker = IrBuilder::createInContainer<Stream>(&container, mod(index, streams));
+  loop->body().push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, worker));
+  loop->body().push_back(IrBuilder::createInContainer<Synchronize>(&container, caller));
+  return loop;
+}
+
+}  // namespace
+
+void parallelizeStreams(HostIrContainer& container) {
+  for (Val* input : container.inputs()) {
+    if (auto* tv = dynamic_cast<TensorView*>(input)) {
+      HOSTIR_CHECK(!findStreamAxis(tv).has_value(), "program input ", tv->toInlineString(),
+                   " has a Stream axis; inputs arrive whole, so stream-parallelize the tensors "
+                   "computed from them instead");
+    }
+  }
+  Scope& top = container.topLevel();
+  Stream* caller = nullptr;
+  for (auto it = top.begin(); it != top.end();) {
+    Expr* expr = *it;
+    checkContraction(expr);
+    std::optional<StreamAxis> axis = streamAxisOf(expr);
+    if (!axis) {
+      ++it;
+      continue;
+    }
+    if (caller == nullptr) {
+      auto* get = IrBuilder::createInContainer<GetCurrentStream>(&container);
+      caller = get->output(0)->as<Stream>();
+      top.push_front(get);
+    }
+    StreamLoopBuilder builder(container, *axis, caller);
+    builder.add(expr);
+    auto last = std::next(it);
+    while (last != top.end() && builder.canAdd(*last)) {
+      checkContraction(*last);
+      builder.add(*last);
+      ++last;
+    }
+    std::vector<Expr*> replacement;
+    for (TensorView* output : builder.outputs()) {
+      replacement.push_back(IrBuilder::createInContainer<Allocate>(&container, output));
+    }
+    replacement.push_back(makeSyncLoop(container, *axis, caller));
+    replacement.push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, caller));
+    replacement.push_back(builder.finish());
+    // Drop the whole-tensor exprs the loop now computes slice by slice.
+    while (std::next(it) != last) {
+      top.erase(std::next(it));
+    }
+    it = top.replace(it, replacement);
+    std::advance(it, static_cast<std::ptrdiff_t>(replacement.size()));
+  }
+}
+
+}  // namespace hostir

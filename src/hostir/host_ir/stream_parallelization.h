@@ -1,0 +1,36 @@
+#pragma once
+
+namespace hostir {
+
+class HostIrContainer;
+
+// The stream parallelization pass. Every top-level expr whose output has a
+// Stream axis becomes the body of a host loop over that axis:
+//
+//   callerStream = GetCurrentStream                  (once, at the top)
+//   T_out = ALLOCATE(...)                             (full outputs, before)
+//   FOR StreamIdx in [0, min(extent, numberOfStreams)):   (sync loop)
+//     SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+//     Synchronize callerStream
+//   SetCurrentStream to callerStream
+//   FOR StreamIdx in <stream axis>:                   (main loop)
+//     SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+//     <slices of inputs and outputs: HirAliasSelect at StreamIdx, or a
+//      SliceOp chunk for a split stream axis>
+//     <the op on the slices, writing into the output slice>
+//     SetCurrentStream to callerStream
+//     Synchronize Stream ( StreamIdx % numberOfStreams )
+//
+// Waiting for the caller's stream in a loop of its own, before the main
+// loop, is what lets iterations overlap: a wait at the top of each main-loop
+// iteration would order iteration i+1 after everything the caller's stream
+// has seen, including iteration i's final Synchronize.
+// Consecutive exprs whose Stream axes iterate alike (same extent and
+// chunking) and whose in-loop producers are read slice by slice share one
+// loop; an expr without a Stream axis runs between loops on the caller's
+// stream. Errors name the tensor: a program input with a Stream axis, a
+// Stream axis on the contraction axis of a matmul/linear, and the forms
+// findStreamAxis rejects.
+void parallelizeStreams(HostIrContainer& container);
+
+}  // namespace hostir
