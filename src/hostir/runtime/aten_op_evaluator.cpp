@@ -113,19 +113,33 @@ class AtenOpEvaluator final : public OptInDispatch {
     setView(view);
   }
 
+  // ATen 1.13's matmul_out/linear_out with a 1-D left operand compute into
+  // `out` unsqueezed (resizing it, with a warning, which would also break a
+  // narrow-view buffer): compute those into a fresh tensor and copy.
   void handle(const MatmulOp* op) override {
     at::Tensor out = outputBuffer(op->out());
-    at::matmul_out(out, tensor(op->a()), tensor(op->b()));
+    at::Tensor a = tensor(op->a());
+    at::Tensor b = tensor(op->b());
+    if (a.dim() == 1 && b.dim() >= 2) {
+      result = out.copy_(at::matmul(a, b));
+      return;
+    }
+    at::matmul_out(out, a, b);
     result = out;
   }
 
   void handle(const LinearOp* op) override {
     at::Tensor out = outputBuffer(op->out());
+    at::Tensor in = tensor(op->in());
     c10::optional<at::Tensor> bias;
     if (op->hasBias()) {
       bias = tensor(op->bias());
     }
-    at::linear_out(out, tensor(op->in()), tensor(op->weight()), bias);
+    if (in.dim() == 1) {
+      result = out.copy_(at::linear(in, tensor(op->weight()), bias));
+      return;
+    }
+    at::linear_out(out, in, tensor(op->weight()), bias);
     result = out;
   }
 

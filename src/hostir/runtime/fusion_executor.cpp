@@ -23,6 +23,11 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<at::Tensor>& input
   return run(std::vector<PolymorphicValue>(inputs.begin(), inputs.end()), outputs);
 }
 
+std::vector<at::Tensor> FusionExecutor::run(std::initializer_list<at::Tensor> inputs,
+                                            const std::vector<at::Tensor>& outputs) {
+  return run(std::vector<PolymorphicValue>(inputs.begin(), inputs.end()), outputs);
+}
+
 std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>& inputs,
                                             const std::vector<at::Tensor>& outputs) {
   fusion_->printIfDumpEnabled("fusion");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,10 @@ class FusionExecutor {
   std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
                               const std::vector<at::Tensor>& outputs = {});
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
+                              const std::vector<at::Tensor>& outputs = {});
+  // `run({t0, t1})`: a braced list of tensors (without this overload the
+  // call would be ambiguous between the two vector overloads).
+  std::vector<at::Tensor> run(std::initializer_list<at::Tensor> inputs,
                               const std::vector<at::Tensor>& outputs = {});
 
   const Fusion& fusion() const {
