@@ -13,6 +13,7 @@
 
 #include "examples.h"
 #include "launch_command.h"
+#include "sequence_parallel_mlp.h"
 #include "hostir/ir/error.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/runtime/host_executor.h"
@@ -22,9 +23,18 @@ namespace {
 
 const char* kUsage = R"(usage: hostir [COMMAND] [ARGS...]
 
-With no command, runs the main job (the default example, checked and timed).
+With no command, runs the main job: `hostir sp-mlp` on 2 local ranks.
 
 commands:
+  sp-mlp [FLAGS]       the main job: a sequence-parallel transformer MLP block
+                       (allgather of token-sharded activations pipelined with
+                       the first linear over stream chunks, GELU, row-parallel
+                       second linear with reduce-scatter) on local ranks;
+                       prints the host program, checks against single-process
+                       ATen, times it against the program without chunking.
+                       FLAGS: --ranks N (2) --tokens S --hidden H --ffn F
+                       --chunks C (4) --streams K (4) --runs R --dump
+                       --trace PATH (writes PATH.rankK.json)
   list                 list the built-in examples
   print EXAMPLE        print an example's fusion
   lower EXAMPLE        print an example's fusion and its host program
@@ -115,13 +125,16 @@ int parseRuns(const std::vector<std::string>& args, size_t from) {
 }
 
 int dispatchCommand(const std::vector<std::string>& args) {
-  if (args.empty()) {
-    return runCommand("mlp", 10);
+  if (args.empty() || (args[0].rfind("--", 0) == 0 && args[0] != "--help")) {
+    return runSequenceParallelMlp(args);
   }
   const std::string& command = args[0];
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << kUsage;
     return 0;
+  }
+  if (command == "sp-mlp") {
+    return runSequenceParallelMlp(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (command == "list") {
     return listCommand();
@@ -152,7 +165,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
     return hostir::tools::dispatchCommand(args);
-  } catch (const hostir::Error& error) {
+  } catch (const std::exception& error) {
     std::cerr << "hostir: error: " << error.what() << "\n";
     return 1;
   }

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "hostir/host_ir/buffer_shrinking.h"
+#include "hostir/host_ir/communication_lowering.h"
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/stream_axis.h"
 #include "hostir/host_ir/stream_parallelization.h"
@@ -46,6 +47,21 @@ HostIrPassManager defaultHostIrPasses() {
   return passes;
 }
 
+HostIrPassManager multiDeviceHostIrPasses(int64_t my_device) {
+  HostIrPassManager passes;
+  passes.add("resharding_to_communication", [my_device](HostIrContainer& container) {
+    lowerReshardingToCommunication(container, my_device);
+  });
+  passes.add("other_devices_work_removal", [my_device](HostIrContainer& container) {
+    removeOtherDevicesWork(container, my_device);
+  });
+  HostIrPassManager single_device = defaultHostIrPasses();
+  for (const HostIrPass& pass : single_device.passes()) {
+    passes.add(pass.name, pass.run);
+  }
+  return passes;
+}
+
 std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
   Fusion work;
   copyFusion(fusion, work);
@@ -72,8 +88,23 @@ std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
       container->pushBackTopLevelExpr(clone);
     }
   };
+  auto emitsExprs = [](const SegmentedGroup& group) {
+    return holdsHostLowerableOp(group) || computesStreamParallelTensor(group);
+  };
+  // Forwarded exprs read only fusion inputs, factories and other forwarded
+  // exprs, so they can all run first: emitted between two stream-parallel
+  // ops, a forwarded broadcast would split their loop in two.
   for (const SegmentedGroup* group : segmented->runOrder()) {
-    if (holdsHostLowerableOp(*group) || computesStreamParallelTensor(*group)) {
+    if (emitsExprs(*group)) {
+      for (const Expr* expr : group->exprs()) {
+        if (group->isForwarded(expr)) {
+          emit(expr);
+        }
+      }
+    }
+  }
+  for (const SegmentedGroup* group : segmented->runOrder()) {
+    if (emitsExprs(*group)) {
       for (const Expr* expr : group->exprs()) {
         emit(expr);
       }

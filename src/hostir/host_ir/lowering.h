@@ -12,6 +12,12 @@ namespace hostir {
 //   2. buffer_shrinking        (buffer_shrinking.h)
 HostIrPassManager defaultHostIrPasses();
 
+// The passes of a multi-device program lowered for device `my_device`:
+//   1. resharding_to_communication (communication_lowering.h)
+//   2. other_devices_work_removal  (communication_lowering.h)
+//   3. stream_parallelization, 4. buffer_shrinking (as above)
+HostIrPassManager multiDeviceHostIrPasses(int64_t my_device);
+
 // Lowers a fusion to a host program: copies it, segments the copy with the
 // host-lowering merge policy (segment/host_lowering_policy.h), emits one
 // top-level expr per segment in run order — the op itself for a

@@ -7,6 +7,7 @@
 #include "hostir/host_ir/stream_axis.h"
 #include "hostir/ir/arith.h"
 #include "hostir/multidevice/axis_mapping.h"
+#include "hostir/multidevice/sharding.h"
 
 namespace hostir {
 
@@ -21,8 +22,18 @@ bool isStreamParallelizable(const Expr* expr) {
          expr->isA<MatmulOp>() || expr->isA<LinearOp>();
 }
 
+// Host IR nodes (allocations, loops, communications) are already lowered.
+bool isFusionOp(const Expr* expr) {
+  return isStreamParallelizable(expr) || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||
+         expr->isA<PermuteOp>() || expr->isA<ReshapeOp>() || expr->isA<FullOp>() ||
+         expr->isA<PostOnStream>();
+}
+
 // The expr's output Stream axis, validating what the pass cannot lower.
 std::optional<StreamAxis> streamAxisOf(const Expr* expr) {
+  if (!isFusionOp(expr)) {
+    return std::nullopt;
+  }
   for (Val* output : expr->outputs()) {
     auto* tv = dynamic_cast<TensorView*>(output);
     if (tv == nullptr) {
@@ -54,15 +65,23 @@ void checkContraction(const Expr* expr) {
   }
 }
 
-// A tensor of `tv`'s logical axes without the one at `logical_pos`.
-TensorView* tensorWithout(const TensorView* tv, int64_t logical_pos) {
+// A slice of `tv` as this device holds it: `tv`'s logical axes at their
+// local (per-device) extents, the axis at `logical_pos` dropped (nullptr
+// `chunk_extent`) or of extent `chunk_extent`. Slices carry no sharding:
+// they are views of the local buffer.
+TensorView* localSliceTensor(const TensorView* tv, int64_t logical_pos, Val* chunk_extent) {
   std::vector<IterDomain*> ids;
   const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
   for (size_t i = 0; i < logical.size(); ++i) {
-    if (static_cast<int64_t>(i) != logical_pos) {
-      ids.push_back(IrBuilder::createInContainer<IterDomain>(
-          tv->container(), logical[i]->extent(), logical[i]->iterType()));
+    Val* extent = logical[i]->isReduction() ? logical[i]->extent() : localExtent(tv, logical[i]);
+    if (static_cast<int64_t>(i) == logical_pos) {
+      if (chunk_extent == nullptr) {
+        continue;
+      }
+      extent = chunk_extent;
     }
+    ids.push_back(
+        IrBuilder::createInContainer<IterDomain>(tv->container(), extent, logical[i]->iterType()));
   }
   auto* domain = IrBuilder::createInContainer<TensorDomain>(
       tv->container(), ids, std::vector<bool>(ids.size(), true));
@@ -76,9 +95,7 @@ class StreamLoopBuilder {
   StreamLoopBuilder(HostIrContainer& container, const StreamAxis& axis, Stream* caller_stream)
       : container_(container), axis_(axis), caller_stream_(caller_stream) {
     index_ = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
-    number_of_streams_ =
-        IrBuilder::createInContainer<Scalar>(&container, kNumberOfStreams, DataType::Int64);
-    worker_stream_ = IrBuilder::createInContainer<Stream>(&container, mod(index_, number_of_streams_));
+    worker_stream_ = makeWorkerStream(container, index_);
     loop_ = IrBuilder::createInContainer<ForLoop>(&container, index_, axis.loop_id);
     loop_->body().push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, worker_stream_));
   }
@@ -172,22 +189,27 @@ class StreamLoopBuilder {
     int64_t dim = logicalToShape(tv, logical_pos);
     TensorView* slice = nullptr;
     if (axis_.chunk_size == nullptr) {
-      slice = tensorWithout(tv, logical_pos);
+      slice = localSliceTensor(tv, logical_pos, nullptr);
       loop_->body().push_back(
           IrBuilder::createInContainer<HirAliasSelect>(&container_, tv, slice, dim, index_));
     } else {
       Val* extent = tv->getLogicalDomain()[static_cast<size_t>(logical_pos)]->extent();
-      Val* start = mul(index_, axis_.chunk_size);
+      // Clamped: with ceilDiv-sized chunks, the last chunks may start past
+      // the end (5 rows in 4 chunks: 2+2+1+0); their length must be 0, not
+      // negative.
+      Val* start = minimum(mul(index_, axis_.chunk_size), extent);
       Val* stop = minimum(hostir::add(start, axis_.chunk_size), extent);
-      slice = hostir::slice(tv, dim, start, stop);
-      loop_->body().push_back(slice->definition());
+      slice = localSliceTensor(tv, logical_pos, sub(stop, start));
+      loop_->body().push_back(IrBuilder::createInContainer<SliceOp>(
+          &container_, std::vector<Val*>{tv, start, stop}, std::vector<Val*>{slice},
+          std::vector<Attribute>{dim}));
     }
     slices_[tv] = slice;
     return slice;
   }
 
   TensorView* selectFirst(TensorView* tv, int64_t logical_pos) {
-    TensorView* slice = tensorWithout(tv, logical_pos);
+    TensorView* slice = localSliceTensor(tv, logical_pos, nullptr);
     loop_->body().push_back(IrBuilder::createInContainer<HirAliasSelect>(
         &container_, tv, slice, logicalToShape(tv, logical_pos),
         IrBuilder::createInContainer<Scalar>(&container_, int64_t{0})));
@@ -214,7 +236,6 @@ class StreamLoopBuilder {
   StreamAxis axis_;
   Stream* caller_stream_;
   Val* index_;
-  Val* number_of_streams_;
   Stream* worker_stream_;
   ForLoop* loop_;
   std::unordered_map<const TensorView*, TensorView*> slices_;
@@ -222,23 +243,26 @@ class StreamLoopBuilder {
   std::vector<TensorView*> outputs_;
 };
 
-// FOR StreamIdx in [0, min(extent, numberOfStreams)): each worker stream
-// waits for what the caller's stream has enqueued so far.
-ForLoop* makeSyncLoop(HostIrContainer& container, const StreamAxis& axis, Stream* caller) {
+}  // namespace
+
+Stream* makeWorkerStream(HostIrContainer& container, Val* index) {
+  auto* streams =
+      IrBuilder::createInContainer<Scalar>(&container, kNumberOfStreams, DataType::Int64);
+  return IrBuilder::createInContainer<Stream>(&container, mod(index, streams));
+}
+
+ForLoop* makeStreamSyncLoop(HostIrContainer& container, Val* iterations, Stream* caller) {
   auto* index = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
   auto* streams =
       IrBuilder::createInContainer<Scalar>(&container, kNumberOfStreams, DataType::Int64);
-  Val* stop = minimum(axis.loop_id->extent(), streams);
   auto* loop = IrBuilder::createInContainer<ForLoop>(
-      &container, index, IrBuilder::createInContainer<Scalar>(&container, int64_t{0}), stop,
-      IrBuilder::createInContainer<Scalar>(&container, int64_t{1}));
-  auto* worker = IrBuilder::createInContainer<Stream>(&container, mod(index, streams));
-  loop->body().push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, worker));
+      &container, index, IrBuilder::createInContainer<Scalar>(&container, int64_t{0}),
+      minimum(iterations, streams), IrBuilder::createInContainer<Scalar>(&container, int64_t{1}));
+  loop->body().push_back(IrBuilder::createInContainer<SetCurrentStream>(
+      &container, makeWorkerStream(container, index)));
   loop->body().push_back(IrBuilder::createInContainer<Synchronize>(&container, caller));
   return loop;
 }
-
-}  // namespace
 
 void parallelizeStreams(HostIrContainer& container) {
   for (Val* input : container.inputs()) {
@@ -275,7 +299,7 @@ void parallelizeStreams(HostIrContainer& container) {
     for (TensorView* output : builder.outputs()) {
       replacement.push_back(IrBuilder::createInContainer<Allocate>(&container, output));
     }
-    replacement.push_back(makeSyncLoop(container, *axis, caller));
+    replacement.push_back(makeStreamSyncLoop(container, axis->loop_id->extent(), caller));
     replacement.push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, caller));
     replacement.push_back(builder.finish());
     // Drop the whole-tensor exprs the loop now computes slice by slice.

@@ -2,7 +2,10 @@
 
 namespace hostir {
 
+class ForLoop;
 class HostIrContainer;
+class Stream;
+class Val;
 
 // The stream parallelization pass. Every top-level expr whose output has a
 // Stream axis becomes the body of a host loop over that axis:
@@ -32,5 +35,12 @@ class HostIrContainer;
 // Stream axis on the contraction axis of a matmul/linear, and the forms
 // findStreamAxis rejects.
 void parallelizeStreams(HostIrContainer& container);
+
+// `Stream ( index % numberOfStreams )`: the worker stream of a loop index.
+Stream* makeWorkerStream(HostIrContainer& container, Val* index);
+
+// FOR StreamIdx in [0, min(iterations, numberOfStreams)): each worker
+// stream waits for what `caller` has enqueued so far (the sync loop above).
+ForLoop* makeStreamSyncLoop(HostIrContainer& container, Val* iterations, Stream* caller);
 
 }  // namespace hostir

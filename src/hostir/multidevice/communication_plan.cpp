@@ -387,16 +387,26 @@ std::optional<CommunicationPlan> tryPipelinedAllgatherGemm(const Expr* expr) {
   const Edge& ea = edges.front();
   int64_t row = rowAxisOfFirstOperand(expr);
   for (ParallelType parallel_type : kDeviceParallelTypes) {
-    if (row < 0 || ea.p.axisOf(parallel_type) != row || ea.c.axisOf(parallel_type) >= 0) {
+    if (row < 0 || ea.p.axisOf(parallel_type) != row) {
       continue;
     }
     int64_t out_row = mappedConsumerAxis(ea.map, row);
+    // The output's rows must be gathered (whole on every device); its
+    // columns may stay sharded along the same devices (sequence parallel).
+    if (out_row < 0 || ea.c.axisOf(parallel_type) == out_row) {
+      continue;
+    }
     if (out_row < 0 || !hasStreamAxisOn(ea.consumer, out_row)) {
       return std::nullopt;
     }
     for (const Edge& edge : edges) {
-      if (!consistentExcept(edge, parallel_type) ||
-          (edge.producer != a && edge.p.axisOf(parallel_type) >= 0)) {
+      // Another operand may be sharded along the same devices only where it
+      // keeps its sharding in the output (w1's N in a column-parallel linear).
+      bool other_keeps_sharding =
+          edge.producer == a || edge.p.axisOf(parallel_type) < 0 ||
+          mappedConsumerAxis(edge.map, edge.p.axisOf(parallel_type)) ==
+              edge.c.axisOf(parallel_type);
+      if (!consistentExcept(edge, parallel_type) || !other_keeps_sharding) {
         return std::nullopt;
       }
     }

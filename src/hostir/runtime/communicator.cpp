@@ -174,7 +174,20 @@ c10::intrusive_ptr<c10d::ProcessGroup> Communicator::createProcessGroup(
   auto options = c10d::ProcessGroupGloo::Options::create(timeout());
   options->devices = {gloo_device_};
   try {
-    auto group_store = c10::make_intrusive<c10d::PrefixStore>(prefix.str(), store_);
+    // A client connection of its own: TCPStore 1.13 serializes a client's
+    // operations, so a blocking get of one stream's rendezvous would stall
+    // the rendezvous of another stream's group on the shared connection
+    // (and the peer waiting for it: a cross-rank deadlock).
+    c10::intrusive_ptr<c10d::Store> base = store_;
+    if (!environment_.isSingleProcess()) {
+      c10d::TCPStoreOptions client;
+      client.port = static_cast<std::uint16_t>(environment_.master_port);
+      client.isServer = false;
+      client.waitWorkers = false;
+      client.timeout = timeout();
+      base = c10::make_intrusive<c10d::TCPStore>(environment_.master_addr, client);
+    }
+    auto group_store = c10::make_intrusive<c10d::PrefixStore>(prefix.str(), base);
     group_store->setTimeout(timeout());
     return c10::make_intrusive<c10d::ProcessGroupGloo>(
         group_store, static_cast<int>(rankInTeam(sorted_team, deviceId())),

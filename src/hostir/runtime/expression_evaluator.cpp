@@ -1,6 +1,7 @@
 #include "hostir/runtime/expression_evaluator.h"
 
 #include "hostir/ir/ops.h"
+#include "hostir/multidevice/sharding.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/aten_op_evaluator.h"
@@ -20,13 +21,36 @@ void ExpressionEvaluator::bind(const Val* val, PolymorphicValue value) {
   cache_.clear();
 }
 
+std::vector<int64_t> shardDivisors(const TensorView* tv) {
+  std::vector<IterDomain*> shape = tv->shapeDomain();
+  std::vector<int64_t> divisors(shape.size(), 1);
+  if (!tv->hasDeviceMesh()) {
+    return divisors;
+  }
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    ParallelType parallel_type = shardingParallelType(tv, shape[axis]);
+    if (isDeviceDim(parallel_type)) {
+      divisors[axis] = numDevices(tv, parallel_type);
+    }
+  }
+  return divisors;
+}
+
 void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& tensor) {
   std::vector<IterDomain*> shape = tv->shapeDomain();
+  if (!tensor.defined()) {
+    bindings_[tv] = tensor;  // a tensor absent on this device
+    return;
+  }
   HOSTIR_CHECK(static_cast<int64_t>(shape.size()) == tensor.dim(), tv->toInlineString(),
                " has rank ", shape.size(), " but the tensor bound to it has sizes ",
                tensor.sizes());
+  std::vector<int64_t> divisors = shardDivisors(tv);
   for (size_t axis = 0; axis < shape.size(); ++axis) {
-    bindExtent(shape[axis]->extent(), tensor.size(static_cast<int64_t>(axis)), tv, axis);
+    // A sharded axis holds this device's shard: the logical extent is the
+    // shard size times the device count (sharded extents divide evenly).
+    bindExtent(shape[axis]->extent(), tensor.size(static_cast<int64_t>(axis)) * divisors[axis],
+               tv, axis);
   }
   // Re-binding a tensor (or binding one computed before) makes everything
   // derived from its old value stale.
@@ -133,8 +157,11 @@ at::Tensor ExpressionEvaluator::evaluateTensor(const Val* val) {
 
 std::vector<int64_t> ExpressionEvaluator::evaluateShape(const TensorView* tv) {
   std::vector<int64_t> sizes;
-  for (IterDomain* id : tv->shapeDomain()) {
-    sizes.push_back(evaluateInt(id->extent()));
+  std::vector<int64_t> divisors = shardDivisors(tv);
+  std::vector<IterDomain*> shape = tv->shapeDomain();
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    int64_t extent = evaluateInt(shape[axis]->extent());
+    sizes.push_back((extent + divisors[axis] - 1) / divisors[axis]);
   }
   return sizes;
 }

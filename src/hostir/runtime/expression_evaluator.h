@@ -11,6 +11,10 @@ namespace hostir {
 
 class TensorView;
 
+// Per dim of a tensor's shape: how many devices it is split across (1 when
+// not sharded).
+std::vector<int64_t> shardDivisors(const TensorView* tv);
+
 // Binds Vals to concrete values and evaluates everything that depends on
 // them: scalar expressions (extents, loop indices) and fusion ops (through
 // ATen). Values computed from bindings are cached; re-binding a scalar (a
@@ -35,7 +39,8 @@ class ExpressionEvaluator {
   PolymorphicValue evaluate(const Val* val);
   int64_t evaluateInt(const Val* val);
   at::Tensor evaluateTensor(const Val* val);
-  // The sizes of a tensor's shape (logical axes without reductions).
+  // The sizes of a tensor's shape (logical axes without reductions) on this
+  // device: a sharded axis has its shard's size.
   std::vector<int64_t> evaluateShape(const TensorView* tv);
 
   // Forgets cached derived values (bindings stay).

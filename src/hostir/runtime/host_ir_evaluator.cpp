@@ -47,7 +47,8 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<at::Tensor>& inpu
 std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>& inputs,
                                              const std::vector<at::Tensor>& outputs) {
   container_->printIfHostIrDumpEnabled();
-  validateInputs(container_->inputs(), inputs, "the host program");
+  int64_t my_device = params_.communicator != nullptr ? params_.my_device : -1;
+  validateInputs(container_->inputs(), inputs, "the host program", my_device);
   const std::vector<Val*>& program_outputs = container_->outputs();
   HOSTIR_CHECK(outputs.empty() || outputs.size() == program_outputs.size(),
                "the host program has ", program_outputs.size(), " outputs but ",
@@ -83,6 +84,12 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
 
   std::vector<at::Tensor> results;
   for (size_t i = 0; i < program_outputs.size(); ++i) {
+    const auto* tv = dynamic_cast<const TensorView*>(program_outputs[i]);
+    if (my_device >= 0 && tv != nullptr && tv->hasDeviceMesh() &&
+        !tv->getDeviceMesh().has(my_device)) {
+      results.emplace_back();  // lives on other devices only
+      continue;
+    }
     HOSTIR_CHECK(ee_.isBound(program_outputs[i]), "output ",
                  program_outputs[i]->toInlineString(),
                  " was never computed or allocated by the host program");
@@ -235,19 +242,29 @@ void HostIrEvaluator::handle(const ForLoop* expr) {
   HOSTIR_CHECK(step > 0, "loop step of\n", label(expr), "\nmust be positive, got ", step);
   // Values the body binds (op outputs, views, allocations) belong to one
   // iteration: drop them before the next, unless they existed before the
-  // loop (a buffer allocated outside that the body writes into).
+  // loop (a buffer allocated outside that the body writes into). Nested
+  // loops' bodies count too: their values are still bound from this loop's
+  // previous iteration when the nested loop starts again.
   std::vector<const Val*> per_iteration;
-  for (const Expr* body_expr : expr->body()) {
-    std::vector<Val*> bound = body_expr->outputs();
-    if (const auto* alias = dynamic_cast<const HirAliasSelect*>(body_expr)) {
-      bound.push_back(alias->out());
-    }
-    if (const auto* allocate = dynamic_cast<const Allocate*>(body_expr)) {
-      bound.push_back(allocate->buffer());
-    }
-    for (const Val* val : bound) {
-      if (!ee_.isBound(val)) {
-        per_iteration.push_back(val);
+  std::vector<const Scope*> scopes{&expr->body()};
+  while (!scopes.empty()) {
+    const Scope* scope = scopes.back();
+    scopes.pop_back();
+    for (const Expr* body_expr : *scope) {
+      if (const auto* nested = dynamic_cast<const ForLoop*>(body_expr)) {
+        scopes.push_back(&nested->body());
+      }
+      std::vector<Val*> bound = body_expr->outputs();
+      if (const auto* alias = dynamic_cast<const HirAliasSelect*>(body_expr)) {
+        bound.push_back(alias->out());
+      }
+      if (const auto* allocate = dynamic_cast<const Allocate*>(body_expr)) {
+        bound.push_back(allocate->buffer());
+      }
+      for (const Val* val : bound) {
+        if (!ee_.isBound(val)) {
+          per_iteration.push_back(val);
+        }
       }
     }
   }
@@ -369,6 +386,16 @@ void HostIrEvaluator::handle(const LinearOp* expr) {
   enqueueFusionOp(expr);
 }
 void HostIrEvaluator::handle(const ReshapeOp* expr) {
+  // A reshape of contiguous memory is a view the host can make now; one that
+  // must copy is computed on the stream like any op.
+  if (!ee_.isBound(expr->output(0))) {
+    at::Tensor in = boundInput(expr->input(0), expr);
+    std::vector<int64_t> sizes = ee_.evaluateShape(expr->output(0)->as<TensorView>());
+    if (in.defined() && in.is_contiguous()) {
+      ee_.bind(expr->output(0), in.view(sizes));
+      return;
+    }
+  }
   enqueueFusionOp(expr);
 }
 void HostIrEvaluator::handle(const FullOp* expr) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -41,6 +42,12 @@ class HostIrEvaluator final : public OptInDispatch {
                               const std::vector<at::Tensor>& outputs = {});
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
                               const std::vector<at::Tensor>& outputs = {});
+  // `run({t0, t1})`: a braced list of tensors would be ambiguous between the
+  // two overloads above.
+  std::vector<at::Tensor> run(std::initializer_list<at::Tensor> inputs,
+                              const std::vector<at::Tensor>& outputs = {}) {
+    return run(std::vector<at::Tensor>(inputs), outputs);
+  }
 
   const HostIrContainer& container() const {
     return *container_;

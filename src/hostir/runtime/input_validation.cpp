@@ -2,6 +2,7 @@
 
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/expression_evaluator.h"
 
 namespace hostir {
 
@@ -13,6 +14,7 @@ void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index
   HOSTIR_CHECK(tensor.scalar_type() == toAtenType(tv->dtype()), what, ": ", name, " expects dtype ",
                toString(tv->dtype()), " but got ", c10::toString(tensor.scalar_type()));
   std::vector<IterDomain*> shape = tv->shapeDomain();
+  std::vector<int64_t> divisors = shardDivisors(tv);
   HOSTIR_CHECK(static_cast<int64_t>(shape.size()) == tensor.dim(), what, ": ", name,
                " expects rank ", shape.size(), " but got sizes ", tensor.sizes());
   for (size_t axis = 0; axis < shape.size(); ++axis) {
@@ -23,8 +25,9 @@ void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index
     }
     const auto* extent = shape[axis]->extent()->as<Scalar>();
     if (extent->isConstInt()) {
-      HOSTIR_CHECK(extent->constInt() == size, what, ": ", name, " axis ", axis, " expects size ",
-                   extent->constInt(), " but got ", size);
+      int64_t expected = (extent->constInt() + divisors[axis] - 1) / divisors[axis];
+      HOSTIR_CHECK(expected == size, what, ": ", name, " axis ", axis, " expects size ", expected,
+                   divisors[axis] > 1 ? " (this device's shard)" : "", " but got ", size);
     }
   }
   const std::vector<bool>& contiguity = tv->domain()->contiguity();
@@ -37,7 +40,7 @@ void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index
 }  // namespace
 
 void validateInputs(const std::vector<Val*>& expected, const std::vector<PolymorphicValue>& given,
-                    const std::string& what) {
+                    const std::string& what, int64_t my_device) {
   HOSTIR_CHECK(expected.size() == given.size(), what, " expects ", expected.size(),
                " inputs but got ", given.size());
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -45,7 +48,16 @@ void validateInputs(const std::vector<Val*>& expected, const std::vector<Polymor
     if (const auto* tv = dynamic_cast<const TensorView*>(input)) {
       HOSTIR_CHECK(isTensor(given[i]), what, ": input ", i, " ", tv->toInlineString(),
                    " expects a tensor but got ", describeValue(given[i]));
-      validateTensor(tv, std::get<at::Tensor>(given[i]), i, what);
+      const at::Tensor& tensor = std::get<at::Tensor>(given[i]);
+      bool absent_here = my_device >= 0 && tv->hasDeviceMesh() &&
+                         !tv->getDeviceMesh().has(my_device);
+      if (absent_here) {
+        HOSTIR_CHECK(!tensor.defined(), what, ": input ", i, " ", tv->toInlineString(),
+                     " lives on ", tv->getDeviceMesh().toString(), ", not on device ", my_device,
+                     "; pass an undefined tensor (at::Tensor()) for it");
+        continue;
+      }
+      validateTensor(tv, tensor, i, what);
     } else {
       HOSTIR_CHECK(hasValue(given[i]) && !isTensor(given[i]), what, ": input ", i, " ",
                    input->toInlineString(), " expects a scalar but got ", describeValue(given[i]));

@@ -10,9 +10,11 @@ class Val;
 
 // Checks run-time values against a program's input Vals: count, tensor vs
 // scalar, dtype, rank, constant sizes, broadcast sizes, contiguity where the
-// tensor requires it. `what` names the program in messages.
+// tensor requires it. `what` names the program in messages. With
+// `my_device` >= 0, a tensor whose mesh excludes that device must be given
+// undefined, and a sharded axis must have the size of this device's shard.
 void validateInputs(const std::vector<Val*>& expected, const std::vector<PolymorphicValue>& given,
-                    const std::string& what);
+                    const std::string& what, int64_t my_device = -1);
 
 // Checks preallocated output buffers (shape and dtype come from `ee`-evaluated
 // sizes, given by the caller as `sizes`).
