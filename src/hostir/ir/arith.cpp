@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/scalar_arithmetic.h"
 
 namespace hostir {
 
@@ -120,37 +121,9 @@ std::optional<ScalarValue> foldConstants(BinaryOpType type, const Scalar* lhs, c
   if (!lhs->isConst() || !rhs->isConst()) {
     return std::nullopt;
   }
-  if (lhs->isConstInt() && rhs->isConstInt()) {
-    int64_t a = lhs->constInt();
-    int64_t b = rhs->constInt();
-    bool divides =
-        type == BinaryOpType::Div || type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
-    HOSTIR_CHECK(!divides || b != 0, toString(type), "(", a, ", ", b, "): division by zero");
-    switch (type) {
-      case BinaryOpType::Add: return a + b;
-      case BinaryOpType::Sub: return a - b;
-      case BinaryOpType::Mul: return a * b;
-      case BinaryOpType::Div: return a / b;
-      case BinaryOpType::CeilDiv: return (a + b - 1) / b;
-      case BinaryOpType::Mod: return a % b;
-      case BinaryOpType::Maximum: return std::max(a, b);
-      case BinaryOpType::Minimum: return std::min(a, b);
-    }
-  }
-  auto as_double = [](const ScalarValue& v) {
-    return std::visit([](auto x) { return static_cast<double>(x); }, v);
-  };
-  double a = as_double(*lhs->value());
-  double b = as_double(*rhs->value());
-  switch (type) {
-    case BinaryOpType::Add: return a + b;
-    case BinaryOpType::Sub: return a - b;
-    case BinaryOpType::Mul: return a * b;
-    case BinaryOpType::Div: return a / b;
-    case BinaryOpType::Maximum: return std::max(a, b);
-    case BinaryOpType::Minimum: return std::min(a, b);
-    default: return std::nullopt;
-  }
+  std::string what =
+      toString(type) + "(" + lhs->toInlineString() + ", " + rhs->toInlineString() + ")";
+  return applyScalarBinaryOp(type, *lhs->value(), *rhs->value(), what);
 }
 
 Val* scalarBinaryOp(BinaryOpType type, Val* lhs, Val* rhs) {

@@ -1,9 +1,10 @@
 #include "hostir/runtime/expression_evaluator.h"
 
 #include "hostir/ir/ops.h"
-#include "hostir/multidevice/sharding.h"
 #include "hostir/ir/scalar.h"
+#include "hostir/ir/scalar_arithmetic.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/aten_op_evaluator.h"
 
 namespace hostir {
@@ -49,8 +50,8 @@ void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& ten
   for (size_t axis = 0; axis < shape.size(); ++axis) {
     // A sharded axis holds this device's shard: the logical extent is the
     // shard size times the device count (sharded extents divide evenly).
-    bindExtent(shape[axis]->extent(), tensor.size(static_cast<int64_t>(axis)) * divisors[axis],
-               tv, axis);
+    bindExtent(shape[axis]->extent(), tensor.size(static_cast<int64_t>(axis)) * divisors[axis], tv,
+               axis);
   }
   // Re-binding a tensor (or binding one computed before) makes everything
   // derived from its old value stale.
@@ -169,51 +170,23 @@ std::vector<int64_t> ExpressionEvaluator::evaluateShape(const TensorView* tv) {
 PolymorphicValue ExpressionEvaluator::evaluateScalarExpr(const Expr* expr) {
   const auto* op = dynamic_cast<const BinaryOp*>(expr);
   HOSTIR_ASSERT(op != nullptr, "scalar defined by unsupported ", expr->opName());
-  PolymorphicValue lhs = evaluate(op->lhs());
-  PolymorphicValue rhs = evaluate(op->rhs());
-  auto is_int = [](const PolymorphicValue& v) {
-    return std::holds_alternative<int64_t>(v) || std::holds_alternative<bool>(v);
-  };
-  auto as_int = [](const PolymorphicValue& v) -> int64_t {
-    if (const auto* b = std::get_if<bool>(&v)) {
-      return *b ? 1 : 0;
+  auto scalar = [&](const Val* operand) -> ScalarValue {
+    PolymorphicValue value = evaluate(operand);
+    if (const auto* i = std::get_if<int64_t>(&value)) {
+      return *i;
     }
-    return std::get<int64_t>(v);
-  };
-  auto as_double = [&](const PolymorphicValue& v) -> double {
-    if (const auto* d = std::get_if<double>(&v)) {
+    if (const auto* d = std::get_if<double>(&value)) {
       return *d;
     }
-    return static_cast<double>(as_int(v));
-  };
-  if (is_int(lhs) && is_int(rhs)) {
-    int64_t a = as_int(lhs);
-    int64_t b = as_int(rhs);
-    bool divides = op->type() == BinaryOpType::Div || op->type() == BinaryOpType::CeilDiv ||
-                   op->type() == BinaryOpType::Mod;
-    HOSTIR_CHECK(!divides || b != 0, "division by zero evaluating ", op->toInlineString());
-    switch (op->type()) {
-      case BinaryOpType::Add: return a + b;
-      case BinaryOpType::Sub: return a - b;
-      case BinaryOpType::Mul: return a * b;
-      case BinaryOpType::Div: return a / b;
-      case BinaryOpType::CeilDiv: return (a + b - 1) / b;
-      case BinaryOpType::Mod: return a % b;
-      case BinaryOpType::Maximum: return std::max(a, b);
-      case BinaryOpType::Minimum: return std::min(a, b);
+    if (const auto* b = std::get_if<bool>(&value)) {
+      return *b;
     }
-  }
-  double a = as_double(lhs);
-  double b = as_double(rhs);
-  switch (op->type()) {
-    case BinaryOpType::Add: return a + b;
-    case BinaryOpType::Sub: return a - b;
-    case BinaryOpType::Mul: return a * b;
-    case BinaryOpType::Div: return a / b;
-    case BinaryOpType::Maximum: return std::max(a, b);
-    case BinaryOpType::Minimum: return std::min(a, b);
-    default: HOSTIR_THROW(op->toInlineString(), " needs integer operands");
-  }
+    HOSTIR_THROW(operand->toInlineString(), " should be a scalar, got ", describeValue(value));
+  };
+  std::optional<ScalarValue> result =
+      applyScalarBinaryOp(op->type(), scalar(op->lhs()), scalar(op->rhs()), op->toInlineString());
+  HOSTIR_CHECK(result.has_value(), op->toInlineString(), " needs integer operands");
+  return std::visit([](auto v) -> PolymorphicValue { return v; }, *result);
 }
 
 }  // namespace hostir

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "hostir/ir/ops.h"
+#include "hostir/ir/scalar.h"
+
+namespace hostir {
+
+// The value of `lhs <type> rhs` on concrete scalars, shared by constant
+// folding and the run-time evaluator. Integers (and bools) stay integers:
+// Div is integer division, CeilDiv and Mod are defined. With a double
+// operand the result is a double, and CeilDiv / Mod give std::nullopt.
+// Division by zero throws hostir::Error mentioning `what`.
+std::optional<ScalarValue> applyScalarBinaryOp(BinaryOpType type, const ScalarValue& lhs,
+                                               const ScalarValue& rhs, const std::string& what);
+
+}  // namespace hostir
