@@ -28,6 +28,22 @@ bool isSliceOfInput(const Expr* expr) {
   return expr->isA<HirAliasSelect>() || expr->isA<SliceOp>();
 }
 
+// Whether `loop` walks `axis`: a fused loop iterates the Stream axis of its
+// first expr's output, which is a different IterDomain from (but iterates
+// like) the Stream axes of the other tensors the loop computes.
+bool iteratesLike(const ForLoop* loop, const StreamAxis& axis) {
+  const IterDomain* id = loop->iterDomain();
+  if (id == nullptr || !id->extent()->sameAs(axis.loop_id->extent())) {
+    return false;
+  }
+  const auto* split =
+      id->definition() == nullptr ? nullptr : dynamic_cast<const Split*>(id->definition());
+  if (axis.chunk_size == nullptr) {
+    return split == nullptr;
+  }
+  return split != nullptr && split->inner()->extent()->sameAs(axis.chunk_size);
+}
+
 // [numberOfStreams, <tv's logical axes, the stream axis replaced by a chunk
 // or dropped>].
 TensorView* makeRing(HostIrContainer& container, const TensorView* tv, const StreamAxis& axis,
@@ -93,9 +109,14 @@ void shrinkStreamBuffers(HostIrContainer& container) {
     // Only alias exprs of one stream loop may touch the buffer, and that
     // loop must be its producer's (an alias in the loop writes it).
     const ForLoop* loop = uses.front().second;
-    bool local = loop != nullptr && loop->iterDomain() == axis->loop_id;
+    bool local = loop != nullptr && iteratesLike(loop, *axis);
     for (const auto& [expr, user_loop] : uses) {
       local = local && user_loop == loop && isSliceOfInput(expr);
+      // A slice of another iteration (e.g. index 0 of a broadcast) would
+      // read a slot that this iteration does not own.
+      if (local && expr->isA<HirAliasSelect>()) {
+        local = expr->as<HirAliasSelect>()->index() == loop->index();
+      }
     }
     if (!local) {
       continue;
@@ -108,8 +129,8 @@ void shrinkStreamBuffers(HostIrContainer& container) {
     Val* slot_index = mod(loop->index(), number_of_streams);
     Scope& body = const_cast<ForLoop*>(loop)->body();
     for (const auto& [expr, user_loop] : uses) {
-      Val* slice = expr->isA<HirAliasSelect>() ? expr->as<HirAliasSelect>()->out()
-                                               : expr->output(0);
+      Val* slice =
+          expr->isA<HirAliasSelect>() ? expr->as<HirAliasSelect>()->out() : expr->output(0);
       if (axis->chunk_size == nullptr) {
         body.replace(expr, {IrBuilder::createInContainer<HirAliasSelect>(
                                &container, ring, slice->as<TensorView>(), 0, slot_index)});
@@ -123,9 +144,8 @@ void shrinkStreamBuffers(HostIrContainer& container) {
       Expr* select =
           IrBuilder::createInContainer<HirAliasSelect>(&container, ring, slot, 0, slot_index);
       Expr* narrow = chunk->newObject(
-          &container,
-          {slot, IrBuilder::createInContainer<Scalar>(&container, int64_t{0}), rows}, {slice},
-          chunk->attributes(), {});
+          &container, {slot, IrBuilder::createInContainer<Scalar>(&container, int64_t{0}), rows},
+          {slice}, chunk->attributes(), {});
       body.replace(expr, {select, narrow});
     }
     it = top.replace(it, {IrBuilder::createInContainer<Allocate>(&container, ring)});

@@ -1,0 +1,293 @@
+// Lowering errors, the segmenter's host-lowering policy as seen through the
+// lowered program, forwarding, and the pass manager (HOSTIR_DISABLE_PASS,
+// HOSTIR_DUMP=passes, timings).
+
+#include <gtest/gtest.h>
+
+#include "hostir/host_ir/stream_parallelization.h"
+#include "hostir/segment/host_lowering_policy.h"
+#include "hostir/segment/segment_candidate_finder.h"
+#include "hostir/segment/segmented_fusion.h"
+#include "lowering/lowering_test_utils.h"
+
+namespace hostir::test {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+class LoweringPolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    at::manual_seed(0);
+  }
+
+  void expectLoweringError(const Strings& parts) {
+    expectErrorContaining([&] { lowerToHostIr(fusion_); }, parts);
+  }
+
+  Fusion fusion_;
+  FusionGuard guard_{&fusion_};
+};
+
+// ---- Errors -----------------------------------------------------------------
+
+TEST_F(LoweringPolicyTest, MatmulStreamOnContractionAxisIsRejected) {
+  TensorView* a = makeContigTensor(2);
+  TensorView* b = makeContigTensor(2);
+  fusion_.addInput(a);
+  fusion_.addInput(b);
+  TensorView* a2 = set(a);
+  a2->axis(1)->parallelize(ParallelType::Stream);  // K
+  fusion_.addOutput(matmul(a2, b));
+  expectLoweringError({"the Stream axis of T", "iStreamIdx", "contraction (K) axis",
+                       "parallelize M, N or a batch axis"});
+}
+
+TEST_F(LoweringPolicyTest, LinearStreamOnContractionAxisIsRejected) {
+  TensorView* x = makeContigTensor(2);
+  TensorView* w = makeContigTensor(2);
+  fusion_.addInput(x);
+  fusion_.addInput(w);
+  TensorView* w2 = set(w);
+  w2->axis(1)->parallelize(ParallelType::Stream);  // K of the [N, K] weight
+  fusion_.addOutput(linear(x, w2));
+  expectLoweringError({"contraction (K) axis"});
+}
+
+TEST_F(LoweringPolicyTest, StreamParallelInputIsRejected) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  in->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(set(in));
+  expectLoweringError({"fusion input T0_", "has a Stream axis", "inputs arrive whole"});
+}
+
+TEST_F(LoweringPolicyTest, TwoStreamAxesAreRejected) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* out = set(in);
+  out->axis(0)->parallelize(ParallelType::Stream);
+  out->axis(1)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(out);
+  expectLoweringError({"T1_", "has 2 Stream axes", "at most one axis"});
+}
+
+TEST_F(LoweringPolicyTest, MergedStreamAxisIsRejected) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* out = set(in);
+  out->merge(0);
+  out->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(out);
+  expectLoweringError({"T1_", "produced by a merge"});
+}
+
+TEST_F(LoweringPolicyTest, InnerSplitStreamAxisIsRejected) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* out = set(in);
+  out->split(0, 4, /*inner_split=*/false);
+  out->axis(1)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(out);
+  expectLoweringError({"T1_", "inner part of a split"});
+}
+
+TEST_F(LoweringPolicyTest, ReducedStreamAxisIsRejected) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* out = sum(in, {0}, /*keep_dim=*/false);
+  // The reduction axis stays in the output's domain (rS).
+  out->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(out);
+  expectLoweringError({"T1_", "is reduced", "parallelize an iteration axis"});
+}
+
+TEST_F(LoweringPolicyTest, UnsupportedStreamParallelOpIsRejected) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* out = permute(set(in), {1, 0});
+  out->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(out);
+  expectLoweringError({"has a Stream axis but is computed by", "does not support"});
+}
+
+// ---- The segmenter's policy, seen through the lowering ----------------------
+
+TEST_F(LoweringPolicyTest, HostLowerableOpsStandAloneOthersMerge) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* a = add(in, 1.0);
+  TensorView* c = neg(relu(a));
+  TensorView* d = sum(c, {1});
+  TensorView* e = mul(d, 2.0);
+  fusion_.addOutput(e);
+
+  // No Stream axis: no stream ops, one top-level expr per segment.
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  EXPECT_EQ(structure(*hic), (Strings{"BinaryOp", "PostOnStream", "ReductionOp", "BinaryOp"}));
+  std::vector<const PostOnStream*> posts = exprsOfKind<PostOnStream>(*hic);
+  ASSERT_EQ(posts.size(), 1u);
+  Strings unit_ops;
+  for (Expr* expr : posts[0]->hostUnit()->fusion()->exprs()) {
+    unit_ops.push_back(expr->opName());
+  }
+  EXPECT_EQ(unit_ops, (Strings{"UnaryOp", "UnaryOp"}));
+
+  // The segmenter itself: every group with a host-lowerable op holds exactly
+  // one non-forwarded expr.
+  SegmentOptions options;
+  options.should_merge = hostLoweringMergePolicy();
+  std::unique_ptr<SegmentedFusion> segmented = SegmentCandidateFinder::segment(&fusion_, options);
+  ASSERT_EQ(segmented->runOrder().size(), 4u);
+  for (const SegmentedGroup* group : segmented->runOrder()) {
+    int host_lowerable = 0;
+    for (const Expr* expr : group->exprs()) {
+      host_lowerable += isHostLowerable(expr) ? 1 : 0;
+    }
+    if (host_lowerable > 0) {
+      EXPECT_EQ(group->exprs().size() - group->forwardedExprs().size(), 1u) << group->toString();
+    }
+  }
+
+  at::Tensor t0 = at::randn({4, 6});
+  expectMatchesAten(fusion_, {t0}, {(-at::relu(t0 + 1.0)).sum({1}) * 2.0});
+}
+
+TEST_F(LoweringPolicyTest, ForwardedUnaryChainOfAnInputIsRecomputedPerSegment) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* e = exp(abs(in));  // forwarded: starts at a fusion input
+  TensorView* a = add(e, 1.0);
+  TensorView* b = mul(e, 2.0);
+  fusion_.addOutput(a);
+  fusion_.addOutput(b);
+
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  // The chain runs as plain exprs before the first reader; no segment
+  // boundary writes it out.
+  EXPECT_EQ(exprsOfKind<PostOnStream>(*hic).size(), 0u);
+  EXPECT_EQ(exprsOfKind<BinaryOp>(*hic).size(), 2u);
+  at::Tensor t0 = at::randn({3, 5});
+  at::Tensor ex = at::exp(at::abs(t0));
+  expectMatchesAten(fusion_, {t0}, {ex + 1.0, ex * 2.0});
+}
+
+TEST_F(LoweringPolicyTest, FullIsForwardedIntoTwoSegments) {
+  TensorView* in = makeContigTensor(1);
+  fusion_.addInput(in);
+  TensorView* z = full({in->axis(0)->extent()}, IrBuilder::create<Scalar>(3.0), DataType::Float);
+  TensorView* a = add(in, z);  // host-lowerable segment
+  TensorView* t = tanh(z);     // a PostOnStream segment (tanh is an output)
+  fusion_.addOutput(a);
+  fusion_.addOutput(t);
+
+  SegmentOptions options;
+  options.should_merge = hostLoweringMergePolicy();
+  std::unique_ptr<SegmentedFusion> segmented = SegmentCandidateFinder::segment(&fusion_, options);
+  int groups_with_full = 0;
+  for (const SegmentedGroup* group : segmented->runOrder()) {
+    for (const Expr* expr : group->forwardedExprs()) {
+      groups_with_full += expr->isA<FullOp>() ? 1 : 0;
+    }
+    // A forwarded value never crosses a segment boundary.
+    for (const Val* input : group->inputs()) {
+      EXPECT_NE(input, z);
+    }
+  }
+  EXPECT_EQ(groups_with_full, 2);
+
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  Strings kinds = structure(*hic);
+  // The host-lowerable segment's copy of the full runs before its add; the
+  // PostOnStream segment recomputes its own.
+  EXPECT_EQ(kinds, (Strings{"FullOp", "BinaryOp", "PostOnStream"}));
+  std::vector<const PostOnStream*> posts = exprsOfKind<PostOnStream>(*hic);
+  ASSERT_EQ(posts.size(), 1u);
+  Strings unit_ops;
+  for (Expr* expr : posts[0]->hostUnit()->fusion()->exprs()) {
+    unit_ops.push_back(expr->opName());
+  }
+  EXPECT_EQ(unit_ops, (Strings{"FullOp", "UnaryOp"}));
+
+  at::Tensor t0 = at::randn({7});
+  expectMatchesAten(fusion_, {t0}, {t0 + 3.0, at::tanh(at::full({7}, 3.0))});
+}
+
+// ---- Pass manager -----------------------------------------------------------
+
+void buildTwoSets(Fusion& fusion) {
+  TensorView* in = makeContigTensor(2);
+  fusion.addInput(in);
+  TensorView* mid = set(in);
+  TensorView* out = set(mid);
+  mid->axis(0)->parallelize(ParallelType::Stream);
+  out->axis(0)->parallelize(ParallelType::Stream);
+  fusion.addOutput(out);
+}
+
+TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
+  buildTwoSets(fusion_);
+  HostIrPassManager passes = defaultHostIrPasses();
+  Strings names;
+  for (const HostIrPass& pass : passes.passes()) {
+    names.push_back(pass.name);
+  }
+  EXPECT_EQ(names, (Strings{"stream_parallelization", "buffer_shrinking"}));
+
+  std::unique_ptr<HostIrContainer> hic = lowerSegmentsToHostIr(fusion_);
+  EXPECT_EQ(structure(*hic), (Strings{"LoadStoreOp", "LoadStoreOp"}));
+  passes.run(*hic);
+  ASSERT_EQ(passes.timings().size(), 2u);
+  for (const HostIrPassManager::Timing& timing : passes.timings()) {
+    EXPECT_FALSE(timing.skipped) << timing.name;
+    EXPECT_GE(timing.duration.count(), 0);
+  }
+  EXPECT_EQ(passes.timings()[0].name, "stream_parallelization");
+  EXPECT_EQ(passes.timings()[1].name, "buffer_shrinking");
+  EXPECT_EQ(topLevelLoops(*hic).size(), 2u);
+}
+
+TEST_F(LoweringPolicyTest, DisablingStreamParallelizationGivesLoopFreeProgram) {
+  buildTwoSets(fusion_);
+  ScopedEnv env("HOSTIR_DISABLE_PASS", "stream_parallelization");
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  EXPECT_EQ(structure(*hic), (Strings{"LoadStoreOp", "LoadStoreOp"}));
+
+  HostIrPassManager passes = defaultHostIrPasses();
+  passes.run(*lowerSegmentsToHostIr(fusion_));
+  ASSERT_EQ(passes.timings().size(), 2u);
+  EXPECT_TRUE(passes.timings()[0].skipped);
+  EXPECT_FALSE(passes.timings()[1].skipped);
+
+  at::Tensor t0 = at::randn({5, 6});
+  expectMatchesAten(fusion_, {t0}, {t0});
+}
+
+TEST_F(LoweringPolicyTest, DisablingBufferShrinkingKeepsFullIntermediate) {
+  buildTwoSets(fusion_);
+  ScopedEnv env("HOSTIR_DISABLE_PASS", "buffer_shrinking");
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  for (const Allocate* allocate : exprsOfKind<Allocate>(*hic)) {
+    EXPECT_EQ(allocate->toString().find("numberOfStreams"), std::string::npos);
+  }
+  EXPECT_EQ(topLevelLoops(*hic).size(), 2u);
+  at::Tensor t0 = at::randn({5, 6});
+  expectMatchesAten(fusion_, {t0}, {t0});
+}
+
+TEST_F(LoweringPolicyTest, DumpPassesPrintsAfterEachPass) {
+  buildTwoSets(fusion_);
+  ScopedEnv env("HOSTIR_DUMP", "passes");
+  ::testing::internal::CaptureStdout();
+  lowerToHostIr(fusion_);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  size_t first = out.find("=== after host IR pass stream_parallelization");
+  size_t second = out.find("=== after host IR pass buffer_shrinking");
+  ASSERT_NE(first, std::string::npos) << out;
+  ASSERT_NE(second, std::string::npos) << out;
+  EXPECT_LT(first, second);
+  EXPECT_NE(out.find("FOR StreamIdx"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hostir::test
