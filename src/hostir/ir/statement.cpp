@@ -37,7 +37,10 @@ bool Val::isFusionOutput() const {
 }
 
 void Val::addUse(Expr* expr) {
-  if (std::find(uses_.begin(), uses_.end(), expr) == uses_.end()) {
+  // An expr registers all its uses at once, so a repeat (add(x, x)) can only
+  // be the last entry: checking it keeps wiring O(1) for Vals with many
+  // uses (a loop's stream, an extent read by every loop).
+  if (uses_.empty() || uses_.back() != expr) {
     uses_.push_back(expr);
   }
 }

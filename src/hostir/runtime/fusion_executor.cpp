@@ -12,6 +12,22 @@ namespace hostir {
 FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> fusion) : fusion_(std::move(fusion)) {
   HOSTIR_CHECK(fusion_ != nullptr, "FusionExecutor needs a fusion");
   exprs_ = fusion_->exprs();
+  // After the last expr reading an intermediate tensor, drop it: a long
+  // chain then reuses freed memory as ATen code would, instead of touching
+  // fresh pages for every op.
+  std::unordered_map<const Val*, size_t> last_use;
+  for (size_t i = 0; i < exprs_.size(); ++i) {
+    for (const Val* input : exprs_[i]->inputs()) {
+      last_use[input] = i;
+    }
+  }
+  dead_after_.resize(exprs_.size());
+  for (const auto& [val, index] : last_use) {
+    if (val->vtype() == ValType::TensorView && !fusion_->isInput(val) &&
+        !fusion_->isOutput(val)) {
+      dead_after_[index].push_back(val);
+    }
+  }
   for (Val* output : fusion_->outputs()) {
     HOSTIR_CHECK(output->vtype() == ValType::TensorView, "fusion output ", output->toInlineString(),
                  " is not a tensor");
@@ -45,7 +61,8 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>&
   for (size_t i = 0; i < outputs.size(); ++i) {
     preallocated[fusion_outputs[i]] = outputs[i];
   }
-  for (Expr* expr : exprs_) {
+  for (size_t i = 0; i < exprs_.size(); ++i) {
+    Expr* expr = exprs_[i];
     if (!isAtenEvaluable(expr)) {
       continue;  // scalar arithmetic is evaluated on demand
     }
@@ -57,6 +74,9 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>&
       ee.bind(out, given->second);
     } else {
       ee.bind(out, evaluateFusionOp(expr, ee).at(0));
+    }
+    for (const Val* dead : dead_after_[i]) {
+      ee.unbind(dead);
     }
   }
 

@@ -33,6 +33,8 @@ class FusionExecutor {
  private:
   std::unique_ptr<Fusion> fusion_;
   std::vector<Expr*> exprs_;  // topological order, computed once
+  // Per expr: intermediates no later expr reads.
+  std::vector<std::vector<const Val*>> dead_after_;
 };
 
 }  // namespace hostir
