@@ -1,0 +1,817 @@
+// End-to-end tests of MultiDeviceExecutor, run by every rank of a job
+// started with `hostir launch -n K` (K = 1, 2, 4). Each test builds its
+// meshes from the world size, draws the same full tensors on every rank
+// (same seed), runs the sharded fusion on this rank's shards, checks the
+// local output shard against plain ATen on the full tensors, and checks
+// which collectives the rank's host program holds.
+//
+// Every rank runs every test in the same order and skips a test only for a
+// reason that depends on the world size, so the collectives of all ranks
+// match up. Structural checks use EXPECT (never an early return) before a
+// run, for the same reason.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hostir/host_ir/host_ir.h"
+#include "hostir/ir/arith.h"
+#include "hostir/ir/error.h"
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/multidevice/sharding.h"
+#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/multidevice_executor.h"
+
+namespace hostir {
+namespace {
+
+using Counts = std::map<CommunicationType, int>;
+
+// Visits every expr of a scope and of the loop bodies nested in it.
+void walk(const Scope& scope, const std::function<void(const Expr*)>& visit) {
+  for (const Expr* expr : scope) {
+    visit(expr);
+    if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
+      walk(loop->body(), visit);
+    }
+  }
+}
+
+// The Communication nodes of a host program, by type (loop bodies count
+// once: they are the program text, not its trips).
+Counts countCommunications(const HostIrContainer& program) {
+  Counts counts;
+  walk(program.topLevel(), [&](const Expr* expr) {
+    if (const auto* communication = dynamic_cast<const Communication*>(expr)) {
+      ++counts[communication->type()];
+    }
+  });
+  return counts;
+}
+
+template <typename T>
+int countOf(const HostIrContainer& program) {
+  int count = 0;
+  walk(program.topLevel(), [&](const Expr* expr) { count += expr->isA<T>() ? 1 : 0; });
+  return count;
+}
+
+std::string describe(const Counts& counts) {
+  std::stringstream ss;
+  ss << "{";
+  for (const auto& [type, count] : counts) {
+    ss << " " << toString(type) << ": " << count;
+  }
+  ss << " }";
+  return ss.str();
+}
+
+class MultiDeviceExecutorTest : public ::testing::Test {
+ protected:
+  // Puts `tv` on `mesh`, sharding its logical axis `axis` over DIDx (none
+  // when -1), either directly or through an outer split by the device count.
+  static TensorView* shard(TensorView* tv, const DeviceMesh& mesh, int64_t axis,
+                           bool via_split = false) {
+    tv->setDeviceMesh(mesh);
+    if (axis >= 0) {
+      shardLogicalAxis(tv, axis, ParallelType::DIDx, via_split);
+    }
+    return tv;
+  }
+
+  // This rank's shard of `full` for a tensor on `mesh` sharded on `axis`
+  // (-1: replicated); undefined when the mesh does not hold this rank.
+  at::Tensor localShard(const at::Tensor& full, const DeviceMesh& mesh, int64_t axis) const {
+    if (!mesh.has(me_)) {
+      return at::Tensor();
+    }
+    if (axis < 0) {
+      return full.clone();
+    }
+    return full.chunk(mesh.size(), axis)[mesh.idxOf(me_)].contiguous();
+  }
+
+  void expectShard(const at::Tensor& out, const at::Tensor& full_expected, const DeviceMesh& mesh,
+                   int64_t axis) const {
+    if (!mesh.has(me_)) {
+      EXPECT_FALSE(out.defined()) << "device " << me_ << " is not on " << mesh.toString()
+                                  << " and must get an undefined output";
+      return;
+    }
+    ASSERT_TRUE(out.defined()) << "device " << me_ << " is on " << mesh.toString();
+    at::Tensor expected = localShard(full_expected, mesh, axis);
+    ASSERT_EQ(out.sizes(), expected.sizes());
+    EXPECT_TRUE(at::allclose(out, expected, 1e-4, 1e-5))
+        << "device " << me_ << " max |diff| = " << (out - expected).abs().max().item<double>();
+  }
+
+  static void expectCommunications(const MultiDeviceExecutor& exec, const Counts& expected) {
+    // Compared as text, so that a mismatch prints the type names.
+    EXPECT_EQ(describe(countCommunications(exec.hostProgram())), describe(expected))
+        << "in the host program\n"
+        << exec.hostProgram().toString();
+  }
+
+  // {first, ..., first + count - 1}
+  static DeviceMesh meshOf(int64_t first, int64_t count) {
+    std::vector<int64_t> devices(static_cast<size_t>(count));
+    std::iota(devices.begin(), devices.end(), first);
+    return DeviceMesh(devices);
+  }
+
+  at::Tensor randn(at::IntArrayRef shape) const {
+    return at::randn(shape);
+  }
+
+  Communicator& comm_ = Communicator::getInstance();
+  const int64_t n_ = comm_.size();
+  const int64_t me_ = comm_.deviceId();
+  const DeviceMesh all_ = DeviceMesh::createForNumDevices(n_);
+};
+
+// --- No communication -------------------------------------------------------
+
+TEST_F(MultiDeviceExecutorTest, ShardedPointwiseNeedsNoCommunication) {
+  for (bool via_split : {false, true}) {
+    SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");
+    for (int64_t axis : {0, 1}) {
+      SCOPED_TRACE("sharded axis " + std::to_string(axis));
+      Fusion fusion;
+      FusionGuard fg(&fusion);
+      TensorView* x = shard(makeContigTensor(2), all_, axis, via_split);
+      TensorView* y = shard(makeContigTensor(2), all_, axis, via_split);
+      fusion.addInput(x);
+      fusion.addInput(y);
+      TensorView* z = shard(relu(add(x, y)), all_, axis, via_split);
+      fusion.addOutput(z);
+
+      MultiDeviceExecutor exec(fusion, comm_);
+      expectCommunications(exec, {});
+      at::manual_seed(1);
+      at::Tensor fx = randn({4 * n_, 8 * n_});
+      at::Tensor fy = randn({4 * n_, 8 * n_});
+      at::Tensor out = exec.run({localShard(fx, all_, axis), localShard(fy, all_, axis)}).at(0);
+      expectShard(out, at::relu(fx + fy), all_, axis);
+    }
+  }
+}
+
+TEST_F(MultiDeviceExecutorTest, UnannotatedIntermediatesTakeTheInputsSharding) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 0);
+  fusion.addInput(x);
+  TensorView* z = exp(neg(x));  // no annotation: propagated
+  fusion.addOutput(z);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {});
+  at::manual_seed(2);
+  at::Tensor fx = randn({4 * n_, 6});
+  at::Tensor out = exec.run({localShard(fx, all_, 0)}).at(0);
+  expectShard(out, at::exp(-fx), all_, 0);
+}
+
+// --- set: one mesh ----------------------------------------------------------
+
+TEST_F(MultiDeviceExecutorTest, SetUnshardedToShardedIsScatter) {
+  for (bool via_split : {false, true}) {
+    SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");
+    for (int64_t axis : {0, 1}) {
+      SCOPED_TRACE("sharded axis " + std::to_string(axis));
+      Fusion fusion;
+      FusionGuard fg(&fusion);
+      TensorView* x = shard(makeContigTensor(2), all_, -1);
+      fusion.addInput(x);
+      TensorView* y = shard(set(x), all_, axis, via_split);
+      fusion.addOutput(y);
+
+      MultiDeviceExecutor exec(fusion, comm_);
+      expectCommunications(exec, {{CommunicationType::Scatter, 1}});
+      at::manual_seed(3);
+      at::Tensor fx = randn({4 * n_, 4 * n_});
+      at::Tensor out = exec.run({localShard(fx, all_, -1)}).at(0);
+      expectShard(out, fx, all_, axis);
+    }
+  }
+}
+
+TEST_F(MultiDeviceExecutorTest, SetShardedToUnshardedOnOneMeshIsAllgather) {
+  for (bool via_split : {false, true}) {
+    SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");
+    for (int64_t axis : {0, 1}) {
+      SCOPED_TRACE("sharded axis " + std::to_string(axis));
+      Fusion fusion;
+      FusionGuard fg(&fusion);
+      TensorView* x = shard(makeContigTensor(2), all_, axis, via_split);
+      fusion.addInput(x);
+      TensorView* y = shard(set(x), all_, -1);
+      fusion.addOutput(y);
+
+      MultiDeviceExecutor exec(fusion, comm_);
+      expectCommunications(exec, {{CommunicationType::Allgather, 1}});
+      at::manual_seed(4);
+      at::Tensor fx = randn({4 * n_, 4 * n_});
+      at::Tensor out = exec.run({localShard(fx, all_, axis)}).at(0);
+      expectShard(out, fx, all_, -1);
+    }
+  }
+}
+
+// A sharded input, a local op, a gather and an op on the whole tensor: the
+// allgather sits between the two computations.
+TEST_F(MultiDeviceExecutorTest, AllgatherBetweenComputations) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 0, /*via_split=*/true);
+  fusion.addInput(x);
+  TensorView* a = shard(mul(x, 2.0), all_, 0, /*via_split=*/true);
+  TensorView* b = shard(set(a), all_, -1);
+  TensorView* c = shard(sum(b, {0}), all_, -1);
+  fusion.addOutput(c);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {{CommunicationType::Allgather, 1}});
+  at::manual_seed(5);
+  at::Tensor fx = randn({4 * n_, 5});
+  at::Tensor out = exec.run({localShard(fx, all_, 0)}).at(0);
+  expectShard(out, (fx * 2).sum(0), all_, -1);
+}
+
+// A 2-D mesh [n/2, 2]: rows sharded over DIDy, columns over DIDx. Gathering
+// the columns is one Allgather per mesh row (a team of 2); the rows stay
+// sharded.
+TEST_F(MultiDeviceExecutorTest, AllgatherAlongOneDimensionOfA2DMesh) {
+  if (n_ < 4 || n_ % 2 != 0) {
+    GTEST_SKIP() << "needs a 2-D mesh of at least 2 x 2 devices";
+  }
+  DeviceMesh mesh(all_.vector(), {n_ / 2, 2});
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  x->setDeviceMesh(mesh);
+  x->axis(0)->parallelize(ParallelType::DIDy);
+  x->axis(1)->parallelize(ParallelType::DIDx);
+  fusion.addInput(x);
+  TensorView* y = set(x);
+  y->setDeviceMesh(mesh);
+  y->axis(0)->parallelize(ParallelType::DIDy);
+  fusion.addOutput(y);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {{CommunicationType::Allgather, 1}});
+  walk(exec.hostProgram().topLevel(), [&](const Expr* expr) {
+    if (const auto* communication = dynamic_cast<const Communication*>(expr)) {
+      std::vector<int64_t> team = communication->team();
+      std::vector<int64_t> slice = mesh.getSlice(me_, ParallelType::DIDx);
+      std::sort(team.begin(), team.end());
+      std::sort(slice.begin(), slice.end());
+      EXPECT_EQ(team, slice);
+    }
+  });
+  at::manual_seed(23);
+  at::Tensor fx = randn({4 * n_, 8});
+  int64_t row = mesh.idxOf(me_, ParallelType::DIDy);
+  int64_t col = mesh.idxOf(me_, ParallelType::DIDx);
+  at::Tensor rows = fx.chunk(n_ / 2, 0)[row];
+  at::Tensor out = exec.run({rows.chunk(2, 1)[col].contiguous()}).at(0);
+  ASSERT_TRUE(out.defined());
+  EXPECT_TRUE(at::allclose(out, rows)) << "device " << me_;
+}
+
+// --- set: between meshes ----------------------------------------------------
+
+TEST_F(MultiDeviceExecutorTest, SetShardedToUnshardedOnAnotherMeshIsGather) {
+  if (n_ < 2) {
+    GTEST_SKIP() << "needs two meshes: at least 2 ranks";
+  }
+  for (bool via_split : {false, true}) {
+    SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    DeviceMesh root({0});
+    TensorView* x = shard(makeContigTensor(2), all_, 0, via_split);
+    fusion.addInput(x);
+    TensorView* y = shard(set(x), root, -1);
+    fusion.addOutput(y);
+
+    MultiDeviceExecutor exec(fusion, comm_);
+    // Every device sends its shard; device 0 also receives.
+    expectCommunications(exec, {{CommunicationType::Gather, 1}});
+    at::manual_seed(6);
+    at::Tensor fx = randn({4 * n_, 3});
+    at::Tensor out = exec.run({localShard(fx, all_, 0)}).at(0);
+    expectShard(out, fx, root, -1);
+  }
+}
+
+// Gather onto a mesh of two receivers that is not a sub-mesh of the
+// senders' mesh: one Gather per receiver.
+TEST_F(MultiDeviceExecutorTest, GatherOntoSeveralReceiversIsOneGatherEach) {
+  if (n_ < 4) {
+    GTEST_SKIP() << "needs a 2-device sending mesh and a 2-device receiving mesh";
+  }
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  DeviceMesh senders({0, 1});
+  DeviceMesh receivers({2, 3});
+  // Concrete extents: the receivers hold no input to bind them from.
+  TensorView* x = shard(makeContigConcreteTensor({6, 8}), senders, 1);
+  fusion.addInput(x);
+  TensorView* y = shard(set(x), receivers, -1);
+  fusion.addOutput(y);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  Counts expected;
+  int joined = 0;
+  for (int64_t receiver : receivers.vector()) {
+    joined += (senders.has(me_) || me_ == receiver) ? 1 : 0;
+  }
+  if (joined > 0) {
+    expected[CommunicationType::Gather] = joined;
+  }
+  expectCommunications(exec, expected);
+  at::manual_seed(7);
+  at::Tensor fx = randn({6, 8});
+  at::Tensor out = exec.run({localShard(fx, senders, 1)}).at(0);
+  expectShard(out, fx, receivers, -1);
+}
+
+TEST_F(MultiDeviceExecutorTest, SetBetweenMeshesWithTheSameShardingIsSendRecv) {
+  if (n_ < 2) {
+    GTEST_SKIP() << "needs two meshes: at least 2 ranks";
+  }
+  for (bool via_split : {false, true}) {
+    SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");
+    const int64_t half = n_ / 2;
+    DeviceMesh first = meshOf(0, half);
+    DeviceMesh second = meshOf(half, half);
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    // Concrete extents: the second mesh holds no input to bind them from.
+    TensorView* x = shard(makeContigConcreteTensor({4 * half, 5}), first, 0, via_split);
+    fusion.addInput(x);
+    TensorView* y = shard(set(x), second, 0, via_split);
+    TensorView* z = shard(add(y, 1.0), second, 0, via_split);
+    fusion.addOutput(z);
+
+    MultiDeviceExecutor exec(fusion, comm_);
+    // Each device sends or receives exactly one shard.
+    expectCommunications(exec, {{CommunicationType::SendRecv, 1}});
+    at::manual_seed(8);
+    at::Tensor fx = randn({4 * half, 5});
+    at::Tensor out = exec.run({localShard(fx, first, 0)}).at(0);
+    expectShard(out, fx + 1, second, 0);
+  }
+}
+
+// The same devices in another order: shard i moves from device i to device
+// n-1-i (the middle device of an odd world keeps its shard: a local copy).
+TEST_F(MultiDeviceExecutorTest, SetOntoTheReversedMeshIsSendRecvPerShard) {
+  if (n_ < 2) {
+    GTEST_SKIP() << "the reversed mesh of one device is the same mesh";
+  }
+  std::vector<int64_t> reversed_devices(all_.vector().rbegin(), all_.vector().rend());
+  DeviceMesh reversed(reversed_devices);
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 1);
+  fusion.addInput(x);
+  TensorView* y = shard(set(x), reversed, 1);
+  fusion.addOutput(y);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  // Device d sends shard d to n-1-d and receives shard n-1-d from it.
+  expectCommunications(exec, {{CommunicationType::SendRecv, 2}});
+  at::manual_seed(9);
+  at::Tensor fx = randn({3, 4 * n_});
+  at::Tensor out = exec.run({localShard(fx, all_, 1)}).at(0);
+  expectShard(out, fx, reversed, 1);
+}
+
+TEST_F(MultiDeviceExecutorTest, UnshardedSetOntoAnotherMeshIsBroadcast) {
+  if (n_ < 2) {
+    GTEST_SKIP() << "needs two meshes: at least 2 ranks";
+  }
+  DeviceMesh sender({0});
+  DeviceMesh receivers = meshOf(1, n_ - 1);
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigConcreteTensor({4, 6}), sender, -1);
+  fusion.addInput(x);
+  TensorView* y = shard(set(x), receivers, -1);
+  TensorView* z = shard(mul(y, y), receivers, -1);
+  fusion.addOutput(z);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {{CommunicationType::Broadcast, 1}});
+  at::manual_seed(10);
+  at::Tensor fx = randn({4, 6});
+  at::Tensor out = exec.run({localShard(fx, sender, -1)}).at(0);
+  expectShard(out, fx * fx, receivers, -1);
+}
+
+TEST_F(MultiDeviceExecutorTest, UnshardedOnOneDeviceToShardedOnAllIsScatter) {
+  DeviceMesh root({0});
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigConcreteTensor({4 * n_, 2}), root, -1);
+  fusion.addInput(x);
+  TensorView* y = shard(set(x), all_, 0, /*via_split=*/true);
+  fusion.addOutput(y);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {{CommunicationType::Scatter, 1}});
+  at::manual_seed(11);
+  at::Tensor fx = randn({4 * n_, 2});
+  at::Tensor out = exec.run({localShard(fx, root, -1)}).at(0);
+  expectShard(out, fx, all_, 0);
+}
+
+// --- reductions over the sharded axis ---------------------------------------
+
+TEST_F(MultiDeviceExecutorTest, ReductionOverShardedAxisWithShardedOutputIsReduceScatter) {
+  for (bool via_split : {false, true}) {
+    SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* x = shard(makeContigTensor(2), all_, 0, via_split);
+    fusion.addInput(x);
+    // The output's logical domain keeps the reduced axis (position 0), so
+    // its remaining axis is logical position 1.
+    TensorView* y = shard(sum(x, {0}), all_, 1, via_split);
+    fusion.addOutput(y);
+
+    MultiDeviceExecutor exec(fusion, comm_);
+    expectCommunications(exec, {{CommunicationType::ReduceScatter, 1}});
+    at::manual_seed(12);
+    at::Tensor fx = randn({2 * n_, 8 * n_});
+    at::Tensor out = exec.run({localShard(fx, all_, 0)}).at(0);
+    expectShard(out, fx.sum(0), all_, 0);
+  }
+}
+
+TEST_F(MultiDeviceExecutorTest, ReductionOverShardedAxisWithUnshardedOutputIsAllreduce) {
+  for (bool use_max : {false, true}) {
+    SCOPED_TRACE(use_max ? "max" : "sum");
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* x = shard(makeContigTensor(2), all_, 1);
+    fusion.addInput(x);
+    TensorView* r = use_max ? max(x, {1}) : sum(x, {1});
+    TensorView* y = shard(r, all_, -1);
+    fusion.addOutput(y);
+
+    MultiDeviceExecutor exec(fusion, comm_);
+    expectCommunications(exec, {{CommunicationType::Allreduce, 1}});
+    at::manual_seed(13);
+    at::Tensor fx = randn({5, 4 * n_});
+    at::Tensor out = exec.run({localShard(fx, all_, 1)}).at(0);
+    expectShard(out, use_max ? std::get<0>(fx.max(1)) : fx.sum(1), all_, -1);
+  }
+}
+
+TEST_F(MultiDeviceExecutorTest, ReductionOverShardedAxisOntoAnotherMeshIsReduce) {
+  if (n_ < 2) {
+    GTEST_SKIP() << "needs two meshes: at least 2 ranks";
+  }
+  DeviceMesh last({n_ - 1});
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 0, /*via_split=*/true);
+  fusion.addInput(x);
+  TensorView* y = shard(sum(x, {0}), last, -1);
+  fusion.addOutput(y);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {{CommunicationType::Reduce, 1}});
+  at::manual_seed(14);
+  at::Tensor fx = randn({4 * n_, 6});
+  at::Tensor out = exec.run({localShard(fx, all_, 0)}).at(0);
+  expectShard(out, fx.sum(0), last, -1);
+}
+
+// --- matmul / linear contracting a sharded K --------------------------------
+
+TEST_F(MultiDeviceExecutorTest, MatmulContractingShardedKIsAllreduceOrReduceScatter) {
+  for (bool scatter : {false, true}) {
+    SCOPED_TRACE(scatter ? "output sharded on M" : "output unsharded");
+    for (bool via_split : {false, true}) {
+      SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");
+      Fusion fusion;
+      FusionGuard fg(&fusion);
+      TensorView* a = shard(makeContigTensor(2), all_, 1, via_split);  // [M, K]
+      TensorView* b = shard(makeContigTensor(2), all_, 0, via_split);  // [K, N]
+      fusion.addInput(a);
+      fusion.addInput(b);
+      TensorView* c = shard(matmul(a, b), all_, scatter ? 0 : -1, via_split);
+      fusion.addOutput(c);
+
+      MultiDeviceExecutor exec(fusion, comm_);
+      expectCommunications(
+          exec, {{scatter ? CommunicationType::ReduceScatter : CommunicationType::Allreduce, 1}});
+      at::manual_seed(15);
+      at::Tensor fa = randn({4 * n_, 8 * n_});
+      at::Tensor fb = randn({8 * n_, 6});
+      at::Tensor out = exec.run({localShard(fa, all_, 1), localShard(fb, all_, 0)}).at(0);
+      expectShard(out, at::matmul(fa, fb), all_, scatter ? 0 : -1);
+    }
+  }
+}
+
+TEST_F(MultiDeviceExecutorTest, RowParallelLinearIsAllreduceOrReduceScatter) {
+  for (bool scatter : {false, true}) {
+    SCOPED_TRACE(scatter ? "output sharded on rows" : "output unsharded");
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* x = shard(makeContigTensor(2), all_, 1);  // [M, K]
+    TensorView* w = shard(makeContigTensor(2), all_, 1);  // [N, K]
+    fusion.addInput(x);
+    fusion.addInput(w);
+    TensorView* y = shard(linear(x, w), all_, scatter ? 0 : -1);
+    fusion.addOutput(y);
+
+    MultiDeviceExecutor exec(fusion, comm_);
+    expectCommunications(
+        exec, {{scatter ? CommunicationType::ReduceScatter : CommunicationType::Allreduce, 1}});
+    at::manual_seed(16);
+    at::Tensor fx = randn({4 * n_, 4 * n_});
+    at::Tensor fw = randn({6, 4 * n_});
+    at::Tensor out = exec.run({localShard(fx, all_, 1), localShard(fw, all_, 1)}).at(0);
+    expectShard(out, at::linear(fx, fw), all_, scatter ? 0 : -1);
+  }
+}
+
+// The bias is added once, after the reduction, not by every device.
+TEST_F(MultiDeviceExecutorTest, RowParallelLinearWithBiasAddsTheBiasOnce) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 1);
+  TensorView* w = shard(makeContigTensor(2), all_, 1);
+  TensorView* bias = shard(makeContigTensor(1), all_, -1);
+  fusion.addInput(x);
+  fusion.addInput(w);
+  fusion.addInput(bias);
+  TensorView* y = shard(linear(x, w, bias), all_, -1);
+  fusion.addOutput(y);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {{CommunicationType::Allreduce, 1}});
+  at::manual_seed(17);
+  at::Tensor fx = randn({8, 4 * n_});
+  at::Tensor fw = randn({6, 4 * n_});
+  at::Tensor fbias = randn({6});
+  at::Tensor out =
+      exec.run({localShard(fx, all_, 1), localShard(fw, all_, 1), localShard(fbias, all_, -1)})
+          .at(0);
+  expectShard(out, at::linear(fx, fw, fbias), all_, -1);
+}
+
+// --- Megatron MLP -----------------------------------------------------------
+
+// Column-parallel linear (w1 sharded on its output features), GELU on the
+// sharded activations, row-parallel linear (w2 sharded on its input
+// features): no allgather anywhere, one Allreduce or ReduceScatter at the end.
+TEST_F(MultiDeviceExecutorTest, MegatronMlpCommunicatesOnceAtTheEnd) {
+  for (bool scatter : {false, true}) {
+    SCOPED_TRACE(scatter ? "output sharded on tokens" : "output replicated");
+    for (bool via_split : {false, true}) {
+      SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");
+      Fusion fusion;
+      FusionGuard fg(&fusion);
+      TensorView* x = shard(makeContigTensor(2), all_, -1);             // [T, H]
+      TensorView* w1 = shard(makeContigTensor(2), all_, 0, via_split);  // [F, H]
+      TensorView* b1 = shard(makeContigTensor(1), all_, 0, via_split);  // [F]
+      TensorView* w2 = shard(makeContigTensor(2), all_, 1, via_split);  // [H, F]
+      fusion.addInput(x);
+      fusion.addInput(w1);
+      fusion.addInput(b1);
+      fusion.addInput(w2);
+      TensorView* h = shard(linear(x, w1, b1), all_, 1, via_split);  // [T, F] sharded on F
+      TensorView* g = gelu(h);                                       // sharding propagated
+      TensorView* y = shard(linear(g, w2), all_, scatter ? 0 : -1, via_split);
+      fusion.addOutput(y);
+
+      MultiDeviceExecutor exec(fusion, comm_);
+      expectCommunications(
+          exec, {{scatter ? CommunicationType::ReduceScatter : CommunicationType::Allreduce, 1}});
+      at::manual_seed(18);
+      const int64_t tokens = 4 * n_;
+      const int64_t hidden = 8;
+      const int64_t ffn = 4 * n_;
+      at::Tensor fx = randn({tokens, hidden});
+      at::Tensor fw1 = randn({ffn, hidden});
+      at::Tensor fb1 = randn({ffn});
+      at::Tensor fw2 = randn({hidden, ffn});
+      at::Tensor out = exec.run({localShard(fx, all_, -1), localShard(fw1, all_, 0),
+                                 localShard(fb1, all_, 0), localShard(fw2, all_, 1)})
+                           .at(0);
+      at::Tensor expected = at::linear(at::gelu(at::linear(fx, fw1, fb1)), fw2);
+      expectShard(out, expected, all_, scatter ? 0 : -1);
+    }
+  }
+}
+
+// --- pipelined allgather + GEMM ---------------------------------------------
+
+struct PipelineShape {
+  int64_t chunks;
+  int streams;
+};
+
+// The loops of `program` whose body holds an Allgather, a Wait on it and a
+// GEMM of kind T.
+template <typename T>
+int pipelinedLoops(const HostIrContainer& program) {
+  int loops = 0;
+  walk(program.topLevel(), [&](const Expr* expr) {
+    const auto* loop = dynamic_cast<const ForLoop*>(expr);
+    if (loop == nullptr) {
+      return;
+    }
+    const Communication* allgather = nullptr;
+    bool waited = false;
+    bool gemm_after_wait = false;
+    for (const Expr* inner : loop->body()) {
+      if (const auto* communication = dynamic_cast<const Communication*>(inner)) {
+        if (communication->type() == CommunicationType::Allgather) {
+          allgather = communication;
+        }
+      } else if (const auto* wait = dynamic_cast<const Wait*>(inner)) {
+        waited = waited || (allgather != nullptr && wait->communication() == allgather);
+      } else if (inner->isA<T>()) {
+        gemm_after_wait = gemm_after_wait || waited;
+      }
+    }
+    loops += gemm_after_wait ? 1 : 0;
+  });
+  return loops;
+}
+
+TEST_F(MultiDeviceExecutorTest, PipelinedAllgatherLinear) {
+  for (PipelineShape shape : {PipelineShape{4, 4}, PipelineShape{4, 2}, PipelineShape{2, 3}}) {
+    SCOPED_TRACE("chunks " + std::to_string(shape.chunks) + " streams " +
+                 std::to_string(shape.streams));
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* x = shard(makeContigTensor(2), all_, 0, /*via_split=*/true);  // [S, H]
+    TensorView* w = shard(makeContigTensor(2), all_, -1);                     // [F, H]
+    fusion.addInput(x);
+    fusion.addInput(w);
+    TensorView* h = shard(linear(x, w), all_, -1);  // [S, F], whole on every device
+    h->split(0, shape.chunks, /*inner_split=*/false);
+    h->axis(0)->parallelize(ParallelType::Stream);
+    TensorView* y = shard(relu(h), all_, -1);
+    fusion.addOutput(y);
+
+    MultiDeviceExecutor exec(fusion, comm_, {.number_of_streams = shape.streams});
+    // The allgather is in the loop, once per chunk; nothing else moves.
+    expectCommunications(exec, {{CommunicationType::Allgather, 1}});
+    EXPECT_EQ(pipelinedLoops<LinearOp>(exec.hostProgram()), 1) << exec.hostProgram().toString();
+    EXPECT_EQ(countOf<LinearOp>(exec.hostProgram()), 1) << exec.hostProgram().toString();
+
+    at::manual_seed(19);
+    at::Tensor fx = randn({4 * n_ * shape.chunks, 8});
+    at::Tensor fw = randn({6, 8});
+    at::Tensor out = exec.run({localShard(fx, all_, 0), localShard(fw, all_, -1)}).at(0);
+    expectShard(out, at::relu(at::linear(fx, fw)), all_, -1);
+  }
+}
+
+// Sequence parallel: B sharded on its columns, the output keeps that
+// sharding while its rows are gathered chunk by chunk.
+TEST_F(MultiDeviceExecutorTest, PipelinedAllgatherMatmulWithColumnShardedOutput) {
+  const int64_t chunks = 4;
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* a = shard(makeContigTensor(2), all_, 0, /*via_split=*/true);  // [S, K]
+  TensorView* b = shard(makeContigTensor(2), all_, 1, /*via_split=*/true);  // [K, N]
+  fusion.addInput(a);
+  fusion.addInput(b);
+  TensorView* c = shard(matmul(a, b), all_, 1, /*via_split=*/true);  // [S, N], N sharded
+  c->split(0, chunks, /*inner_split=*/false);
+  c->axis(0)->parallelize(ParallelType::Stream);
+  fusion.addOutput(c);
+
+  MultiDeviceExecutor exec(fusion, comm_, {.number_of_streams = 4});
+  expectCommunications(exec, {{CommunicationType::Allgather, 1}});
+  EXPECT_EQ(pipelinedLoops<MatmulOp>(exec.hostProgram()), 1) << exec.hostProgram().toString();
+
+  at::manual_seed(20);
+  at::Tensor fa = randn({4 * n_ * chunks, 6});
+  at::Tensor fb = randn({6, 4 * n_});
+  at::Tensor out = exec.run({localShard(fa, all_, 0), localShard(fb, all_, 1)}).at(0);
+  expectShard(out, at::matmul(fa, fb), all_, 1);
+}
+
+// --- ranks outside a mesh ---------------------------------------------------
+
+TEST_F(MultiDeviceExecutorTest, RankOutsideTheMeshSkipsTheWork) {
+  DeviceMesh first({0});
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), first, -1);
+  TensorView* w = shard(makeContigTensor(2), first, -1);
+  fusion.addInput(x);
+  fusion.addInput(w);
+  TensorView* y = shard(relu(linear(x, w)), first, -1);
+  fusion.addOutput(y);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {});
+  if (!first.has(me_)) {
+    EXPECT_EQ(countOf<LinearOp>(exec.hostProgram()), 0) << exec.hostProgram().toString();
+  }
+  at::manual_seed(21);
+  at::Tensor fx = randn({4, 8});
+  at::Tensor fw = randn({6, 8});
+  at::Tensor out = exec.run({localShard(fx, first, -1), localShard(fw, first, -1)}).at(0);
+  expectShard(out, at::relu(at::linear(fx, fw)), first, -1);
+}
+
+// Two outputs on two meshes: each rank gets its own and an undefined tensor
+// for the other.
+TEST_F(MultiDeviceExecutorTest, OutputsOnSeveralMeshes) {
+  if (n_ < 2) {
+    GTEST_SKIP() << "needs two meshes: at least 2 ranks";
+  }
+  DeviceMesh root({0});
+  DeviceMesh rest = meshOf(1, n_ - 1);
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigConcreteTensor({4 * (n_ - 1), 3}), root, -1);
+  fusion.addInput(x);
+  TensorView* local = shard(neg(x), root, -1);
+  TensorView* moved = shard(set(x), rest, 0);  // Scatter from device 0 onto the rest
+  TensorView* doubled = shard(mul(moved, 2.0), rest, 0);
+  fusion.addOutput(local);
+  fusion.addOutput(doubled);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {{CommunicationType::Scatter, 1}});
+  at::manual_seed(22);
+  at::Tensor fx = randn({4 * (n_ - 1), 3});
+  std::vector<at::Tensor> outs = exec.run({localShard(fx, root, -1)});
+  ASSERT_EQ(outs.size(), 2u);
+  expectShard(outs[0], -fx, root, -1);
+  expectShard(outs[1], fx * 2, rest, 0);
+}
+
+// --- errors -----------------------------------------------------------------
+
+// What an all-to-all would do (the sharded axis moves from 0 to 1 on the
+// same mesh) is not implemented: the executor rejects the fusion, naming
+// the expr and both shardings.
+TEST_F(MultiDeviceExecutorTest, MovingTheShardedAxisIsRejected) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 0);
+  fusion.addInput(x);
+  TensorView* y = shard(set(x), all_, 1);
+  fusion.addOutput(y);
+  try {
+    MultiDeviceExecutor exec(fusion, comm_);
+    ADD_FAILURE() << "expected an error for an all-to-all; got the host program\n"
+                  << exec.hostProgram().toString();
+  } catch (const Error& error) {
+    std::string what = error.what();
+    EXPECT_NE(what.find("cannot lower the resharding expr"), std::string::npos) << what;
+    EXPECT_NE(what.find("set"), std::string::npos) << what;
+    EXPECT_NE(what.find(all_.toString()), std::string::npos) << what;
+    EXPECT_NE(what.find("logical axis 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("logical axis 1"), std::string::npos) << what;
+  }
+}
+
+TEST_F(MultiDeviceExecutorTest, ShardedSetBetweenMeshesOfDifferentSizesIsRejected) {
+  if (n_ < 2) {
+    GTEST_SKIP() << "needs meshes of different sizes: at least 2 ranks";
+  }
+  DeviceMesh one({0});
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 0);
+  fusion.addInput(x);
+  TensorView* y = shard(set(x), one, 0);
+  fusion.addOutput(y);
+  try {
+    MultiDeviceExecutor exec(fusion, comm_);
+    ADD_FAILURE() << "expected an error; got the host program\n" << exec.hostProgram().toString();
+  } catch (const Error& error) {
+    std::string what = error.what();
+    EXPECT_NE(what.find("cannot lower the resharding expr"), std::string::npos) << what;
+    EXPECT_NE(what.find(all_.toString()), std::string::npos) << what;
+    EXPECT_NE(what.find(one.toString()), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace hostir
