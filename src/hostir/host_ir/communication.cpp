@@ -9,20 +9,6 @@
 
 namespace hostir {
 
-std::string toString(CommunicationType type) {
-  switch (type) {
-    case CommunicationType::Gather: return "Gather";
-    case CommunicationType::Allgather: return "Allgather";
-    case CommunicationType::Scatter: return "Scatter";
-    case CommunicationType::Reduce: return "Reduce";
-    case CommunicationType::Allreduce: return "Allreduce";
-    case CommunicationType::ReduceScatter: return "ReduceScatter";
-    case CommunicationType::Broadcast: return "Broadcast";
-    case CommunicationType::SendRecv: return "SendRecv";
-  }
-  HOSTIR_ASSERT(false, "unknown CommunicationType");
-}
-
 std::string toString(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum: return "sum";

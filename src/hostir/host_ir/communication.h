@@ -7,28 +7,19 @@
 
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/statement.h"
+#include "hostir/multidevice/collective_type.h"
 
 namespace hostir {
 
 class TensorView;
 
-// The collectives a Communication can be. SendRecv is a one-to-one copy from
-// the root (the sender) to the other member of the team.
-enum class CommunicationType {
-  Gather,
-  Allgather,
-  Scatter,
-  Reduce,
-  Allreduce,
-  ReduceScatter,
-  Broadcast,
-  SendRecv
-};
+// The collectives a Communication can be (SendRecv is a one-to-one copy
+// from the root, the sender, to the other member of the team).
+using CommunicationType = CollectiveType;
 
 // How a reducing collective combines the contributions of the team.
 enum class ReduceOp { Sum, Max, Min, Product };
 
-std::string toString(CommunicationType type);
 std::string toString(ReduceOp op);
 
 // Whether a type needs a root device (Gather, Scatter, Reduce, Broadcast,

@@ -14,20 +14,6 @@ namespace hostir {
 
 namespace {
 
-CommunicationType toCommunicationType(CollectiveType type) {
-  switch (type) {
-    case CollectiveType::Gather: return CommunicationType::Gather;
-    case CollectiveType::Allgather: return CommunicationType::Allgather;
-    case CollectiveType::Scatter: return CommunicationType::Scatter;
-    case CollectiveType::Reduce: return CommunicationType::Reduce;
-    case CollectiveType::Allreduce: return CommunicationType::Allreduce;
-    case CollectiveType::ReduceScatter: return CommunicationType::ReduceScatter;
-    case CollectiveType::Broadcast: return CommunicationType::Broadcast;
-    case CollectiveType::SendRecv: return CommunicationType::SendRecv;
-  }
-  HOSTIR_ASSERT(false, "unknown CollectiveType");
-}
-
 ReduceOp toReduceOp(ReductionOpType type) {
   switch (type) {
     case ReductionOpType::Sum: return ReduceOp::Sum;
@@ -38,8 +24,7 @@ ReduceOp toReduceOp(ReductionOpType type) {
 }
 
 CommunicationParams paramsOf(const CommunicationPlan& plan, const Collective& collective) {
-  CommunicationParams params{.type = toCommunicationType(collective.type),
-                             .team = collective.team};
+  CommunicationParams params{.type = collective.type, .team = collective.team};
   if (hasRoot(params.type)) {
     params.root = collective.root;
   }
@@ -59,8 +44,8 @@ TensorView* unshardedLike(HostIrContainer& container, const TensorView* like,
                           const TensorView* mesh_of) {
   std::vector<IterDomain*> ids;
   for (IterDomain* id : like->getLogicalDomain()) {
-    ids.push_back(IrBuilder::createInContainer<IterDomain>(&container, id->extent(),
-                                                           id->iterType()));
+    ids.push_back(
+        IrBuilder::createInContainer<IterDomain>(&container, id->extent(), id->iterType()));
   }
   auto* domain = IrBuilder::createInContainer<TensorDomain>(&container, ids,
                                                             std::vector<bool>(ids.size(), true));
@@ -92,12 +77,11 @@ TensorView* reshapeView(HostIrContainer& container, TensorView* in,
   return out;
 }
 
-void appendCollectives(HostIrContainer& container, const CommunicationPlan& plan,
-                       int64_t my_device, TensorView* in, TensorView* out,
-                       std::vector<Expr*>& emitted) {
+void appendCollectives(HostIrContainer& container, const CommunicationPlan& plan, int64_t my_device,
+                       TensorView* in, TensorView* out, std::vector<Expr*>& emitted) {
   for (const Collective& collective : plan.collectivesFor(my_device)) {
-    auto* communication = IrBuilder::createInContainer<Communication>(
-        &container, in, out, paramsOf(plan, collective));
+    auto* communication = IrBuilder::createInContainer<Communication>(&container, in, out,
+                                                                      paramsOf(plan, collective));
     emitted.push_back(communication);
     emitted.push_back(IrBuilder::createInContainer<Wait>(&container, communication));
   }
@@ -118,7 +102,8 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   HOSTIR_CHECK(plan.collectives.size() == 1, "the pipelined allgather + GEMM of\n",
                gemm->toString(1), "needs a 1-D mesh");
   const std::vector<int64_t>& team = plan.collectives[0].team;
-  Val* devices = IrBuilder::createInContainer<Scalar>(&container, static_cast<int64_t>(team.size()));
+  Val* devices =
+      IrBuilder::createInContainer<Scalar>(&container, static_cast<int64_t>(team.size()));
   IterDomain* a_rows = a->shapeDomain()[0];
   Val* local_rows = localExtent(a, a_rows);
   Val* chunks = stream->loop_id->extent();
@@ -155,12 +140,12 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
       &container, std::vector<Val*>{a, start, stop}, std::vector<Val*>{a_chunk},
       std::vector<Attribute>{int64_t{0}}));
-  TensorView* gathered = tensorOfExtents(
-      container, {mul(devices, rows), a->shapeDomain()[1]->extent()}, a->dtype());
+  TensorView* gathered =
+      tensorOfExtents(container, {mul(devices, rows), a->shapeDomain()[1]->extent()}, a->dtype());
   body_exprs.push_back(IrBuilder::createInContainer<Allocate>(&container, gathered));
   appendCollectives(container, plan, my_device, a_chunk, gathered, body_exprs);
-  TensorView* gathered_blocks = reshapeView(
-      container, gathered, {devices, rows, a->shapeDomain()[1]->extent()}, body_exprs);
+  TensorView* gathered_blocks =
+      reshapeView(container, gathered, {devices, rows, a->shapeDomain()[1]->extent()}, body_exprs);
   std::vector<Val*> out_chunk_extents{devices, rows};
   for (size_t i = 1; i < out_shape.size(); ++i) {
     out_chunk_extents.push_back(localExtent(out, out_shape[i]));
@@ -189,16 +174,15 @@ std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64
   switch (plan.pattern) {
     case ReshardingPattern::Set: {
       emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
-      appendCollectives(container, plan, my_device, expr->input(0)->as<TensorView>(), out,
-                        emitted);
+      appendCollectives(container, plan, my_device, expr->input(0)->as<TensorView>(), out, emitted);
       return emitted;
     }
     case ReshardingPattern::ReductionOverShardedAxis:
     case ReshardingPattern::ShardedContraction: {
       auto* first_input = expr->input(0)->as<TensorView>();
       TensorView* partial = unshardedLike(container, out, first_input);
-      emitted.push_back(expr->newObject(&container, expr->inputs(), {partial},
-                                        expr->attributes(), expr->attributeVals()));
+      emitted.push_back(expr->newObject(&container, expr->inputs(), {partial}, expr->attributes(),
+                                        expr->attributeVals()));
       emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
       appendCollectives(container, plan, my_device, partial, out, emitted);
       return emitted;

@@ -402,10 +402,9 @@ std::optional<CommunicationPlan> tryPipelinedAllgatherGemm(const Expr* expr) {
     for (const Edge& edge : edges) {
       // Another operand may be sharded along the same devices only where it
       // keeps its sharding in the output (w1's N in a column-parallel linear).
-      bool other_keeps_sharding =
-          edge.producer == a || edge.p.axisOf(parallel_type) < 0 ||
-          mappedConsumerAxis(edge.map, edge.p.axisOf(parallel_type)) ==
-              edge.c.axisOf(parallel_type);
+      bool other_keeps_sharding = edge.producer == a || edge.p.axisOf(parallel_type) < 0 ||
+                                  mappedConsumerAxis(edge.map, edge.p.axisOf(parallel_type)) ==
+                                      edge.c.axisOf(parallel_type);
       if (!consistentExcept(edge, parallel_type) || !other_keeps_sharding) {
         return std::nullopt;
       }

@@ -7,24 +7,12 @@
 
 #include "hostir/ir/ops.h"
 #include "hostir/ir/types.h"
+#include "hostir/multidevice/collective_type.h"
 
 // How a resharding expr becomes collectives, as plain data. The host IR
 // lowering turns a plan into Communication nodes (and, for the matmul
 // patterns, the surrounding compute); this layer does not know those nodes.
 namespace hostir {
-
-enum class CollectiveType {
-  Gather,
-  Allgather,
-  Scatter,
-  Reduce,
-  Allreduce,
-  ReduceScatter,
-  Broadcast,
-  SendRecv
-};
-
-std::string toString(CollectiveType type);
 
 // Which shape of resharding the expr has; it says what the lowering emits
 // around the collectives.
