@@ -25,7 +25,7 @@ install_dependencies() {
     local sudo=""
     [[ $(id -u) -ne 0 ]] && sudo=sudo
     $sudo apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
   fi
 }
 
