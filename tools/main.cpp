@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "examples.h"
+#include "hostir/host_ir/lowering.h"
+#include "hostir/ir/error.h"
+#include "hostir/runtime/host_executor.h"
 #include "launch_command.h"
 #include "sequence_parallel_mlp.h"
-#include "hostir/ir/error.h"
-#include "hostir/host_ir/lowering.h"
-#include "hostir/runtime/host_executor.h"
 
 namespace hostir::tools {
 namespace {
@@ -106,9 +106,9 @@ int runCommand(const std::string& name, int runs) {
   }
   double hostir_ms = medianMilliseconds(runs, [&] { executor.run(inputs); });
   double aten_ms = medianMilliseconds(runs, [&] { example.reference(inputs); });
-  std::cout << std::fixed << std::setprecision(3) << "time (median of " << runs
-            << "): hostir " << hostir_ms << " ms, plain ATen " << aten_ms
-            << " ms, ratio " << hostir_ms / aten_ms << "\n";
+  std::cout << std::fixed << std::setprecision(3) << "time (median of " << runs << "): hostir "
+            << hostir_ms << " ms, plain ATen " << aten_ms << " ms, ratio " << hostir_ms / aten_ms
+            << "\n";
   std::cout << (ok ? "PASSED" : "FAILED") << "\n";
   return ok ? 0 : 1;
 }

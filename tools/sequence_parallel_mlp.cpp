@@ -55,8 +55,7 @@ std::unique_ptr<Fusion> buildBlock(int64_t devices, int64_t chunks) {
   return fusion;
 }
 
-double medianMilliseconds(Communicator& communicator, int runs,
-                          const std::function<void()>& body) {
+double medianMilliseconds(Communicator& communicator, int runs, const std::function<void()>& body) {
   std::vector<double> times;
   for (int i = 0; i < runs; ++i) {
     communicator.barrier();
@@ -127,7 +126,8 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
               << (close ? "OK" : "MISMATCH") << "\n";
     ok = ok && close;
   }
-  double pipelined_ms = medianMilliseconds(communicator, options.runs, [&] { pipelined.run(inputs); });
+  double pipelined_ms =
+      medianMilliseconds(communicator, options.runs, [&] { pipelined.run(inputs); });
   double plain_ms = medianMilliseconds(communicator, options.runs, [&] { plain.run(inputs); });
   if (rank == 0) {
     std::cout << std::fixed << std::setprecision(3) << "time (median of " << options.runs

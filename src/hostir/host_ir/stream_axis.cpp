@@ -35,8 +35,8 @@ std::optional<StreamAxis> findStreamAxis(const TensorView* tv) {
                  " is produced by a merge; parallelize a logical axis or the outer part of a "
                  "split instead");
     const auto* split = def->as<Split>();
-    HOSTIR_CHECK(split->outer() == axis.loop_id, "the Stream axis ",
-                 axis.loop_id->toInlineString(), " of ", tv->toInlineString(),
+    HOSTIR_CHECK(split->outer() == axis.loop_id, "the Stream axis ", axis.loop_id->toInlineString(),
+                 " of ", tv->toInlineString(),
                  " is the inner part of a split; parallelize the outer part instead");
     logical = split->in();
     axis.chunk_size = split->inner()->extent();
@@ -45,8 +45,8 @@ std::optional<StreamAxis> findStreamAxis(const TensorView* tv) {
   HOSTIR_CHECK(axis.logical_pos >= 0, "the Stream axis ", axis.loop_id->toInlineString(), " of ",
                tv->toInlineString(),
                " must be a logical axis or the outer part of one split of a logical axis");
-  HOSTIR_CHECK(!logical->isReduction(), "the Stream axis ", axis.loop_id->toInlineString(),
-               " of ", tv->toInlineString(),
+  HOSTIR_CHECK(!logical->isReduction(), "the Stream axis ", axis.loop_id->toInlineString(), " of ",
+               tv->toInlineString(),
                " is reduced; a reduction axis cannot be stream-parallel, parallelize an "
                "iteration axis instead");
   return axis;

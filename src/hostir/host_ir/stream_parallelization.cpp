@@ -58,9 +58,8 @@ void checkContraction(const Expr* expr) {
   }
   for (TensorView* operand : tensorInputs(expr)) {
     std::optional<StreamAxis> axis = findStreamAxis(operand);
-    HOSTIR_CHECK(!axis || axis->logical_pos != contractedAxis(expr, operand),
-                 "the Stream axis of ", operand->toInlineString(),
-                 " is the contraction (K) axis of\n", expr->toString(1),
+    HOSTIR_CHECK(!axis || axis->logical_pos != contractedAxis(expr, operand), "the Stream axis of ",
+                 operand->toInlineString(), " is the contraction (K) axis of\n", expr->toString(1),
                  "a contracted axis cannot be stream-parallel; parallelize M, N or a batch axis");
   }
 }
@@ -83,8 +82,8 @@ TensorView* localSliceTensor(const TensorView* tv, int64_t logical_pos, Val* chu
     ids.push_back(
         IrBuilder::createInContainer<IterDomain>(tv->container(), extent, logical[i]->iterType()));
   }
-  auto* domain = IrBuilder::createInContainer<TensorDomain>(
-      tv->container(), ids, std::vector<bool>(ids.size(), true));
+  auto* domain = IrBuilder::createInContainer<TensorDomain>(tv->container(), ids,
+                                                            std::vector<bool>(ids.size(), true));
   return IrBuilder::createInContainer<TensorView>(tv->container(), domain, tv->dtype());
 }
 
@@ -97,7 +96,8 @@ class StreamLoopBuilder {
     index_ = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
     worker_stream_ = makeWorkerStream(container, index_);
     loop_ = IrBuilder::createInContainer<ForLoop>(&container, index_, axis.loop_id);
-    loop_->body().push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, worker_stream_));
+    loop_->body().push_back(
+        IrBuilder::createInContainer<SetCurrentStream>(&container, worker_stream_));
   }
 
   // Whether `expr` can join: every tensor it reads that this loop produces
@@ -147,8 +147,8 @@ class StreamLoopBuilder {
     if (axis.chunk_size == nullptr) {
       adjustAttributes(expr, axis.logical_pos, removed_input_dim, attributes);
     }
-    loop_->body().push_back(expr->newObject(&container_, inputs, {out_slice}, attributes,
-                                            expr->attributeVals()));
+    loop_->body().push_back(
+        expr->newObject(&container_, inputs, {out_slice}, attributes, expr->attributeVals()));
     outputs_.push_back(out);
   }
 
@@ -178,7 +178,7 @@ class StreamLoopBuilder {
     auto in_rank = static_cast<int64_t>(input->getLogicalDomain().size());
     int64_t pos = out_pos - (out_rank - in_rank);
     return pos >= 0 && input->getLogicalDomain()[static_cast<size_t>(pos)]->isBroadcast() ? pos
-                                                                                           : -1;
+                                                                                          : -1;
   }
 
   TensorView* sliceOf(TensorView* tv, int64_t logical_pos) {

@@ -39,7 +39,7 @@ namespace hostir {
   F(StartCoalescing)                 \
   F(EndCoalescing)
 
-#define HOSTIR_FOR_ALL_EXPRS(F) \
+#define HOSTIR_FOR_ALL_EXPRS(F)  \
   HOSTIR_FOR_ALL_FUSION_EXPRS(F) \
   HOSTIR_FOR_ALL_HOST_EXPRS(F)
 

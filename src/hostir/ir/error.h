@@ -26,21 +26,21 @@ std::string concat(const Args&... args) {
 }  // namespace hostir
 
 // User-facing check: `HOSTIR_CHECK(cond, "T0 ... must be ...", extra...)`.
-#define HOSTIR_CHECK(cond, ...)                                  \
-  do {                                                           \
-    if (!(cond)) {                                               \
+#define HOSTIR_CHECK(cond, ...)                                     \
+  do {                                                              \
+    if (!(cond)) {                                                  \
       throw ::hostir::Error(::hostir::detail::concat(__VA_ARGS__)); \
-    }                                                            \
+    }                                                               \
   } while (false)
 
 #define HOSTIR_THROW(...) throw ::hostir::Error(::hostir::detail::concat(__VA_ARGS__))
 
 // Internal invariant: a failure is a bug in hostir.
-#define HOSTIR_ASSERT(cond, ...)                                           \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      throw ::hostir::Error(::hostir::detail::concat(                      \
-          "hostir internal error (a bug, please report): ", #cond, " at ", \
-          __FILE__, ":", __LINE__, ": " __VA_OPT__(, ) __VA_ARGS__));      \
-    }                                                                      \
+#define HOSTIR_ASSERT(cond, ...)                                                          \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
+      throw ::hostir::Error(::hostir::detail::concat(                                     \
+          "hostir internal error (a bug, please report): ", #cond, " at ", __FILE__, ":", \
+          __LINE__, ": " __VA_OPT__(, ) __VA_ARGS__));                                    \
+    }                                                                                     \
   } while (false)

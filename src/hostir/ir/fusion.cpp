@@ -40,8 +40,8 @@ void Fusion::addInput(Val* input) {
   HOSTIR_CHECK(input->container() == this, input->toInlineString(),
                " belongs to another container and cannot be an input here");
   HOSTIR_CHECK(!isInput(input), input->toInlineString(), " is already an input");
-  HOSTIR_CHECK(input->definition() == nullptr, input->toInlineString(),
-               " is computed by ", input->definition()->opName(),
+  HOSTIR_CHECK(input->definition() == nullptr, input->toInlineString(), " is computed by ",
+               input->definition()->opName(),
                "; only a tensor without a definition can be an input");
   if (auto* tv = dynamic_cast<TensorView*>(input)) {
     tv->setMemoryType(MemoryType::Global);

@@ -47,8 +47,7 @@ class IterDomain : public Val {
 
   // Transforms. An inner split by f gives {ceilDiv(e, f), f}; an outer split
   // by f gives {f, ceilDiv(e, f)}. Both record a Split expr.
-  static std::pair<IterDomain*, IterDomain*> split(IterDomain* in, Val* factor,
-                                                   bool inner_split);
+  static std::pair<IterDomain*, IterDomain*> split(IterDomain* in, Val* factor, bool inner_split);
   static IterDomain* merge(IterDomain* outer, IterDomain* inner);
 
  private:

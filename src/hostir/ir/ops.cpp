@@ -51,8 +51,7 @@ namespace {
 void expectArity(const Expr* expr, size_t min_inputs, size_t max_inputs, size_t outputs,
                  size_t attributes) {
   HOSTIR_ASSERT(expr->inputs().size() >= min_inputs && expr->inputs().size() <= max_inputs &&
-                    expr->outputs().size() == outputs &&
-                    expr->attributes().size() == attributes,
+                    expr->outputs().size() == outputs && expr->attributes().size() == attributes,
                 expr->opName(), " built with the wrong number of operands");
 }
 }  // namespace
@@ -88,11 +87,9 @@ std::string BinaryOp::toInlineString() const {
     default: break;
   }
   if (infix != nullptr) {
-    ss << "( " << lhs()->toInlineString() << " " << infix << " " << rhs()->toInlineString()
-       << " )";
+    ss << "( " << lhs()->toInlineString() << " " << infix << " " << rhs()->toInlineString() << " )";
   } else {
-    ss << displayName() << "(" << lhs()->toInlineString() << ", "
-       << rhs()->toInlineString() << ")";
+    ss << displayName() << "(" << lhs()->toInlineString() << ", " << rhs()->toInlineString() << ")";
   }
   return ss.str();
 }

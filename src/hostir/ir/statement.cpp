@@ -59,8 +59,8 @@ Expr::Expr(Fusion* container, std::vector<Val*> inputs, std::vector<Val*> output
   auto check_owned = [&](const std::vector<Val*>& vals) {
     for (Val* val : vals) {
       HOSTIR_ASSERT(val != nullptr, "null operand");
-      HOSTIR_ASSERT(val->container() == container,
-                    val->toInlineString(), " is owned by another container");
+      HOSTIR_ASSERT(val->container() == container, val->toInlineString(),
+                    " is owned by another container");
     }
   };
   check_owned(inputs_);
@@ -84,8 +84,7 @@ bool Expr::sameAs(const Expr* other) const {
     return true;
   }
   if (other == nullptr || std::string(opName()) != other->opName() ||
-      inputs_.size() != other->inputs_.size() ||
-      outputs_.size() != other->outputs_.size() ||
+      inputs_.size() != other->inputs_.size() || outputs_.size() != other->outputs_.size() ||
       attribute_vals_.size() != other->attribute_vals_.size() ||
       attributes_ != other->attributes_) {
     return false;
@@ -98,8 +97,7 @@ bool Expr::sameAs(const Expr* other) const {
     }
     return true;
   };
-  return same_vals(inputs_, other->inputs_) &&
-         same_vals(attribute_vals_, other->attribute_vals_);
+  return same_vals(inputs_, other->inputs_) && same_vals(attribute_vals_, other->attribute_vals_);
 }
 
 std::string Expr::outputsString() const {
@@ -127,8 +125,7 @@ std::string Expr::toInlineString() const {
 std::string Expr::toString(int indent) const {
   std::stringstream ss;
   std::string pad = indentString(indent);
-  ss << pad << outputsString() << "\n" << pad << "   = " << displayName() << "( "
-     << inputsString();
+  ss << pad << outputsString() << "\n" << pad << "   = " << displayName() << "( " << inputsString();
   std::vector<std::string> names = attributeNames();
   for (size_t i = 0; i < attributes_.size() && i < names.size(); ++i) {
     if (!names[i].empty()) {

@@ -13,8 +13,7 @@ TensorDomain::TensorDomain(Fusion* container, std::vector<IterDomain*> logical,
     : TensorDomain(container, logical, logical, {}, std::move(contiguity)) {}
 
 TensorDomain::TensorDomain(Fusion* container, std::vector<IterDomain*> logical,
-                           std::vector<IterDomain*> loop,
-                           std::vector<IterDomain*> allocation,
+                           std::vector<IterDomain*> loop, std::vector<IterDomain*> allocation,
                            std::vector<bool> contiguity)
     : Val(container, ValType::TensorDomain, DataType::Int64),
       logical_(std::move(logical)),
@@ -24,13 +23,13 @@ TensorDomain::TensorDomain(Fusion* container, std::vector<IterDomain*> logical,
   if (contiguity_.empty()) {
     contiguity_.assign(logical_.size(), false);
   }
-  HOSTIR_ASSERT(contiguity_.size() == logical_.size(), "contiguity has ",
-                contiguity_.size(), " entries for ", logical_.size(), " axes");
+  HOSTIR_ASSERT(contiguity_.size() == logical_.size(), "contiguity has ", contiguity_.size(),
+                " entries for ", logical_.size(), " axes");
 }
 
 void TensorDomain::setContiguity(std::vector<bool> contiguity) {
-  HOSTIR_CHECK(contiguity.size() == logical_.size(), "contiguity of ", toInlineString(),
-               " needs ", logical_.size(), " entries, got ", contiguity.size());
+  HOSTIR_CHECK(contiguity.size() == logical_.size(), "contiguity of ", toInlineString(), " needs ",
+               logical_.size(), " entries, got ", contiguity.size());
   contiguity_ = std::move(contiguity);
 }
 
@@ -39,8 +38,8 @@ void TensorDomain::setAllocation(std::vector<IterDomain*> allocation) {
   std::vector<IterDomain*> sorted_logical = logical_;
   std::sort(sorted_alloc.begin(), sorted_alloc.end());
   std::sort(sorted_logical.begin(), sorted_logical.end());
-  HOSTIR_CHECK(sorted_alloc == sorted_logical, "the allocation domain of ",
-               toInlineString(), " must be a permutation of its logical domain");
+  HOSTIR_CHECK(sorted_alloc == sorted_logical, "the allocation domain of ", toInlineString(),
+               " must be a permutation of its logical domain");
   allocation_ = std::move(allocation);
 }
 
@@ -62,8 +61,7 @@ void TensorDomain::merge(int64_t axis_outer, int64_t axis_inner) {
   size_t outer = normalizeLoopAxis(axis_outer);
   size_t inner = normalizeLoopAxis(axis_inner);
   HOSTIR_CHECK(inner == outer + 1, "merge of ", toInlineString(),
-               " needs adjacent axes (outer, outer + 1), got ", axis_outer, " and ",
-               axis_inner);
+               " needs adjacent axes (outer, outer + 1), got ", axis_outer, " and ", axis_inner);
   IterDomain* merged = IterDomain::merge(loop_[outer], loop_[inner]);
   loop_[outer] = merged;
   loop_.erase(loop_.begin() + static_cast<std::ptrdiff_t>(inner));
@@ -81,8 +79,7 @@ bool TensorDomain::sameAs(const Val* other) const {
     return true;
   }
   const auto* td = dynamic_cast<const TensorDomain*>(other);
-  if (td == nullptr || td->loop_.size() != loop_.size() ||
-      td->logical_.size() != logical_.size()) {
+  if (td == nullptr || td->loop_.size() != loop_.size() || td->logical_.size() != logical_.size()) {
     return false;
   }
   for (size_t i = 0; i < loop_.size(); ++i) {
@@ -102,8 +99,8 @@ Val* TensorDomain::cloneInto(IrCloner& cloner) const {
   std::vector<IterDomain*> logical = cloner.clone(logical_);
   std::vector<IterDomain*> loop = cloner.clone(loop_);
   std::vector<IterDomain*> allocation = cloner.clone(allocation_);
-  return IrBuilder::createInContainer<TensorDomain>(cloner.target(), logical, loop,
-                                                    allocation, contiguity_);
+  return IrBuilder::createInContainer<TensorDomain>(cloner.target(), logical, loop, allocation,
+                                                    contiguity_);
 }
 
 std::string TensorDomain::toInlineString() const {

@@ -13,9 +13,8 @@ class TensorDomain : public Val {
  public:
   TensorDomain(Fusion* container, std::vector<IterDomain*> logical,
                std::vector<bool> contiguity = {});
-  TensorDomain(Fusion* container, std::vector<IterDomain*> logical,
-               std::vector<IterDomain*> loop, std::vector<IterDomain*> allocation,
-               std::vector<bool> contiguity);
+  TensorDomain(Fusion* container, std::vector<IterDomain*> logical, std::vector<IterDomain*> loop,
+               std::vector<IterDomain*> allocation, std::vector<bool> contiguity);
 
   const std::vector<IterDomain*>& logical() const {
     return logical_;

@@ -21,8 +21,7 @@ TensorView* makeTensor(const std::vector<int64_t>& sizes, DataType dtype, bool c
       ids.push_back(IrBuilder::create<IterDomain>(IrBuilder::create<Scalar>(size)));
     }
   }
-  auto* domain =
-      IrBuilder::create<TensorDomain>(ids, std::vector<bool>(ids.size(), contiguous));
+  auto* domain = IrBuilder::create<TensorDomain>(ids, std::vector<bool>(ids.size(), contiguous));
   return IrBuilder::create<TensorView>(domain, dtype);
 }
 }  // namespace

@@ -12,8 +12,7 @@ TensorView* makeContigTensor(int64_t ndims, DataType dtype = DataType::Float);
 // Symbolic sizes, any strides.
 TensorView* makeSymbolicTensor(int64_t ndims, DataType dtype = DataType::Float);
 // Known sizes; -1 is symbolic, 1 is a broadcast axis. Any strides.
-TensorView* makeConcreteTensor(const std::vector<int64_t>& sizes,
-                               DataType dtype = DataType::Float);
+TensorView* makeConcreteTensor(const std::vector<int64_t>& sizes, DataType dtype = DataType::Float);
 // Known sizes, contiguous memory required.
 TensorView* makeContigConcreteTensor(const std::vector<int64_t>& sizes,
                                      DataType dtype = DataType::Float);

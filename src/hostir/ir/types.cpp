@@ -32,8 +32,8 @@ std::string toString(MemoryType mtype) {
 }
 
 bool isFloatingType(DataType dtype) {
-  return dtype == DataType::Float || dtype == DataType::Double ||
-         dtype == DataType::Half || dtype == DataType::BFloat16;
+  return dtype == DataType::Float || dtype == DataType::Double || dtype == DataType::Half ||
+         dtype == DataType::BFloat16;
 }
 
 bool isIntegralType(DataType dtype) {

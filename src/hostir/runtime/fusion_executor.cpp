@@ -23,8 +23,7 @@ FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> fusion) : fusion_(std::mo
   }
   dead_after_.resize(exprs_.size());
   for (const auto& [val, index] : last_use) {
-    if (val->vtype() == ValType::TensorView && !fusion_->isInput(val) &&
-        !fusion_->isOutput(val)) {
+    if (val->vtype() == ValType::TensorView && !fusion_->isInput(val) && !fusion_->isOutput(val)) {
       dead_after_[index].push_back(val);
     }
   }

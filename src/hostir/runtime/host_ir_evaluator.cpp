@@ -50,9 +50,9 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   int64_t my_device = params_.communicator != nullptr ? params_.my_device : -1;
   validateInputs(container_->inputs(), inputs, "the host program", my_device);
   const std::vector<Val*>& program_outputs = container_->outputs();
-  HOSTIR_CHECK(outputs.empty() || outputs.size() == program_outputs.size(),
-               "the host program has ", program_outputs.size(), " outputs but ",
-               outputs.size(), " preallocated buffers were given; give all or none");
+  HOSTIR_CHECK(outputs.empty() || outputs.size() == program_outputs.size(), "the host program has ",
+               program_outputs.size(), " outputs but ", outputs.size(),
+               " preallocated buffers were given; give all or none");
 
   ee_ = ExpressionEvaluator();
   ee_.bindNamed(kNumberOfStreams, int64_t{params_.number_of_streams});
@@ -90,8 +90,7 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
       results.emplace_back();  // lives on other devices only
       continue;
     }
-    HOSTIR_CHECK(ee_.isBound(program_outputs[i]), "output ",
-                 program_outputs[i]->toInlineString(),
+    HOSTIR_CHECK(ee_.isBound(program_outputs[i]), "output ", program_outputs[i]->toInlineString(),
                  " was never computed or allocated by the host program");
     at::Tensor value = ee_.evaluateTensor(program_outputs[i]);
     if (!outputs.empty() && !value.is_same(outputs[i])) {
@@ -147,8 +146,8 @@ at::Tensor HostIrEvaluator::boundOrAllocated(const Val* tensor, bool zero_init) 
 }
 
 at::Tensor HostIrEvaluator::boundInput(const Val* tensor, const Expr* user) {
-  HOSTIR_CHECK(ee_.isBound(tensor), tensor->toInlineString(), " is used by\n",
-               user->toString(1), "before the host program computes or allocates it");
+  HOSTIR_CHECK(ee_.isBound(tensor), tensor->toInlineString(), " is used by\n", user->toString(1),
+               "before the host program computes or allocates it");
   return ee_.evaluateTensor(tensor);
 }
 
@@ -218,10 +217,10 @@ void HostIrEvaluator::handle(const PostOnStream* expr) {
 }
 
 void HostIrEvaluator::handle(const LaunchKernel* expr) {
-  HOSTIR_CHECK(expr->kernelId() >= 0 &&
-                   expr->kernelId() < static_cast<int64_t>(kernel_executors_.size()),
-               "LaunchKernel refers to kernel ", expr->kernelId(), " but the program has ",
-               kernel_executors_.size(), " kernels");
+  HOSTIR_CHECK(
+      expr->kernelId() >= 0 && expr->kernelId() < static_cast<int64_t>(kernel_executors_.size()),
+      "LaunchKernel refers to kernel ", expr->kernelId(), " but the program has ",
+      kernel_executors_.size(), " kernels");
   enqueueSegment(expr, *kernel_executors_[static_cast<size_t>(expr->kernelId())]);
 }
 
@@ -296,11 +295,10 @@ void HostIrEvaluator::handle(const Synchronize* expr) {
 void HostIrEvaluator::handle(const HirAliasSelect* expr) {
   at::Tensor in = boundInput(expr->in(), expr);
   int64_t index = ee_.evaluateInt(expr->index());
-  HOSTIR_CHECK(expr->axis() >= 0 && expr->axis() < in.dim() && index >= 0 &&
-                   index < in.size(expr->axis()),
-               "HirAliasSelect index ", index, " is out of range for ",
-               expr->in()->toInlineString(), " of sizes ", in.sizes(), " along axis ",
-               expr->axis());
+  HOSTIR_CHECK(
+      expr->axis() >= 0 && expr->axis() < in.dim() && index >= 0 && index < in.size(expr->axis()),
+      "HirAliasSelect index ", index, " is out of range for ", expr->in()->toInlineString(),
+      " of sizes ", in.sizes(), " along axis ", expr->axis());
   ee_.bind(expr->out(), in.select(expr->axis(), index));
 }
 

@@ -49,8 +49,8 @@ void validateInputs(const std::vector<Val*>& expected, const std::vector<Polymor
       HOSTIR_CHECK(isTensor(given[i]), what, ": input ", i, " ", tv->toInlineString(),
                    " expects a tensor but got ", describeValue(given[i]));
       const at::Tensor& tensor = std::get<at::Tensor>(given[i]);
-      bool absent_here = my_device >= 0 && tv->hasDeviceMesh() &&
-                         !tv->getDeviceMesh().has(my_device);
+      bool absent_here =
+          my_device >= 0 && tv->hasDeviceMesh() && !tv->getDeviceMesh().has(my_device);
       if (absent_here) {
         HOSTIR_CHECK(!tensor.defined(), what, ": input ", i, " ", tv->toInlineString(),
                      " lives on ", tv->getDeviceMesh().toString(), ", not on device ", my_device,

@@ -377,8 +377,7 @@ TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinkingChunkPastTheEnd) {
   }
   fusion_.addOutput(out);
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_NE(exprsOfKind<Allocate>(*hic)[0]->toString().find("numberOfStreams"),
-            std::string::npos);
+  EXPECT_NE(exprsOfKind<Allocate>(*hic)[0]->toString().find("numberOfStreams"), std::string::npos);
   for (int64_t rows : {5, 6, 9, 13}) {
     SCOPED_TRACE("rows = " + std::to_string(rows));
     at::Tensor t0 = at::randn({rows, 3});
