@@ -44,8 +44,9 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<at::Tensor>& inpu
   return run(std::vector<PolymorphicValue>(inputs.begin(), inputs.end()), outputs);
 }
 
-std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>& inputs,
-                                             const std::vector<at::Tensor>& outputs) {
+std::vector<at::Tensor> HostIrEvaluator::run(
+    const std::vector<PolymorphicValue>& inputs, const std::vector<at::Tensor>& outputs,
+    const std::vector<std::pair<const Val*, PolymorphicValue>>& symbols) {
   container_->printIfHostIrDumpEnabled();
   int64_t my_device = params_.communicator != nullptr ? params_.my_device : -1;
   validateInputs(container_->inputs(), inputs, "the host program", my_device);
@@ -59,6 +60,9 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   bound_streams_.clear();
   works_.clear();
   coalescing_.reset();
+  for (const auto& [symbol, value] : symbols) {
+    ee_.bind(symbol, value);
+  }
   for (size_t i = 0; i < inputs.size(); ++i) {
     ee_.bind(container_->inputs()[i], inputs[i]);
   }

@@ -38,8 +38,11 @@ class HostIrEvaluator final : public OptInDispatch {
   explicit HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
                            HostIrEvaluatorParams params = {});
 
-  std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
-                              const std::vector<at::Tensor>& outputs = {});
+  // `symbols` binds scalars the inputs cannot (e.g. extents of tensors this
+  // device does not hold, learned from the other ranks).
+  std::vector<at::Tensor> run(
+      const std::vector<PolymorphicValue>& inputs, const std::vector<at::Tensor>& outputs = {},
+      const std::vector<std::pair<const Val*, PolymorphicValue>>& symbols = {});
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
                               const std::vector<at::Tensor>& outputs = {});
   // `run({t0, t1})`: a braced list of tensors would be ambiguous between the
