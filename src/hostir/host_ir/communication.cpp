@@ -1,4 +1,5 @@
 #include "hostir/host_ir/communication.h"
+#include "hostir/ir/device_mesh.h"
 
 #include <algorithm>
 #include <sstream>
@@ -41,16 +42,6 @@ bool isReduction(CommunicationType type) {
 
 namespace {
 
-std::string teamString(const std::vector<int64_t>& team) {
-  std::stringstream ss;
-  ss << "(";
-  for (size_t i = 0; i < team.size(); ++i) {
-    ss << (i ? " " : "") << team[i];
-  }
-  ss << ")";
-  return ss.str();
-}
-
 std::vector<Attribute> communicationAttributes(const CommunicationParams& params) {
   return {static_cast<int64_t>(params.type), params.team,
           params.root.value_or(Communication::kNotGiven),
@@ -86,7 +77,7 @@ void Communication::validateStructure() const {
   int64_t scattered_axis = std::get<int64_t>(attributes_[4]);
 
   const std::string what = hostir::toString(type) + " from " + in->toInlineString() + " to " +
-                           out->toInlineString() + " over team " + teamString(team);
+                           out->toInlineString() + " over team " + teamToString(team);
 
   HOSTIR_CHECK(!team.empty(), "Communication ", what, ": the team is empty; list the device ids",
                " taking part");
@@ -101,9 +92,9 @@ void Communication::validateStructure() const {
 
   if (hostir::hasRoot(type)) {
     HOSTIR_CHECK(root != kNotGiven, "Communication ", what, ": ", hostir::toString(type),
-                 " needs a root device; give one of the team ", teamString(team));
+                 " needs a root device; give one of the team ", teamToString(team));
     HOSTIR_CHECK(std::find(team.begin(), team.end(), root) != team.end(), "Communication ", what,
-                 ": root ", root, " is not in the team; give one of ", teamString(team));
+                 ": root ", root, " is not in the team; give one of ", teamToString(team));
   } else {
     HOSTIR_CHECK(root == kNotGiven, "Communication ", what, ": ", hostir::toString(type),
                  " has no root but root ", root,
@@ -172,7 +163,7 @@ std::string Communication::toInlineString() const {
 std::string Communication::toString(int indent) const {
   std::stringstream ss;
   ss << indentString(indent) << toInlineString() << " (type=" << hostir::toString(type())
-     << ", team=" << teamString(team());
+     << ", team=" << teamToString(team());
   if (hasRoot()) {
     ss << ", root=" << root();
   }

@@ -114,4 +114,14 @@ std::string DeviceMesh::toString() const {
   return ss.str();
 }
 
+std::string teamToString(const std::vector<int64_t>& team) {
+  std::stringstream ss;
+  ss << "(";
+  for (size_t i = 0; i < team.size(); ++i) {
+    ss << (i ? " " : "") << team[i];
+  }
+  ss << ")";
+  return ss.str();
+}
+
 }  // namespace hostir

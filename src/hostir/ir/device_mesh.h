@@ -57,4 +57,7 @@ class DeviceMesh {
   std::vector<int64_t> shape_;
 };
 
+// A list of device ids as messages and the printer write a team: "(0 1 3)".
+std::string teamToString(const std::vector<int64_t>& team);
+
 }  // namespace hostir

@@ -1,4 +1,5 @@
 #include "hostir/runtime/collectives.h"
+#include "hostir/ir/device_mesh.h"
 
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
@@ -74,16 +75,6 @@ struct WritableBuffer {
     }
   }
 };
-
-std::string teamString(const std::vector<int64_t>& team) {
-  std::ostringstream ss;
-  ss << "(";
-  for (size_t i = 0; i < team.size(); ++i) {
-    ss << (i ? " " : "") << team[i];
-  }
-  ss << ")";
-  return ss.str();
-}
 
 std::string shapeString(const at::Tensor& tensor) {
   if (!tensor.defined()) {
@@ -489,7 +480,7 @@ class CollectivePoster {
 
   c10::intrusive_ptr<c10d::Work> postSendRecv() {
     check(team_size_ == 2, "SendRecv needs a team of one sender and one receiver, got ",
-          teamString(params_.team));
+          teamToString(params_.team));
     const int64_t receiver = params_.team[0] == root() ? params_.team[1] : params_.team[0];
     constexpr int kTag = 0;  // one transfer at a time per group: order pairs them
     if (isRoot()) {
@@ -527,7 +518,7 @@ bool containsIgnoringCase(std::string text, std::string pattern) {
 }  // namespace
 
 std::string describeCollective(const CommunicationParams& params, const std::string& name) {
-  return toString(params.type) + " (" + name + ") over team " + teamString(params.team);
+  return toString(params.type) + " (" + name + ") over team " + teamToString(params.team);
 }
 
 c10::intrusive_ptr<c10d::Work> postCollective(const CommunicationParams& params,

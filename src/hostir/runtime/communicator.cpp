@@ -1,4 +1,5 @@
 #include "hostir/runtime/communicator.h"
+#include "hostir/ir/device_mesh.h"
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -21,16 +22,6 @@ namespace {
 // Stream keys of user streams are >= 0; the communicator's own collectives
 // (barrier) use a key of their own so they never interleave with a stream's.
 constexpr int64_t kInternalStreamKey = -1;
-
-std::string teamString(const std::vector<int64_t>& team) {
-  std::ostringstream ss;
-  ss << "{";
-  for (size_t i = 0; i < team.size(); ++i) {
-    ss << (i ? " " : "") << team[i];
-  }
-  ss << "}";
-  return ss.str();
-}
 
 double seconds(std::chrono::milliseconds duration) {
   return static_cast<double>(duration.count()) / 1000.0;
@@ -121,26 +112,26 @@ int64_t Communicator::rankInTeam(const std::vector<int64_t>& team, int64_t devic
   std::vector<int64_t> sorted = team;
   std::sort(sorted.begin(), sorted.end());
   auto it = std::find(sorted.begin(), sorted.end(), device);
-  HOSTIR_CHECK(it != sorted.end(), "device ", device, " is not in the team ", teamString(team));
+  HOSTIR_CHECK(it != sorted.end(), "device ", device, " is not in the team ", teamToString(team));
   return static_cast<int64_t>(it - sorted.begin());
 }
 
 c10d::ProcessGroup& Communicator::processGroup(const std::vector<int64_t>& team,
                                                int64_t stream_key) {
-  HOSTIR_CHECK(!shut_down_, "Communicator: asked for the process group of team ", teamString(team),
-               " after shutdown()");
+  HOSTIR_CHECK(!shut_down_, "Communicator: asked for the process group of team ",
+               teamToString(team), " after shutdown()");
   std::vector<int64_t> sorted = team;
   std::sort(sorted.begin(), sorted.end());
   HOSTIR_CHECK(!sorted.empty(), "Communicator: a process group needs a non-empty team");
   HOSTIR_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
-               "Communicator: ", "team ", teamString(team),
+               "Communicator: ", "team ", teamToString(team),
                " lists a device twice; list each device once");
   HOSTIR_CHECK(sorted.front() >= 0 && sorted.back() < size(), "Communicator: team ",
-               teamString(team), " names a device outside the world of ", size(),
+               teamToString(team), " names a device outside the world of ", size(),
                " ranks; device ids are in [0, ", size(), ")");
   HOSTIR_CHECK(std::binary_search(sorted.begin(), sorted.end(), deviceId()),
                "Communicator: ", "device ", deviceId(), " asked for the process group of team ",
-               teamString(team),
+               teamToString(team),
                " which it is not a member of; only members may use a team's group");
 
   std::shared_ptr<GroupEntry> entry;
@@ -194,7 +185,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> Communicator::createProcessGroup(
         static_cast<int>(sorted_team.size()), options);
   } catch (const std::exception& error) {
     HOSTIR_THROW("Communicator (", environment_.toString(),
-                 "): creating the process group of team ", teamString(sorted_team),
+                 "): creating the process group of team ", teamToString(sorted_team),
                  " for stream key ", stream_key, " failed; every member must reach its first ",
                  "collective on that stream within ", seconds(timeout()),
                  " s: ", c10ErrorMessage(error));
