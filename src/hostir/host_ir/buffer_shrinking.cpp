@@ -6,6 +6,7 @@
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/stream_axis.h"
 #include "hostir/ir/arith.h"
+#include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/axis_mapping.h"
 
 namespace hostir {
@@ -61,9 +62,7 @@ TensorView* makeRing(HostIrContainer& container, const TensorView* tv, const Str
     ids.push_back(IrBuilder::createInContainer<IterDomain>(&container, logical[i]->extent(),
                                                            logical[i]->iterType()));
   }
-  auto* domain = IrBuilder::createInContainer<TensorDomain>(&container, ids,
-                                                            std::vector<bool>(ids.size(), true));
-  return IrBuilder::createInContainer<TensorView>(&container, domain, tv->dtype());
+  return makeTensorOver(&container, ids, tv->dtype());
 }
 
 // A ring slot: the ring's axes after the first.
@@ -74,9 +73,7 @@ TensorView* makeSlot(HostIrContainer& container, const TensorView* ring) {
     ids.push_back(IrBuilder::createInContainer<IterDomain>(&container, logical[i]->extent(),
                                                            logical[i]->iterType()));
   }
-  auto* domain = IrBuilder::createInContainer<TensorDomain>(&container, ids,
-                                                            std::vector<bool>(ids.size(), true));
-  return IrBuilder::createInContainer<TensorView>(&container, domain, ring->dtype());
+  return makeTensorOver(&container, ids, ring->dtype());
 }
 
 }  // namespace

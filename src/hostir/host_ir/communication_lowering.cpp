@@ -6,6 +6,7 @@
 #include "hostir/host_ir/stream_axis.h"
 #include "hostir/host_ir/stream_parallelization.h"
 #include "hostir/ir/arith.h"
+#include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/axis_mapping.h"
 #include "hostir/multidevice/communication_plan.h"
 #include "hostir/multidevice/sharding.h"
@@ -40,38 +41,19 @@ CommunicationParams paramsOf(const CommunicationPlan& plan, const Collective& co
 
 // `like`'s logical axes, unsharded, on `mesh`: where a device keeps its
 // partial result before the collective combines them.
-TensorView* unshardedLike(HostIrContainer& container, const TensorView* like,
-                          const TensorView* mesh_of) {
-  std::vector<IterDomain*> ids;
-  for (IterDomain* id : like->getLogicalDomain()) {
-    ids.push_back(
-        IrBuilder::createInContainer<IterDomain>(&container, id->extent(), id->iterType()));
-  }
-  auto* domain = IrBuilder::createInContainer<TensorDomain>(&container, ids,
-                                                            std::vector<bool>(ids.size(), true));
-  auto* tv = IrBuilder::createInContainer<TensorView>(&container, domain, like->dtype());
+TensorView* unshardedLike(const TensorView* like, const TensorView* mesh_of) {
+  TensorView* tv = freshTensorLike(like);
   if (mesh_of->hasDeviceMesh()) {
     tv->setDeviceMesh(mesh_of->getDeviceMesh());
   }
   return tv;
 }
 
-TensorView* tensorOfExtents(HostIrContainer& container, const std::vector<Val*>& extents,
-                            DataType dtype) {
-  std::vector<IterDomain*> ids;
-  for (Val* extent : extents) {
-    ids.push_back(IrBuilder::createInContainer<IterDomain>(&container, extent));
-  }
-  auto* domain = IrBuilder::createInContainer<TensorDomain>(&container, ids,
-                                                            std::vector<bool>(ids.size(), true));
-  return IrBuilder::createInContainer<TensorView>(&container, domain, dtype);
-}
-
 // A view of `in` with other extents (the evaluator binds it without a copy
 // when `in` is contiguous).
 TensorView* reshapeView(HostIrContainer& container, TensorView* in,
                         const std::vector<Val*>& extents, std::vector<Expr*>& emitted) {
-  TensorView* out = tensorOfExtents(container, extents, in->dtype());
+  TensorView* out = makeTensorOfExtents(&container, extents, in->dtype());
   emitted.push_back(IrBuilder::createInContainer<ReshapeOp>(
       &container, std::vector<Val*>{in}, std::vector<Val*>{out}, std::vector<Attribute>{}));
   return out;
@@ -136,12 +118,12 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   Val* rows = sub(stop, start);
   // This device's rows of the chunk: a view of its shard of A.
   TensorView* a_chunk =
-      tensorOfExtents(container, {rows, a->shapeDomain()[1]->extent()}, a->dtype());
+      makeTensorOfExtents(&container, {rows, a->shapeDomain()[1]->extent()}, a->dtype());
   body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
       &container, std::vector<Val*>{a, start, stop}, std::vector<Val*>{a_chunk},
       std::vector<Attribute>{int64_t{0}}));
-  TensorView* gathered =
-      tensorOfExtents(container, {mul(devices, rows), a->shapeDomain()[1]->extent()}, a->dtype());
+  TensorView* gathered = makeTensorOfExtents(
+      &container, {mul(devices, rows), a->shapeDomain()[1]->extent()}, a->dtype());
   body_exprs.push_back(IrBuilder::createInContainer<Allocate>(&container, gathered));
   appendCollectives(container, plan, my_device, a_chunk, gathered, body_exprs);
   TensorView* gathered_blocks =
@@ -150,7 +132,7 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   for (size_t i = 1; i < out_shape.size(); ++i) {
     out_chunk_extents.push_back(localExtent(out, out_shape[i]));
   }
-  TensorView* out_chunk = tensorOfExtents(container, out_chunk_extents, out->dtype());
+  TensorView* out_chunk = makeTensorOfExtents(&container, out_chunk_extents, out->dtype());
   body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
       &container, std::vector<Val*>{out_blocks, start, stop}, std::vector<Val*>{out_chunk},
       std::vector<Attribute>{int64_t{1}}));
@@ -180,7 +162,7 @@ std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64
     case ReshardingPattern::ReductionOverShardedAxis:
     case ReshardingPattern::ShardedContraction: {
       auto* first_input = expr->input(0)->as<TensorView>();
-      TensorView* partial = unshardedLike(container, out, first_input);
+      TensorView* partial = unshardedLike(out, first_input);
       emitted.push_back(expr->newObject(&container, expr->inputs(), {partial}, expr->attributes(),
                                         expr->attributeVals()));
       emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));

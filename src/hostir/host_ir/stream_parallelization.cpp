@@ -6,6 +6,7 @@
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/stream_axis.h"
 #include "hostir/ir/arith.h"
+#include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/axis_mapping.h"
 #include "hostir/multidevice/sharding.h"
 
@@ -82,9 +83,7 @@ TensorView* localSliceTensor(const TensorView* tv, int64_t logical_pos, Val* chu
     ids.push_back(
         IrBuilder::createInContainer<IterDomain>(tv->container(), extent, logical[i]->iterType()));
   }
-  auto* domain = IrBuilder::createInContainer<TensorDomain>(tv->container(), ids,
-                                                            std::vector<bool>(ids.size(), true));
-  return IrBuilder::createInContainer<TensorView>(tv->container(), domain, tv->dtype());
+  return makeTensorOver(tv->container(), ids, tv->dtype());
 }
 
 // Builds one main loop: slices every tensor once and rewrites the exprs

@@ -7,6 +7,7 @@
 
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/scalar_arithmetic.h"
+#include "hostir/ir/tensor_factories.h"
 
 namespace hostir {
 
@@ -31,12 +32,6 @@ IterDomain* freshId(const IterDomain* like, IterType iter_type) {
 
 IterDomain* freshId(const IterDomain* like) {
   return freshId(like, like->iterType());
-}
-
-TensorView* newTensor(Fusion* container, const std::vector<IterDomain*>& ids, DataType dtype) {
-  auto* domain = IrBuilder::createInContainer<TensorDomain>(container, ids,
-                                                            std::vector<bool>(ids.size(), true));
-  return IrBuilder::createInContainer<TensorView>(container, domain, dtype);
 }
 
 void checkOperand(const Val* val, const char* op) {
@@ -98,7 +93,7 @@ TensorView* unaryOp(UnaryOpType type, TensorView* in, DataType out_dtype) {
   for (IterDomain* id : in->shapeDomain()) {
     ids.push_back(freshId(id));
   }
-  TensorView* out = newTensor(in->container(), ids, out_dtype);
+  TensorView* out = makeTensorOver(in->container(), ids, out_dtype);
   IrBuilder::createInContainer<UnaryOp>(in->container(), std::vector<Val*>{in},
                                         std::vector<Val*>{out},
                                         std::vector<Attribute>{static_cast<int64_t>(type)});
@@ -187,7 +182,7 @@ Val* binaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
   if (type == BinaryOpType::Div && !isFloatingType(dtype)) {
     dtype = DataType::Float;  // true division, as torch.div
   }
-  TensorView* out = newTensor(lhs->container(), ids, dtype);
+  TensorView* out = makeTensorOver(lhs->container(), ids, dtype);
   IrBuilder::createInContainer<BinaryOp>(lhs->container(), std::vector<Val*>{lhs, rhs},
                                          std::vector<Val*>{out},
                                          std::vector<Attribute>{static_cast<int64_t>(type)});
@@ -222,7 +217,7 @@ TensorView* reductionOp(ReductionOpType type, TensorView* in, const std::vector<
   if (type == ReductionOpType::Sum && !isFloatingType(dtype)) {
     dtype = DataType::Int64;  // as torch.sum
   }
-  TensorView* out = newTensor(in->container(), ids, dtype);
+  TensorView* out = makeTensorOver(in->container(), ids, dtype);
   IrBuilder::createInContainer<ReductionOp>(
       in->container(), std::vector<Val*>{in}, std::vector<Val*>{out},
       std::vector<Attribute>{static_cast<int64_t>(type),
@@ -245,7 +240,7 @@ TensorView* set(TensorView* in) {
   for (IterDomain* id : in->shapeDomain()) {
     ids.push_back(freshId(id));
   }
-  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  TensorView* out = makeTensorOver(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<LoadStoreOp>(in->container(), std::vector<Val*>{in},
                                             std::vector<Val*>{out}, std::vector<Attribute>{});
   return out;
@@ -350,7 +345,7 @@ TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim)
       ids.push_back(freshId(shape[next++]));
     }
   }
-  TensorView* out = newTensor(container, ids, in->dtype());
+  TensorView* out = makeTensorOver(container, ids, in->dtype());
   IrBuilder::createInContainer<BroadcastOp>(container, std::vector<Val*>{in},
                                             std::vector<Val*>{out}, std::vector<Attribute>{flags});
   return out;
@@ -397,7 +392,7 @@ TensorView* matmul(TensorView* a, TensorView* b) {
   if (bs.size() >= 2) {
     ids.push_back(freshId(bs.back()));
   }
-  TensorView* out = newTensor(a->container(), ids, a->dtype());
+  TensorView* out = makeTensorOver(a->container(), ids, a->dtype());
   IrBuilder::createInContainer<MatmulOp>(a->container(), std::vector<Val*>{a, b},
                                          std::vector<Val*>{out}, std::vector<Attribute>{});
   return out;
@@ -433,7 +428,7 @@ TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias) {
                  " does not match the weight's ", describe(ws[0]));
     inputs.push_back(bias);
   }
-  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  TensorView* out = makeTensorOver(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<LinearOp>(in->container(), inputs, std::vector<Val*>{out},
                                          std::vector<Attribute>{});
   return out;
@@ -458,7 +453,7 @@ TensorView* select(TensorView* in, int64_t dim, Val* index) {
       ids.push_back(freshId(shape[i]));
     }
   }
-  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  TensorView* out = makeTensorOver(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<SelectOp>(in->container(), std::vector<Val*>{in, index},
                                          std::vector<Val*>{out}, std::vector<Attribute>{axis});
   return out;
@@ -495,7 +490,7 @@ TensorView* slice(TensorView* in, int64_t dim, Val* start, Val* stop) {
       ids.push_back(freshId(shape[i]));
     }
   }
-  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  TensorView* out = makeTensorOver(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<SliceOp>(in->container(), std::vector<Val*>{in, start, stop},
                                         std::vector<Val*>{out}, std::vector<Attribute>{axis});
   return out;
@@ -524,7 +519,7 @@ TensorView* permute(TensorView* in, const std::vector<int64_t>& dims) {
   for (int64_t d : normalized) {
     ids.push_back(freshId(shape[static_cast<size_t>(d)]));
   }
-  TensorView* out = newTensor(in->container(), ids, in->dtype());
+  TensorView* out = makeTensorOver(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<PermuteOp>(in->container(), std::vector<Val*>{in},
                                           std::vector<Val*>{out},
                                           std::vector<Attribute>{normalized});
@@ -564,7 +559,7 @@ TensorView* reshape(TensorView* in, const std::vector<int64_t>& new_sizes) {
                              : static_cast<Val*>(constantIn(container, size));
     ids.push_back(IrBuilder::createInContainer<IterDomain>(container, extent));
   }
-  TensorView* out = newTensor(container, ids, in->dtype());
+  TensorView* out = makeTensorOver(container, ids, in->dtype());
   IrBuilder::createInContainer<ReshapeOp>(container, std::vector<Val*>{in}, std::vector<Val*>{out},
                                           std::vector<Attribute>{});
   return out;
@@ -586,7 +581,7 @@ TensorView* full(const std::vector<Val*>& shape, Val* fill_value, DataType dtype
     ids.push_back(IrBuilder::createInContainer<IterDomain>(container, extent));
     inputs.push_back(extent);
   }
-  TensorView* out = newTensor(container, ids, dtype);
+  TensorView* out = makeTensorOver(container, ids, dtype);
   IrBuilder::createInContainer<FullOp>(container, inputs, std::vector<Val*>{out},
                                        std::vector<Attribute>{});
   return out;

@@ -42,4 +42,27 @@ TensorView* makeContigConcreteTensor(const std::vector<int64_t>& sizes, DataType
   return makeTensor(sizes, dtype, true);
 }
 
+TensorView* makeTensorOver(Fusion* container, const std::vector<IterDomain*>& ids, DataType dtype) {
+  auto* domain = IrBuilder::createInContainer<TensorDomain>(container, ids,
+                                                            std::vector<bool>(ids.size(), true));
+  return IrBuilder::createInContainer<TensorView>(container, domain, dtype);
+}
+
+TensorView* makeTensorOfExtents(Fusion* container, const std::vector<Val*>& extents,
+                                DataType dtype) {
+  std::vector<IterDomain*> ids;
+  for (Val* extent : extents) {
+    ids.push_back(IrBuilder::createInContainer<IterDomain>(container, extent));
+  }
+  return makeTensorOver(container, ids, dtype);
+}
+
+TensorView* freshTensorLike(const TensorView* like) {
+  std::vector<IterDomain*> ids;
+  for (IterDomain* id : like->getLogicalDomain()) {
+    ids.push_back(id->cloneWithoutParallelization(id->iterType()));
+  }
+  return makeTensorOver(like->container(), ids, like->dtype());
+}
+
 }  // namespace hostir

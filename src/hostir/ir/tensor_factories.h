@@ -17,4 +17,14 @@ TensorView* makeConcreteTensor(const std::vector<int64_t>& sizes, DataType dtype
 TensorView* makeContigConcreteTensor(const std::vector<int64_t>& sizes,
                                      DataType dtype = DataType::Float);
 
+// For builders and passes creating intermediates in `container`:
+// a contiguous tensor over the given axes,
+TensorView* makeTensorOver(Fusion* container, const std::vector<IterDomain*>& ids, DataType dtype);
+// over fresh iteration axes of the given extents,
+TensorView* makeTensorOfExtents(Fusion* container, const std::vector<Val*>& extents,
+                                DataType dtype);
+// over fresh axes like `like`'s logical ones (same extents and kinds), with
+// no mesh and no parallelization.
+TensorView* freshTensorLike(const TensorView* like);
+
 }  // namespace hostir

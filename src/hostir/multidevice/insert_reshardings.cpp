@@ -4,6 +4,7 @@
 #include "hostir/ir/arith.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/mutation.h"
+#include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/communication_plan.h"
 #include "hostir/multidevice/presegmentation_passes.h"
@@ -12,19 +13,6 @@
 namespace hostir {
 
 namespace {
-
-// A tensor with fresh axes of the same extents and kinds as `like`'s
-// logical domain, without mesh or parallelization.
-TensorView* freshTensorLike(const TensorView* like) {
-  Fusion* container = like->container();
-  std::vector<IterDomain*> ids;
-  for (IterDomain* id : like->getLogicalDomain()) {
-    ids.push_back(id->cloneWithoutParallelization(id->iterType()));
-  }
-  auto* domain = IrBuilder::createInContainer<TensorDomain>(container, ids,
-                                                            std::vector<bool>(ids.size(), true));
-  return IrBuilder::createInContainer<TensorView>(container, domain, like->dtype());
-}
 
 bool isDetached(const Expr* expr) {
   TensorView* out = tensorOutput(expr);
