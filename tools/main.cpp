@@ -17,6 +17,7 @@
 #include "hostir/runtime/host_executor.h"
 #include "launch_command.h"
 #include "sequence_parallel_mlp.h"
+#include "timing.h"
 
 namespace hostir::tools {
 namespace {
@@ -46,18 +47,6 @@ commands:
                        environment set; output lines are prefixed by rank
   help, --help         this text
 )";
-
-double medianMilliseconds(int runs, const std::function<void()>& body) {
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    body();
-    auto stop = std::chrono::steady_clock::now();
-    times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 int listCommand() {
   for (const Example& example : builtinExamples()) {

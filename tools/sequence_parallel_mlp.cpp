@@ -15,6 +15,7 @@
 #include "hostir/runtime/multidevice_executor.h"
 #include "hostir/runtime/tracer.h"
 #include "launch_command.h"
+#include "timing.h"
 
 namespace hostir::tools {
 
@@ -53,20 +54,6 @@ std::unique_ptr<Fusion> buildBlock(int64_t devices, int64_t chunks) {
   shard(y, 0);
   fusion->addOutput(y);
   return fusion;
-}
-
-double medianMilliseconds(Communicator& communicator, int runs, const std::function<void()>& body) {
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    communicator.barrier();
-    auto start = std::chrono::steady_clock::now();
-    body();
-    communicator.barrier();
-    auto stop = std::chrono::steady_clock::now();
-    times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
 }
 
 int64_t parseInt(const std::vector<std::string>& args, size_t& i) {
@@ -126,9 +113,23 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
               << (close ? "OK" : "MISMATCH") << "\n";
     ok = ok && close;
   }
-  double pipelined_ms =
-      medianMilliseconds(communicator, options.runs, [&] { pipelined.run(inputs); });
-  double plain_ms = medianMilliseconds(communicator, options.runs, [&] { plain.run(inputs); });
+  // Each timed run starts when every rank is ready and ends when every rank
+  // is done.
+  auto barrier = [&] { communicator.barrier(); };
+  double pipelined_ms = medianMilliseconds(
+      options.runs,
+      [&] {
+        pipelined.run(inputs);
+        communicator.barrier();
+      },
+      barrier);
+  double plain_ms = medianMilliseconds(
+      options.runs,
+      [&] {
+        plain.run(inputs);
+        communicator.barrier();
+      },
+      barrier);
   if (rank == 0) {
     std::cout << std::fixed << std::setprecision(3) << "time (median of " << options.runs
               << "): pipelined " << pipelined_ms << " ms, without stream chunking " << plain_ms
