@@ -32,9 +32,12 @@ done
 
 pids=()
 for i in 0 1; do
-  ip netns exec "${ns[$i]}" env RANK=$i WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
+  # Both ranks share this machine's cores: LOCAL_WORLD_SIZE=2 sizes each
+  # rank's thread budget to its half.
+  ip netns exec "${ns[$i]}" env RANK=$i WORLD_SIZE=2 LOCAL_RANK=$i LOCAL_WORLD_SIZE=2 \
     MASTER_ADDR="${addr[0]}" MASTER_PORT=29613 GLOO_SOCKET_IFNAME="${dev[$i]}" \
-    "$build/tools/hostir" sp-mlp "$@" 2>&1 | sed "s/^/[rank $i] /" &
+    "$build/tools/hostir" sp-mlp --link "veth shaped to $rate (tc tbf)" "$@" 2>&1 |
+    sed "s/^/[rank $i] /" &
   pids+=($!)
 done
 status=0

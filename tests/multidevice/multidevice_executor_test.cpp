@@ -628,32 +628,35 @@ struct PipelineShape {
   int streams;
 };
 
-// The loops of `program` whose body holds an Allgather, a Wait on it and a
-// GEMM of kind T.
+// The pipelined loops of `program` with a GEMM of kind T: a prefetch loop
+// that posts an Allgather per chunk, followed by a loop that waits for that
+// Allgather and then runs the GEMM, on a worker stream.
 template <typename T>
 int pipelinedLoops(const HostIrContainer& program) {
   int loops = 0;
-  walk(program.topLevel(), [&](const Expr* expr) {
+  const Communication* prefetched = nullptr;
+  for (const Expr* expr : program.topLevel()) {
     const auto* loop = dynamic_cast<const ForLoop*>(expr);
     if (loop == nullptr) {
-      return;
+      continue;
     }
-    const Communication* allgather = nullptr;
     bool waited = false;
     bool gemm_after_wait = false;
     for (const Expr* inner : loop->body()) {
       if (const auto* communication = dynamic_cast<const Communication*>(inner)) {
         if (communication->type() == CommunicationType::Allgather) {
-          allgather = communication;
+          prefetched = communication;
         }
       } else if (const auto* wait = dynamic_cast<const Wait*>(inner)) {
-        waited = waited || (allgather != nullptr && wait->communication() == allgather);
+        waited = waited || (prefetched != nullptr && wait->communication() == prefetched &&
+                            std::find(loop->body().begin(), loop->body().end(), prefetched) ==
+                                loop->body().end());
       } else if (inner->isA<T>()) {
         gemm_after_wait = gemm_after_wait || waited;
       }
     }
     loops += gemm_after_wait ? 1 : 0;
-  });
+  }
   return loops;
 }
 
@@ -711,6 +714,99 @@ TEST_F(MultiDeviceExecutorTest, PipelinedAllgatherMatmulWithColumnShardedOutput)
   at::Tensor fb = randn({6, 4 * n_});
   at::Tensor out = exec.run({localShard(fa, all_, 0), localShard(fb, all_, 1)}).at(0);
   expectShard(out, at::matmul(fa, fb), all_, 1);
+}
+
+// The whole sequence-parallel MLP block from one Stream split on the first
+// linear's rows: GELU and the row-parallel second linear run chunk by chunk
+// in the same loop, and each chunk's partial product is reduce-scattered
+// there, so nothing of the block runs on whole tensors after the loop.
+// Uneven chunks (10 rows per rank in 4 chunks: 3, 3, 3, 1) and more chunks
+// than streams give the streams uneven work; the collectives must still
+// pair up in order on every rank.
+TEST_F(MultiDeviceExecutorTest, PipelinedBlockReduceScattersEachChunkInTheLoop) {
+  for (PipelineShape shape :
+       {PipelineShape{4, 4}, PipelineShape{4, 3}, PipelineShape{8, 2}, PipelineShape{5, 1}}) {
+    SCOPED_TRACE("chunks " + std::to_string(shape.chunks) + " streams " +
+                 std::to_string(shape.streams));
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* x = shard(makeContigTensor(2), all_, 0, /*via_split=*/true);   // [S, H]
+    TensorView* w1 = shard(makeContigTensor(2), all_, 0, /*via_split=*/true);  // [F, H]
+    TensorView* w2 = shard(makeContigTensor(2), all_, 1, /*via_split=*/true);  // [H, F]
+    fusion.addInput(x);
+    fusion.addInput(w1);
+    fusion.addInput(w2);
+    TensorView* h = shard(linear(x, w1), all_, 1, /*via_split=*/true);
+    h->split(0, shape.chunks, /*inner_split=*/false);
+    h->axis(0)->parallelize(ParallelType::Stream);
+    TensorView* y = shard(linear(gelu(h), w2), all_, 0, /*via_split=*/true);
+    fusion.addOutput(y);
+
+    MultiDeviceExecutor exec(fusion, comm_, {.number_of_streams = shape.streams});
+    const HostIrContainer& program = exec.hostProgram();
+    expectCommunications(
+        exec, {{CommunicationType::Allgather, 1}, {CommunicationType::ReduceScatter, 1}});
+    EXPECT_EQ(pipelinedLoops<LinearOp>(program), 1) << program.toString();
+    // Every linear, the GELU and the reduce-scatter with its Wait are in the
+    // compute loop (the last top-level expr); none is left at the top level.
+    const auto* loop = dynamic_cast<const ForLoop*>(program.topLevel().back());
+    ASSERT_NE(loop, nullptr) << program.toString();
+    std::vector<std::string> kinds;
+    for (const Expr* inner : loop->body()) {
+      if (inner->isA<LinearOp>() || inner->isA<UnaryOp>() || inner->isA<Wait>()) {
+        kinds.push_back(inner->displayName());
+      } else if (const auto* communication = dynamic_cast<const Communication*>(inner)) {
+        kinds.push_back(toString(communication->type()));
+      }
+    }
+    EXPECT_EQ(kinds, (std::vector<std::string>{"Wait", "linear", "gelu", "linear", "ReduceScatter",
+                                               "Wait"}))
+        << program.toString();
+    for (const Expr* top : program.topLevel()) {
+      EXPECT_FALSE(top->isA<LinearOp>() || top->isA<PostOnStream>()) << top->toString();
+    }
+
+    at::manual_seed(22);
+    const int64_t tokens = 10 * n_;
+    at::Tensor fx = randn({tokens, 8});
+    at::Tensor fw1 = randn({6 * n_, 8});
+    at::Tensor fw2 = randn({8, 6 * n_});
+    for (int run = 0; run < 3; ++run) {  // later runs reuse groups and streams
+      at::Tensor out =
+          exec.run({localShard(fx, all_, 0), localShard(fw1, all_, 0), localShard(fw2, all_, 1)})
+              .at(0);
+      expectShard(out, at::linear(at::gelu(at::linear(fx, fw1)), fw2), all_, 0);
+    }
+  }
+}
+
+// When the first linear's output is a program output, it must exist whole:
+// the tail stays after the loop (and the result is still right).
+TEST_F(MultiDeviceExecutorTest, PipelinedGemmWhoseOutputIsNeededWholeKeepsItsTailOutside) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 0, /*via_split=*/true);
+  TensorView* w1 = shard(makeContigTensor(2), all_, 0, /*via_split=*/true);
+  TensorView* w2 = shard(makeContigTensor(2), all_, 1, /*via_split=*/true);
+  fusion.addInput(x);
+  fusion.addInput(w1);
+  fusion.addInput(w2);
+  TensorView* h = shard(linear(x, w1), all_, 1, /*via_split=*/true);
+  h->split(0, 2, /*inner_split=*/false);
+  h->axis(0)->parallelize(ParallelType::Stream);
+  TensorView* y = shard(linear(gelu(h), w2), all_, 0, /*via_split=*/true);
+  fusion.addOutput(h);
+  fusion.addOutput(y);
+  MultiDeviceExecutor exec(fusion, comm_);
+  EXPECT_EQ(countOf<LinearOp>(exec.hostProgram()), 2) << exec.hostProgram().toString();
+  at::manual_seed(23);
+  at::Tensor fx = randn({4 * n_, 8});
+  at::Tensor fw1 = randn({6 * n_, 8});
+  at::Tensor fw2 = randn({8, 6 * n_});
+  auto outs =
+      exec.run({localShard(fx, all_, 0), localShard(fw1, all_, 0), localShard(fw2, all_, 1)});
+  expectShard(outs.at(0), at::linear(fx, fw1), all_, 1);
+  expectShard(outs.at(1), at::linear(at::gelu(at::linear(fx, fw1)), fw2), all_, 0);
 }
 
 // --- ranks outside a mesh ---------------------------------------------------

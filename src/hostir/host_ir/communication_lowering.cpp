@@ -1,6 +1,7 @@
 #include "hostir/host_ir/communication_lowering.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/stream_axis.h"
@@ -69,10 +70,97 @@ void appendCollectives(HostIrContainer& container, const CommunicationPlan& plan
   }
 }
 
+// What follows a pipelined GEMM chunk by chunk in its loop: the Stream
+// split of the GEMM's rows carries through ops that keep rows apart. A chain
+// of unary pointwise ops (e.g. GELU), then a row-parallel contraction (its K
+// is the sharded axis) whose partial sums are reduce-scattered onto the same
+// rows: chunk j of every device's rows reduces into chunk j of each device's
+// output rows, so chunk j's reduce-scatter overlaps chunk j+1's GEMMs.
+struct PipelineTail {
+  // Unary ops to repeat on each chunk, in order (from the program or from
+  // a segment made of them alone).
+  std::vector<const Expr*> pointwise;
+  Expr* contraction = nullptr;
+  CommunicationPlan plan;
+  // Top-level exprs the loop replaces.
+  std::vector<Expr*> absorbed;
+};
+
+bool isProgramOutput(const HostIrContainer& container, const Val* val) {
+  const std::vector<Val*>& outputs = container.outputs();
+  return std::find(outputs.begin(), outputs.end(), val) != outputs.end();
+}
+
+// The unary ops of a segment that is one chain of them from its single
+// input to its single output, in order; empty otherwise.
+std::vector<const Expr*> unaryChainOf(const PostOnStream* post) {
+  const Fusion* segment = post->hostUnit()->fusion();
+  if (post->inputs().size() != 1 || post->outputs().size() != 1 || segment->inputs().size() != 1 ||
+      segment->outputs().size() != 1) {
+    return {};
+  }
+  std::vector<const Expr*> chain;
+  const Val* current = segment->inputs().front();
+  while (current != segment->outputs().front()) {
+    if (current->uses().size() != 1 || !current->uses().front()->isA<UnaryOp>()) {
+      return {};
+    }
+    chain.push_back(current->uses().front());
+    current = chain.back()->output(0);
+  }
+  return chain;
+}
+
+// The tail of `gemm` if its output feeds one, else nullopt (the loop then
+// ends with the GEMM, and its consumers run after the loop on whole tensors).
+std::optional<PipelineTail> findPipelineTail(const HostIrContainer& container, const Expr* gemm) {
+  PipelineTail tail;
+  Val* current = gemm->output(0);
+  for (;;) {
+    if (isProgramOutput(container, current) || current->uses().size() != 1) {
+      return std::nullopt;
+    }
+    Expr* use = current->uses().front();
+    if (use->isA<UnaryOp>() && !isResharding(use) &&
+        !findStreamAxis(use->output(0)->as<TensorView>()).has_value()) {
+      tail.pointwise.push_back(use);
+      tail.absorbed.push_back(use);
+      current = use->output(0);
+      continue;
+    }
+    if (const auto* post = dynamic_cast<const PostOnStream*>(use)) {
+      std::vector<const Expr*> chain = unaryChainOf(post);
+      if (chain.empty() || findStreamAxis(post->output(0)->as<TensorView>()).has_value()) {
+        return std::nullopt;
+      }
+      tail.pointwise.insert(tail.pointwise.end(), chain.begin(), chain.end());
+      tail.absorbed.push_back(use);
+      current = use->output(0);
+      continue;
+    }
+    if ((use->isA<LinearOp>() || use->isA<MatmulOp>()) && use->input(0) == current &&
+        isResharding(use) && !findStreamAxis(tensorOutput(use)).has_value()) {
+      CommunicationPlan plan = classifyResharding(use);
+      if (plan.pattern != ReshardingPattern::ShardedContraction ||
+          plan.type != CollectiveType::ReduceScatter || plan.scattered_axis != 0 ||
+          plan.collectives.size() != 1 || current->as<TensorView>()->rank() != 2) {
+        return std::nullopt;
+      }
+      tail.contraction = use;
+      tail.absorbed.push_back(use);
+      tail.plan = std::move(plan);
+      return tail;
+    }
+    return std::nullopt;
+  }
+}
+
 // The pipelined allgather + GEMM of a matmul/linear whose A is sharded on
-// its rows and whose output rows are Stream-parallel, in chunks.
+// its rows and whose output rows are Stream-parallel, in chunks; with a
+// `tail`, each chunk continues through it (see PipelineTail).
 std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
-                                      const CommunicationPlan& plan, int64_t my_device) {
+                                      const CommunicationPlan& plan, int64_t my_device,
+                                      const std::optional<PipelineTail>& tail) {
   auto* a = gemm->input(0)->as<TensorView>();
   TensorView* out = tensorOutput(gemm);
   std::optional<StreamAxis> stream = findStreamAxis(out);
@@ -93,19 +181,87 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   std::vector<IterDomain*> out_shape = out->shapeDomain();
 
   std::vector<Expr*> emitted;
-  emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
+  // With a tail, the GEMM's output lives one chunk at a time; the tail's
+  // output is what the loop fills.
+  TensorView* filled = tail ? tensorOutput(tail->contraction) : out;
+  emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, filled));
   auto* get_caller = IrBuilder::createInContainer<GetCurrentStream>(&container);
   auto* caller = get_caller->output(0)->as<Stream>();
   emitted.push_back(get_caller);
   // The output seen as [devices, local rows, ...]: chunk i of every device's
   // rows lands in out_blocks[:, chunk i rows].
-  std::vector<Val*> block_extents{devices, local_rows};
-  for (size_t i = 1; i < out_shape.size(); ++i) {
-    block_extents.push_back(localExtent(out, out_shape[i]));
+  TensorView* out_blocks = nullptr;
+  if (!tail) {
+    std::vector<Val*> block_extents{devices, local_rows};
+    for (size_t i = 1; i < out_shape.size(); ++i) {
+      block_extents.push_back(localExtent(out, out_shape[i]));
+    }
+    out_blocks = reshapeView(container, out, block_extents, emitted);
   }
-  TensorView* out_blocks = reshapeView(container, out, block_extents, emitted);
+  // Every chunk's gathered rows, [chunks, devices * chunk rows, ...]: the
+  // prefetch loop fills slot i, the compute loop reads it.
+  std::vector<Val*> slots_extents{chunks, mul(devices, chunk_rows)};
+  for (size_t i = 1; i < a->shapeDomain().size(); ++i) {
+    slots_extents.push_back(a->shapeDomain()[i]->extent());
+  }
+  TensorView* gathered_slots = makeTensorOfExtents(&container, slots_extents, a->dtype());
+  emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, gathered_slots));
   emitted.push_back(makeStreamSyncLoop(container, chunks, caller));
   emitted.push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, caller));
+
+  // This iteration's rows of the chunk and where they are gathered.
+  auto chunk_bounds = [&](Val* index) {
+    // Clamped: with ceilDiv-sized chunks the last ones may start past the
+    // end (10 rows in 8 chunks: 2+2+2+2+2+0+0+0); they are empty, never
+    // negative.
+    Val* start = minimum(mul(index, chunk_rows), local_rows);
+    Val* stop = minimum(add(start, chunk_rows), local_rows);
+    return std::make_pair(start, stop);
+  };
+  auto gathered_slot = [&](Val* index, Val* rows, std::vector<Expr*>& exprs) {
+    std::vector<Val*> slot_extents(slots_extents.begin() + 1, slots_extents.end());
+    TensorView* slot = makeTensorOfExtents(&container, slot_extents, a->dtype());
+    exprs.push_back(
+        IrBuilder::createInContainer<HirAliasSelect>(&container, gathered_slots, slot, 0, index));
+    std::vector<Val*> gathered_extents = slot_extents;
+    gathered_extents[0] = mul(devices, rows);
+    TensorView* gathered = makeTensorOfExtents(&container, gathered_extents, a->dtype());
+    Val* zero = IrBuilder::createInContainer<Scalar>(&container, int64_t{0});
+    exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container, std::vector<Val*>{slot, zero, gathered_extents[0]}, std::vector<Val*>{gathered},
+        std::vector<Attribute>{int64_t{0}}));
+    return gathered;
+  };
+
+  // Prefetch loop: every chunk's allgather is posted up front, in chunk
+  // order, from the stream that holds A. The team's channel puts them on the
+  // link one after another, ahead of the tail's reduce-scatters, so chunk
+  // i+1's rows arrive while chunk i computes. Every rank posts in this one
+  // order: it is the program's.
+  std::vector<Communication*> allgathers;
+  {
+    auto* index = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
+    auto* prefetch = IrBuilder::createInContainer<ForLoop>(&container, index, stream->loop_id);
+    std::vector<Expr*> exprs;
+    auto [start, stop] = chunk_bounds(index);
+    Val* rows = sub(stop, start);
+    TensorView* a_chunk =
+        makeTensorOfExtents(&container, {rows, a->shapeDomain()[1]->extent()}, a->dtype());
+    exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container, std::vector<Val*>{a, start, stop}, std::vector<Val*>{a_chunk},
+        std::vector<Attribute>{int64_t{0}}));
+    TensorView* gathered = gathered_slot(index, rows, exprs);
+    for (const Collective& collective : plan.collectivesFor(my_device)) {
+      auto* communication = IrBuilder::createInContainer<Communication>(
+          &container, a_chunk, gathered, paramsOf(plan, collective));
+      exprs.push_back(communication);
+      allgathers.push_back(communication);
+    }
+    for (Expr* expr : exprs) {
+      prefetch->body().push_back(expr);
+    }
+    emitted.push_back(prefetch);
+  }
 
   auto* index = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
   auto* loop = IrBuilder::createInContainer<ForLoop>(&container, index, stream->loop_id);
@@ -113,19 +269,14 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   Scope& body = loop->body();
   std::vector<Expr*> body_exprs;
   body_exprs.push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, worker));
-  Val* start = mul(index, chunk_rows);
-  Val* stop = minimum(add(start, chunk_rows), local_rows);
+  auto [start, stop] = chunk_bounds(index);
   Val* rows = sub(stop, start);
-  // This device's rows of the chunk: a view of its shard of A.
-  TensorView* a_chunk =
-      makeTensorOfExtents(&container, {rows, a->shapeDomain()[1]->extent()}, a->dtype());
-  body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-      &container, std::vector<Val*>{a, start, stop}, std::vector<Val*>{a_chunk},
-      std::vector<Attribute>{int64_t{0}}));
-  TensorView* gathered = makeTensorOfExtents(
-      &container, {mul(devices, rows), a->shapeDomain()[1]->extent()}, a->dtype());
-  body_exprs.push_back(IrBuilder::createInContainer<Allocate>(&container, gathered));
-  appendCollectives(container, plan, my_device, a_chunk, gathered, body_exprs);
+  // The Waits match the prefetch loop's posts in order: iteration i waits
+  // for chunk i only, on the stream that computes it.
+  TensorView* gathered = gathered_slot(index, rows, body_exprs);
+  for (Communication* communication : allgathers) {
+    body_exprs.push_back(IrBuilder::createInContainer<Wait>(&container, communication));
+  }
   TensorView* gathered_blocks =
       reshapeView(container, gathered, {devices, rows, a->shapeDomain()[1]->extent()}, body_exprs);
   std::vector<Val*> out_chunk_extents{devices, rows};
@@ -133,13 +284,53 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
     out_chunk_extents.push_back(localExtent(out, out_shape[i]));
   }
   TensorView* out_chunk = makeTensorOfExtents(&container, out_chunk_extents, out->dtype());
-  body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-      &container, std::vector<Val*>{out_blocks, start, stop}, std::vector<Val*>{out_chunk},
-      std::vector<Attribute>{int64_t{1}}));
+  if (tail) {
+    body_exprs.push_back(IrBuilder::createInContainer<Allocate>(&container, out_chunk));
+  } else {
+    body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container, std::vector<Val*>{out_blocks, start, stop}, std::vector<Val*>{out_chunk},
+        std::vector<Attribute>{int64_t{1}}));
+  }
   std::vector<Val*> gemm_inputs = gemm->inputs();
   gemm_inputs[0] = gathered_blocks;
   body_exprs.push_back(gemm->newObject(&container, gemm_inputs, {out_chunk}, gemm->attributes(),
                                        gemm->attributeVals()));
+  if (tail) {
+    // Pointwise ops on the chunk, then its partial product, reduce-scattered
+    // into this device's rows [start, stop) of the tail's output.
+    TensorView* chunk = out_chunk;
+    for (const Expr* op : tail->pointwise) {
+      TensorView* next =
+          makeTensorOfExtents(&container, out_chunk_extents, tensorOutput(op)->dtype());
+      std::vector<Val*> inputs = op->inputs();
+      inputs[0] = chunk;
+      body_exprs.push_back(
+          op->newObject(&container, inputs, {next}, op->attributes(), op->attributeVals()));
+      chunk = next;
+    }
+    Expr* contraction = tail->contraction;
+    TensorView* y = tensorOutput(contraction);
+    std::vector<IterDomain*> y_shape = y->shapeDomain();
+    std::vector<Val*> partial_extents{devices, rows};
+    for (size_t i = 1; i < y_shape.size(); ++i) {
+      partial_extents.push_back(localExtent(y, y_shape[i]));
+    }
+    TensorView* partial = makeTensorOfExtents(&container, partial_extents, y->dtype());
+    std::vector<Val*> contraction_inputs = contraction->inputs();
+    contraction_inputs[0] = chunk;
+    body_exprs.push_back(contraction->newObject(&container, contraction_inputs, {partial},
+                                                contraction->attributes(),
+                                                contraction->attributeVals()));
+    std::vector<Val*> y_chunk_extents{rows};
+    for (size_t i = 1; i < y_shape.size(); ++i) {
+      y_chunk_extents.push_back(localExtent(y, y_shape[i]));
+    }
+    TensorView* y_chunk = makeTensorOfExtents(&container, y_chunk_extents, y->dtype());
+    body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container, std::vector<Val*>{y, start, stop}, std::vector<Val*>{y_chunk},
+        std::vector<Attribute>{int64_t{0}}));
+    appendCollectives(container, tail->plan, my_device, partial, y_chunk, body_exprs);
+  }
   body_exprs.push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, caller));
   body_exprs.push_back(IrBuilder::createInContainer<Synchronize>(&container, worker));
   for (Expr* expr : body_exprs) {
@@ -149,7 +340,8 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   return emitted;
 }
 
-std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64_t my_device) {
+std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64_t my_device,
+                                   const std::optional<PipelineTail>& tail) {
   CommunicationPlan plan = classifyResharding(expr);
   TensorView* out = tensorOutput(expr);
   std::vector<Expr*> emitted;
@@ -170,7 +362,7 @@ std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64
       return emitted;
     }
     case ReshardingPattern::PipelinedAllgatherGemm:
-      return lowerPipelinedGemm(container, expr, plan, my_device);
+      return lowerPipelinedGemm(container, expr, plan, my_device, tail);
   }
   HOSTIR_ASSERT(false, "unknown ReshardingPattern");
 }
@@ -192,7 +384,21 @@ void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_devic
       ++it;
       continue;
     }
-    std::vector<Expr*> replacement = lowerResharding(container, expr, my_device);
+    std::optional<PipelineTail> tail;
+    if (classifyResharding(expr).pattern == ReshardingPattern::PipelinedAllgatherGemm) {
+      tail = findPipelineTail(container, expr);
+    }
+    std::vector<Expr*> replacement = lowerResharding(container, expr, my_device, tail);
+    if (tail) {
+      // The tail now runs chunk by chunk inside the loop: drop its
+      // whole-tensor exprs.
+      for (Expr* done : tail->absorbed) {
+        auto position = std::find(std::next(it), top.end(), done);
+        HOSTIR_ASSERT(position != top.end(),
+                      "a pipelined GEMM's tail is not in the top-level scope");
+        top.erase(position);
+      }
+    }
     it = top.replace(it, replacement);
     std::advance(it, static_cast<std::ptrdiff_t>(replacement.size()));
   }

@@ -202,6 +202,13 @@ class CollectivePoster {
       output_.copy_(input_);
       return {};
     }
+    if ((!input_.defined() || input_.numel() == 0) &&
+        (!output_.defined() || output_.numel() == 0)) {
+      // Nothing to move (e.g. the empty last chunks of ceilDiv-sized stream
+      // chunks). Every member sees the same extents, so all skip it alike;
+      // Gloo would divide by zero on an empty allgather.
+      return {};
+    }
     group_ = &communicator_.processGroup(team, stream_key_);
     try {
       switch (params_.type) {

@@ -164,6 +164,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> Communicator::createProcessGroup(
 
   auto options = c10d::ProcessGroupGloo::Options::create(timeout());
   options->devices = {gloo_device_};
+  // One collective of a group on the link at a time, in posting order: a
+  // pipeline's chunk i then arrives before chunk i+1 instead of all chunks
+  // sharing the link and landing together (docs/streams.md).
+  options->threads = 1;
   try {
     // A client connection of its own: TCPStore 1.13 serializes a client's
     // operations, so a blocking get of one stream's rendezvous would stall

@@ -24,9 +24,11 @@ namespace hostir {
 // This process's membership in a multi-process job: one rank is one device
 // (device id == rank). Ranks meet through a c10d TCPStore hosted by rank 0
 // at MASTER_ADDR:MASTER_PORT and talk through Gloo process groups, one per
-// (team, stream key), created on first use and cached (DESIGN.md,
-// "Multi-device": every rank must issue one group's collectives in the same
-// order, so each stream gets its own group).
+// (team, key), created on first use and cached. Every rank must issue one
+// group's collectives in the same order; the host IR evaluator posts all of
+// a team's collectives from one channel in program order, with key 0 (the
+// communicator's own barrier uses another key). A group runs one collective
+// at a time, in posting order (docs/streams.md, "Communication channels").
 //
 // A world of one needs no network: its store is in memory.
 //

@@ -11,6 +11,11 @@
 #include "hostir/runtime/input_validation.h"
 #include "hostir/runtime/thread_budget_aten.h"
 
+#include <algorithm>
+#include <atomic>
+
+#include "hostir/ir/device_mesh.h"
+
 namespace hostir {
 
 // Work handles of posted communications, filled by the stream that posts
@@ -18,7 +23,52 @@ namespace hostir {
 struct HostIrEvaluator::PendingWorks {
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   std::string what;
+  // Completes once the channel has posted them: a Wait must not look at
+  // `works` before.
+  runtime::Event posted;
 };
+
+namespace {
+
+bool postsCommunication(const Scope& scope) {
+  for (const Expr* expr : scope) {
+    if (expr->isA<Communication>() || expr->isA<P2PCommunication>()) {
+      return true;
+    }
+    if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
+      if (postsCommunication(loop->body())) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Records how long a posted collective is on the link, as its own trace
+// lane: from when it could start (posted, and the channel's previous
+// collective done, since a team's group runs one at a time) until the
+// transfer completes.
+void traceInFlight(const c10::intrusive_ptr<c10d::Work>& work, runtime::Tracer& tracer, int lane,
+                   const std::shared_ptr<std::atomic<int64_t>>& channel_free_us, std::string name) {
+  if (!tracer.isEnabled() || !work) {
+    return;
+  }
+  c10::intrusive_ptr<c10::ivalue::Future> future;
+  try {
+    future = work->getFuture();
+  } catch (const std::exception&) {
+    return;  // this kind of work (e.g. a point-to-point send) has no future
+  }
+  const int64_t posted_us = tracer.nowUs();
+  future->addCallback(
+      [&tracer, lane, channel_free_us, posted_us, name = std::move(name)](c10::ivalue::Future&) {
+        const int64_t end_us = tracer.nowUs();
+        const int64_t start_us = std::max(posted_us, channel_free_us->exchange(end_us));
+        tracer.record(runtime::TraceEvent{name, lane, start_us, end_us, "communication"});
+      });
+}
+
+}  // namespace
 
 HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
                                  HostIrEvaluatorParams params)
@@ -37,6 +87,7 @@ HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
     copyFusion(*container_->kernel(id), *copy);
     kernel_executors_.push_back(std::make_unique<FusionExecutor>(std::move(copy)));
   }
+  communicates_ = params_.communicator != nullptr && postsCommunication(container_->topLevel());
 }
 
 std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<at::Tensor>& inputs,
@@ -72,7 +123,15 @@ std::vector<at::Tensor> HostIrEvaluator::run(
     ee_.bind(tv, outputs[i]);
   }
 
-  runtime::applyThreadBudget(pool_);
+  const int ranks_sharing_cores =
+      communicates_ ? static_cast<int>(params_.communicator->environment().local_world_size) : 1;
+  const runtime::ThreadBudget budget =
+      runtime::applyThreadBudget(pool_, communicates_, ranks_sharing_cores);
+  if (budget.compute_slots >= budget.concurrent_streams) {
+    gate_.reset();
+  } else if (gate_ == nullptr || gate_->slots() != budget.compute_slots) {
+    gate_ = std::make_unique<runtime::ComputeGate>(budget.compute_slots);
+  }
   current_ = &pool_.callerStream();
   try {
     runScope(container_->topLevel());
@@ -163,13 +222,64 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
                                      ? PolymorphicValue(boundInput(input, expr))
                                      : ee_.evaluate(input));
   }
-  current_->enqueue(label(expr), [expr, operands = std::move(operands), out] {
+  enqueueCompute(expr, [expr, operands = std::move(operands), out] {
     ExpressionEvaluator local;
     for (const auto& [val, value] : operands) {
       local.bind(val, value);
     }
     evaluateFusionOpInto(expr, local, out);
   });
+}
+
+void HostIrEvaluator::enqueueCompute(const Expr* expr, std::function<void()> work) {
+  if (gate_ == nullptr) {
+    current_->enqueue(label(expr), std::move(work));
+    return;
+  }
+  auto ticket = gate_->take(label(expr));
+  current_->enqueue(label(expr), [ticket, work = std::move(work)] {
+    ticket->enter(runtime::defaultWaitTimeout());
+    work();
+    ticket->leave();
+  });
+}
+
+runtime::Stream& HostIrEvaluator::channelFor(const std::vector<int64_t>& team) {
+  std::vector<int64_t> sorted = team;
+  std::sort(sorted.begin(), sorted.end());
+  auto [it, inserted] = channels_.emplace(sorted, static_cast<int64_t>(channels_.size()));
+  return pool_.channelStream(it->second, "comm channel, team " + teamToString(sorted));
+}
+
+void HostIrEvaluator::postOnChannel(const Expr* expr, const std::vector<int64_t>& team,
+                                    std::function<c10::intrusive_ptr<c10d::Work>()> post) {
+  auto pending = coalescing_ ? coalescing_ : std::make_shared<PendingWorks>();
+  pending->what = label(expr);
+  works_[expr].push_back(pending);
+  runtime::Stream& channel = channelFor(team);
+  // The input is ready once the current stream gets here.
+  channel.waitEvent(current_->recordEvent());
+  runtime::Tracer& tracer = pool_.tracer();
+  const int lane = channel.id() + static_cast<int>(runtime::StreamPool::kFirstChannelId);
+  auto& channel_free_us = channel_free_us_[lane];
+  if (channel_free_us == nullptr) {
+    channel_free_us = std::make_shared<std::atomic<int64_t>>(0);
+  }
+  if (tracer.isEnabled()) {
+    tracer.setLaneName(lane, "link, team " + teamToString(team) + " (collectives in flight)");
+  }
+  std::string short_name = label(expr).substr(0, label(expr).find(" ("));
+  channel.enqueue(
+      label(expr),
+      [post = std::move(post), pending, &tracer, lane, channel_free_us, short_name] {
+        auto work = post();
+        if (work) {
+          traceInFlight(work, tracer, lane, channel_free_us, short_name + " in flight");
+          pending->works.push_back(work);
+        }
+      },
+      "communication");
+  pending->posted = channel.recordEvent();
 }
 
 void HostIrEvaluator::bindViewOrCopy(const Expr* expr) {
@@ -199,9 +309,8 @@ void HostIrEvaluator::enqueueSegment(const Expr* expr, FusionExecutor& executor)
   for (const Val* output : expr->outputs()) {
     outputs.push_back(boundOrAllocated(output));
   }
-  current_->enqueue(label(expr), [&executor, inputs = std::move(inputs), outputs] {
-    executor.run(inputs, outputs);
-  });
+  enqueueCompute(
+      expr, [&executor, inputs = std::move(inputs), outputs] { executor.run(inputs, outputs); });
 }
 
 Communicator& HostIrEvaluator::communicator(const Expr* expr) {
@@ -310,16 +419,9 @@ void HostIrEvaluator::handle(const Communication* expr) {
   Communicator& comm = communicator(expr);
   at::Tensor in = ee_.isBound(expr->in()) ? ee_.evaluateTensor(expr->in()) : at::Tensor();
   at::Tensor out = ee_.isBound(expr->out()) ? ee_.evaluateTensor(expr->out()) : at::Tensor();
-  auto pending = coalescing_ ? coalescing_ : std::make_shared<PendingWorks>();
-  pending->what = label(expr);
-  works_[expr] = pending;
   int64_t my_device = params_.my_device;
-  int64_t stream_key = current_->id();
-  current_->enqueue(label(expr), [expr, &comm, in, out, pending, my_device, stream_key] {
-    auto work = postCollective(*expr, my_device, in, out, comm, stream_key);
-    if (work) {
-      pending->works.push_back(work);
-    }
+  postOnChannel(expr, expr->team(), [expr, &comm, in, out, my_device] {
+    return postCollective(*expr, my_device, in, out, comm);
   });
 }
 
@@ -327,31 +429,31 @@ void HostIrEvaluator::handle(const P2PCommunication* expr) {
   Communicator& comm = communicator(expr);
   at::Tensor buffer = boundOrAllocated(expr->buffer());
   int64_t peer = ee_.evaluateInt(expr->peer());
-  auto pending = coalescing_ ? coalescing_ : std::make_shared<PendingWorks>();
-  pending->what = label(expr);
-  works_[expr] = pending;
   int64_t my_device = params_.my_device;
-  int64_t stream_key = current_->id();
   auto type = expr->type();
-  current_->enqueue(label(expr), [type, peer, buffer, &comm, pending, my_device, stream_key] {
-    auto work = postP2P(type, peer, my_device, buffer, comm, stream_key);
-    if (work) {
-      pending->works.push_back(work);
-    }
+  postOnChannel(expr, {my_device, peer}, [type, peer, buffer, &comm, my_device] {
+    return postP2P(type, peer, my_device, buffer, comm);
   });
 }
 
 void HostIrEvaluator::handle(const Wait* expr) {
   auto it = works_.find(expr->communication());
-  HOSTIR_CHECK(it != works_.end(), label(expr), " waits for a communication that was not posted");
-  auto pending = it->second;
+  HOSTIR_CHECK(it != works_.end() && !it->second.empty(), label(expr),
+               " waits for a communication that was not posted (or was already waited for)");
+  auto pending = it->second.front();
+  it->second.pop_front();
   Communicator& comm = communicator(expr);
-  current_->enqueue(label(expr), [pending, &comm] {
-    for (const auto& work : pending->works) {
-      waitWork(work, comm.timeout(), pending->what);
-    }
-    pending->works.clear();
-  });
+  // Only this stream waits: first for the channel to post, then for the data.
+  current_->waitEvent(pending->posted);
+  current_->enqueue(
+      label(expr),
+      [pending, &comm] {
+        for (const auto& work : pending->works) {
+          waitWork(work, comm.timeout(), pending->what);
+        }
+        pending->works.clear();
+      },
+      "wait");
 }
 
 void HostIrEvaluator::handle(const StartCoalescing* expr) {
@@ -363,7 +465,7 @@ void HostIrEvaluator::handle(const StartCoalescing* expr) {
 
 void HostIrEvaluator::handle(const EndCoalescing* expr) {
   HOSTIR_CHECK(coalescing_ != nullptr, label(expr), " without a StartCoalescing");
-  works_[expr] = coalescing_;
+  works_[expr].push_back(coalescing_);
   coalescing_.reset();
 }
 

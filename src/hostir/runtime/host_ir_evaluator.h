@@ -1,6 +1,10 @@
 #pragma once
 
+#include <atomic>
+#include <deque>
+#include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -10,6 +14,11 @@
 #include "hostir/ir/dispatch.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/fusion_executor.h"
+
+namespace c10d {
+class Work;
+}
+#include "hostir/runtime/compute_gate.h"
 #include "hostir/runtime/stream_pool.h"
 
 namespace hostir {
@@ -27,8 +36,13 @@ struct HostIrEvaluatorParams {
 };
 
 // Runs a host program. The host thread walks the program and decides every
-// buffer (allocations, views, loop indices); compute and communication are
-// enqueued as closures on the current stream, which fill those buffers.
+// buffer (allocations, views, loop indices); compute is enqueued as closures
+// on the current stream, which fill those buffers. A collective is posted by
+// its team's communication channel (one stream per team, fed by the host in
+// program order, so every rank posts a team's collectives in one order and
+// they reach the link in that order), once the current stream has produced
+// its input; its Wait makes only the stream that needs the data wait
+// (docs/streams.md, "Communication channels").
 // IR stream index k (e.g. `Stream ( StreamIdx % numberOfStreams )`) is
 // worker stream k + 1 of the pool; the caller's stream is pool stream 0, the
 // one a program starts on and gets with GetCurrentStream. run() returns once
@@ -99,6 +113,13 @@ class HostIrEvaluator final : public OptInDispatch {
   void enqueueFusionOp(const Expr* expr);
   void bindViewOrCopy(const Expr* expr);
   void enqueueSegment(const Expr* expr, FusionExecutor& executor);
+  // Enqueues compute on the current stream, admitted in program order when
+  // the thread budget says so.
+  void enqueueCompute(const Expr* expr, std::function<void()> work);
+  runtime::Stream& channelFor(const std::vector<int64_t>& team);
+  // Posts on `team`'s channel once the current stream reaches this point.
+  void postOnChannel(const Expr* expr, const std::vector<int64_t>& team,
+                     std::function<c10::intrusive_ptr<c10d::Work>()> post);
   const std::string& label(const Expr* expr);
   Communicator& communicator(const Expr* expr);
 
@@ -108,12 +129,21 @@ class HostIrEvaluator final : public OptInDispatch {
   std::unordered_map<const HostUnit*, std::unique_ptr<FusionExecutor>> unit_executors_;
   std::vector<std::unique_ptr<FusionExecutor>> kernel_executors_;
   std::unordered_map<const Expr*, std::string> labels_;
+  bool communicates_ = false;
+  std::unique_ptr<runtime::ComputeGate> gate_;        // null: compute is not ordered
+  std::map<std::vector<int64_t>, int64_t> channels_;  // sorted team -> channel
+  // Per link lane: when its last collective completed (for traces).
+  std::map<int, std::shared_ptr<std::atomic<int64_t>>> channel_free_us_;
 
   // Per-run state.
   ExpressionEvaluator ee_;
   runtime::Stream* current_ = nullptr;
   std::unordered_map<const Val*, runtime::Stream*> bound_streams_;
-  std::unordered_map<const Expr*, std::shared_ptr<PendingWorks>> works_;
+  // Per Communication (or EndCoalescing): its posts not yet waited for, in
+  // posting order. A Wait takes the oldest, so a loop that posts every
+  // chunk's collective before a loop that waits for them pairs chunk i's
+  // Wait with chunk i's post.
+  std::unordered_map<const Expr*, std::deque<std::shared_ptr<PendingWorks>>> works_;
   std::shared_ptr<PendingWorks> coalescing_;
 };
 

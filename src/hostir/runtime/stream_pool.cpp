@@ -32,6 +32,22 @@ Stream& StreamPool::stream(std::int64_t index) {
   return *slot;
 }
 
+Stream& StreamPool::channelStream(std::int64_t channel, const std::string& trace_name) {
+  HOSTIR_CHECK(channel >= 0 && channel <= kMaxStreamIndex, "communication channel ", channel,
+               " is out of range [0, ", kMaxStreamIndex, "]");
+  const std::int64_t id = kFirstChannelId + channel;
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<Stream>& slot = streams_[id];
+  if (!slot) {
+    // Posting a collective needs no intra-op threads: no worker setup.
+    slot = std::make_unique<Stream>(static_cast<int>(id), tracer_);
+    tracer_.setLaneName(static_cast<int>(id), trace_name.empty()
+                                                  ? "comm channel " + std::to_string(channel)
+                                                  : trace_name);
+  }
+  return *slot;
+}
+
 std::size_t StreamPool::createdStreamCount() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return streams_.size();

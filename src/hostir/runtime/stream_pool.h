@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "hostir/runtime/stream_queue.h"
 #include "hostir/runtime/stream_timeout.h"
@@ -37,11 +38,21 @@ class StreamPool {
   int numberOfStreams() const {
     return number_of_streams_;
   }
+  Tracer& tracer() {
+    return tracer_;
+  }
 
   Stream& callerStream() {
     return stream(0);
   }
   Stream& stream(std::int64_t index);
+
+  // Communication channel `channel`'s stream (channel >= 0): the one stream
+  // that posts a team's collectives, in the order the host enqueues them
+  // (streams.md, "Communication channels"). Its id is kFirstChannelId +
+  // channel, apart from the indexed streams; synchronizeAll covers it.
+  static constexpr std::int64_t kFirstChannelId = kMaxStreamIndex + 1;
+  Stream& channelStream(std::int64_t channel, const std::string& trace_name = "");
 
   // How many streams exist so far (created lazily).
   std::size_t createdStreamCount() const;

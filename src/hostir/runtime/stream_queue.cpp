@@ -46,11 +46,12 @@ void Stream::push(Item item) {
   work_available_cv_.notify_one();
 }
 
-void Stream::enqueue(std::string label, std::function<void()> work) {
+void Stream::enqueue(std::string label, std::function<void()> work, const char* category) {
   HOSTIR_CHECK(work != nullptr, "enqueued empty work '", label, "' on stream ", id_);
   Item item;
   item.kind = ItemKind::kWork;
   item.label = std::move(label);
+  item.category = category;
   item.work = std::move(work);
   push(std::move(item));
 }
@@ -72,6 +73,7 @@ void Stream::waitEvent(const Event& event, std::optional<WaitTimeout> timeout) {
   Item item;
   item.kind = ItemKind::kWaitEvent;
   item.label = "wait for " + event.describe();
+  item.category = "wait";
   item.event = event;
   item.timeout = timeout.value_or(defaultWaitTimeout());
   push(std::move(item));
@@ -171,7 +173,7 @@ void Stream::runWork(const Item& item) {
   } catch (...) {
     fail(item.label, "an exception not derived from std::exception");
   }
-  trace(item.label, start_us);
+  trace(item, start_us);
 }
 
 void Stream::runWait(const Item& item) {
@@ -185,7 +187,7 @@ void Stream::runWait(const Item& item) {
   } else if (auto awaited_failure = item.event.failure()) {
     fail(item.label, "the awaited stream failed first: " + awaited_failure->describe());
   }
-  trace(item.label, start_us);
+  trace(item, start_us);
 }
 
 void Stream::fail(std::string work_label, std::string message) {
@@ -195,9 +197,9 @@ void Stream::fail(std::string work_label, std::string message) {
   }
 }
 
-void Stream::trace(const std::string& label, std::int64_t start_us) {
+void Stream::trace(const Item& item, std::int64_t start_us) {
   if (start_us != kNotTraced && tracer_.isEnabled()) {
-    tracer_.record(TraceEvent{label, id_, start_us, tracer_.nowUs()});
+    tracer_.record(TraceEvent{item.label, id_, start_us, tracer_.nowUs(), item.category});
   }
 }
 

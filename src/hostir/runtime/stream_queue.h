@@ -39,8 +39,9 @@ class Stream {
     return id_;
   }
 
-  // `label` names the work in errors and traces, e.g. the expr's printed form.
-  void enqueue(std::string label, std::function<void()> work);
+  // `label` names the work in errors and traces, e.g. the expr's printed form;
+  // `category` is how a trace classifies it ("compute", "communication").
+  void enqueue(std::string label, std::function<void()> work, const char* category = "compute");
 
   // An event that completes when all work enqueued so far has run.
   Event recordEvent();
@@ -75,6 +76,7 @@ class Stream {
   struct Item {
     ItemKind kind = ItemKind::kWork;
     std::string label;
+    const char* category = "compute";
     std::function<void()> work;
     Event event;
     WaitTimeout timeout{0};
@@ -85,7 +87,7 @@ class Stream {
   void runWork(const Item& item);
   void runWait(const Item& item);
   void fail(std::string work_label, std::string message);
-  void trace(const std::string& label, std::int64_t start_us);
+  void trace(const Item& item, std::int64_t start_us);
 
   const int id_;
   Tracer& tracer_;

@@ -15,8 +15,9 @@ void setIntraOpThreads(int threads) {
 
 }  // namespace
 
-ThreadBudget applyThreadBudget(StreamPool& pool) {
-  const ThreadBudget budget = computeThreadBudget(pool.numberOfStreams());
+ThreadBudget applyThreadBudget(StreamPool& pool, bool communicates, int ranks_sharing_cores) {
+  const ThreadBudget budget =
+      computeThreadBudget(pool.numberOfStreams(), communicates, ranks_sharing_cores);
   const int threads = budget.intra_op_threads;
   setIntraOpThreads(threads);
   pool.setWorkerSetup([threads] { setIntraOpThreads(threads); });

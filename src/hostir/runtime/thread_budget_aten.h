@@ -10,6 +10,7 @@ namespace hostir::runtime {
 // item, on every worker of the pool. It is set per thread because ATen's
 // OpenMP backend keeps the count per thread. Call it when a run starts;
 // repeating it is cheap. Returns the budget applied.
-ThreadBudget applyThreadBudget(StreamPool& pool);
+ThreadBudget applyThreadBudget(StreamPool& pool, bool communicates = false,
+                               int ranks_sharing_cores = 1);
 
 }  // namespace hostir::runtime

@@ -52,7 +52,9 @@ void writeGlobalTraceAtExit() {
 
 }  // namespace
 
-Tracer::Tracer() : epoch_(std::chrono::steady_clock::now()), process_id_(getpid()) {}
+// Times count from the steady clock's epoch (boot), which every process on
+// a machine shares, so the traces of several ranks line up side by side.
+Tracer::Tracer() : epoch_(std::chrono::steady_clock::time_point{}), process_id_(getpid()) {}
 
 Tracer& Tracer::global() {
   // Never destroyed: stream workers of static pools may still record while
@@ -86,6 +88,11 @@ void Tracer::stop() {
   enabled_.store(false, std::memory_order_release);
 }
 
+void Tracer::setLaneName(int lane, std::string name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  lane_names_[lane] = std::move(name);
+}
+
 void Tracer::setProcessId(int pid) {
   std::lock_guard<std::mutex> lock(mutex_);
   process_id_ = pid;
@@ -112,10 +119,12 @@ std::vector<TraceEvent> Tracer::events() const {
 
 std::string Tracer::toJson() const {
   std::vector<TraceEvent> snapshot;
+  std::map<int, std::string> lane_names;
   int pid = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     snapshot = events_;
+    lane_names = lane_names_;
     pid = process_id_;
   }
   std::ostringstream out;
@@ -134,12 +143,17 @@ std::string Tracer::toJson() const {
     separate();
     out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << stream
         << ",\"args\":{\"name\":";
-    appendJsonString(out, stream == 0 ? "stream 0 (caller)" : "stream " + std::to_string(stream));
+    auto named = lane_names.find(stream);
+    appendJsonString(out, named != lane_names.end() ? named->second
+                          : stream == 0             ? "stream 0 (caller)"
+                                                    : "stream " + std::to_string(stream));
     out << "}}";
   }
   for (const TraceEvent& event : snapshot) {
     separate();
-    out << "{\"ph\":\"X\",\"cat\":\"stream\",\"name\":";
+    out << "{\"ph\":\"X\",\"cat\":";
+    appendJsonString(out, event.category);
+    out << ",\"name\":";
     appendJsonString(out, event.name);
     out << ",\"pid\":" << pid << ",\"tid\":" << event.stream_id << ",\"ts\":" << event.start_us
         << ",\"dur\":" << (event.end_us - event.start_us) << "}";

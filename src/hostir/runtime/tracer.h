@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -11,12 +12,14 @@
 namespace hostir::runtime {
 
 // One executed work item: what ran, on which stream, and when (microseconds
-// since the tracer was created).
+// of the machine's steady clock, shared by every process on it).
 struct TraceEvent {
   std::string name;
   int stream_id = 0;
   std::int64_t start_us = 0;
   std::int64_t end_us = 0;
+  // "compute", "communication" or "wait": what a timeline colours apart.
+  std::string category = "compute";
 };
 
 // Records every work item the stream runtime executes and writes them as
@@ -48,6 +51,10 @@ class Tracer {
   // its rank so the ranks' traces can be merged side by side.
   void setProcessId(int pid);
 
+  // Names the row of `lane` (a stream id, or another lane such as a link's
+  // in-flight collectives); rows without a name are "stream N".
+  void setLaneName(int lane, std::string name);
+
   std::int64_t nowUs() const;
   void record(TraceEvent event);
 
@@ -61,6 +68,7 @@ class Tracer {
   std::atomic<bool> enabled_{false};
   mutable std::mutex mutex_;
   std::vector<TraceEvent> events_;
+  std::map<int, std::string> lane_names_;
   int process_id_;
 };
 

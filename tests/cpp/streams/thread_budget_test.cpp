@@ -10,7 +10,9 @@ TEST(ThreadBudget, SplitsCoresEvenlyAcrossStreams) {
   const ThreadBudget budget = computeThreadBudget(4, 16, nullptr);
   EXPECT_EQ(budget.intra_op_threads, 4);
   EXPECT_FALSE(budget.from_environment);
-  EXPECT_EQ(budget.describe(), "4 intra-op thread(s) per stream (16 cores / 4 streams)");
+  EXPECT_EQ(budget.compute_slots, 4);
+  EXPECT_EQ(budget.describe(),
+            "4 intra-op thread(s) per op, 4 streams computing at once (16 cores for this rank)");
 }
 
 TEST(ThreadBudget, NeverDropsBelowOneThread) {
@@ -41,6 +43,39 @@ TEST(ThreadBudget, RejectsBadOverrides) {
     }
   }
   EXPECT_THROW(computeThreadBudget(0, 16, nullptr), Error);
+}
+
+TEST(ThreadBudget, CommunicatingProgramsComputeInProgramOrderWithTheRanksCores) {
+  // 2 ranks on 16 cores: 8 each; one op at a time, one core left to Gloo.
+  const ThreadBudget budget = computeThreadBudget(ThreadBudgetInputs{
+      .concurrent_streams = 4, .cores = 16, .ranks_sharing_cores = 2, .communicates = true});
+  EXPECT_EQ(budget.cores, 8);
+  EXPECT_EQ(budget.compute_slots, 1);
+  EXPECT_EQ(budget.intra_op_threads, 7);
+  EXPECT_EQ(budget.describe(),
+            "7 intra-op thread(s) per op, 1 op(s) at a time in program order (8 cores for this "
+            "rank)");
+  // 2 ranks on 2 cores: no core to spare for communication.
+  const ThreadBudget small = computeThreadBudget(ThreadBudgetInputs{
+      .concurrent_streams = 4, .cores = 2, .ranks_sharing_cores = 2, .communicates = true});
+  EXPECT_EQ(small.cores, 1);
+  EXPECT_EQ(small.intra_op_threads, 1);
+  EXPECT_EQ(small.compute_slots, 1);
+}
+
+TEST(ThreadBudget, ComputeSlotsOverride) {
+  const ThreadBudget budget = computeThreadBudget(ThreadBudgetInputs{
+      .concurrent_streams = 4, .cores = 8, .communicates = true, .compute_slots_override = "2"});
+  EXPECT_EQ(budget.compute_slots, 2);
+  for (const char* bad : {"0", "x", "-1"}) {
+    try {
+      computeThreadBudget(
+          ThreadBudgetInputs{.concurrent_streams = 4, .cores = 8, .compute_slots_override = bad});
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("HOSTIR_COMPUTE_SLOTS"), std::string::npos);
+    }
+  }
 }
 
 TEST(ThreadBudget, AvailableCoresIsPositive) {

@@ -1,0 +1,163 @@
+#include "hostir/runtime/chunk_choice.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "hostir/ir/error.h"
+#include "hostir/runtime/collectives.h"
+#include "hostir/runtime/communicator.h"
+
+namespace hostir {
+namespace {
+
+// Host-side cost of one enqueued op (walk, views, stream hand-off), measured
+// by bench_host_overhead at a few microseconds per host instruction, several
+// instructions per op.
+constexpr double kHostMsPerOp = 0.05;
+
+double processCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+struct ProbeResult {
+  double wall_ms = 0;
+  double cpu_ms = 0;
+};
+
+ProbeResult probeAllgather(Communicator& communicator, const std::vector<int64_t>& team,
+                           int64_t floats) {
+  const auto members = static_cast<int64_t>(team.size());
+  at::Tensor in = at::ones({floats});
+  at::Tensor out = at::empty({members * floats});
+  CommunicationParams params{.type = CommunicationType::Allgather, .team = team};
+  std::vector<double> wall;
+  std::vector<double> cpu;
+  for (int i = 0; i < 4; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    double cpu_start = processCpuSeconds();
+    auto work =
+        postCollective(params, "the link probe", communicator.deviceId(), in, out, communicator);
+    waitWork(work, communicator.timeout(), "the link probe allgather");
+    if (i == 0) {
+      continue;  // warm-up: connections, page faults
+    }
+    wall.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    cpu.push_back((processCpuSeconds() - cpu_start) * 1e3);
+  }
+  return {median(wall), median(cpu)};
+}
+
+}  // namespace
+
+LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>& team,
+                          int64_t gemm_m, int64_t gemm_k, int64_t gemm_n) {
+  HOSTIR_CHECK(gemm_m > 0 && gemm_k > 0 && gemm_n > 0, "calibrate: the probe GEMM [", gemm_m, ", ",
+               gemm_k, "] x [", gemm_k, ", ", gemm_n, "] needs positive extents");
+  LinkCalibration link;
+  const auto others = static_cast<double>(team.size()) - 1;
+  if (others > 0) {
+    constexpr int64_t kSmall = 16 * 1024;    // floats: 64 KiB
+    constexpr int64_t kLarge = 1024 * 1024;  // floats: 4 MiB
+    ProbeResult small = probeAllgather(communicator, team, kSmall);
+    ProbeResult large = probeAllgather(communicator, team, kLarge);
+    const double small_bytes = others * kSmall * 4;
+    const double large_bytes = others * kLarge * 4;
+    const double slope_ms = std::max(1e-6, large.wall_ms - small.wall_ms);
+    link.bandwidth_mb_per_s = (large_bytes - small_bytes) / 1e6 / (slope_ms / 1e3);
+    link.latency_ms =
+        std::max(0.0, small.wall_ms - small_bytes / 1e6 / link.bandwidth_mb_per_s * 1e3);
+    link.compute_threads = at::get_num_threads();
+    link.comm_cpu_fraction =
+        std::clamp(large.cpu_ms / large.wall_ms / link.compute_threads, 0.0, 1.0);
+  }
+  at::Tensor a = at::randn({gemm_m, gemm_k});
+  at::Tensor b = at::randn({gemm_k, gemm_n});
+  at::Tensor c = at::empty({gemm_m, gemm_n});
+  std::vector<double> times;
+  for (int i = 0; i < 4; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    at::matmul_out(c, a, b);
+    if (i > 0) {
+      times.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  link.gemm_gflops = 2.0 * static_cast<double>(gemm_m * gemm_k * gemm_n) / median(times) / 1e9;
+  link.compute_threads = at::get_num_threads();
+  return link;
+}
+
+ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
+                         const std::vector<int64_t>& candidates) {
+  HOSTIR_CHECK(!candidates.empty(), "chooseChunks needs at least one candidate chunk count");
+  HOSTIR_CHECK(link.gemm_gflops > 0, "chooseChunks needs a calibrated GEMM rate");
+  ChunkChoice choice;
+  choice.inputs = link;
+  double best = std::numeric_limits<double>::infinity();
+  for (int64_t chunks : candidates) {
+    HOSTIR_CHECK(chunks >= 1, "chunk counts must be positive, got ", chunks);
+    const auto c = static_cast<double>(chunks);
+    const double compute =
+        cost.flops / c / (link.gemm_gflops * 1e6) + kHostMsPerOp * cost.ops_per_chunk;
+    const double transfer = link.bandwidth_mb_per_s > 0
+                                ? cost.collectives_per_chunk * link.latency_ms +
+                                      cost.link_bytes / c / (link.bandwidth_mb_per_s * 1e3)
+                                : 0;
+    const double cpu = link.comm_cpu_fraction * transfer;
+    const double total = transfer + compute + (c - 1) * std::max(compute + cpu, transfer);
+    choice.predicted_ms[chunks] = total;
+    if (total < best * 0.999) {  // prefer fewer chunks on a near tie
+      best = total;
+      choice.chunks = chunks;
+    }
+  }
+  std::ostringstream reason;
+  reason.precision(3);
+  reason << "predicted " << best << " ms with " << choice.chunks << " chunk(s) vs "
+         << choice.predicted_ms.begin()->second << " ms with " << choice.predicted_ms.begin()->first
+         << "; link " << link.bandwidth_mb_per_s << " MB/s + " << link.latency_ms
+         << " ms, transfers cost " << link.comm_cpu_fraction * 100 << " % CPU, GEMM "
+         << link.gemm_gflops << " GFLOP/s";
+  choice.reason = reason.str();
+  return choice;
+}
+
+ChunkChoice agreeOnChunks(Communicator& communicator, const std::vector<int64_t>& team,
+                          const PipelineCost& cost, const LinkCalibration& link,
+                          const std::vector<int64_t>& candidates) {
+  ChunkChoice choice = chooseChunks(cost, link, candidates);
+  if (team.size() > 1) {
+    at::Tensor chosen = at::full({1}, choice.chunks, at::kLong);
+    CommunicationParams params{
+        .type = CommunicationType::Broadcast, .team = team, .root = team.front()};
+    auto work = postCollective(params, "the chunk-count agreement", communicator.deviceId(), chosen,
+                               chosen, communicator);
+    waitWork(work, communicator.timeout(), "the chunk-count agreement");
+    const int64_t agreed = chosen.item<int64_t>();
+    if (agreed != choice.chunks) {
+      choice.reason = "rank " + std::to_string(team.front()) + " chose " + std::to_string(agreed) +
+                      " (this rank's own model: " + choice.reason + ")";
+      choice.chunks = agreed;
+    }
+  }
+  return choice;
+}
+
+}  // namespace hostir

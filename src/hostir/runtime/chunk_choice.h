@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hostir {
+
+class Communicator;
+
+// What a short calibration at start-up measures on this rank: the link of a
+// team (a latency and a bandwidth fitted to two probe allgathers), how much
+// of a transfer's wall time costs this rank CPU (a transfer over loopback is
+// a memory copy done by the same cores that compute; one over a real or
+// shaped link mostly waits), and the GEMM rate with the cores the thread
+// budget gives one op.
+struct LinkCalibration {
+  double latency_ms = 0;
+  double bandwidth_mb_per_s = 0;  // MB = 1e6 bytes, received per rank
+  double comm_cpu_fraction = 0;   // in [0, 1]
+  double gemm_gflops = 0;
+  int compute_threads = 1;
+};
+
+// The per-rank cost of one pipelined program, whole (before chunking).
+struct PipelineCost {
+  double link_bytes = 0;  // bytes each rank moves over the link
+  double flops = 0;       // floating-point operations each rank computes
+  int64_t collectives_per_chunk = 1;
+  int64_t ops_per_chunk = 1;  // compute ops each chunk enqueues
+};
+
+struct ChunkChoice {
+  int64_t chunks = 1;
+  std::string reason;
+  LinkCalibration inputs;
+  std::map<int64_t, double> predicted_ms;  // per candidate
+};
+
+// Probes `team`'s link (two allgathers of 64 KiB and 4 MiB per rank, each
+// the median of 3, on the team's process group) and a GEMM of
+// [gemm_m, gemm_k] x [gemm_k, gemm_n]. Every member must call it (it posts
+// collectives).
+LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>& team,
+                          int64_t gemm_m, int64_t gemm_k, int64_t gemm_n);
+
+// The model: per chunk, compute takes flops / C / rate plus a fixed host
+// cost per op, the link takes latency + bytes / C / bandwidth per
+// collective, and a transfer also costs this rank comm_cpu_fraction of its
+// wall time in CPU. A chunk's compute overlaps the next chunk's transfer, so
+//   T(C) = link(C) + compute(C) + (C - 1) * max(compute(C) + cpu(C), link(C))
+// with cpu(C) = comm_cpu_fraction * link(C). Picks the candidate with the
+// least T (ties go to fewer chunks); 1 when the link is so cheap or so
+// CPU-bound that chunking cannot win.
+ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
+                         const std::vector<int64_t>& candidates);
+
+// chooseChunks with rank 0's choice broadcast, so every rank runs the same
+// program even though each measured its own link.
+ChunkChoice agreeOnChunks(Communicator& communicator, const std::vector<int64_t>& team,
+                          const PipelineCost& cost, const LinkCalibration& link,
+                          const std::vector<int64_t>& candidates);
+
+}  // namespace hostir
