@@ -1,0 +1,287 @@
+#!/usr/bin/python3
+"""Hand-written torch.distributed (Gloo) baseline of hostir's sp-mlp block.
+
+The sequence-parallel transformer MLP block, on WORLD_SIZE ranks:
+    x [S, H] token-sharded (rank r holds torch.chunk(x, W, 0)[r]),
+    w1 [F, H] sharded on F (chunk(w1, W, 0)[r]), w2 [H, F] sharded on F
+    (chunk(w2, W, 1)[r]);
+    h = linear(allgather(x), w1_local)          -> [S, F/W]
+    g = gelu(h)
+    partial = linear(g, w2_local)               -> [S, H]
+    y_local = reduce_scatter(partial, sum, rows) -> [S/W, H]
+
+Two versions, both timed here:
+  serial     allgather, linear, gelu, linear, reduce-scatter, all blocking.
+  pipelined  each rank's local rows split into C chunks; chunk j's allgather
+             gathers chunk j of every rank ([W*rows_j, H], rank-major). The
+             allgather of chunk j+1 is in flight while chunk j's GEMMs run,
+             and chunk j's partial [W*rows_j, H] is reduce-scattered
+             asynchronously while chunk j+1 computes.
+
+Gloo in torch 1.13 has no reduce_scatter / _reduce_scatter_base /
+_allgather_base, so: allgather = dist.all_gather into views of one
+preallocated buffer; reduce-scatter = dist.all_to_all_single (each rank sends
+rank p the rows p of its partial, which moves (W-1)/W of the partial per
+rank, as a ring reduce-scatter does) followed by a local sum over the W
+received blocks. This is the same algorithm hostir's runtime uses.
+
+Not started by torchrun (broken with Python 3.11 + torch 1.13): start one
+process per rank with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (and
+GLOO_SOCKET_IFNAME where needed) in the environment. Without RANK in the
+environment this script starts WORLD_SIZE (--ranks, default 2) local ranks on
+127.0.0.1 itself.
+
+Timing: --warmup untimed runs of every program, then --runs timed runs of
+each, interleaved (run k of every program, then run k+1) so that a change in
+the machine's load hits every program alike; each timed run starts after a
+barrier and ends after a barrier that follows the block (so it lasts until the
+slowest rank is done), like hostir's sp-mlp. Rank 0 reports the medians. Rank 0 prints one JSON line:
+    {"serial_ms": .., "pipelined_ms": .., "chunks": C, "check": true, ...}
+With several chunk counts (--chunks 4,8) "pipelined_ms"/"chunks" are the
+best of them and "pipelined" lists every one. "breakdown" gives, for chunk
+count 1 and each --chunks value, the median of the compute alone (the same
+GEMMs, GELU and final sums, no communication) and of the communication alone
+(the same collectives, no compute); chunking changes the GEMMs' speed on a
+CPU (cache), so compare a pipelined time with the compute-only time of the
+same chunk count.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tokens", type=int, default=4096, help="S (default 4096)")
+    p.add_argument("--hidden", type=int, default=1024, help="H (default 1024)")
+    p.add_argument("--ffn", type=int, default=4096, help="F (default 4096)")
+    p.add_argument("--chunks", default="4",
+                   help="chunk count(s) of the pipelined version, comma-separated (default 4)")
+    p.add_argument("--runs", type=int, default=5, help="timed runs, median reported (default 5)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch.set_num_threads per rank (default 1: ~1 core per rank)")
+    p.add_argument("--no-breakdown", dest="breakdown", action="store_false",
+                   help="skip timing compute-only and comm-only (chunks 1 and each --chunks)")
+    p.add_argument("--json", default=None, help="rank 0 also writes its JSON line here")
+    p.add_argument("--ranks", type=int, default=2,
+                   help="ranks to start when RANK is not in the environment (default 2)")
+    p.add_argument("--port", type=int, default=29631,
+                   help="MASTER_PORT when this script starts its own ranks")
+    p.add_argument("--timeout", type=float, default=600,
+                   help="seconds for the process group timeout / local launch (default 600)")
+    args = p.parse_args(argv)
+    args.chunk_list = [int(c) for c in args.chunks.split(",") if c.strip()]
+    if not args.chunk_list or min(args.chunk_list) < 1:
+        p.error("--chunks: a comma-separated list of positive integers")
+    if args.runs < 1:
+        p.error("--runs must be >= 1")
+    return args
+
+
+def launch_local(args, argv):
+    """Starts args.ranks processes of this script on 127.0.0.1."""
+    procs = []
+    for r in range(args.ranks):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(args.ranks), LOCAL_RANK=str(r),
+                   LOCAL_WORLD_SIZE=str(args.ranks), MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(args.port))
+        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__)] + argv, env=env))
+    status = 0
+    deadline = time.monotonic() + args.timeout + 60
+    for p in procs:
+        try:
+            rc = p.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            rc = 124
+        status = status or rc
+    return status
+
+
+class Block:
+    """One rank's shards and preallocated buffers."""
+
+    def __init__(self, args, rank, world):
+        S, H, Fdim = args.tokens, args.hidden, args.ffn
+        if S % world or Fdim % world:
+            raise SystemExit(f"tokens ({S}) and ffn ({Fdim}) must be divisible by {world}")
+        torch.manual_seed(0)
+        x = torch.randn(S, H)
+        w1 = torch.randn(Fdim, H) / math.sqrt(H)
+        w2 = torch.randn(H, Fdim) / math.sqrt(Fdim)
+        self.rank, self.world, self.S, self.H = rank, world, S, H
+        self.x_local = torch.chunk(x, world, 0)[rank].contiguous()
+        self.w1_local = torch.chunk(w1, world, 0)[rank].contiguous()
+        self.w2_local = torch.chunk(w2, world, 1)[rank].contiguous()
+        # Single-process reference of this rank's rows (the block is row-wise).
+        self.expected = F.linear(F.gelu(F.linear(self.x_local, w1)), w2)
+        del x, w1, w2
+        self.rows = self.x_local.shape[0]
+        # Serial buffers.
+        self.gathered = torch.empty(world * self.rows, H)
+        self.gathered_views = list(self.gathered.chunk(world, 0))
+        self.received = torch.empty(world * self.rows, H)
+        self.y = torch.empty(self.rows, H)
+        self.plans = {}
+
+    def plan(self, chunks):
+        """Per-chunk views and buffers of the pipelined version."""
+        if chunks in self.plans:
+            return self.plans[chunks]
+        plan = []
+        for x_j, y_j in zip(self.x_local.tensor_split(chunks, 0), self.y.tensor_split(chunks, 0)):
+            n = x_j.shape[0]
+            gathered = torch.empty(self.world * n, self.H)
+            received = torch.empty(self.world * n, self.H)
+            plan.append((x_j, y_j, gathered, list(gathered.chunk(self.world, 0)), received, n))
+        self.plans[chunks] = plan
+        return plan
+
+    def mlp(self, rows):
+        return F.linear(F.gelu(F.linear(rows, self.w1_local)), self.w2_local)
+
+    def serial(self):
+        dist.all_gather(self.gathered_views, self.x_local)          # [S, H], rank-major
+        partial = self.mlp(self.gathered)                            # [S, H]
+        dist.all_to_all_single(self.received, partial)              # rows p -> rank p
+        torch.sum(self.received.view(self.world, self.rows, self.H), 0, out=self.y)
+        return self.y
+
+    def pipelined(self, chunks):
+        plan = self.plan(chunks)
+        world, H = self.world, self.H
+        gathers = [None] * len(plan)
+        scatters, partials = [], []
+
+        def start_gather(j):
+            x_j, _, _, views, _, _ = plan[j]
+            gathers[j] = dist.all_gather(views, x_j, async_op=True)
+
+        start_gather(0)
+        for j, (_, _, gathered, _, received, _) in enumerate(plan):
+            if j + 1 < len(plan):
+                start_gather(j + 1)       # in flight while chunk j computes
+            gathers[j].wait()
+            partial = self.mlp(gathered)                              # [W*rows_j, H]
+            scatters.append(dist.all_to_all_single(received, partial, async_op=True))
+            partials.append(partial)      # the send buffer stays alive until waited
+        for j, (_, y_j, _, _, received, n) in enumerate(plan):
+            scatters[j].wait()
+            torch.sum(received.view(world, n, H), 0, out=y_j)
+        return self.y
+
+    # The two halves of the block on their own, for the breakdown: the same
+    # GEMMs / collectives as `pipelined(chunks)` (chunks = 1: as `serial`).
+    def compute_only(self, chunks):
+        for _, y_j, gathered, _, received, n in self.plan(chunks):
+            self.mlp(gathered)
+            torch.sum(received.view(self.world, n, self.H), 0, out=y_j)
+
+    def comm_only(self, chunks):
+        works = []
+        for x_j, _, gathered, views, received, _ in self.plan(chunks):
+            works.append(dist.all_gather(views, x_j, async_op=chunks > 1))
+            works.append(dist.all_to_all_single(received, gathered, async_op=chunks > 1))
+        for w in works:
+            if w is not None:
+                w.wait()
+
+
+def timed(args, programs):
+    """Median ms of each program; the runs are interleaved (run k of every
+    program, then run k+1), so a change in the machine's load during the
+    measurement hits every program alike."""
+    for _ in range(args.warmup):
+        for fn in programs.values():
+            fn()
+    times = {name: [] for name in programs}
+    for _ in range(args.runs):
+        for name, fn in programs.items():
+            dist.barrier()
+            start = time.perf_counter()
+            fn()
+            dist.barrier()
+            times[name].append((time.perf_counter() - start) * 1e3)
+    return {name: (statistics.median(t), t) for name, t in times.items()}
+
+
+def main(argv):
+    args = parse_args(argv)
+    if "RANK" not in os.environ:
+        return launch_local(args, argv)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    torch.set_num_threads(args.threads)
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=args.timeout))
+    block = Block(args, rank, world)
+
+    def check(out):
+        ok = bool(torch.allclose(out, block.expected, rtol=1e-4, atol=1e-4))
+        diff = float((out - block.expected).abs().max())
+        flags = torch.tensor([0.0 if ok else 1.0, diff])
+        dist.all_reduce(flags, op=dist.ReduceOp.MAX)   # every rank's shard must match
+        return flags[0].item() == 0.0, flags[1].item()
+
+    serial_ok, serial_diff = check(block.serial().clone())
+    all_ok = serial_ok
+    checks = {}
+    programs = {"serial": block.serial}
+    for c in args.chunk_list:
+        checks[c] = check(block.pipelined(c).clone())
+        all_ok = all_ok and checks[c][0]
+        programs[f"pipelined {c}"] = lambda c=c: block.pipelined(c)
+    breakdown_chunks = sorted({1} | set(args.chunk_list)) if args.breakdown else []
+    for c in breakdown_chunks:
+        programs[f"compute-only {c}"] = lambda c=c: block.compute_only(c)
+        programs[f"comm-only {c}"] = lambda c=c: block.comm_only(c)
+    measured = timed(args, programs)
+    serial_ms, serial_runs = measured["serial"]
+    pipelined = []
+    for c in args.chunk_list:
+        ms, runs = measured[f"pipelined {c}"]
+        pipelined.append({"chunks": c, "median_ms": ms, "runs_ms": runs, "check": checks[c][0],
+                          "max_abs_diff": checks[c][1]})
+    breakdown = {}
+    for c in breakdown_chunks:
+        comp_ms, comp_runs = measured[f"compute-only {c}"]
+        comm_ms, comm_runs = measured[f"comm-only {c}"]
+        breakdown[str(c)] = {"compute_only_ms": comp_ms, "comm_only_ms": comm_ms,
+                             "compute_only_runs_ms": comp_runs, "comm_only_runs_ms": comm_runs}
+    best = min(pipelined, key=lambda p: p["median_ms"])
+    result = {
+        "serial_ms": serial_ms, "pipelined_ms": best["median_ms"], "chunks": best["chunks"],
+        "check": all_ok,
+        "serial_runs_ms": serial_runs, "serial_max_abs_diff": serial_diff,
+        "pipelined": pipelined,
+        "breakdown": breakdown,
+        "config": {"ranks": world, "tokens": args.tokens, "hidden": args.hidden,
+                   "ffn": args.ffn, "runs": args.runs, "warmup": args.warmup,
+                   "threads": args.threads, "torch": torch.__version__, "backend": "gloo",
+                   "gloo_socket_ifname": os.environ.get("GLOO_SOCKET_IFNAME", "")},
+    }
+    if rank == 0:
+        line = json.dumps(result)
+        print(line, flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                f.write(line + "\n")
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
