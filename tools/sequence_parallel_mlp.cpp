@@ -156,8 +156,8 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
                    static_cast<double>(options.ffn / devices),
           .collectives_per_chunk = 2,
           .ops_per_chunk = 6};
-      LinkCalibration link = calibrate(communicator, world, std::min<int64_t>(256, options.tokens),
-                                       options.hidden, options.ffn / devices);
+      LinkCalibration link = calibrate(communicator, world, options.tokens, options.hidden,
+                                       options.ffn / devices, candidates);
       auto_choice = agreeOnChunks(communicator, world, cost, link, candidates);
       program.name = "pipelined-auto";
       program.chunks = auto_choice->chunks;
@@ -228,7 +228,14 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
                        {{"bandwidth_MBps", link.bandwidth_mb_per_s},
                         {"latency_ms", link.latency_ms},
                         {"comm_cpu_fraction", link.comm_cpu_fraction},
-                        {"gemm_gflops", link.gemm_gflops}}}};
+                        {"gemm_gflops", link.gemm_gflops.at(auto_choice->chunks)},
+                        {"gemm_gflops_by_chunks", [&] {
+                           nlohmann::json rates;
+                           for (const auto& [chunks, rate] : link.gemm_gflops) {
+                             rates[std::to_string(chunks)] = rate;
+                           }
+                           return rates;
+                         }()}}}};
   }
   report["programs"] = nlohmann::json::array();
   // Runs of the programs interleave, so a change in the machine's load hits

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -708,6 +709,17 @@ TEST_F(MultiDeviceExecutorTest, PipelinedAllgatherMatmulWithColumnShardedOutput)
   MultiDeviceExecutor exec(fusion, comm_, {.number_of_streams = 4});
   expectCommunications(exec, {{CommunicationType::Allgather, 1}});
   EXPECT_EQ(pipelinedLoops<MatmulOp>(exec.hostProgram()), 1) << exec.hostProgram().toString();
+  // The dump reads: derived extents are named once (`i45 = ...`) at the top
+  // of the program or of their loop, so no line repeats them inline.
+  const std::string printed = exec.hostProgram().toString();
+  std::istringstream lines(printed);
+  size_t longest = 0;
+  for (std::string line; std::getline(lines, line);) {
+    longest = std::max(longest, line.size());
+  }
+  EXPECT_LT(longest, 160u) << printed;
+  EXPECT_TRUE(std::regex_search(printed, std::regex("\n +i[0-9]+ = \\( StreamIdx \\* ")))
+      << printed;
 
   at::manual_seed(20);
   at::Tensor fa = randn({4 * n_ * chunks, 6});

@@ -42,9 +42,9 @@ std::string Allocate::sizeString() const {
 
 std::string Allocate::toString(int indent) const {
   std::stringstream ss;
+  // The buffer is the printed output; repeating it inside doubled the line.
   ss << indentString(indent) << buffer()->toInlineString()
-     << " = ALLOCATE(buffer=" << buffer()->toInlineString()
-     << ", mem_type=" << hostir::toString(memoryType()) << ", size=" << sizeString()
+     << " = ALLOCATE(mem_type=" << hostir::toString(memoryType()) << ", size=" << sizeString()
      << ", zero_init=" << (zeroInit() ? "true" : "false") << ")\n";
   return ss.str();
 }

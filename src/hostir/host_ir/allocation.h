@@ -34,7 +34,7 @@ class Allocate : public Expr {
   // extents: the allocation domain without reduction and device axes, e.g.
   // "( i0 * i2 )"; "1" for a scalar tensor.
   std::string sizeString() const;
-  // "T1_g_float[...] = ALLOCATE(buffer=T1_g_float[...], mem_type=global,
+  // "T1_g_float[...] = ALLOCATE(mem_type=global,
   // size=( i0 * i2 ), zero_init=false)" on one line.
   std::string toString(int indent = 0) const override;
   // "Allocate(T1_g_float[...])".

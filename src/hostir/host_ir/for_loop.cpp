@@ -4,6 +4,7 @@
 #include "hostir/ir/dispatch.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/scalar.h"
+#include "hostir/ir/scalar_names.h"
 
 namespace hostir {
 
@@ -89,7 +90,11 @@ std::string ForLoop::toInlineString() const {
 }
 
 std::string ForLoop::toString(int indent) const {
-  return indentString(indent) + header() + "\n" + body_.toString(indent + 1);
+  std::string text = indentString(indent) + header() + "\n";
+  for (const Scalar* scalar : ScalarNames::definitionsIn(this)) {
+    text += indentString(indent + 1) + ScalarNames::definitionLine(scalar) + "\n";
+  }
+  return text + body_.toString(indent + 1);
 }
 
 HOSTIR_DEFINE_EXPR(ForLoop)

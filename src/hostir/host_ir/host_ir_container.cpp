@@ -1,10 +1,18 @@
 #include "hostir/host_ir/host_ir_container.h"
 
+#include <algorithm>
+#include <map>
 #include <sstream>
+#include <vector>
 
+#include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/printing.h"
+#include "hostir/host_ir/stream.h"
 #include "hostir/ir/cloner.h"
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/scalar_names.h"
+#include "hostir/ir/tensor_view.h"
 
 namespace hostir {
 
@@ -48,11 +56,141 @@ std::unique_ptr<HostIrContainer> HostIrContainer::clone() const {
   return copy;
 }
 
+namespace {
+
+// Which derived scalars a printed program names, and where it defines them.
+// A derived scalar whose expression nests another derived one (e.g.
+// `( StreamIdx * ceilDiv(ceilDiv(i0, 2), 4) )`) gets a name; one-level
+// expressions of symbols (`ceilDiv(i0, 4)`, `( StreamIdx % numberOfStreams )`)
+// stay inline. Each is defined at the top of the innermost loop whose index
+// it depends on, or of the program.
+class ScalarNaming {
+ public:
+  std::map<const Expr*, std::vector<const Scalar*>> run(const Scope& top) {
+    walk(top);
+    std::map<const Expr*, std::vector<const Scalar*>> by_scope;
+    for (const auto& [scalar, scope] : named_) {
+      by_scope[scope].push_back(scalar);
+    }
+    for (auto& [scope, scalars] : by_scope) {
+      // Operands are created before the scalars they define.
+      std::sort(scalars.begin(), scalars.end(),
+                [](const Scalar* a, const Scalar* b) { return a->name() < b->name(); });
+    }
+    return by_scope;
+  }
+
+ private:
+  void walk(const Scope& scope) {
+    for (const Expr* expr : scope) {
+      std::vector<const Val*> vals(expr->inputs().begin(), expr->inputs().end());
+      vals.insert(vals.end(), expr->outputs().begin(), expr->outputs().end());
+      vals.insert(vals.end(), expr->attributeVals().begin(), expr->attributeVals().end());
+      for (const Val* val : vals) {
+        visitVal(val);
+      }
+      if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
+        loops_.push_back(loop);
+        walk(loop->body());
+        loops_.pop_back();
+      }
+    }
+  }
+
+  void visitVal(const Val* val) {
+    if (const auto* tv = dynamic_cast<const TensorView*>(val)) {
+      for (const auto* domain : {&tv->getLogicalDomain(), &tv->getLoopDomain()}) {
+        for (const IterDomain* id : *domain) {
+          visitScalar(id->extent());
+        }
+      }
+    } else if (const auto* id = dynamic_cast<const IterDomain*>(val)) {
+      visitScalar(id->extent());
+    } else if (const auto* stream = dynamic_cast<const Stream*>(val)) {
+      if (stream->hasIndex()) {
+        visitScalar(stream->index());
+      }
+    } else {
+      visitScalar(val);
+    }
+  }
+
+  // Returns whether `val` is a derived scalar (has a definition).
+  bool visitScalar(const Val* val) {
+    const auto* scalar = dynamic_cast<const Scalar*>(val);
+    if (scalar == nullptr || scalar->definition() == nullptr) {
+      return false;
+    }
+    bool nests = false;
+    for (const Val* operand : scalar->definition()->inputs()) {
+      nests = visitScalar(operand) || nests;
+    }
+    if (nests && named_.count(scalar) == 0) {
+      named_[scalar] = innermostLoopOf(scalar);
+    }
+    return true;
+  }
+
+  const Expr* innermostLoopOf(const Scalar* scalar) const {
+    for (auto loop = loops_.rbegin(); loop != loops_.rend(); ++loop) {
+      if (dependsOn(scalar, (*loop)->index())) {
+        return *loop;
+      }
+    }
+    return nullptr;
+  }
+
+  static bool dependsOn(const Val* val, const Val* index) {
+    if (val == index) {
+      return true;
+    }
+    if (const auto* scalar = dynamic_cast<const Scalar*>(val);
+        scalar != nullptr && index->vtype() == ValType::Scalar) {
+      const auto* index_scalar = static_cast<const Scalar*>(index);
+      if (!scalar->symbol().empty() && scalar->symbol() == index_scalar->symbol()) {
+        return true;  // the loop index symbol (StreamIdx), whichever Val holds it
+      }
+    }
+    if (val->definition() == nullptr) {
+      return false;
+    }
+    for (const Val* operand : val->definition()->inputs()) {
+      if (dependsOn(operand, index)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  std::vector<const ForLoop*> loops_;
+  std::map<const Scalar*, const Expr*> named_;
+};
+
+}  // namespace
+
 std::string HostIrContainer::toString() const {
   std::stringstream ss;
-  ss << "%HostIrContainer { (" << valListString(inputs_) << ") -> (" << valListString(outputs_)
-     << ") :\n"
-     << top_level_.toString(1) << "} // %HostIrContainer\n";
+  {
+    ScalarNames names(ScalarNaming().run(top_level_));
+    std::string header = "%HostIrContainer { (" + valListString(inputs_) + ") -> (" +
+                         valListString(outputs_) + ") :\n";
+    if (header.size() > 120) {
+      // One tensor a line: a header of several sharded tensors runs long.
+      auto list = [](const std::vector<Val*>& vals) {
+        std::string text;
+        for (size_t i = 0; i < vals.size(); ++i) {
+          text += (i == 0 ? "" : ",\n     ") + vals[i]->toInlineString();
+        }
+        return text;
+      };
+      header = "%HostIrContainer {\n    (" + list(inputs_) + ")\n -> (" + list(outputs_) + ") :\n";
+    }
+    ss << header;
+    for (const Scalar* scalar : ScalarNames::definitionsIn(nullptr)) {
+      ss << "  " << ScalarNames::definitionLine(scalar) << "\n";
+    }
+    ss << top_level_.toString(1) << "} // %HostIrContainer\n";
+  }
   for (const HostUnit* unit : hostUnits()) {
     ss << "\n" << unit->toString();
   }

@@ -4,6 +4,7 @@
 
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/scalar_names.h"
 
 namespace hostir {
 
@@ -89,10 +90,10 @@ std::string Scalar::toInlineString() const {
   if (!symbol_.empty()) {
     return symbol_;
   }
-  if (definition() != nullptr) {
+  const char* prefix = dtype() == DataType::Bool ? "b" : isFloatingType(dtype()) ? "d" : "i";
+  if (definition() != nullptr && !ScalarNames::isNamed(this)) {
     return definition()->toInlineString();
   }
-  const char* prefix = dtype() == DataType::Bool ? "b" : isFloatingType(dtype()) ? "d" : "i";
   std::string result(prefix);
   result += std::to_string(name());
   return result;

@@ -67,7 +67,8 @@ ProbeResult probeAllgather(Communicator& communicator, const std::vector<int64_t
 }  // namespace
 
 LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>& team,
-                          int64_t gemm_m, int64_t gemm_k, int64_t gemm_n) {
+                          int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
+                          const std::vector<int64_t>& candidates) {
   HOSTIR_CHECK(gemm_m > 0 && gemm_k > 0 && gemm_n > 0, "calibrate: the probe GEMM [", gemm_m, ", ",
                gemm_k, "] x [", gemm_k, ", ", gemm_n, "] needs positive extents");
   LinkCalibration link;
@@ -87,19 +88,29 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
     link.comm_cpu_fraction =
         std::clamp(large.cpu_ms / large.wall_ms / link.compute_threads, 0.0, 1.0);
   }
-  at::Tensor a = at::randn({gemm_m, gemm_k});
   at::Tensor b = at::randn({gemm_k, gemm_n});
-  at::Tensor c = at::empty({gemm_m, gemm_n});
-  std::vector<double> times;
-  for (int i = 0; i < 4; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    at::matmul_out(c, a, b);
-    if (i > 0) {
-      times.push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  for (int64_t chunks : candidates) {
+    const int64_t rows = std::max<int64_t>(1, gemm_m / chunks);
+    at::Tensor a = at::randn({rows, gemm_k});
+    at::Tensor c = at::empty({rows, gemm_n});
+    // Repeat small GEMMs up to ~the work of one whole one, so every probe
+    // takes long enough to time.
+    const int64_t repeats = std::max<int64_t>(1, std::min<int64_t>(chunks, 8));
+    std::vector<double> times;
+    for (int i = 0; i < 3; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      for (int64_t r = 0; r < repeats; ++r) {
+        at::matmul_out(c, a, b);
+      }
+      if (i > 0) {
+        times.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+            static_cast<double>(repeats));
+      }
     }
+    link.gemm_gflops[chunks] =
+        2.0 * static_cast<double>(rows * gemm_k * gemm_n) / median(times) / 1e9;
   }
-  link.gemm_gflops = 2.0 * static_cast<double>(gemm_m * gemm_k * gemm_n) / median(times) / 1e9;
   link.compute_threads = at::get_num_threads();
   return link;
 }
@@ -107,15 +118,17 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
 ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
                          const std::vector<int64_t>& candidates) {
   HOSTIR_CHECK(!candidates.empty(), "chooseChunks needs at least one candidate chunk count");
-  HOSTIR_CHECK(link.gemm_gflops > 0, "chooseChunks needs a calibrated GEMM rate");
   ChunkChoice choice;
   choice.inputs = link;
   double best = std::numeric_limits<double>::infinity();
   for (int64_t chunks : candidates) {
     HOSTIR_CHECK(chunks >= 1, "chunk counts must be positive, got ", chunks);
+    auto rate = link.gemm_gflops.find(chunks);
+    HOSTIR_CHECK(rate != link.gemm_gflops.end() && rate->second > 0,
+                 "chooseChunks needs a calibrated GEMM rate for ", chunks, " chunk(s)");
     const auto c = static_cast<double>(chunks);
     const double compute =
-        cost.flops / c / (link.gemm_gflops * 1e6) + kHostMsPerOp * cost.ops_per_chunk;
+        cost.flops / c / (rate->second * 1e6) + kHostMsPerOp * cost.ops_per_chunk;
     const double transfer = link.bandwidth_mb_per_s > 0
                                 ? cost.collectives_per_chunk * link.latency_ms +
                                       cost.link_bytes / c / (link.bandwidth_mb_per_s * 1e3)
@@ -134,7 +147,8 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
          << choice.predicted_ms.begin()->second << " ms with " << choice.predicted_ms.begin()->first
          << "; link " << link.bandwidth_mb_per_s << " MB/s + " << link.latency_ms
          << " ms, transfers cost " << link.comm_cpu_fraction * 100 << " % CPU, GEMM "
-         << link.gemm_gflops << " GFLOP/s";
+         << link.gemm_gflops.begin()->second << " GFLOP/s whole, "
+         << link.gemm_gflops.at(choice.chunks) << " GFLOP/s per chunk";
   choice.reason = reason.str();
   return choice;
 }

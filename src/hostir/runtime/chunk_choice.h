@@ -19,7 +19,10 @@ struct LinkCalibration {
   double latency_ms = 0;
   double bandwidth_mb_per_s = 0;  // MB = 1e6 bytes, received per rank
   double comm_cpu_fraction = 0;   // in [0, 1]
-  double gemm_gflops = 0;
+  // GEMM rate per candidate chunk count (its chunk's rows): on a CPU a
+  // smaller GEMM can run faster per FLOP (its operands stay in cache), so
+  // chunking can pay even without a link to hide.
+  std::map<int64_t, double> gemm_gflops;
   int compute_threads = 1;
 };
 
@@ -39,13 +42,14 @@ struct ChunkChoice {
 };
 
 // Probes `team`'s link (two allgathers of 64 KiB and 4 MiB per rank, each
-// the median of 3, on the team's process group) and a GEMM of
-// [gemm_m, gemm_k] x [gemm_k, gemm_n]. Every member must call it (it posts
-// collectives).
+// the median of 3, on the team's process group) and, for each candidate
+// chunk count C, a GEMM of [gemm_m / C, gemm_k] x [gemm_k, gemm_n] (one
+// chunk's). Every member must call it (it posts collectives).
 LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>& team,
-                          int64_t gemm_m, int64_t gemm_k, int64_t gemm_n);
+                          int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
+                          const std::vector<int64_t>& candidates);
 
-// The model: per chunk, compute takes flops / C / rate plus a fixed host
+// The model: per chunk, compute takes flops / C / rate(C) plus a fixed host
 // cost per op, the link takes latency + bytes / C / bandwidth per
 // collective, and a transfer also costs this rank comm_cpu_fraction of its
 // wall time in CPU. A chunk's compute overlaps the next chunk's transfer, so

@@ -40,6 +40,11 @@ class WorkWithEpilogue : public c10d::Work {
   std::exception_ptr exception() const override {
     return transfer_->exception();
   }
+  // Completes when the transfer does (the epilogue runs later, in wait()):
+  // what a trace of the link shows.
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override {
+    return transfer_->getFuture();
+  }
   bool wait(std::chrono::milliseconds timeout) override {
     bool completed = transfer_->wait(timeout);  // throws on timeout or failure
     std::lock_guard<std::mutex> lock(mutex_);

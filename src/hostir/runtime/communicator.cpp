@@ -41,6 +41,19 @@ std::chrono::milliseconds Communicator::timeoutFromEnvironment() {
   return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(value * 1000)));
 }
 
+int64_t Communicator::collectivesInFlight() {
+  const char* text = std::getenv("HOSTIR_COLLECTIVES_IN_FLIGHT");
+  if (text == nullptr || *text == '\0') {
+    return kDefaultCollectivesInFlight;
+  }
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  HOSTIR_CHECK(end != text && *end == '\0' && value >= 1 && value <= 16,
+               "HOSTIR_COLLECTIVES_IN_FLIGHT='", text,
+               "' is not a number of collectives from 1 to 16");
+  return value;
+}
+
 Communicator::Communicator(const LaunchEnvironment& environment,
                            std::optional<std::chrono::milliseconds> timeout)
     : environment_(environment), timeout_ms_(timeout.value_or(timeoutFromEnvironment()).count()) {
@@ -69,9 +82,15 @@ void Communicator::connectStore() {
     store_->setTimeout(timeout());
     return;
   }
+  // torchrun's agent already hosts a store at MASTER_ADDR:MASTER_PORT and
+  // says so; then every rank, rank 0 included, joins it as a client (as
+  // PyTorch's own env:// rendezvous does).
+  const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  const bool hosts =
+      environment_.rank == 0 && !(agent_store != nullptr && std::string(agent_store) == "True");
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(environment_.master_port);
-  options.isServer = environment_.rank == 0;
+  options.isServer = hosts;
   options.numWorkers = static_cast<std::size_t>(environment_.world_size);
   options.waitWorkers = true;
   options.timeout = timeout();
@@ -79,11 +98,11 @@ void Communicator::connectStore() {
     store_ = c10::make_intrusive<c10d::TCPStore>(environment_.master_addr, options);
   } catch (const std::exception& error) {
     HOSTIR_THROW("Communicator (", environment_.toString(), "): ",
-                 environment_.rank == 0 ? "could not host the rendezvous store on port "
-                                        : "could not reach the rendezvous store at ",
-                 environment_.rank == 0 ? "" : environment_.master_addr + ":",
-                 environment_.master_port, " with all ", environment_.world_size,
-                 " ranks joining within ", seconds(timeout()),
+                 hosts ? "could not host the rendezvous store on port "
+                       : "could not reach the rendezvous store at ",
+                 hosts ? "" : environment_.master_addr + ":", environment_.master_port,
+                 " with all ", environment_.world_size, " ranks joining within ",
+                 seconds(timeout()),
                  " s (rank 0 hosts it at MASTER_ADDR:MASTER_PORT; check that every rank was "
                  "started with the same address and that the port is free): ",
                  c10ErrorMessage(error));
@@ -164,10 +183,11 @@ c10::intrusive_ptr<c10d::ProcessGroup> Communicator::createProcessGroup(
 
   auto options = c10d::ProcessGroupGloo::Options::create(timeout());
   options->devices = {gloo_device_};
-  // One collective of a group on the link at a time, in posting order: a
-  // pipeline's chunk i then arrives before chunk i+1 instead of all chunks
-  // sharing the link and landing together (docs/streams.md).
-  options->threads = 1;
+  // A bounded number of a group's collectives on the link at once, started
+  // in posting order: a pipeline's chunk i then arrives before chunk i+k
+  // instead of all chunks sharing the link and landing together
+  // (docs/streams.md, "Communication channels").
+  options->threads = static_cast<int>(collectivesInFlight());
   try {
     // A client connection of its own: TCPStore 1.13 serializes a client's
     // operations, so a blocking get of one stream's rendezvous would stall

@@ -27,8 +27,9 @@ namespace hostir {
 // (team, key), created on first use and cached. Every rank must issue one
 // group's collectives in the same order; the host IR evaluator posts all of
 // a team's collectives from one channel in program order, with key 0 (the
-// communicator's own barrier uses another key). A group runs one collective
-// at a time, in posting order (docs/streams.md, "Communication channels").
+// communicator's own barrier uses another key). A group starts its
+// collectives in posting order, at most collectivesInFlight() at once
+// (docs/streams.md, "Communication channels").
 //
 // A world of one needs no network: its store is in memory.
 //
@@ -53,6 +54,12 @@ class Communicator {
   // Create at most one Communicator per job: rank 0 hosts the store on
   // MASTER_PORT.
   static Communicator& getInstance();
+
+  // How many collectives of one process group may be on the link at once
+  // (they start in posting order): HOSTIR_COLLECTIVES_IN_FLIGHT, 1 to 16, or
+  // kDefaultCollectivesInFlight. Throws for another value.
+  static constexpr int64_t kDefaultCollectivesInFlight = 2;
+  static int64_t collectivesInFlight();
 
   // HOSTIR_COMM_TIMEOUT_S, or kDefaultTimeout when unset; throws for a value
   // that is not a positive number.

@@ -75,7 +75,36 @@ std::optional<std::string> Tracer::requestedPath() {
   if (path == nullptr || *path == '\0') {
     return std::nullopt;
   }
-  return std::string(path);
+  return pathForRank(path, launchRank());
+}
+
+std::optional<int> Tracer::launchRank() {
+  for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    const char* text = std::getenv(name);
+    if (text != nullptr && *text != '\0') {
+      char* end = nullptr;
+      const long rank = std::strtol(text, &end, 10);
+      if (*end == '\0' && rank >= 0) {
+        return static_cast<int>(rank);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Tracer::pathForRank(const std::string& path, std::optional<int> rank) {
+  if (!rank) {
+    return path;
+  }
+  const std::string number = std::to_string(*rank);
+  if (auto placeholder = path.find("{rank}"); placeholder != std::string::npos) {
+    return path.substr(0, placeholder) + number + path.substr(placeholder + 6);
+  }
+  const std::string suffix = ".json";
+  if (path.size() > suffix.size() && path.ends_with(suffix)) {
+    return path.substr(0, path.size() - suffix.size()) + ".rank" + number + suffix;
+  }
+  return path + ".rank" + number;
 }
 
 void Tracer::start() {
@@ -149,12 +178,29 @@ std::string Tracer::toJson() const {
                                                     : "stream " + std::to_string(stream));
     out << "}}";
   }
+  separate();
+  out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid << ",\"args\":{\"name\":";
+  appendJsonString(out, launchRank() ? "rank " + std::to_string(*launchRank()) : "hostir");
+  out << "}}";
   for (const TraceEvent& event : snapshot) {
     separate();
     out << "{\"ph\":\"X\",\"cat\":";
     appendJsonString(out, event.category);
     out << ",\"name\":";
-    appendJsonString(out, event.name);
+    // A short name (an expr's first line can be hundreds of characters);
+    // the whole label is in the event's args.
+    constexpr std::size_t kMaxName = 60;
+    std::string name = event.name.substr(0, event.name.find('\n'));
+    const bool shortened = name.size() > kMaxName || name.size() < event.name.size();
+    if (name.size() > kMaxName) {
+      name = name.substr(0, kMaxName) + "...";
+    }
+    appendJsonString(out, name);
+    if (shortened) {
+      out << ",\"args\":{\"detail\":";
+      appendJsonString(out, event.name);
+      out << "}";
+    }
     out << ",\"pid\":" << pid << ",\"tid\":" << event.stream_id << ",\"ts\":" << event.start_us
         << ",\"dur\":" << (event.end_us - event.start_us) << "}";
   }

@@ -36,8 +36,14 @@ class Tracer {
   // the process exits.
   static Tracer& global();
 
-  // The path HOSTIR_TRACE asks for, if any.
+  // The path HOSTIR_TRACE asks for, if any, for this process: in a
+  // launched job (RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID set) each rank
+  // writes its own file, `{rank}` in the path replaced by the rank or
+  // `.rankN` put before `.json` (trace.json -> trace.rank1.json).
   static std::optional<std::string> requestedPath();
+  static std::string pathForRank(const std::string& path, std::optional<int> rank);
+  // This process's rank in a launched job, if any.
+  static std::optional<int> launchRank();
 
   // start() clears earlier events and begins recording; stop() ends it and
   // keeps the events for events(), toJson() and write().

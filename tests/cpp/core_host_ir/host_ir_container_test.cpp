@@ -80,7 +80,7 @@ void buildPipelinedProgram(HostIrContainer& hic) {
 
 const char* const kPipelinedProgram =
     "%HostIrContainer { (T0_g_float[iS0{i0}, iS1{i1}]) -> (T1_g_float[iS2{i2}, iS3{i3}]) :\n"
-    "  T1_g_float[iS2{i2}, iS3{i3}] = ALLOCATE(buffer=T1_g_float[iS2{i2}, iS3{i3}], "
+    "  T1_g_float[iS2{i2}, iS3{i3}] = ALLOCATE("
     "mem_type=global, size=( i2 * i3 ), zero_init=false)\n"
     "  GetCurrentStream into Stream 0\n"
     "  FOR StreamIdx in iStreamIdx4{i0}:\n"
@@ -93,7 +93,7 @@ const char* const kPipelinedProgram =
     "    PostOnStream (HostUnit 8, inputs=(T2_l_float[iS5{i9}]), "
     "outputs=(T3_l_float[iS6{i10}]))\n"
     "    SetCurrentStream to Stream 0\n"
-    "  T4_l_float[iS7{i11}, iS8{i12}] = ALLOCATE(buffer=T4_l_float[iS7{i11}, iS8{i12}], "
+    "  T4_l_float[iS7{i11}, iS8{i12}] = ALLOCATE("
     "mem_type=global, size=( i11 * i12 ), zero_init=true)\n"
     "  Communication 12 (type=Allgather, team=(0 1), input=T1_g_float[iS2{i2}, iS3{i3}], "
     "output=T4_l_float[iS7{i11}, iS8{i12}])\n"

@@ -24,7 +24,7 @@ TEST_F(HostIrNodesTest, AllocatePrintsSizeFromExtents) {
   TensorView* tv = makeContigTensor(2);  // T0_l_float[iS0{i0}, iS1{i1}]
   auto* allocate = IrBuilder::create<Allocate>(tv);
   EXPECT_EQ(allocate->toString(1),
-            "  T0_l_float[iS0{i0}, iS1{i1}] = ALLOCATE(buffer=T0_l_float[iS0{i0}, iS1{i1}], "
+            "  T0_l_float[iS0{i0}, iS1{i1}] = ALLOCATE("
             "mem_type=local, size=( i0 * i1 ), zero_init=false)\n");
   EXPECT_EQ(allocate->toInlineString(), "Allocate(T0_l_float[iS0{i0}, iS1{i1}])");
   EXPECT_EQ(allocate->buffer(), tv);

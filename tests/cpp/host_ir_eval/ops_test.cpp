@@ -222,7 +222,7 @@ TEST_P(AliasSelectTest, OpWritesOutputSlicesInPlace) {
   std::string printed = hic().toString();
   EXPECT_TRUE(containsAll(
       printed,
-      {" = ALLOCATE(buffer=T", "GetCurrentStream into Stream", "FOR StreamIdx in iStreamIdx",
+      {" = ALLOCATE(mem_type=", "GetCurrentStream into Stream", "FOR StreamIdx in iStreamIdx",
        "    SetCurrentStream to Stream ( StreamIdx % numberOfStreams )", "    Synchronize Stream",
        "= HirAliasSelect( T0_g_float", "axis = iS", "index = StreamIdx )"}))
       << printed;

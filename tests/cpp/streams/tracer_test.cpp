@@ -100,7 +100,14 @@ TEST(Tracer, JsonIsValidChromeTraceShowingOverlapOnDistinctTids) {
   }
   EXPECT_EQ(tids, (std::set<int>{1, 2}));
   std::set<std::string> names{events[0]->at("name").string, events[1]->at("name").string};
-  EXPECT_EQ(names, (std::set<std::string>{"compute \"chunk\" 0", "receive chunk 1\n"}));
+  // Names are one line; the whole label (escaped newline included) is in
+  // the event's args.
+  EXPECT_EQ(names, (std::set<std::string>{"compute \"chunk\" 0", "receive chunk 1"}));
+  for (const JsonValue* event : events) {
+    if (event->at("name").string == "receive chunk 1") {
+      EXPECT_EQ(event->at("args").at("detail").string, "receive chunk 1\n");
+    }
+  }
 
   const double start_a = events[0]->at("ts").number;
   const double end_a = start_a + events[0]->at("dur").number;
@@ -111,7 +118,7 @@ TEST(Tracer, JsonIsValidChromeTraceShowingOverlapOnDistinctTids) {
   // Each stream's row is named.
   std::set<std::string> row_names;
   for (const JsonValue& event : trace.at("traceEvents").array) {
-    if (event.at("ph").string == "M") {
+    if (event.at("ph").string == "M" && event.at("name").string == "thread_name") {
       row_names.insert(event.at("args").at("name").string);
     }
   }
@@ -157,6 +164,37 @@ TEST(Tracer, EnvironmentVariableNamesTheOutput) {
   if (saved) {
     setenv("HOSTIR_TRACE", restore.c_str(), 1);
   }
+}
+
+}  // namespace
+}  // namespace hostir::runtime
+
+namespace hostir::runtime {
+namespace {
+
+TEST(TracerFiles, EachRankOfAJobWritesItsOwnFile) {
+  EXPECT_EQ(Tracer::pathForRank("trace.json", std::nullopt), "trace.json");
+  EXPECT_EQ(Tracer::pathForRank("trace.json", 1), "trace.rank1.json");
+  EXPECT_EQ(Tracer::pathForRank("out/t-{rank}.json", 3), "out/t-3.json");
+  EXPECT_EQ(Tracer::pathForRank("trace", 0), "trace.rank0");
+}
+
+TEST(TracerFiles, LongLabelsGetShortNamesWithTheWholeTextInArgs) {
+  Tracer tracer;
+  tracer.start();
+  const std::string label =
+      "T7_l_float[iS29{( minimum(( ( StreamIdx * i30 ) + i30 ), i27) )}]\n" + std::string(300, 'x');
+  tracer.record(TraceEvent{label, 1, 0, 5, "compute"});
+  tracer.record(TraceEvent{"short", 1, 5, 6, "wait"});
+  tracer.stop();
+  const std::string json = tracer.toJson();
+  EXPECT_NE(
+      json.find("\"name\":\"T7_l_float[iS29{( minimum(( ( StreamIdx * i30 ) + i30 ), i27...\""),
+      std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"detail\":\"T7_l_float"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"cat\":\"wait\",\"name\":\"short\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"process_name\""), std::string::npos) << json;
 }
 
 }  // namespace

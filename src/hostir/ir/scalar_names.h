@@ -1,0 +1,38 @@
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace hostir {
+
+class Expr;
+class Scalar;
+
+// Makes a printed program readable: while a ScalarNames is alive on this
+// thread, each scalar in it prints as its own name (`i45`) instead of its
+// whole defining expression, and the program printer writes each definition
+// once (`i45 = ( StreamIdx * i30 )`) at the top of the program or of the
+// loop whose index it depends on (`scope` nullptr: the top level).
+class ScalarNames {
+ public:
+  explicit ScalarNames(std::map<const Expr*, std::vector<const Scalar*>> definitions_by_scope);
+  ~ScalarNames();
+  ScalarNames(const ScalarNames&) = delete;
+  ScalarNames& operator=(const ScalarNames&) = delete;
+
+  static bool isNamed(const Scalar* scalar);
+  // The definitions to print at the top of `scope` (a ForLoop, or nullptr),
+  // operands first; empty when no ScalarNames is active.
+  static std::vector<const Scalar*> definitionsIn(const Expr* scope);
+  // "i45 = ( StreamIdx * i30 )"
+  static std::string definitionLine(const Scalar* scalar);
+
+ private:
+  std::map<const Expr*, std::vector<const Scalar*>> definitions_by_scope_;
+  std::set<const Scalar*> named_;
+  const ScalarNames* previous_;
+};
+
+}  // namespace hostir

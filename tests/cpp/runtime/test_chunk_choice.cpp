@@ -1,0 +1,92 @@
+#include <gtest/gtest.h>
+
+#include "hostir/ir/error.h"
+#include "hostir/runtime/chunk_choice.h"
+
+namespace hostir {
+namespace {
+
+// The sequence-parallel MLP block of the README at issue sizes, per rank on
+// 2 ranks: 2 * 8 MiB over the link, 2 * 2 * 4096 * 1024 * 2048 FLOPs.
+PipelineCost mlpBlock() {
+  return PipelineCost{.link_bytes = 2.0 * 2048 * 1024 * 4,
+                      .flops = 4.0 * 4096 * 1024 * 2048,
+                      .collectives_per_chunk = 2,
+                      .ops_per_chunk = 6};
+}
+
+const std::vector<int64_t> kCandidates{1, 2, 4, 8, 16};
+
+// The same GEMM rate at every chunk count.
+std::map<int64_t, double> flatRate(double gflops) {
+  std::map<int64_t, double> rates;
+  for (int64_t chunks : kCandidates) {
+    rates[chunks] = gflops;
+  }
+  return rates;
+}
+
+TEST(ChunkChoice, ASlowLinkThatCostsLittleCpuIsWorthChunking) {
+  // ~500 Mbit/s, transfers mostly waiting, 50 GFLOP/s.
+  LinkCalibration link{.latency_ms = 0.3,
+                       .bandwidth_mb_per_s = 60,
+                       .comm_cpu_fraction = 0.1,
+                       .gemm_gflops = flatRate(50)};
+  ChunkChoice choice = chooseChunks(mlpBlock(), link, kCandidates);
+  EXPECT_GT(choice.chunks, 1) << choice.reason;
+  EXPECT_LT(choice.predicted_ms.at(choice.chunks), 0.8 * choice.predicted_ms.at(1))
+      << choice.reason;
+  EXPECT_EQ(choice.predicted_ms.size(), kCandidates.size());
+}
+
+TEST(ChunkChoice, ALinkAsFastAsMemoryIsNotChunked) {
+  // Loopback: a transfer is a memory copy by the cores that compute.
+  LinkCalibration link{.latency_ms = 0.05,
+                       .bandwidth_mb_per_s = 3000,
+                       .comm_cpu_fraction = 1.0,
+                       .gemm_gflops = flatRate(50)};
+  EXPECT_EQ(chooseChunks(mlpBlock(), link, kCandidates).chunks, 1);
+}
+
+TEST(ChunkChoice, GemmsThatRunFasterInChunksAreChunkedEvenOverLoopback) {
+  // Loopback, but the CPU runs a quarter-size GEMM 1.6x faster per FLOP
+  // (cache): chunking pays for the compute alone.
+  LinkCalibration link{.latency_ms = 0.05,
+                       .bandwidth_mb_per_s = 3000,
+                       .comm_cpu_fraction = 1.0,
+                       .gemm_gflops = {{1, 60}, {2, 75}, {4, 96}, {8, 98}, {16, 97}}};
+  ChunkChoice choice = chooseChunks(mlpBlock(), link, kCandidates);
+  EXPECT_GE(choice.chunks, 4) << choice.reason;
+}
+
+TEST(ChunkChoice, ManyChunksCostTheirPerChunkOverheads) {
+  // Tiny compute, a high-latency link: every extra chunk adds two
+  // latencies and host work, which the overlap cannot repay.
+  PipelineCost small{
+      .link_bytes = 4096, .flops = 1e5, .collectives_per_chunk = 2, .ops_per_chunk = 6};
+  LinkCalibration link{.latency_ms = 5,
+                       .bandwidth_mb_per_s = 100,
+                       .comm_cpu_fraction = 0.1,
+                       .gemm_gflops = flatRate(50)};
+  EXPECT_EQ(chooseChunks(small, link, kCandidates).chunks, 1);
+}
+
+TEST(ChunkChoice, TheReasonNamesTheInputs) {
+  LinkCalibration link{.latency_ms = 0.3,
+                       .bandwidth_mb_per_s = 60,
+                       .comm_cpu_fraction = 0.1,
+                       .gemm_gflops = flatRate(50)};
+  const std::string reason = chooseChunks(mlpBlock(), link, kCandidates).reason;
+  EXPECT_NE(reason.find("MB/s"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("GFLOP/s"), std::string::npos) << reason;
+}
+
+TEST(ChunkChoice, RejectsNoCandidatesAndAnUncalibratedRate) {
+  LinkCalibration link{.gemm_gflops = flatRate(50)};
+  EXPECT_THROW(chooseChunks(mlpBlock(), link, {}), Error);
+  EXPECT_THROW(chooseChunks(mlpBlock(), LinkCalibration{}, kCandidates), Error);
+  EXPECT_THROW(chooseChunks(mlpBlock(), link, {0}), Error);
+}
+
+}  // namespace
+}  // namespace hostir
