@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -191,8 +192,25 @@ std::string HostIrContainer::toString() const {
     }
     ss << top_level_.toString(1) << "} // %HostIrContainer\n";
   }
+  // The segments the program runs (a pass that absorbed a segment into a
+  // loop leaves its HostUnit unposted).
+  std::set<const HostUnit*> posted;
+  std::vector<const Scope*> scopes{&top_level_};
+  while (!scopes.empty()) {
+    const Scope* scope = scopes.back();
+    scopes.pop_back();
+    for (const Expr* expr : *scope) {
+      if (const auto* post = dynamic_cast<const PostOnStream*>(expr)) {
+        posted.insert(post->hostUnit());
+      } else if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
+        scopes.push_back(&loop->body());
+      }
+    }
+  }
   for (const HostUnit* unit : hostUnits()) {
-    ss << "\n" << unit->toString();
+    if (posted.count(unit) > 0) {
+      ss << "\n" << unit->toString();
+    }
   }
   for (size_t id = 0; id < kernels_.size(); ++id) {
     ss << "\nKernel " << id << ":\n" << indentLines(kernels_[id]->toString(), 1);
