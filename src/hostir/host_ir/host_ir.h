@@ -9,5 +9,6 @@
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/launch_kernel.h"
 #include "hostir/host_ir/scope.h"
+#include "hostir/host_ir/set_encoding.h"
 #include "hostir/host_ir/stream.h"
 #include "hostir/host_ir/stream_ops.h"

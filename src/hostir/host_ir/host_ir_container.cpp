@@ -46,6 +46,7 @@ std::unique_ptr<HostIrContainer> HostIrContainer::clone() const {
   // copyFusion keeps every statement's name, so the copy prints the same;
   // loop bodies come along through ForLoop::cloneExtrasInto.
   IrCloner cloner = copyFusion(*this, *copy);
+  copy->device_targets_ = device_targets_;
   for (const Expr* expr : top_level_) {
     copy->top_level_.push_back(cloner.clone(expr));
   }
@@ -187,6 +188,13 @@ std::string HostIrContainer::toString() const {
       header = "%HostIrContainer {\n    (" + list(inputs_) + ")\n -> (" + list(outputs_) + ") :\n";
     }
     ss << header;
+    if (!device_targets_.empty()) {
+      ss << "  targets:";
+      for (const auto& [device, target] : device_targets_) {
+        ss << " " << device << "=" << target.describe();
+      }
+      ss << "\n";
+    }
     for (const Scalar* scalar : ScalarNames::definitionsIn(nullptr)) {
       ss << "  " << ScalarNames::definitionLine(scalar) << "\n";
     }
@@ -202,6 +210,9 @@ std::string HostIrContainer::toString() const {
     for (const Expr* expr : *scope) {
       if (const auto* post = dynamic_cast<const PostOnStream*>(expr)) {
         posted.insert(post->hostUnit());
+        for (const PostOnStream::Variant& variant : post->variants()) {
+          posted.insert(variant.unit);
+        }
       } else if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
         scopes.push_back(&loop->body());
       }

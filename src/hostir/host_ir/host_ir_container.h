@@ -7,6 +7,7 @@
 
 #include "hostir/host_ir/scope.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/multidevice/target.h"
 
 namespace hostir {
 
@@ -43,6 +44,14 @@ class HostIrContainer : public Fusion {
   // An error naming the id when none is registered under it.
   Fusion* kernel(int64_t kernel_id) const;
 
+  // Every device's target (docs/targets.md), printed in the header; empty
+  // when unknown (one device, or all alike and not exchanged).
+  void setDeviceTargets(DeviceTargets targets) {
+    device_targets_ = std::move(targets);
+  }
+  const DeviceTargets& deviceTargets() const {
+    return device_targets_;
+  }
   // Every HostUnit created in this container, in creation order.
   std::vector<HostUnit*> hostUnits() const;
 
@@ -62,6 +71,7 @@ class HostIrContainer : public Fusion {
  private:
   Scope top_level_;
   std::vector<std::unique_ptr<Fusion>> kernels_;
+  DeviceTargets device_targets_;
 };
 
 }  // namespace hostir

@@ -1,5 +1,6 @@
 #include "hostir/host_ir/host_unit.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "hostir/host_ir/printing.h"
@@ -88,6 +89,27 @@ HostUnit* PostOnStream::hostUnit() const {
   return host_unit_;
 }
 
+void PostOnStream::setVariants(std::vector<Variant> variants) {
+  for (const Variant& variant : variants) {
+    HOSTIR_ASSERT(variant.unit != nullptr && variant.unit->container() == container(),
+                  "a variant of PostOnStream must be a HostUnit of its container");
+  }
+  variants_ = std::move(variants);
+  if (!variants_.empty()) {
+    host_unit_ = variants_.front().unit;
+  }
+}
+
+HostUnit* PostOnStream::hostUnitFor(int64_t device) const {
+  for (const Variant& variant : variants_) {
+    if (std::find(variant.devices.begin(), variant.devices.end(), device) !=
+        variant.devices.end()) {
+      return variant.unit;
+    }
+  }
+  return hostUnit();
+}
+
 bool PostOnStream::sameAs(const Expr* other) const {
   if (other == this) {
     return true;
@@ -98,12 +120,26 @@ bool PostOnStream::sameAs(const Expr* other) const {
 
 void PostOnStream::cloneExtrasInto(Expr* clone, IrCloner& cloner) const {
   clone->as<PostOnStream>()->host_unit_ = cloner.clone(host_unit_);
+  for (const Variant& variant : variants_) {
+    clone->as<PostOnStream>()->variants_.push_back({cloner.clone(variant.unit), variant.devices});
+  }
 }
 
 std::string PostOnStream::toString(int indent) const {
   std::stringstream ss;
-  ss << indentString(indent) << "PostOnStream (" << hostUnit()->toInlineString() << ", inputs=("
-     << valListString(inputs_) << "), outputs=(" << valListString(outputs_) << "))\n";
+  ss << indentString(indent) << "PostOnStream (";
+  if (variants_.empty()) {
+    ss << hostUnit()->toInlineString();
+  }
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    ss << (i == 0 ? "" : " | ") << variants_[i].unit->toInlineString() << " on (";
+    for (size_t d = 0; d < variants_[i].devices.size(); ++d) {
+      ss << (d == 0 ? "" : " ") << variants_[i].devices[d];
+    }
+    ss << ")";
+  }
+  ss << ", inputs=(" << valListString(inputs_) << "), outputs=(" << valListString(outputs_)
+     << "))\n";
   return ss.str();
 }
 

@@ -41,13 +41,28 @@ class PostOnStream : public Expr {
 
   HostUnit* hostUnit() const;
 
+  // Executable variants (specialize_encodings): the devices that run each
+  // copy of the HostUnit. Empty: every device runs hostUnit().
+  struct Variant {
+    HostUnit* unit;
+    std::vector<int64_t> devices;
+  };
+  const std::vector<Variant>& variants() const {
+    return variants_;
+  }
+  void setVariants(std::vector<Variant> variants);
+  // The copy `device` runs: its variant's, else hostUnit().
+  HostUnit* hostUnitFor(int64_t device) const;
+
   bool sameAs(const Expr* other) const override;
   void cloneExtrasInto(Expr* clone, IrCloner& cloner) const override;
+  // With variants: "PostOnStream (HostUnit 3 on (0 2) | HostUnit 9 on (1 3), inputs=...".
   // "PostOnStream (HostUnit 0, inputs=(T0_g_float[...]), outputs=(T1_g_float[...]))".
   std::string toString(int indent = 0) const override;
 
  private:
   HostUnit* host_unit_ = nullptr;
+  std::vector<Variant> variants_;
 };
 
 }  // namespace hostir

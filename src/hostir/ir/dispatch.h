@@ -37,7 +37,9 @@ namespace hostir {
   F(P2PCommunication)                \
   F(Wait)                            \
   F(StartCoalescing)                 \
-  F(EndCoalescing)
+  F(EndCoalescing)                   \
+  F(SetEncoding)                     \
+  F(UnsetEncoding)
 
 #define HOSTIR_FOR_ALL_EXPRS(F)  \
   HOSTIR_FOR_ALL_FUSION_EXPRS(F) \

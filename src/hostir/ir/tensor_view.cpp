@@ -73,7 +73,7 @@ bool TensorView::sameAs(const Val* other) const {
   }
   const auto* tv = dynamic_cast<const TensorView*>(other);
   return tv != nullptr && tv->dtype() == dtype() && tv->mesh_ == mesh_ &&
-         domain_->sameAs(tv->domain_);
+         tv->encoding_ == encoding_ && domain_->sameAs(tv->domain_);
 }
 
 Val* TensorView::cloneInto(IrCloner& cloner) const {
@@ -81,6 +81,7 @@ Val* TensorView::cloneInto(IrCloner& cloner) const {
   auto* tv =
       IrBuilder::createInContainer<TensorView>(cloner.target(), domain, dtype(), memory_type_);
   tv->mesh_ = mesh_;
+  tv->encoding_ = encoding_;
   return tv;
 }
 
@@ -88,6 +89,9 @@ std::string TensorView::toInlineString() const {
   std::stringstream ss;
   ss << "T" << name() << "_" << (memory_type_ == MemoryType::Global ? "g" : "l") << "_"
      << hostir::toString(dtype()) << domain_->toInlineString();
+  if (encoding_.has_value()) {
+    ss << "#" << encoding_->toString();
+  }
   return ss.str();
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "hostir/ir/device_mesh.h"
+#include "hostir/ir/encoding.h"
 #include "hostir/ir/tensor_domain.h"
 
 namespace hostir {
@@ -65,6 +66,18 @@ class TensorView : public Val {
   }
   const DeviceMesh& getDeviceMesh() const;
 
+  // An optional layout request (docs/targets.md), printed after the shape
+  // ("T1_g_float[iS0{i0}, iS1{i1}]#matmul_rhs").
+  void setEncoding(std::optional<Encoding> encoding) {
+    encoding_ = std::move(encoding);
+  }
+  const std::optional<Encoding>& encoding() const {
+    return encoding_;
+  }
+  bool hasEncoding() const {
+    return encoding_.has_value();
+  }
+
   bool sameAs(const Val* other) const override;
   Val* cloneInto(IrCloner& cloner) const override;
   // With the device mesh, when set.
@@ -75,6 +88,7 @@ class TensorView : public Val {
   TensorDomain* domain_;
   MemoryType memory_type_;
   std::optional<DeviceMesh> mesh_;
+  std::optional<Encoding> encoding_;
 };
 
 }  // namespace hostir
