@@ -1,0 +1,36 @@
+"""hostir from Python: write fusions with FusionDefinition, run them on torch
+tensors on one device or across ranks, cache them in a FusionCache.
+See docs/python.md."""
+
+import torch  # noqa: F401  (loads libtorch and its Python bindings first)
+
+from . import _C  # noqa: F401
+from ._version import __version__
+from .cache import FusionCache
+from .fusion_definition import (
+    DataType,
+    DeviceMesh,
+    Error,
+    FusionDefinition,
+    FusionState,
+    OutputSharding,
+    ParallelType,
+    Scalar,
+    Tensor,
+)
+
+Error.__module__ = "hostir"
+
+__all__ = [
+    "DataType",
+    "DeviceMesh",
+    "Error",
+    "FusionCache",
+    "FusionDefinition",
+    "FusionState",
+    "OutputSharding",
+    "ParallelType",
+    "Scalar",
+    "Tensor",
+    "__version__",
+]

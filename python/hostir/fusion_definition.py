@@ -1,0 +1,708 @@
+"""FusionDefinition: a fusion written in Python, recorded call by call.
+
+Every define / op / schedule call is performed at once on a live C++ fusion
+(so a mistake raises at the line that made it, naming the tensor in IR
+notation) and appended to the definition's records. Leaving the `with` block
+looks the records up in the FusionCache: a hit replaces the live fusion by the
+cached one (its fusion id, its lowered programs, its FusionState); a miss
+stores the live fusion under the records.
+"""
+
+import collections
+
+import torch
+
+from . import _C
+from .records import BINARY_OPS, REDUCTION_OPS, UNARY_OPS, Record, apply, format_record, ref
+
+DataType = _C.DataType
+ParallelType = _C.ParallelType
+DeviceMesh = _C.DeviceMesh
+
+
+# Raised for a mistake in a definition or a failed execution (a subclass of
+# RuntimeError). The message names the tensor or op in IR notation and, when
+# raised by a FusionDefinition, ends with a repro script and the inputs.
+Error = _C.Error
+
+
+_TORCH_TO_DTYPE = {
+    torch.float32: DataType.Float,
+    torch.float64: DataType.Double,
+    torch.float16: DataType.Half,
+    torch.bfloat16: DataType.BFloat16,
+    torch.int32: DataType.Int32,
+    torch.int64: DataType.Int64,
+    torch.bool: DataType.Bool,
+}
+_DTYPE_TO_TORCH = {v: k for k, v in _TORCH_TO_DTYPE.items()}
+
+
+def to_dtype(dtype):
+    """A hostir.DataType from a DataType or a torch.dtype."""
+    if isinstance(dtype, DataType):
+        return dtype
+    if dtype in _TORCH_TO_DTYPE:
+        return _TORCH_TO_DTYPE[dtype]
+    raise Error(f"unsupported dtype {dtype!r}; use a hostir.DataType or one of "
+                f"{', '.join(str(t) for t in _TORCH_TO_DTYPE)}")
+
+
+def torch_dtype(dtype):
+    return _DTYPE_TO_TORCH[dtype]
+
+
+OutputSharding = collections.namedtuple("OutputSharding", ["mesh", "axes"])
+OutputSharding.__doc__ = """How one output of the last execute is laid out: `mesh` is the
+hostir.DeviceMesh it lives on (None: no mesh, the whole tensor on this process), `axes`
+maps a ParallelType (DIDx, DIDy) to the logical axis it shards; empty: replicated."""
+
+
+class Value:
+    """A value of a FusionDefinition: a handle holding the definition and a fid."""
+
+    __slots__ = ("fd", "fid")
+
+    def __init__(self, fd, fid):
+        self.fd = fd
+        self.fid = fid
+
+    def _binary(self, name, other, reverse=False):
+        ops = self.fd.ops
+        return getattr(ops, name)(other, self) if reverse else getattr(ops, name)(self, other)
+
+    def __add__(self, other):
+        return self._binary("add", other)
+
+    def __radd__(self, other):
+        return self._binary("add", other, True)
+
+    def __sub__(self, other):
+        return self._binary("sub", other)
+
+    def __rsub__(self, other):
+        return self._binary("sub", other, True)
+
+    def __mul__(self, other):
+        return self._binary("mul", other)
+
+    def __rmul__(self, other):
+        return self._binary("mul", other, True)
+
+    def __truediv__(self, other):
+        return self._binary("div", other)
+
+    def __rtruediv__(self, other):
+        return self._binary("div", other, True)
+
+    def __neg__(self):
+        return self.fd.ops.neg(self)
+
+    def ir(self):
+        """This value in IR notation (e.g. T2_l_float[iS4{i0}, iS5{i2}])."""
+        return self.fd._cdef.ir_name(self.fid)
+
+
+class Tensor(Value):
+    __slots__ = ()
+
+    @property
+    def ndim(self):
+        return self.fd._cdef.rank(self.fid)
+
+    @property
+    def dtype(self):
+        return self.fd._cdef.dtype(self.fid)
+
+    def size(self, dim):
+        """This tensor's extent along `dim` as a scalar of the definition (an
+        input's extents have negative fids)."""
+        return self.fd.ops.size(self, dim)
+
+    def __abs__(self):
+        return self.fd.ops.abs(self)
+
+    def __matmul__(self, other):
+        return self.fd.ops.matmul(self, other)
+
+    def __repr__(self):
+        return f"Tensor(fid={self.fid})"
+
+
+class Scalar(Value):
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"Scalar(fid={self.fid})"
+
+
+class FusionState:
+    """The fids of a built definition: every recorded value has a fid >= 0 in
+    definition order; the extents of input tensors have fids -1, -2, ... in
+    input order (axis by axis). `val_to_fid` maps the C++ Val (by its IR name:
+    "T3" is tensor 3, "S5" scalar 5) to its fid."""
+
+    __slots__ = ("inputs", "outputs", "extents", "val_to_fid", "kinds")
+
+    def __init__(self, inputs, outputs, extents, val_to_fid, kinds):
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.extents = [tuple(e) for e in extents]  # (extent fid, tensor fid, axis)
+        self.val_to_fid = dict(val_to_fid)
+        self.kinds = list(kinds)  # "T" or "S" per fid >= 0
+
+    @classmethod
+    def of(cls, cdef, kinds):
+        return cls(cdef.input_fids(), cdef.output_fids(), cdef.extent_fids(),
+                   cdef.val_to_fid(), kinds)
+
+    def copy(self):
+        return FusionState(self.inputs, self.outputs, self.extents, self.val_to_fid, self.kinds)
+
+    def extent_fids(self):
+        """Map extent fid -> (input tensor fid, axis)."""
+        return {e: (t, axis) for e, t, axis in self.extents}
+
+    def to_json(self):
+        return {"inputs": self.inputs, "outputs": self.outputs,
+                "extents": [list(e) for e in self.extents], "val_to_fid": self.val_to_fid,
+                "kinds": "".join(self.kinds)}
+
+    @classmethod
+    def from_json(cls, item):
+        return cls(item["inputs"], item["outputs"], item["extents"], item["val_to_fid"],
+                   list(item["kinds"]))
+
+    def __eq__(self, other):
+        return isinstance(other, FusionState) and self.to_json() == other.to_json()
+
+    def __repr__(self):
+        return (f"FusionState(inputs={self.inputs}, outputs={self.outputs}, "
+                f"extents={self.extents}, val_to_fid={self.val_to_fid})")
+
+
+def _scalar_dtype(value):
+    if isinstance(value, bool):
+        return DataType.Bool
+    if isinstance(value, int):
+        return DataType.Int64
+    if isinstance(value, float):
+        return DataType.Double
+    raise TypeError(f"not a scalar: {value!r}")
+
+
+def _describe_inputs(inputs):
+    if inputs is None:
+        return "# inputs: none (raised while defining)"
+    lines = ["inputs = ["]
+    for value in inputs:
+        if isinstance(value, torch.Tensor):
+            lines.append(f"    torch.testing.make_tensor({tuple(value.shape)}, "
+                         f"dtype={value.dtype}, device='cpu'),  # strides {value.stride()}")
+        else:
+            lines.append(f"    {value!r},")
+    lines.append("]")
+    lines.append("fd.execute(inputs)")
+    return "\n".join(lines)
+
+
+class _Ops:
+    """fd.ops: the op builders of hostir/ir/arith.h, one record each."""
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    def _tensor_op(self, kind, **args):
+        return self._fd._record(kind, args)
+
+    # size is handled by FusionDefinition (input extents have fids already).
+    def size(self, x, dim):
+        return self._fd._size(x, dim)
+
+    def cast(self, x, dtype):
+        return self._tensor_op("ops.cast", x=self._fd._tensor_ref(x, "cast"),
+                               dtype=to_dtype(dtype).name)
+
+    def broadcast(self, x, is_broadcast_dim):
+        return self._tensor_op("ops.broadcast", x=self._fd._tensor_ref(x, "broadcast"),
+                               is_broadcast_dim=[bool(b) for b in is_broadcast_dim])
+
+    def matmul(self, a, b):
+        fd = self._fd
+        return self._tensor_op("ops.matmul", a=fd._tensor_ref(a, "matmul"),
+                               b=fd._tensor_ref(b, "matmul"))
+
+    def linear(self, x, weight, bias=None):
+        fd = self._fd
+        return self._tensor_op(
+            "ops.linear", x=fd._tensor_ref(x, "linear"), weight=fd._tensor_ref(weight, "linear"),
+            bias=None if bias is None else fd._tensor_ref(bias, "linear"))
+
+    def select(self, x, dim, index):
+        fd = self._fd
+        return self._tensor_op("ops.select", x=fd._tensor_ref(x, "select"), dim=int(dim),
+                               index=fd._scalar_ref(index, "select"))
+
+    def slice(self, x, dim, start, stop):
+        fd = self._fd
+        return self._tensor_op("ops.slice", x=fd._tensor_ref(x, "slice"), dim=int(dim),
+                               start=fd._scalar_ref(start, "slice"),
+                               stop=fd._scalar_ref(stop, "slice"))
+
+    def permute(self, x, dims):
+        return self._tensor_op("ops.permute", x=self._fd._tensor_ref(x, "permute"),
+                               dims=[int(d) for d in dims])
+
+    def reshape(self, x, new_sizes):
+        return self._tensor_op("ops.reshape", x=self._fd._tensor_ref(x, "reshape"),
+                               new_sizes=[int(s) for s in new_sizes])
+
+    def full(self, shape, fill_value, dtype=DataType.Float):
+        fd = self._fd
+        dtype = to_dtype(dtype)
+        if not isinstance(fill_value, Value):
+            fill_value = fd.define_scalar(fill_value)
+        return self._tensor_op("ops.full", shape=[fd._scalar_ref(s, "full") for s in shape],
+                               fill_value=fd._scalar_ref(fill_value, "full"), dtype=dtype.name)
+
+    def zeros(self, shape, dtype=DataType.Float):
+        return self.full(shape, 0.0 if to_dtype(dtype) != DataType.Bool else False, dtype)
+
+    def ones(self, shape, dtype=DataType.Float):
+        return self.full(shape, 1.0 if to_dtype(dtype) != DataType.Bool else True, dtype)
+
+
+def _make_unary(name):
+    def op(self, x):
+        return self._tensor_op("ops." + name, x=self._fd._tensor_ref(x, name))
+
+    op.__name__ = name
+    op.__doc__ = f"{name}(x): elementwise, as the C++ builder hostir::{name}."
+    return op
+
+
+def _make_binary(name):
+    def op(self, lhs, rhs):
+        fd = self._fd
+        return self._tensor_op("ops." + name, lhs=fd._operand_ref(lhs, name),
+                               rhs=fd._operand_ref(rhs, name))
+
+    op.__name__ = name
+    op.__doc__ = (f"{name}(lhs, rhs): tensors and/or scalars (Python numbers become "
+                  "constants); tensors broadcast and promote as in PyTorch.")
+    return op
+
+
+def _make_reduction(name):
+    def op(self, x, axes, keep_dim=False):
+        if isinstance(axes, int):
+            axes = [axes]
+        return self._tensor_op("ops." + name, x=self._fd._tensor_ref(x, name),
+                               axes=[int(a) for a in axes], keep_dim=bool(keep_dim))
+
+    op.__name__ = name
+    op.__doc__ = f"{name}(x, axes, keep_dim=False): reduction over `axes`."
+    return op
+
+
+for _name in UNARY_OPS:
+    setattr(_Ops, _name, _make_unary(_name))
+for _name in BINARY_OPS:
+    setattr(_Ops, _name, _make_binary(_name))
+for _name in REDUCTION_OPS:
+    setattr(_Ops, _name, _make_reduction(_name))
+
+
+class _Sched:
+    """fd.sched: schedule calls, recorded like ops (part of the identity)."""
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    def split(self, x, axis, factor, inner_split=True):
+        self._fd._record("sched.split", dict(x=self._fd._tensor_ref(x, "split"), axis=int(axis),
+                                             factor=int(factor), inner_split=bool(inner_split)))
+
+    def merge(self, x, axis_outer, axis_inner=None):
+        if axis_inner is None:
+            axis_inner = axis_outer + 1
+        self._fd._record("sched.merge", dict(x=self._fd._tensor_ref(x, "merge"),
+                                             axis_outer=int(axis_outer),
+                                             axis_inner=int(axis_inner)))
+
+    def parallelize(self, x, axis, parallel_type):
+        if not isinstance(parallel_type, ParallelType):
+            raise Error(f"parallelize: {parallel_type!r} is not a hostir.ParallelType")
+        self._fd._record("sched.parallelize", dict(x=self._fd._tensor_ref(x, "parallelize"),
+                                                   axis=int(axis),
+                                                   parallel_type=parallel_type.name))
+
+    def set_device_mesh(self, x, mesh):
+        if not isinstance(mesh, DeviceMesh):
+            mesh = DeviceMesh(list(mesh))
+        self._fd._record("sched.set_device_mesh",
+                         dict(x=self._fd._tensor_ref(x, "set_device_mesh"),
+                              devices=list(mesh.devices), shape=list(mesh.shape)))
+
+
+class FusionDefinition:
+    """A fusion written in Python.
+
+        with hostir.FusionDefinition() as fd:
+            x = fd.define_tensor(shape=[-1, -1], dtype=hostir.DataType.Float)
+            fd.add_output(fd.ops.relu(x) * 2.0)
+        (y,) = fd.execute([torch.randn(4, 8)])
+
+    or subclass it and define `definition(self)` (and optionally
+    `schedule(self)`); the definition is then recorded on first use.
+    """
+
+    def __init__(self, cache=None):
+        from .cache import FusionCache
+
+        self._cache = cache if cache is not None else FusionCache.get()
+        self._records = []
+        self._kinds = []
+        self._cdef = None
+        self._entry = None
+        self._state = None
+        self._recording = False
+        self._defining = False
+        self.ops = _Ops(self)
+        self.sched = _Sched(self)
+        self.cache_hit = None
+
+    # --- recording ----------------------------------------------------------
+
+    def __enter__(self):
+        if self._entry is not None or self._recording:
+            raise Error("FusionDefinition: this definition is already "
+                        + ("being recorded" if self._recording else "finished")
+                        + "; create a new FusionDefinition")
+        self._records = []
+        self._kinds = []
+        self._cdef = _C.Definition()
+        self._recording = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self._recording = False
+            self._cdef = None
+            return False
+        self._finish()
+        return False
+
+    def _finish(self):
+        self._recording = False
+        if not self._cdef.output_fids():
+            raise Error("FusionDefinition: the definition has no output; call "
+                        "fd.add_output(tensor)\n\n" + self.repro())
+        state = FusionState.of(self._cdef, self._kinds)
+        entry, hit = self._cache._lookup_or_insert(self._records, self._cdef, state)
+        self._entry = entry
+        self.cache_hit = hit
+        # A hit restores the cached fusion and its state.
+        self._cdef = entry.definition()
+        self._state = entry.state.copy()
+
+    def _check_recording(self, what):
+        if not self._recording:
+            raise Error(f"{what}: record definitions and schedules inside "
+                        "`with hostir.FusionDefinition() as fd:` (or in definition()/schedule() "
+                        "of a subclass); this definition is "
+                        + ("finished" if self._entry is not None else "not being recorded"))
+
+    def _record(self, kind, args, value_class=None):
+        self._check_recording(kind)
+        try:
+            outputs = apply(self._cdef, kind, args)
+        except _C.Error as error:
+            raise self._error(str(error), None) from None
+        self._records.append(Record(kind, args, outputs))
+        return self._wrap(outputs)
+
+    def _wrap(self, outputs):
+        if not outputs:
+            return None
+        fid = outputs[0]
+        is_tensor = self._cdef.is_tensor(fid)
+        while len(self._kinds) <= fid:
+            self._kinds.append("?")
+        self._kinds[fid] = "T" if is_tensor else "S"
+        return Tensor(self, fid) if is_tensor else Scalar(self, fid)
+
+    def _own(self, value, what):
+        if value.fd is not self:
+            raise Error(f"{what}: {value!r} belongs to another FusionDefinition")
+        return value.fid
+
+    def _tensor_ref(self, value, what):
+        if not isinstance(value, Tensor):
+            raise Error(f"{what}: expected a tensor of this definition, got {value!r}")
+        return ref(self._own(value, what))
+
+    def _scalar_ref(self, value, what):
+        if isinstance(value, Scalar):
+            return ref(self._own(value, what))
+        if isinstance(value, Tensor):
+            raise Error(f"{what}: expected a scalar, got the tensor {value.ir()}")
+        return ref(self.define_scalar(value).fid)
+
+    def _operand_ref(self, value, what):
+        if isinstance(value, Value):
+            return ref(self._own(value, what))
+        if isinstance(value, (bool, int, float)):
+            return ref(self.define_scalar(value).fid)
+        raise Error(f"{what}: expected a tensor, a scalar or a Python number, got {value!r}")
+
+    def _size(self, x, dim):
+        self._check_recording("size")
+        if not isinstance(x, Tensor):
+            raise Error(f"size: expected a tensor of this definition, got {x!r}")
+        fid = self._own(x, "size")
+        try:
+            extent, new = self._cdef.size(fid, int(dim))
+        except _C.Error as error:
+            raise self._error(str(error), None) from None
+        if new:  # an extent without a fid yet: a record gives it one
+            self._records.append(Record("ops.size", {"x": ref(fid), "dim": int(dim)}, [extent]))
+            return self._wrap([extent])
+        # An extent that already has a fid (an input's: negative; no record).
+        return Scalar(self, extent)
+
+    # --- definitions ----------------------------------------------------------
+
+    def define_tensor(self, shape=None, contiguity=None, dtype=DataType.Float, *, sizes=None,
+                      strides=None, static_sizes=False):
+        """An input tensor. Forms:
+          define_tensor(rank)                       symbolic sizes, any strides
+          define_tensor(shape=[-1, 1, 4], contiguity=[True, None, True], dtype=...)
+              -1 symbolic, 1 a broadcast axis (contiguity None), n a fixed size;
+              contiguity True on every axis requires contiguous inputs
+          define_tensor(sizes=[...], strides=[...], static_sizes=False)
+              shape and contiguity from a concrete layout (as from_pytorch)
+        """
+        if sizes is not None:
+            if shape is not None:
+                raise Error("define_tensor: give either shape or sizes/strides, not both")
+            sizes = [int(s) for s in sizes]
+            strides = [int(s) for s in (strides if strides is not None else _contiguous_strides(sizes))]
+            if len(strides) != len(sizes):
+                raise Error(f"define_tensor: {len(sizes)} sizes but {len(strides)} strides")
+            shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
+            contiguity = _contiguity_from_strides(sizes, strides)
+        elif isinstance(shape, int):
+            shape = [-1] * shape
+        elif shape is None:
+            raise Error("define_tensor: give a rank, a shape or sizes/strides")
+        shape = [int(s) for s in shape]
+        if contiguity is None or isinstance(contiguity, bool):
+            flag = bool(contiguity)
+            contiguity = [None if s == 1 else flag for s in shape]
+        contiguity = [None if c is None else bool(c) for c in contiguity]
+        return self._record("define_tensor", dict(shape=shape, contiguity=contiguity,
+                                                  dtype=to_dtype(dtype).name))
+
+    def from_pytorch(self, tensor, static_sizes=False):
+        """An input tensor shaped like `tensor` (its dtype and layout; its sizes
+        too with static_sizes=True)."""
+        if not isinstance(tensor, torch.Tensor):
+            raise Error(f"from_pytorch: expected a torch.Tensor, got {type(tensor).__name__}")
+        return self.define_tensor(sizes=list(tensor.shape), strides=list(tensor.stride()),
+                                  dtype=to_dtype(tensor.dtype), static_sizes=static_sizes)
+
+    def define_scalar(self, value=None, dtype=None):
+        """A constant (`define_scalar(2.0)`) or, with no value, a scalar input
+        passed to execute (`define_scalar(dtype=hostir.DataType.Int64)`)."""
+        if dtype is None:
+            dtype = DataType.Double if value is None else _scalar_dtype(value)
+        dtype = to_dtype(dtype)
+        if value is not None:
+            if dtype == DataType.Bool:
+                value = bool(value)
+            elif dtype in (DataType.Int32, DataType.Int64):
+                if isinstance(value, float) and not value.is_integer():
+                    raise Error(f"define_scalar: {value!r} is not an integer ({dtype.name})")
+                value = int(value)
+            else:
+                value = float(value)
+        return self._record("define_scalar", dict(value=value, dtype=dtype.name))
+
+    def add_output(self, tensor):
+        self._record("add_output", dict(x=self._tensor_ref(tensor, "add_output")))
+
+    # --- subclass style ---------------------------------------------------------
+
+    def definition(self):
+        raise NotImplementedError
+
+    def schedule(self):
+        pass
+
+    def _ensure_defined(self):
+        if self._entry is not None:
+            return
+        if self._recording:
+            raise Error("FusionDefinition: still recording; leave the `with` block first")
+        if type(self).definition is FusionDefinition.definition:
+            raise Error("FusionDefinition: nothing defined; use `with hostir.FusionDefinition() "
+                        "as fd:` or subclass it and implement definition(self)")
+        with self:
+            self.definition()
+            self.schedule()
+
+    # --- identity and introspection -----------------------------------------------
+
+    def id(self):
+        """The fusion id in the cache (shared by definitions with equal records)."""
+        self._ensure_defined()
+        return self._entry.id
+
+    @property
+    def records(self):
+        return list(self._records)
+
+    @property
+    def state(self):
+        """The FusionState (fids) of the finished definition."""
+        self._ensure_defined()
+        return self._state
+
+    def fusion_ir(self):
+        """The C++ fusion in IR notation."""
+        if not self._recording:
+            self._ensure_defined()
+        return self._cdef.fusion_ir()
+
+    def host_ir(self, inputs, number_of_streams=None):
+        """The host program lowered for inputs like `inputs`, as text."""
+        self._ensure_defined()
+        try:
+            return self._cdef.host_ir(list(inputs), number_of_streams or _DEFAULT_STREAMS)
+        except _C.Error as error:
+            raise self._error(str(error), inputs) from None
+
+    def _name_of(self, fid):
+        if fid < 0:
+            for extent, tensor, axis in self._extents():
+                if extent == fid:
+                    return f"fd.ops.size(T{tensor}, dim={axis})"
+            return f"<extent {fid}>"
+        kinds = self._state.kinds if self._state is not None else self._kinds
+        return (kinds[fid] if fid < len(kinds) else "V") + str(fid)
+
+    def _extents(self):
+        if self._state is not None:
+            return self._state.extents
+        return self._cdef.extent_fids() if self._cdef is not None else []
+
+    def repro(self, inputs=None):
+        """Python that recreates this definition (and runs it on inputs like
+        `inputs` when given)."""
+        lines = ["import torch", "import hostir", "",
+                 "with hostir.FusionDefinition() as fd:"]
+        if not self._records:
+            lines.append("    pass")
+        for record in self._records:
+            lines.append("    " + format_record(record, self._name_of))
+        if inputs is not None:
+            lines.append("")
+            lines.append(_describe_inputs(inputs))
+        return "\n".join(lines) + "\n"
+
+    def __str__(self):
+        if not self._recording and self._entry is None and \
+                type(self).definition is not FusionDefinition.definition:
+            self._ensure_defined()
+        return self.repro()
+
+    def __repr__(self):
+        if self._entry is None:
+            return f"<hostir.FusionDefinition ({len(self._records)} records, not finished)>"
+        return f"<hostir.FusionDefinition id={self._entry.id} ({len(self._records)} records)>"
+
+    def _error(self, message, inputs):
+        return Error(f"{message}\n\nrepro:\n{self.repro()}\n{_describe_inputs(inputs)}")
+
+    # --- running ----------------------------------------------------------------------
+
+    def execute(self, inputs, number_of_streams=None, output=None):
+        """Runs the fusion on `inputs` (torch tensors, Python numbers for scalar
+        inputs; with a device mesh: this rank's shards, None for an input this
+        rank does not hold). `output`: preallocated tensors to write the outputs
+        into. Returns the outputs as a list of torch.Tensor; their shardings are
+        then in fd.last_output_shardings."""
+        cdef = self._cdef
+        if self._entry is None:
+            self._ensure_defined()
+            cdef = self._cdef
+        if type(inputs) is not list:
+            inputs = list(inputs)
+        try:
+            return cdef.execute(inputs, output or [], number_of_streams or _DEFAULT_STREAMS)
+        except _C.Error as error:
+            raise self._error(str(error), inputs) from None
+
+    @property
+    def last_output_shardings(self):
+        """Per output of the last execute: an OutputSharding(mesh, axes)."""
+        if self._cdef is None:
+            return None
+        shardings = self._cdef.last_output_shardings()
+        if shardings is None:
+            return None
+        return [OutputSharding(mesh, dict(axes)) for mesh, axes in shardings]
+
+    def is_multidevice(self):
+        self._ensure_defined()
+        return self._cdef.is_multidevice()
+
+    # --- segments -------------------------------------------------------------------------
+
+    def segment(self, inputs=None):
+        """The segments hostir's lowering forms for this fusion, in run order, as
+        FusionDefinitions (an empty list when one segment covers everything).
+        Each has `segment_inputs` and `segment_outputs` (the original fids of its
+        inputs and outputs, in its own input/output order) and `fid_map` (its
+        fid -> the original fid). Segmentation does not depend on the inputs;
+        `inputs` is accepted for symmetry with execute."""
+        from .segments import build_segments
+
+        self._ensure_defined()
+        if self._entry.segments is None:
+            self._entry.segments = build_segments(self)
+        return list(self._entry.segments)
+
+    def execute_segments(self, inputs, number_of_streams=None):
+        """Runs the segments one by one from Python through their fid maps,
+        freeing each intermediate after its last use; returns what execute
+        returns."""
+        from .segments import run_segments
+
+        segments = self.segment(inputs)
+        if not segments:
+            return self.execute(inputs, number_of_streams)
+        return run_segments(self, segments, list(inputs), number_of_streams)
+
+
+def _contiguous_strides(sizes):
+    strides, running = [], 1
+    for size in reversed(sizes):
+        strides.append(running)
+        running *= max(size, 1)
+    return list(reversed(strides))
+
+
+def _contiguity_from_strides(sizes, strides):
+    contiguity = [None] * len(sizes)
+    expected = 1
+    for axis in reversed(range(len(sizes))):
+        if sizes[axis] == 1:
+            continue
+        contiguity[axis] = strides[axis] == expected
+        expected = strides[axis] * sizes[axis]
+    return contiguity
+
+
+_DEFAULT_STREAMS = _C.default_number_of_streams
