@@ -33,6 +33,23 @@ build() {
   install_dependencies
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
+  install_python_package
+}
+
+# `import hostir` from any directory with /usr/bin/python3: a .pth file in its
+# site-packages names the package the build assembled in $BUILD_DIR/python
+# (docs/python.md, "Installing").
+install_python_package() {
+  [[ -d "$BUILD_DIR/python/hostir" ]] || return 0
+  local site target pth sudo=""
+  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  target="$(cd "$BUILD_DIR/python" && pwd)"
+  pth="$site/hostir.pth"
+  [[ -f "$pth" && "$(cat "$pth")" == "$target" ]] && return 0
+  [[ $(id -u) -ne 0 ]] && sudo=sudo
+  echo "hostir: $pth -> $target"
+  $sudo mkdir -p "$site"
+  echo "$target" | $sudo tee "$pth" >/dev/null
 }
 
 # Root (or sudo) with ip netns and tc tbf available: the demo can emulate a link.
@@ -66,8 +83,14 @@ case "$command" in
     ;;
   test)
     build
-    cd "$BUILD_DIR"
-    exec ctest --output-on-failure -j "$JOBS" --timeout 600
+    status=0
+    # Every pass of every pipeline is followed by the program verifier.
+    export HOSTIR_VERIFY=1
+    (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" --timeout 600) || status=$?
+    # The Python suite after the C++ one; either failing fails the command.
+    HOSTIR_BUILD_DIR="$(cd "$BUILD_DIR" && pwd)" PYTHONPATH="$(cd "$BUILD_DIR" && pwd)/python" \
+      timeout 1200 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python || status=$?
+    exit $status
     ;;
   build)
     build
