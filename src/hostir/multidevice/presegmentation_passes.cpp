@@ -1,10 +1,7 @@
 #include "hostir/multidevice/presegmentation_passes.h"
 
-#include <iostream>
-#include <string>
-
 #include "hostir/ir/fusion.h"
-#include "hostir/ir/options.h"
+#include "hostir/ir/pass_pipeline.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/sharding.h"
 
@@ -19,26 +16,13 @@ void validateShardings(Fusion* fusion) {
 }
 
 void runPresegmentationPasses(Fusion* fusion) {
-  struct Pass {
-    const char* name;
-    void (*run)(Fusion*);
-  };
-  static constexpr Pass kPasses[] = {
-      {"validateShardings", validateShardings},
-      {"propagateShardings", propagateShardings},
-      {"insertReshardings", insertReshardings},
-      {"reorderShardedAxis", reorderShardedAxis},
-      {"makeReshardingContiguous", makeReshardingContiguous},
-  };
-  for (const Pass& pass : kPasses) {
-    if (isPassDisabled(pass.name)) {
-      continue;
-    }
-    pass.run(fusion);
-    if (isDumpEnabled("passes")) {
-      std::cout << "After " << pass.name << ":\n" << fusion->toString() << std::flush;
-    }
-  }
+  PassPipeline<Fusion> passes;
+  passes.add("validate_shardings", [](Fusion& f) { validateShardings(&f); });
+  passes.add("propagate_shardings", [](Fusion& f) { propagateShardings(&f); });
+  passes.add("insert_reshardings", [](Fusion& f) { insertReshardings(&f); });
+  passes.add("reorder_sharded_axis", [](Fusion& f) { reorderShardedAxis(&f); });
+  passes.add("make_resharding_contiguous", [](Fusion& f) { makeReshardingContiguous(&f); });
+  passes.run(*fusion);
 }
 
 }  // namespace hostir

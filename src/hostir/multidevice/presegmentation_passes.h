@@ -7,14 +7,15 @@ class Fusion;
 // The multi-device passes that run on a user's fusion before segmentation,
 // in this order (each relies on the previous ones):
 //
-//  1. validateShardings       every DID annotation is well formed
-//  2. propagateShardings      every tensor gets a mesh and DID axes
-//  3. insertReshardings       every resharding expr is one communication
-//  4. reorderShardedAxis      a resharded axis is outermost
-//  5. makeReshardingContiguous communicated buffers are contiguous
+//  1. validate_shardings          every DID annotation is well formed
+//  2. propagate_shardings         every tensor gets a mesh and DID axes
+//  3. insert_reshardings          every resharding expr is one communication
+//  4. reorder_sharded_axis        a resharded axis is outermost
+//  5. make_resharding_contiguous  communicated buffers are contiguous
 //
-// Each pass is skipped when HOSTIR_DISABLE_PASS names it, and the fusion is
-// printed after it when HOSTIR_DUMP contains "passes".
+// They run through the one pass pipeline (ir/pass_pipeline.h): each is
+// skipped when HOSTIR_DISABLE_PASS names it, and the fusion is printed after
+// it when HOSTIR_DUMP contains "passes".
 void runPresegmentationPasses(Fusion* fusion);
 
 // Throws hostir::Error naming the first tensor whose sharding is malformed

@@ -87,7 +87,7 @@ TEST_F(ReorderShardedAxisTest, PassesCanBeDisabledByName) {
   fusion_.addInput(a);
   TensorView* b = sharded(set(a), mesh2_, -1);
   fusion_.addOutput(b);
-  setenv("HOSTIR_DISABLE_PASS", "reorderShardedAxis", 1);
+  setenv("HOSTIR_DISABLE_PASS", "reorder_sharded_axis", 1);
   runPresegmentationPasses(&fusion_);
   unsetenv("HOSTIR_DISABLE_PASS");
   EXPECT_EQ(exprKinds(fusion_), (Kinds{"LoadStoreOp"}));

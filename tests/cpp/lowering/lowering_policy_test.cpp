@@ -281,8 +281,8 @@ TEST_F(LoweringPolicyTest, DumpPassesPrintsAfterEachPass) {
   ::testing::internal::CaptureStdout();
   lowerToHostIr(fusion_);
   std::string out = ::testing::internal::GetCapturedStdout();
-  size_t first = out.find("=== after host IR pass stream_parallelization");
-  size_t second = out.find("=== after host IR pass buffer_shrinking");
+  size_t first = out.find("=== after pass stream_parallelization");
+  size_t second = out.find("=== after pass buffer_shrinking");
   ASSERT_NE(first, std::string::npos) << out;
   ASSERT_NE(second, std::string::npos) << out;
   EXPECT_LT(first, second);

@@ -1,0 +1,76 @@
+#include "hostir/ir/pass_pipeline.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace hostir {
+
+const std::vector<std::string>& knownPassNames() {
+  static const std::vector<std::string> names{
+      // presegmentation (multidevice/presegmentation_passes.h)
+      "validate_shardings", "propagate_shardings", "insert_reshardings", "reorder_sharded_axis",
+      "make_resharding_contiguous",
+      // host IR (host_ir/lowering.h)
+      "resharding_to_communication", "other_devices_work_removal", "stream_parallelization",
+      "buffer_shrinking", "specialize_encodings"};
+  return names;
+}
+
+namespace {
+
+std::vector<std::string> envList(const char* variable) {
+  std::vector<std::string> items;
+  const char* value = std::getenv(variable);
+  if (value == nullptr) {
+    return items;
+  }
+  std::stringstream ss(value);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) {
+      items.push_back(item);
+    }
+  }
+  return items;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) {
+    text += (text.empty() ? "" : ", ") + item;
+  }
+  return text;
+}
+
+}  // namespace
+
+void validatePassOptions() {
+  std::vector<std::string> passes = knownPassNames();
+  for (const std::string& name : envList("HOSTIR_DISABLE_PASS")) {
+    bool known = name == "all";
+    for (const std::string& pass : passes) {
+      known = known || pass == name;
+    }
+    HOSTIR_CHECK(known, "HOSTIR_DISABLE_PASS names '", name,
+                 "', which is not a pass; valid: ", joined(passes));
+  }
+  const std::vector<std::string> stages{"fusion", "segments", "host_ir", "passes", "all"};
+  for (const std::string& stage : envList("HOSTIR_DUMP")) {
+    bool known = false;
+    for (const std::string& valid : stages) {
+      known = known || valid == stage;
+    }
+    HOSTIR_CHECK(known, "HOSTIR_DUMP names '", stage,
+                 "', which is not a stage; valid: ", joined(stages));
+  }
+}
+
+bool isVerifierEnabled() {
+#ifndef NDEBUG
+  return true;
+#else
+  const char* value = std::getenv("HOSTIR_VERIFY");
+  return value != nullptr && std::string(value) == "1";
+#endif
+}
+
+}  // namespace hostir
