@@ -6,6 +6,7 @@
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/expression_evaluator.h"
+#include "hostir/runtime/packed_gemm.h"
 
 namespace hostir {
 
@@ -120,6 +121,11 @@ class AtenOpEvaluator final : public OptInDispatch {
     at::Tensor out = outputBuffer(op->out());
     at::Tensor a = tensor(op->a());
     at::Tensor b = tensor(op->b());
+    if (isPacked(op->b(), b)) {  // B in panels (docs/targets.md)
+      packedMatmulOut(out, a, b);
+      result = out;
+      return;
+    }
     if (a.dim() == 1 && b.dim() >= 2) {
       result = out.copy_(at::matmul(a, b));
       return;
@@ -134,6 +140,12 @@ class AtenOpEvaluator final : public OptInDispatch {
     c10::optional<at::Tensor> bias;
     if (op->hasBias()) {
       bias = tensor(op->bias());
+    }
+    if (at::Tensor weight = tensor(op->weight()); isPacked(op->weight(), weight)) {
+      packedMatmulOut(out, in, weight,  // W^T in panels (docs/targets.md)
+                      bias.has_value() ? std::optional<at::Tensor>(*bias) : std::nullopt);
+      result = out;
+      return;
     }
     if (in.dim() == 1) {
       result = out.copy_(at::linear(in, tensor(op->weight()), bias));

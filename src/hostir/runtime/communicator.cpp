@@ -15,6 +15,7 @@
 #include "hostir/ir/error.h"
 #include "hostir/runtime/c10_error_message.h"
 #include "hostir/runtime/collectives.h"
+#include "hostir/runtime/target_detection.h"
 
 namespace hostir {
 namespace {
@@ -61,6 +62,7 @@ Communicator::Communicator(const LaunchEnvironment& environment,
   HOSTIR_CHECK(timeout_ms_.load() > 0, "the communication timeout must be positive, got ",
                timeout_ms_.load(), " ms");
   connectStore();
+  exchangeTargets();
   try {
     if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
       gloo_device_ = c10d::ProcessGroupGloo::createDeviceForInterface(interface);
@@ -106,6 +108,24 @@ void Communicator::connectStore() {
                  " s (rank 0 hosts it at MASTER_ADDR:MASTER_PORT; check that every rank was "
                  "started with the same address and that the port is free): ",
                  c10ErrorMessage(error));
+  }
+}
+
+void Communicator::exchangeTargets() {
+  const std::string prefix = "hostir/target/";
+  std::string mine = localTarget().toString();
+  store_->set(prefix + std::to_string(environment_.rank),
+              std::vector<uint8_t>(mine.begin(), mine.end()));
+  for (int64_t rank = 0; rank < environment_.world_size; ++rank) {
+    std::vector<uint8_t> value;
+    try {
+      value = store_->get(prefix + std::to_string(rank));
+    } catch (const std::exception& error) {
+      HOSTIR_THROW("Communicator (", environment_.toString(), "): rank ", rank,
+                   " did not publish its target within ", seconds(timeout()),
+                   " s: ", c10ErrorMessage(error));
+    }
+    device_targets_[rank] = parseTarget(std::string(value.begin(), value.end()));
   }
 }
 

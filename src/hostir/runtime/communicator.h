@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "hostir/multidevice/target.h"
 #include "hostir/runtime/launch_environment.h"
 
 namespace gloo::transport {
@@ -79,6 +80,12 @@ class Communicator {
     return environment_;
   }
 
+  // Every device's target (docs/targets.md), exchanged through the store
+  // when the communicator is created: each rank publishes localTarget().
+  const DeviceTargets& deviceTargets() const {
+    return device_targets_;
+  }
+
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(timeout_ms_.load());
   }
@@ -120,10 +127,12 @@ class Communicator {
   c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const std::vector<int64_t>& team,
                                                             int64_t stream_key);
   void connectStore();
+  void exchangeTargets();
 
   LaunchEnvironment environment_;
   std::atomic<int64_t> timeout_ms_;
   c10::intrusive_ptr<c10d::Store> store_;
+  DeviceTargets device_targets_;
   std::shared_ptr<gloo::transport::Device> gloo_device_;
 
   mutable std::mutex groups_mutex_;

@@ -6,6 +6,7 @@
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/aten_op_evaluator.h"
+#include "hostir/runtime/packed_gemm.h"
 
 namespace hostir {
 
@@ -41,6 +42,19 @@ void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& ten
   std::vector<IterDomain*> shape = tv->shapeDomain();
   if (!tensor.defined()) {
     bindings_[tv] = tensor;  // a tensor absent on this device
+    return;
+  }
+  if (isPacked(tv, tensor)) {
+    // An encoded tensor in a panel layout (docs/targets.md): its extents are
+    // those of the plain tensor it was packed from.
+    if (auto sizes = plainSizesOf(tensor); sizes && sizes->size() == shape.size()) {
+      std::vector<int64_t> divisors = shardDivisors(tv);
+      for (size_t axis = 0; axis < shape.size(); ++axis) {
+        bindExtent(shape[axis]->extent(), (*sizes)[axis] * divisors[axis], tv, axis);
+      }
+    }
+    bindings_[tv] = tensor;
+    cache_.clear();
     return;
   }
   HOSTIR_CHECK(static_cast<int64_t>(shape.size()) == tensor.dim(), tv->toInlineString(),

@@ -13,6 +13,16 @@ void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index
   HOSTIR_CHECK(tensor.defined(), what, ": ", name, " is an undefined tensor");
   HOSTIR_CHECK(tensor.scalar_type() == toAtenType(tv->dtype()), what, ": ", name, " expects dtype ",
                toString(tv->dtype()), " but got ", c10::toString(tensor.scalar_type()));
+  if (tv->hasEncoding() && tv->encoding()->isResolved() &&
+      !tv->encoding()->resolved->isIdentity()) {
+    // A launch must get its data in the layout its variant was compiled for.
+    const int64_t tile = tv->encoding()->resolved->tile;
+    HOSTIR_CHECK(tensor.dim() == 3 && tensor.size(2) == tile, what, ": ", name,
+                 " expects panels of ", tile, " columns [ceilDiv(N, ", tile, "), K, ", tile,
+                 "] but got sizes ", tensor.sizes(),
+                 "; the data was laid out for another target than this variant's");
+    return;
+  }
   std::vector<IterDomain*> shape = tv->shapeDomain();
   std::vector<int64_t> divisors = shardDivisors(tv);
   HOSTIR_CHECK(static_cast<int64_t>(shape.size()) == tensor.dim(), what, ": ", name,

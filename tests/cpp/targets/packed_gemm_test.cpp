@@ -1,0 +1,210 @@
+// Targets at run time and the packed layouts consumed by ATen evaluation,
+// checked against plain ATen.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/specialize_encodings.h"
+#include "hostir/ir/arith.h"
+#include "hostir/ir/cloner.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/fusion_executor.h"
+#include "hostir/runtime/host_ir_evaluator.h"
+#include "hostir/runtime/packed_gemm.h"
+#include "hostir/runtime/target_detection.h"
+
+namespace hostir {
+namespace {
+
+const Encoding kRhs{EncodingKind::MatmulRhs, std::nullopt};
+
+template <typename F>
+std::string errorOf(F&& f) {
+  try {
+    f();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(PackedGemmTest, PackUnpackRoundTrip) {
+  at::Tensor w = at::randn({20, 7});  // [N, K], N not a multiple of the tile
+  at::Tensor packed = packMatmulRhs(w, 8, /*n_axis=*/0);
+  EXPECT_EQ(packed.sizes(), at::IntArrayRef({3, 7, 8}));
+  // Panel 1 column 2 is W row 10 transposed; padding is zero.
+  EXPECT_TRUE(at::equal(packed[1].select(1, 2), w[10]));
+  EXPECT_EQ(packed[2].narrow(1, 4, 4).abs().sum().item<float>(), 0.0f);
+  EXPECT_TRUE(at::equal(unpackMatmulRhs(packed, 20, 0), w));
+  at::Tensor b = at::randn({7, 33});  // [K, N]
+  EXPECT_TRUE(at::equal(unpackMatmulRhs(packMatmulRhs(b, 16, 1), 33, 1), b));
+}
+
+TEST(PackedGemmTest, PackedLinearAndMatmulEqualPlain) {
+  at::Tensor x = at::randn({2, 5, 24});
+  at::Tensor w = at::randn({37, 24});
+  at::Tensor bias = at::randn({37});
+  for (int64_t tile : {8, 16}) {
+    at::Tensor out = at::empty({2, 5, 37});
+    packedMatmulOut(out, x, packMatmulRhs(w, tile, 0), bias);
+    EXPECT_TRUE(at::allclose(out, at::linear(x, w, bias), 1e-4, 1e-5)) << tile;
+    at::Tensor b = at::randn({24, 19});
+    at::Tensor wide = at::zeros({10, 40});
+    at::Tensor strided = wide.narrow(1, 3, 19);  // a non-contiguous output
+    packedMatmulOut(strided, x[0].repeat({2, 1}), packMatmulRhs(b, tile, 1));
+    EXPECT_TRUE(at::allclose(strided, at::matmul(x[0].repeat({2, 1}), b), 1e-4, 1e-5));
+  }
+}
+
+TEST(PackedGemmTest, WeightsArePackedOncePerVersion) {
+  at::Tensor w = at::randn({24, 16});
+  int64_t hits = packCacheHits();
+  at::Tensor first = packMatmulRhsCached(w, 8, 0);
+  at::Tensor second = packMatmulRhsCached(w, 8, 0);
+  EXPECT_EQ(packCacheHits(), hits + 1);
+  EXPECT_EQ(first.data_ptr(), second.data_ptr());
+  EXPECT_NE(packMatmulRhsCached(w, 16, 0).data_ptr(), first.data_ptr()) << "another layout";
+  w.mul_(2);  // in place: a new version, packed again
+  at::Tensor third = packMatmulRhsCached(w, 8, 0);
+  EXPECT_NE(third.data_ptr(), first.data_ptr());
+  EXPECT_TRUE(at::equal(unpackMatmulRhs(third, 24, 0), w));
+}
+
+TEST(TargetDetectionTest, EnvironmentOverridesAndPerRankLists) {
+  const std::string cpuinfo = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n";
+  EXPECT_EQ(cpuFlags(cpuinfo), " fpu sse2 avx avx2 fma");
+  EXPECT_EQ(chooseTarget("", 0, cpuinfo).toString(), "cpu:avx2");
+  EXPECT_EQ(chooseTarget("cpu:avx512", 3, cpuinfo).toString(), "cpu:avx512");
+  EXPECT_EQ(chooseTarget("cpu:avx512,cpu:avx2", 0, cpuinfo).toString(), "cpu:avx512");
+  EXPECT_EQ(chooseTarget("cpu:avx512,cpu:avx2", 3, cpuinfo).toString(), "cpu:avx2");
+  std::string message = errorOf([&] { chooseTarget("cpu:avx3", 0, cpuinfo); });
+  EXPECT_EQ(message.rfind("HOSTIR_TARGET='cpu:avx3': unknown target 'cpu:avx3'", 0), 0u) << message;
+  EXPECT_NE(message.find("cpu:generic, cpu:avx2, cpu:avx512, cpu:neon"), std::string::npos);
+  EXPECT_EQ(chooseTarget("", 0, "Features\t: fp asimd\n").toString(), "cpu:neon");
+}
+
+DeviceTargets twoTargets() {
+  return {{0, parseTarget("cpu:avx512")}, {1, parseTarget("cpu:avx2")}};
+}
+
+// y = linear(x, w) at the top level, w carrying matmul_rhs.
+std::unique_ptr<HostIrContainer> topLevelLinear() {
+  auto container = std::make_unique<HostIrContainer>();
+  FusionGuard fg(container.get());
+  TensorView* x = makeContigTensor(2);
+  TensorView* w = makeContigTensor(2);
+  w->setEncoding(kRhs);
+  container->addInput(x);
+  container->addInput(w);
+  TensorView* y = linear(x, w);
+  container->addOutput(y);
+  container->pushBackTopLevelExpr(y->definition());
+  return container;
+}
+
+TEST(EncodedEvaluationTest, TopLevelLinearReadsEachDevicesPanels) {
+  at::Tensor x = at::randn({6, 24});
+  at::Tensor w = at::randn({20, 24});
+  at::Tensor expected = at::linear(x, w);
+  for (int64_t device : {0, 1}) {
+    auto container = topLevelLinear();
+    specializeEncodings(*container, twoTargets());
+    auto* set_encoding = container->topLevel().front()->as<SetEncoding>();
+    HostIrEvaluator evaluator(std::move(container), {.my_device = device});
+    int64_t hits = packCacheHits();
+    at::Tensor y = evaluator.run({x, w}).at(0);
+    EXPECT_TRUE(at::allclose(y, expected, 1e-4, 1e-5)) << "device " << device;
+    y = evaluator.run({x, w}).at(0);
+    EXPECT_TRUE(at::allclose(y, expected, 1e-4, 1e-5));
+    EXPECT_EQ(packCacheHits(), hits + 1) << "the second run reuses the packed weight";
+    EXPECT_EQ(set_encoding->layoutFor(device)->tile, device == 0 ? 16 : 8);
+  }
+}
+
+// PostOnStream(HostUnit(linear(x, w))) with w encoded: one variant per target.
+std::unique_ptr<HostIrContainer> postedLinear() {
+  auto container = std::make_unique<HostIrContainer>();
+  FusionGuard fg(container.get());
+  DeviceMesh mesh = DeviceMesh::createForNumDevices(2);
+  TensorView* x = makeConcreteTensor({6, 24});
+  TensorView* w = makeConcreteTensor({20, 24});
+  TensorView* y = makeConcreteTensor({6, 20});
+  for (TensorView* tv : {x, w, y}) {
+    tv->setDeviceMesh(mesh);
+  }
+  w->setEncoding(kRhs);
+  container->addInput(x);
+  container->addInput(w);
+  container->addOutput(y);
+  auto segment = std::make_unique<Fusion>();
+  {
+    FusionGuard inner(segment.get());
+    TensorView* sx = makeContigTensor(2);
+    TensorView* sw = makeContigTensor(2);
+    segment->addInput(sx);
+    segment->addInput(sw);
+    segment->addOutput(relu(linear(sx, sw)));
+  }
+  auto* unit = IrBuilder::create<HostUnit>(std::move(segment));
+  container->pushBackTopLevelExpr(
+      IrBuilder::create<PostOnStream>(unit, std::vector<Val*>{x, w}, std::vector<Val*>{y}));
+  return container;
+}
+
+TEST(EncodedEvaluationTest, EachDeviceRunsItsVariantOnItsPanels) {
+  at::Tensor x = at::randn({6, 24});
+  at::Tensor w = at::randn({20, 24});
+  at::Tensor expected = at::relu(at::linear(x, w));
+  for (int64_t device : {0, 1}) {
+    auto container = postedLinear();
+    specializeEncodings(*container, twoTargets());
+    ASSERT_EQ(container->hostUnits().size(), 2u);
+    HostIrEvaluator evaluator(std::move(container), {.my_device = device});
+    EXPECT_TRUE(at::allclose(evaluator.run({x, w}).at(0), expected, 1e-4, 1e-5))
+        << "device " << device;
+  }
+}
+
+TEST(EncodedEvaluationTest, AVariantRejectsAnotherTargetsLayout) {
+  auto container = postedLinear();
+  specializeEncodings(*container, twoTargets());
+  auto* post = container->topLevel().back()->as<PostOnStream>();
+  Fusion* avx512_variant = post->hostUnitFor(0)->fusion();
+  auto copy = std::make_unique<Fusion>();
+  copyFusion(*avx512_variant, *copy);
+  FusionExecutor executor(std::move(copy));
+  at::Tensor w = at::randn({20, 24});
+  std::string message = errorOf([&] {
+    executor.run({at::randn({6, 24}), packMatmulRhs(w, 8, 0)});
+  });
+  EXPECT_NE(message.find("#matmul_rhs:panels16xK(n=0) expects panels of 16 columns"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("laid out for another target"), std::string::npos) << message;
+}
+
+TEST(EncodedEvaluationTest, UnsetEncodingRestoresThePlainTensor) {
+  auto container = std::make_unique<HostIrContainer>();
+  {
+    FusionGuard fg(container.get());
+    TensorView* w = makeConcreteTensor({5, 13});
+    TensorView* packed = makeConcreteTensor({5, 13});
+    packed->setEncoding(kRhs);
+    TensorView* back = makeConcreteTensor({5, 13});
+    container->addInput(w);
+    container->addOutput(back);
+    IrBuilder::create<SetEncoding>(w, packed, DeviceLayouts{{0}, {Layout::panels(8, 1)}});
+    container->pushBackTopLevelExpr(packed->definition());
+    auto* unset =
+        IrBuilder::create<UnsetEncoding>(packed, back, DeviceLayouts{{0}, {Layout::panels(8, 1)}});
+    container->pushBackTopLevelExpr(unset);
+  }
+  HostIrEvaluator evaluator(std::move(container));
+  at::Tensor w = at::randn({5, 13});
+  at::Tensor out = at::empty({5, 13});
+  EXPECT_TRUE(at::equal(evaluator.run({w}, {out}).at(0), w));
+}
+
+}  // namespace
+}  // namespace hostir
