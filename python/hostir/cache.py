@@ -140,9 +140,9 @@ class FusionCache:
             node = child
         return node
 
-    def _lookup_or_insert(self, records, definition, state):
+    def _lookup_or_insert(self, records, definition, make_state):
         """The entry for `records` and whether it was a hit. On a miss the
-        live `definition` and `state` are stored."""
+        live `definition` and its state (`make_state()`) are stored."""
         node = self._walk(records, create=False)
         if node is not None and node.entry is not None:
             self.hits += 1
@@ -150,7 +150,7 @@ class FusionCache:
             return node.entry, True
         self.misses += 1
         node = self._walk(records, create=True)
-        entry = self._insert(node, self._next_id, list(records), state, definition)
+        entry = self._insert(node, self._next_id, list(records), make_state(), definition)
         self._next_id += 1
         return entry, False
 

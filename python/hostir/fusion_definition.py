@@ -398,8 +398,9 @@ class FusionDefinition:
         if not self._cdef.output_fids():
             raise Error("FusionDefinition: the definition has no output; call "
                         "fd.add_output(tensor)\n\n" + self.repro())
-        state = FusionState.of(self._cdef, self._kinds)
-        entry, hit = self._cache._lookup_or_insert(self._records, self._cdef, state)
+        cdef, kinds = self._cdef, self._kinds
+        entry, hit = self._cache._lookup_or_insert(self._records, cdef,
+                                                   lambda: FusionState.of(cdef, kinds))
         self._entry = entry
         self.cache_hit = hit
         # A hit restores the cached fusion and its state.
