@@ -1,9 +1,10 @@
 """Multi-rank runs of multidevice_script.py on loopback: under `hostir launch`,
 under torchrun (standalone and its default static rendezvous, where the agent
-hosts the store), and in one process (a world of one)."""
+hosts the store), under Open MPI's mpirun, and in one process (a world of one)."""
 
 import os
 import pathlib
+import shutil
 import socket
 import subprocess
 import sys
@@ -55,3 +56,13 @@ def test_torchrun_agent_store_two_ranks():
     # TORCHELASTIC_USE_AGENT_STORE=True; rank 0 must join it as a client.
     run([sys.executable, str(HERE / "torchrun_py311.py"), "--nnodes=1", "--nproc_per_node=2",
          "--master_addr=127.0.0.1", f"--master_port={free_port()}", str(SCRIPT)], 2)
+
+
+def test_mpirun_two_ranks():
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun (Debian's openmpi-bin) is not installed")
+    # Open MPI sets OMPI_COMM_WORLD_*; the rendezvous address is ours to give.
+    run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "PYTHONPATH",
+         "-x", "HOSTIR_COMM_TIMEOUT_S", "-x", "MASTER_ADDR=127.0.0.1",
+         "-x", f"MASTER_PORT={free_port()}", sys.executable, str(SCRIPT)], 2)
