@@ -91,8 +91,9 @@ std::string Scalar::toInlineString() const {
     return symbol_;
   }
   const char* prefix = dtype() == DataType::Bool ? "b" : isFloatingType(dtype()) ? "d" : "i";
-  if (definition() != nullptr && !ScalarNames::isNamed(this)) {
-    return definition()->toInlineString();
+  if (definition() != nullptr) {
+    std::string name = ScalarNames::nameOf(this);
+    return name.empty() ? definition()->toInlineString() : name;
   }
   std::string result(prefix);
   result += std::to_string(name());

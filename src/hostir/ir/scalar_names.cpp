@@ -3,6 +3,7 @@
 #include <string>
 
 #include "hostir/ir/scalar.h"
+#include "hostir/ir/types.h"
 
 namespace hostir {
 namespace {
@@ -10,11 +11,24 @@ thread_local const ScalarNames* active = nullptr;
 }  // namespace
 
 ScalarNames::ScalarNames(std::map<const Expr*, std::vector<const Scalar*>> definitions_by_scope)
-    : definitions_by_scope_(std::move(definitions_by_scope)), previous_(active) {
-  for (const auto& [scope, scalars] : definitions_by_scope_) {
-    named_.insert(scalars.begin(), scalars.end());
-  }
+    : previous_(active) {
   active = this;
+  for (auto& [scope, scalars] : definitions_by_scope) {
+    // Operands come first, so a definition's text already uses the names
+    // (shared ones included) of its operands.
+    std::map<std::string, std::string> name_of_definition;
+    std::vector<const Scalar*>& printed = definitions_by_scope_[scope];
+    for (const Scalar* scalar : scalars) {
+      const std::string definition = scalar->definition()->toInlineString();
+      auto [it, first] = name_of_definition.emplace(definition, "");
+      if (first) {
+        it->second = std::string(isFloatingType(scalar->dtype()) ? "d" : "i") +
+                     std::to_string(scalar->name());
+        printed.push_back(scalar);
+      }
+      names_[scalar] = it->second;
+    }
+  }
 }
 
 ScalarNames::~ScalarNames() {
@@ -22,7 +36,15 @@ ScalarNames::~ScalarNames() {
 }
 
 bool ScalarNames::isNamed(const Scalar* scalar) {
-  return active != nullptr && active->named_.count(scalar) > 0;
+  return active != nullptr && active->names_.count(scalar) > 0;
+}
+
+std::string ScalarNames::nameOf(const Scalar* scalar) {
+  if (active == nullptr) {
+    return "";
+  }
+  auto it = active->names_.find(scalar);
+  return it == active->names_.end() ? "" : it->second;
 }
 
 std::vector<const Scalar*> ScalarNames::definitionsIn(const Expr* scope) {
@@ -34,7 +56,7 @@ std::vector<const Scalar*> ScalarNames::definitionsIn(const Expr* scope) {
 }
 
 std::string ScalarNames::definitionLine(const Scalar* scalar) {
-  return scalar->toInlineString() + " = " + scalar->definition()->toInlineString();
+  return nameOf(scalar) + " = " + scalar->definition()->toInlineString();
 }
 
 }  // namespace hostir

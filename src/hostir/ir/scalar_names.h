@@ -1,7 +1,6 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -14,7 +13,8 @@ class Scalar;
 // thread, each scalar in it prints as its own name (`i45`) instead of its
 // whole defining expression, and the program printer writes each definition
 // once (`i45 = ( StreamIdx * i30 )`) at the top of the program or of the
-// loop whose index it depends on (`scope` nullptr: the top level).
+// loop whose index it depends on (`scope` nullptr: the top level). Scalars
+// of one scope with the same definition share one name and one line.
 class ScalarNames {
  public:
   explicit ScalarNames(std::map<const Expr*, std::vector<const Scalar*>> definitions_by_scope);
@@ -23,6 +23,8 @@ class ScalarNames {
   ScalarNames& operator=(const ScalarNames&) = delete;
 
   static bool isNamed(const Scalar* scalar);
+  // "i45", or "" when `scalar` is not named.
+  static std::string nameOf(const Scalar* scalar);
   // The definitions to print at the top of `scope` (a ForLoop, or nullptr),
   // operands first; empty when no ScalarNames is active.
   static std::vector<const Scalar*> definitionsIn(const Expr* scope);
@@ -30,8 +32,8 @@ class ScalarNames {
   static std::string definitionLine(const Scalar* scalar);
 
  private:
-  std::map<const Expr*, std::vector<const Scalar*>> definitions_by_scope_;
-  std::set<const Scalar*> named_;
+  std::map<const Expr*, std::vector<const Scalar*>> definitions_by_scope_;  // printed ones
+  std::map<const Scalar*, std::string> names_;
   const ScalarNames* previous_;
 };
 
