@@ -24,15 +24,15 @@ void BM_Linear(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(out.data_ptr());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      2.0 * static_cast<double>(m * k * n), benchmark::Counter::kIsIterationInvariantRate,
-      benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(m * k * n),
+                                                 benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
   state.SetLabel(tile > 0 ? "packed, panels of " + std::to_string(tile) : "plain");
 }
 
 void Sizes(benchmark::internal::Benchmark* b) {
-  for (auto [m, k, n] : {std::tuple{64, 512, 512}, std::tuple{256, 1024, 1024},
-                         std::tuple{1024, 1024, 4096}}) {
+  for (auto [m, k, n] :
+       {std::tuple{64, 512, 512}, std::tuple{256, 1024, 1024}, std::tuple{1024, 1024, 4096}}) {
     for (int64_t tile : {0, 8, 16}) {
       b->Args({m, k, n, tile});
     }

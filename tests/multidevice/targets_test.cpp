@@ -73,8 +73,7 @@ TEST(HeterogeneousMeshTest, ShardedMlpWithPackedWeightsMatchesAten) {
   std::string program = exec.hostProgram().toString();
   // The header lists every device's target; each weight is packed by a
   // SetEncoding whose per-device layouts follow those targets.
-  EXPECT_NE(program.find("targets: 0=" + comm.deviceTargets().at(0).describe()),
-            std::string::npos)
+  EXPECT_NE(program.find("targets: 0=" + comm.deviceTargets().at(0).describe()), std::string::npos)
       << program;
   EXPECT_NE(program.find("= SetEncoding("), std::string::npos) << program;
   const int64_t nr = localTarget().nr;
