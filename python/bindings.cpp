@@ -638,7 +638,7 @@ PYBIND11_MODULE(_C, m) {
            })
       .def("__repr__", [](const DeviceMesh& mesh) {
         std::string text = "hostir.DeviceMesh(" + std::string(py::repr(py::cast(mesh.vector())));
-        if (!mesh.shape().empty()) {
+        if (mesh.shape().size() > 1) {
           text += ", shape=" + std::string(py::repr(py::cast(mesh.shape())));
         }
         return text + ")";

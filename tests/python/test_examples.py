@@ -1,0 +1,41 @@
+"""examples/*.py run and check themselves (they assert against torch)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from conftest import build_dir
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "python_mlp.py"
+
+
+def environment():
+    import hostir
+
+    package_root = str(pathlib.Path(hostir.__file__).resolve().parents[1])
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [package_root] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])),
+        HOSTIR_COMM_TIMEOUT_S="60")
+
+
+def test_python_mlp_one_process():
+    result = subprocess.run([sys.executable, str(EXAMPLE), "--tokens", "64", "--ffn", "128"],
+                            env=environment(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "cache hit True, same fusion id True" in result.stdout
+
+
+def test_python_mlp_sharded_two_ranks():
+    launcher = build_dir() / "tools" / "hostir"
+    if not launcher.exists():
+        pytest.skip(f"{launcher} is not built")
+    result = subprocess.run(
+        [str(launcher), "launch", "-n", "2", "--", sys.executable, str(EXAMPLE), "--sharded"],
+        env=environment(), capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "[rank 1] max |y - torch|" in output and "axes={<ParallelType.DIDx: 2>: 0}" in output
