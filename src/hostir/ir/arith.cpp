@@ -297,6 +297,20 @@ TensorView* castOp(DataType dtype, TensorView* in) {
   TensorView* name(double lhs, TensorView* rhs) {                                  \
     HOSTIR_CHECK(rhs != nullptr, #name ": input is null");                         \
     return name(IrBuilder::createInContainer<Scalar>(rhs->container(), lhs), rhs); \
+  }                                                                                \
+  TensorView* name(TensorView* lhs, int64_t rhs) {                                 \
+    HOSTIR_CHECK(lhs != nullptr, #name ": input is null");                         \
+    return name(lhs, IrBuilder::createInContainer<Scalar>(lhs->container(), rhs)); \
+  }                                                                                \
+  TensorView* name(int64_t lhs, TensorView* rhs) {                                 \
+    HOSTIR_CHECK(rhs != nullptr, #name ": input is null");                         \
+    return name(IrBuilder::createInContainer<Scalar>(rhs->container(), lhs), rhs); \
+  }                                                                                \
+  TensorView* name(TensorView* lhs, int rhs) {                                     \
+    return name(lhs, static_cast<int64_t>(rhs));                                   \
+  }                                                                                \
+  TensorView* name(int lhs, TensorView* rhs) {                                     \
+    return name(static_cast<int64_t>(lhs), rhs);                                   \
   }
 HOSTIR_DEFINE_BINARY(add, BinaryOpType::Add)
 HOSTIR_DEFINE_BINARY(sub, BinaryOpType::Sub)
@@ -597,6 +611,35 @@ TensorView* ones(const std::vector<Val*>& shape, DataType dtype) {
   Fusion* container = FusionGuard::getCurFusion();
   HOSTIR_CHECK(container != nullptr, "ones: no current Fusion");
   return full(shape, IrBuilder::createInContainer<Scalar>(container, int64_t{1}), dtype);
+}
+
+namespace {
+
+std::vector<Val*> constantExtents(const char* op, const std::vector<int64_t>& shape) {
+  Fusion* container = FusionGuard::getCurFusion();
+  HOSTIR_CHECK(container != nullptr, op, ": no current Fusion; create it inside a FusionGuard");
+  std::vector<Val*> extents;
+  for (int64_t extent : shape) {
+    HOSTIR_CHECK(extent >= 0, op, ": extents must be non-negative, got ", extent);
+    extents.push_back(IrBuilder::createInContainer<Scalar>(container, extent));
+  }
+  return extents;
+}
+
+}  // namespace
+
+TensorView* full(std::initializer_list<int64_t> shape, double fill_value, DataType dtype) {
+  std::vector<Val*> extents = constantExtents("full", shape);
+  return full(extents,
+              IrBuilder::createInContainer<Scalar>(FusionGuard::getCurFusion(), fill_value), dtype);
+}
+
+TensorView* zeros(std::initializer_list<int64_t> shape, DataType dtype) {
+  return zeros(constantExtents("zeros", shape), dtype);
+}
+
+TensorView* ones(std::initializer_list<int64_t> shape, DataType dtype) {
+  return ones(constantExtents("ones", shape), dtype);
 }
 
 }  // namespace hostir

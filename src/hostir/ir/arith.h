@@ -1,6 +1,7 @@
 #pragma once
 
 #include <type_traits>
+#include <initializer_list>
 #include <vector>
 
 #include "hostir/ir/ops.h"
@@ -26,14 +27,21 @@ TensorView* castOp(DataType dtype, TensorView* in);
 
 // Binary ops on tensors and/or scalars; tensors broadcast as in PyTorch
 // (right-aligned, size-1 broadcast axes expand). On two scalars they build
-// scalar arithmetic, folded when both are constants.
+// scalar arithmetic, folded when both are constants. An integer constant
+// (`add(x, 0)`) is an int64 scalar, promoted as PyTorch promotes a Python
+// int; the int and int64_t overloads exist so such a literal is not
+// ambiguous with the null pointer and double overloads.
 #define HOSTIR_DECLARE_BINARY(name)                   \
   Val* name(Val* lhs, Val* rhs);                      \
   TensorView* name(TensorView* lhs, Val* rhs);        \
   TensorView* name(Val* lhs, TensorView* rhs);        \
   TensorView* name(TensorView* lhs, TensorView* rhs); \
   TensorView* name(TensorView* lhs, double rhs);      \
-  TensorView* name(double lhs, TensorView* rhs);
+  TensorView* name(double lhs, TensorView* rhs);      \
+  TensorView* name(TensorView* lhs, int64_t rhs);     \
+  TensorView* name(int64_t lhs, TensorView* rhs);     \
+  TensorView* name(TensorView* lhs, int rhs);         \
+  TensorView* name(int lhs, TensorView* rhs);
 HOSTIR_DECLARE_BINARY(add)
 HOSTIR_DECLARE_BINARY(sub)
 HOSTIR_DECLARE_BINARY(mul)
@@ -77,5 +85,10 @@ TensorView* reshape(TensorView* in, const std::vector<int64_t>& new_sizes);
 TensorView* full(const std::vector<Val*>& shape, Val* fill_value, DataType dtype);
 TensorView* zeros(const std::vector<Val*>& shape, DataType dtype = DataType::Float);
 TensorView* ones(const std::vector<Val*>& shape, DataType dtype = DataType::Float);
+// The same with constant extents, e.g. zeros({2, 3}) (in the current Fusion).
+// Initializer lists, so that {4} and {extent_a, extent_b} both resolve.
+TensorView* full(std::initializer_list<int64_t> shape, double fill_value, DataType dtype);
+TensorView* zeros(std::initializer_list<int64_t> shape, DataType dtype = DataType::Float);
+TensorView* ones(std::initializer_list<int64_t> shape, DataType dtype = DataType::Float);
 
 }  // namespace hostir

@@ -256,4 +256,14 @@ std::string describeShardings(const Expr* expr) {
   return ss.str();
 }
 
+TensorView* shard(TensorView* tv, const DeviceMesh& mesh, int64_t logical_axis,
+                  ParallelType parallel_type, bool via_outer_split) {
+  HOSTIR_CHECK(tv != nullptr, "shard: the tensor is null");
+  tv->setDeviceMesh(mesh);
+  if (logical_axis != -1) {
+    shardLogicalAxis(tv, logical_axis, parallel_type, via_outer_split);
+  }
+  return tv;
+}
+
 }  // namespace hostir

@@ -81,6 +81,12 @@ std::vector<Val*> localShape(const TensorView* tv);
 void shardLogicalAxis(TensorView* tv, int64_t logical_pos, ParallelType parallel_type,
                       bool via_outer_split);
 
+// Puts `tv` on `mesh` and, unless `logical_axis` is -1 (replicated), shards
+// that logical axis over `parallel_type` (shardLogicalAxis). Returns `tv`,
+// so it composes: `shard(linear(x, w), mesh, 1)`.
+TensorView* shard(TensorView* tv, const DeviceMesh& mesh, int64_t logical_axis = -1,
+                  ParallelType parallel_type = ParallelType::DIDx, bool via_outer_split = false);
+
 // Whether data must move between devices for a consumer with sharding
 // `consumer` to read a producer with sharding `producer`, the two related by
 // `map`: the meshes differ, a sharded producer axis is not sharded the same
