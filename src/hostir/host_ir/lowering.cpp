@@ -5,8 +5,10 @@
 #include "hostir/host_ir/buffer_shrinking.h"
 #include "hostir/host_ir/communication_lowering.h"
 #include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/specialize_encodings.h"
 #include "hostir/host_ir/stream_axis.h"
 #include "hostir/host_ir/stream_parallelization.h"
+#include "hostir/host_ir/verifier.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/segment/host_lowering_policy.h"
@@ -47,10 +49,13 @@ HostIrPassManager defaultHostIrPasses() {
   return passes;
 }
 
-HostIrPassManager multiDeviceHostIrPasses(int64_t my_device) {
+HostIrPassManager multiDeviceHostIrPasses(int64_t my_device, const DeviceTargets& targets) {
   HostIrPassManager passes;
   passes.add("resharding_to_communication", [my_device](HostIrContainer& container) {
     lowerReshardingToCommunication(container, my_device);
+  });
+  passes.add("specialize_encodings", [targets](HostIrContainer& container) {
+    specializeEncodings(container, targets);
   });
   passes.add("other_devices_work_removal", [my_device](HostIrContainer& container) {
     removeOtherDevicesWork(container, my_device);
@@ -123,6 +128,7 @@ std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
 
 std::unique_ptr<HostIrContainer> lowerToHostIr(const Fusion& fusion, HostIrPassManager passes) {
   std::unique_ptr<HostIrContainer> container = lowerSegmentsToHostIr(fusion);
+  passes.setVerifier(verifyHostProgram);
   passes.run(*container);
   container->printIfHostIrDumpEnabled();
   return container;

@@ -4,6 +4,7 @@
 
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/host_ir/pass_manager.h"
+#include "hostir/multidevice/target.h"
 
 namespace hostir {
 
@@ -14,9 +15,11 @@ HostIrPassManager defaultHostIrPasses();
 
 // The passes of a multi-device program lowered for device `my_device`:
 //   1. resharding_to_communication (communication_lowering.h)
-//   2. other_devices_work_removal  (communication_lowering.h)
-//   3. stream_parallelization, 4. buffer_shrinking (as above)
-HostIrPassManager multiDeviceHostIrPasses(int64_t my_device);
+//   2. specialize_encodings        (specialize_encodings.h; every device's
+//                                   target in `targets`)
+//   3. other_devices_work_removal  (communication_lowering.h)
+//   4. stream_parallelization, 5. buffer_shrinking (as above)
+HostIrPassManager multiDeviceHostIrPasses(int64_t my_device, const DeviceTargets& targets = {});
 
 // Lowers a fusion to a host program: copies it, segments the copy with the
 // host-lowering merge policy (segment/host_lowering_policy.h), emits one
