@@ -3,7 +3,8 @@
 
 A 10-op pointwise fusion of small tensors (default [32, 32] float) is run
 (a) as the same 10 torch ops called from Python, (b) with fd.execute on a
-cached, already-lowered fusion, (c) re-recording the definition (a cache hit)
+cached, already-lowered fusion, (c) the C++ execute call alone (what (b) costs
+without the Python wrapper), (d) re-recording the definition (a cache hit)
 and executing it, as a training loop that rebuilds its definition each step
 would. Prints the median time per call of each and the ratios to (a).
 
@@ -83,6 +84,8 @@ def main():
     aten = per_call_us(lambda: aten_block(x, y), args.reps, args.runs)
     execute = per_call_us(lambda: fd.execute(inputs, number_of_streams=args.streams), args.reps,
                           args.runs)
+    cdef = fd._cdef  # the C++ call alone: what the Python layer adds is the difference
+    direct = per_call_us(lambda: cdef.execute(inputs, [], args.streams), args.reps, args.runs)
     redefine = per_call_us(
         lambda: define(cache).execute(inputs, number_of_streams=args.streams),
         max(args.reps // 4, 1), args.runs)
@@ -93,6 +96,7 @@ def main():
           f"median of {args.runs} x {args.reps} calls")
     print(f"  ATen ops from Python          {aten:8.1f} us/call")
     print(f"  fd.execute (cache hit)        {execute:8.1f} us/call   ratio {execute / aten:.2f}x")
+    print(f"  C++ execute alone (_C)        {direct:8.1f} us/call   ratio {direct / aten:.2f}x")
     print(f"  define (hit) + fd.execute     {redefine:8.1f} us/call   ratio {redefine / aten:.2f}x")
 
 
