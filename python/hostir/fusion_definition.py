@@ -181,6 +181,16 @@ class FusionState:
                 f"extents={self.extents}, val_to_fid={self.val_to_fid})")
 
 
+def _describe(value):
+    """A value in IR notation when it is one of a definition's, else its repr."""
+    if isinstance(value, Value) and value.fd._cdef is not None:
+        try:
+            return value.ir()
+        except _C.Error:
+            pass
+    return repr(value)
+
+
 def _scalar_dtype(value):
     if isinstance(value, bool):
         return DataType.Bool
@@ -332,7 +342,8 @@ class _Sched:
 
     def parallelize(self, x, axis, parallel_type):
         if not isinstance(parallel_type, ParallelType):
-            raise Error(f"parallelize: {parallel_type!r} is not a hostir.ParallelType")
+            raise self._fd._error(f"parallelize: {parallel_type!r} is not a hostir.ParallelType",
+                                  None)
         self._fd._record("sched.parallelize", dict(x=self._fd._tensor_ref(x, "parallelize"),
                                                    axis=int(axis),
                                                    parallel_type=parallel_type.name))
@@ -409,10 +420,11 @@ class FusionDefinition:
 
     def _check_recording(self, what):
         if not self._recording:
-            raise Error(f"{what}: record definitions and schedules inside "
-                        "`with hostir.FusionDefinition() as fd:` (or in definition()/schedule() "
-                        "of a subclass); this definition is "
-                        + ("finished" if self._entry is not None else "not being recorded"))
+            raise self._error(f"{what}: record definitions and schedules inside "
+                              "`with hostir.FusionDefinition() as fd:` (or in definition()/"
+                              "schedule() of a subclass); this definition is "
+                              + ("finished" if self._entry is not None else "not being recorded"),
+                              None)
 
     def _record(self, kind, args, value_class=None):
         self._check_recording(kind)
@@ -435,19 +447,22 @@ class FusionDefinition:
 
     def _own(self, value, what):
         if value.fd is not self:
-            raise Error(f"{what}: {value!r} belongs to another FusionDefinition")
+            raise self._error(f"{what}: {_describe(value)} belongs to another "
+                              "FusionDefinition; use values of this one", None)
         return value.fid
 
     def _tensor_ref(self, value, what):
         if not isinstance(value, Tensor):
-            raise Error(f"{what}: expected a tensor of this definition, got {value!r}")
+            raise self._error(f"{what}: expected a tensor of this definition, got "
+                              f"{_describe(value)}", None)
         return ref(self._own(value, what))
 
     def _scalar_ref(self, value, what):
         if isinstance(value, Scalar):
             return ref(self._own(value, what))
         if isinstance(value, Tensor):
-            raise Error(f"{what}: expected a scalar, got the tensor {value.ir()}")
+            raise self._error(f"{what}: expected a scalar, got the tensor {_describe(value)}",
+                              None)
         return ref(self.define_scalar(value).fid)
 
     def _operand_ref(self, value, what):
@@ -455,12 +470,14 @@ class FusionDefinition:
             return ref(self._own(value, what))
         if isinstance(value, (bool, int, float)):
             return ref(self.define_scalar(value).fid)
-        raise Error(f"{what}: expected a tensor, a scalar or a Python number, got {value!r}")
+        raise self._error(f"{what}: expected a tensor, a scalar or a Python number, got "
+                          f"{_describe(value)}", None)
 
     def _size(self, x, dim):
         self._check_recording("size")
         if not isinstance(x, Tensor):
-            raise Error(f"size: expected a tensor of this definition, got {x!r}")
+            raise self._error(f"size: expected a tensor of this definition, got {_describe(x)}",
+                              None)
         fid = self._own(x, "size")
         try:
             extent, new = self._cdef.size(fid, int(dim))
@@ -486,17 +503,21 @@ class FusionDefinition:
         """
         if sizes is not None:
             if shape is not None:
-                raise Error("define_tensor: give either shape or sizes/strides, not both")
+                raise self._error("define_tensor: give either shape or sizes/strides, not both",
+                                  None)
             sizes = [int(s) for s in sizes]
-            strides = [int(s) for s in (strides if strides is not None else _contiguous_strides(sizes))]
+            if strides is None:
+                strides = _contiguous_strides(sizes)
+            strides = [int(s) for s in strides]
             if len(strides) != len(sizes):
-                raise Error(f"define_tensor: {len(sizes)} sizes but {len(strides)} strides")
+                raise self._error(f"define_tensor: {len(sizes)} sizes but {len(strides)} "
+                                  "strides; give one stride per size", None)
             shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
             contiguity = _contiguity_from_strides(sizes, strides)
         elif isinstance(shape, int):
             shape = [-1] * shape
         elif shape is None:
-            raise Error("define_tensor: give a rank, a shape or sizes/strides")
+            raise self._error("define_tensor: give a rank, a shape or sizes/strides", None)
         shape = [int(s) for s in shape]
         if contiguity is None or isinstance(contiguity, bool):
             flag = bool(contiguity)
@@ -509,7 +530,8 @@ class FusionDefinition:
         """An input tensor shaped like `tensor` (its dtype and layout; its sizes
         too with static_sizes=True)."""
         if not isinstance(tensor, torch.Tensor):
-            raise Error(f"from_pytorch: expected a torch.Tensor, got {type(tensor).__name__}")
+            raise self._error("from_pytorch: expected a torch.Tensor, got "
+                              f"{type(tensor).__name__}", None)
         return self.define_tensor(sizes=list(tensor.shape), strides=list(tensor.stride()),
                                   dtype=to_dtype(tensor.dtype), static_sizes=static_sizes)
 
@@ -524,7 +546,8 @@ class FusionDefinition:
                 value = bool(value)
             elif dtype in (DataType.Int32, DataType.Int64):
                 if isinstance(value, float) and not value.is_integer():
-                    raise Error(f"define_scalar: {value!r} is not an integer ({dtype.name})")
+                    raise self._error(f"define_scalar: {value!r} is not an integer "
+                                      f"({dtype.name})", None)
                 value = int(value)
             else:
                 value = float(value)
