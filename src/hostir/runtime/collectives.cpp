@@ -4,6 +4,7 @@
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <functional>
 #include <limits>
@@ -590,6 +591,17 @@ c10::intrusive_ptr<c10d::Work> postP2P(P2PCommunicationType type, int64_t peer, 
   }
 }
 
+namespace {
+std::atomic<bool>& collectiveFailedFlag() {
+  static std::atomic<bool> failed{false};
+  return failed;
+}
+}  // namespace
+
+bool collectiveFailed() {
+  return collectiveFailedFlag().load();
+}
+
 void waitWork(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
               const std::string& what) {
   if (!work) {
@@ -599,6 +611,7 @@ void waitWork(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseco
   try {
     work->wait(timeout);
   } catch (const std::exception& error) {
+    collectiveFailedFlag() = true;
     const auto waited = std::chrono::duration<double>(Clock::now() - start).count();
     const double limit = std::chrono::duration<double>(timeout).count();
     const std::string cause = c10ErrorMessage(error);

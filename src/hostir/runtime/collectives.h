@@ -70,8 +70,16 @@ c10::intrusive_ptr<c10d::Work> postP2P(P2PCommunicationType type, int64_t peer, 
 // Completes `work` (nullptr: nothing to do) within `timeout`. A timeout or a
 // failure (e.g. a peer that exited) becomes a hostir::Error that starts with
 // `what`, the collective waited for.
+// Either also marks the process as having seen a collective fail
+// (collectiveFailed()).
 void waitWork(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
               const std::string& what);
+
+// Whether a collective of this process has failed or timed out (a peer may
+// be gone): Communicator::shutdown then does not wait for every rank to
+// arrive, so a survivor exits about one communication timeout after a peer
+// died, not two.
+bool collectiveFailed();
 
 // How errors and waits name a posted communication: "Allgather
 // (Communication 3) over team (0 1)".

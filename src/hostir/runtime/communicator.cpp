@@ -15,6 +15,7 @@
 #include "hostir/ir/error.h"
 #include "hostir/runtime/c10_error_message.h"
 #include "hostir/runtime/collectives.h"
+#include "hostir/runtime/stream_timeout.h"
 #include "hostir/runtime/target_detection.h"
 
 namespace hostir {
@@ -35,11 +36,8 @@ std::chrono::milliseconds Communicator::timeoutFromEnvironment() {
   if (text == nullptr || *text == '\0') {
     return kDefaultTimeout;
   }
-  char* end = nullptr;
-  double value = std::strtod(text, &end);
-  HOSTIR_CHECK(*end == '\0' && value > 0 && value < 1e9, "HOSTIR_COMM_TIMEOUT_S='", text,
-               "' is not a positive number of seconds (e.g. 60 or 0.5)");
-  return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(value * 1000)));
+  // The same rule as HOSTIR_STREAM_TIMEOUT_S (docs/reliability.md).
+  return runtime::parseTimeoutSeconds("HOSTIR_COMM_TIMEOUT_S", text);
 }
 
 int64_t Communicator::collectivesInFlight() {
@@ -282,7 +280,11 @@ void Communicator::shutdown() {
         store_->set("hostir/shutdown/all", std::vector<uint8_t>{1});
       }
       if (environment_.rank == 0) {
-        store_->wait({"hostir/shutdown/all"}, timeout());
+        // After a failed collective a peer may be gone for good: wait a
+        // moment for the live ones, not a whole timeout for the dead one.
+        store_->wait(
+            {"hostir/shutdown/all"},
+            collectiveFailed() ? std::min(timeout(), std::chrono::milliseconds(1000)) : timeout());
       }
     } catch (const std::exception& error) {
       std::fprintf(stderr,

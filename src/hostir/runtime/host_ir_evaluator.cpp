@@ -6,6 +6,7 @@
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/aten_op_evaluator.h"
+#include "hostir/runtime/c10_error_message.h"
 #include "hostir/runtime/collectives.h"
 #include "hostir/runtime/communicator.h"
 #include "hostir/runtime/input_validation.h"
@@ -68,6 +69,48 @@ void traceInFlight(const c10::intrusive_ptr<c10d::Work>& work, runtime::Tracer& 
       });
 }
 
+// `text` on one line (runs of spaces and newlines become one space), at
+// most `limit` characters: how an expr is named after the cause of an error
+// (its printed form wraps over lines).
+std::string shortened(const std::string& text, size_t limit = 160) {
+  std::string line;
+  bool space = false;
+  for (char c : text) {
+    if (c == '\n' || c == ' ' || c == '\t') {
+      space = !line.empty();
+      continue;
+    }
+    if (space) {
+      line += ' ';
+      space = false;
+    }
+    line += c;
+  }
+  if (line.size() > limit) {
+    line = line.substr(0, limit - 3) + "...";
+  }
+  return line;
+}
+
+// The cause of an error raised while evaluating an op: ATen's message
+// without the C++ backtrace c10::Error appends, and without the
+// "ATen failed to evaluate <expr>" preamble of evaluateFusionOp (the caller
+// names the op after the cause).
+std::string causeOf(const std::exception& error) {
+  std::string message = c10ErrorMessage(error);
+  if (message.rfind("ATen failed to evaluate\n", 0) == 0) {
+    message = message.substr(message.rfind('\n') + 1);
+  } else {
+    message = message.substr(0, message.find('\n'));
+  }
+  return shortened(message, 400);
+}
+
+// ATen's message without the C++ backtrace c10::Error appends, then the op.
+[[noreturn]] void rethrowNamingTheOp(const std::exception& error, const std::string& op) {
+  HOSTIR_THROW(causeOf(error), " (in ", shortened(op), ")");
+}
+
 }  // namespace
 
 HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
@@ -98,6 +141,9 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<at::Tensor>& inpu
 std::vector<at::Tensor> HostIrEvaluator::run(
     const std::vector<PolymorphicValue>& inputs, const std::vector<at::Tensor>& outputs,
     const std::vector<std::pair<const Val*, PolymorphicValue>>& symbols) {
+  // Runs are serialized: the per-run state below (bindings, current stream,
+  // pending works) and the streams themselves belong to one run at a time.
+  std::lock_guard<std::mutex> run_lock(run_mutex_);
   container_->printIfHostIrDumpEnabled();
   int64_t my_device = params_.communicator != nullptr ? params_.my_device : -1;
   validateInputs(container_->inputs(), inputs, "the host program", my_device);
@@ -132,18 +178,28 @@ std::vector<at::Tensor> HostIrEvaluator::run(
   } else if (gate_ == nullptr || gate_->slots() != budget.compute_slots) {
     gate_ = std::make_unique<runtime::ComputeGate>(budget.compute_slots);
   }
+  // One rule for every wait of the run (docs/reliability.md): a program that
+  // communicates may wait for a collective, which is bounded by the
+  // communication timeout, so its stream-side waits get the stream timeout
+  // plus that; the collective's own timeout ends a dead peer's wait first,
+  // with the message that names it.
+  wait_timeout_ = runtime::defaultWaitTimeout();
+  if (communicates_) {
+    wait_timeout_ +=
+        std::chrono::duration_cast<runtime::WaitTimeout>(params_.communicator->timeout());
+  }
   current_ = &pool_.callerStream();
   try {
     runScope(container_->topLevel());
   } catch (...) {
     // Work already queued may still use our buffers: let it finish first.
     try {
-      pool_.synchronizeAll();
+      pool_.synchronizeAll(wait_timeout_);
     } catch (const std::exception&) {  // the host-side error is the one to report
     }
     throw;
   }
-  pool_.synchronizeAll();
+  pool_.synchronizeAll(wait_timeout_);
 
   std::vector<at::Tensor> results;
   for (size_t i = 0; i < program_outputs.size(); ++i) {
@@ -167,7 +223,17 @@ std::vector<at::Tensor> HostIrEvaluator::run(
 
 void HostIrEvaluator::runScope(const Scope& scope) {
   for (const Expr* expr : scope) {
-    dispatch(expr);
+    try {
+      dispatch(expr);
+    } catch (const Error& error) {
+      if (std::string(error.what()).rfind("ATen failed to evaluate\n", 0) != 0) {
+        throw;
+      }
+      rethrowNamingTheOp(error, label(expr));
+    } catch (const std::exception& error) {
+      // ATen raised on the host (an allocation, a view, a slice's bounds).
+      rethrowNamingTheOp(error, label(expr));
+    }
   }
 }
 
@@ -232,13 +298,27 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
 }
 
 void HostIrEvaluator::enqueueCompute(const Expr* expr, std::function<void()> work) {
+  // An ATen error on a stream without its backtrace: the cause, then the
+  // stream and the op (StreamFailure::describe).
+  auto named = [work = std::move(work)] {
+    try {
+      work();
+    } catch (const Error& error) {
+      if (std::string(error.what()).rfind("ATen failed to evaluate\n", 0) != 0) {
+        throw;
+      }
+      throw Error(causeOf(error));
+    } catch (const std::exception& error) {
+      throw Error(causeOf(error));
+    }
+  };
   if (gate_ == nullptr) {
-    current_->enqueue(label(expr), std::move(work));
+    current_->enqueue(label(expr), std::move(named));
     return;
   }
   auto ticket = gate_->take(label(expr));
-  current_->enqueue(label(expr), [ticket, work = std::move(work)] {
-    ticket->enter(runtime::defaultWaitTimeout());
+  current_->enqueue(label(expr), [ticket, work = std::move(named), timeout = wait_timeout_] {
+    ticket->enter(timeout);
     work();
     ticket->leave();
   });
@@ -258,7 +338,7 @@ void HostIrEvaluator::postOnChannel(const Expr* expr, const std::vector<int64_t>
   works_[expr].push_back(pending);
   runtime::Stream& channel = channelFor(team);
   // The input is ready once the current stream gets here.
-  channel.waitEvent(current_->recordEvent());
+  channel.waitEvent(current_->recordEvent(), wait_timeout_);
   runtime::Tracer& tracer = pool_.tracer();
   const int lane = channel.id() + static_cast<int>(runtime::StreamPool::kFirstChannelId);
   auto& channel_free_us = channel_free_us_[lane];
@@ -401,7 +481,7 @@ void HostIrEvaluator::handle(const SetCurrentStream* expr) {
 void HostIrEvaluator::handle(const Synchronize* expr) {
   runtime::Stream& other = resolveStream(expr->stream());
   if (&other != current_) {
-    current_->waitStream(other);
+    current_->waitStream(other, wait_timeout_);
   }
 }
 
@@ -444,7 +524,7 @@ void HostIrEvaluator::handle(const Wait* expr) {
   it->second.pop_front();
   Communicator& comm = communicator(expr);
   // Only this stream waits: first for the channel to post, then for the data.
-  current_->waitEvent(pending->posted);
+  current_->waitEvent(pending->posted, wait_timeout_);
   current_->enqueue(
       label(expr),
       [pending, &comm] {

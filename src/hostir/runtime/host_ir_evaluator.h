@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -47,6 +48,17 @@ struct HostIrEvaluatorParams {
 // worker stream k + 1 of the pool; the caller's stream is pool stream 0, the
 // one a program starts on and gets with GetCurrentStream. run() returns once
 // every stream has drained, re-raising the first failure of any of them.
+//
+// Thread safety: run() may be called from several threads at once; the runs
+// are serialized (one mutex per evaluator, held for the whole run, streams
+// drained included), because a run owns the evaluator's streams until they
+// drain. A second caller waits for the first run to end; for runs that
+// overlap in time, give each thread its own evaluator (docs/reliability.md).
+//
+// Destruction: the stream pool is the last member, so it is destroyed first:
+// queued work is discarded and running work finishes before the executors,
+// the gate and the channels it refers to go away, whatever state the last
+// run left (a timeout, a failure, work still queued).
 class HostIrEvaluator final : public OptInDispatch {
  public:
   explicit HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
@@ -125,7 +137,6 @@ class HostIrEvaluator final : public OptInDispatch {
 
   std::unique_ptr<HostIrContainer> container_;
   HostIrEvaluatorParams params_;
-  runtime::StreamPool pool_;
   std::unordered_map<const HostUnit*, std::unique_ptr<FusionExecutor>> unit_executors_;
   std::vector<std::unique_ptr<FusionExecutor>> kernel_executors_;
   std::unordered_map<const Expr*, std::string> labels_;
@@ -145,6 +156,16 @@ class HostIrEvaluator final : public OptInDispatch {
   // Wait with chunk i's post.
   std::unordered_map<const Expr*, std::deque<std::shared_ptr<PendingWorks>>> works_;
   std::shared_ptr<PendingWorks> coalescing_;
+  // The timeout of this run's stream-side waits (runtime::defaultWaitTimeout,
+  // plus the communication timeout when the program communicates: a stream
+  // waiting for a collective must not give up before the collective does).
+  runtime::WaitTimeout wait_timeout_{0};
+
+  // Held by run() from start to end: runs are serialized.
+  std::mutex run_mutex_;
+  // Declared last, destroyed first: joins the workers before anything their
+  // queued work refers to is destroyed.
+  runtime::StreamPool pool_;
 };
 
 }  // namespace hostir

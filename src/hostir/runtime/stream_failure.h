@@ -15,7 +15,8 @@ struct StreamFailure {
   std::string message;
   std::uint64_t sequence = 0;
 
-  // "stream 2 failed running 'T2 = add(T0, T1)': <message>"
+  // "<message> (stream 2 failed running 'T2 = add(T0, T1)')": the cause first,
+  // the label on one line, at most 160 characters.
   std::string describe() const;
 };
 

@@ -16,6 +16,18 @@ StreamPool::StreamPool(int number_of_streams, Tracer& tracer)
                number_of_streams);
 }
 
+StreamPool::~StreamPool() {
+  std::map<std::int64_t, std::unique_ptr<Stream>> streams;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    streams.swap(streams_);
+  }
+  for (auto& [index, stream] : streams) {
+    stream->stop();
+  }
+  streams.clear();  // joins each worker
+}
+
 Stream& StreamPool::stream(std::int64_t index) {
   HOSTIR_CHECK(index >= 0 && index <= kMaxStreamIndex, "stream index ", index,
                " is out of range [0, ", kMaxStreamIndex,

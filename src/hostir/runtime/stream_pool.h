@@ -32,6 +32,9 @@ class StreamPool {
 
   explicit StreamPool(int number_of_streams = kDefaultNumberOfStreams,
                       Tracer& tracer = Tracer::global());
+  // Stops every stream (queued work discarded, its events failed), then
+  // joins their workers: running work finishes first.
+  ~StreamPool();
   StreamPool(const StreamPool&) = delete;
   StreamPool& operator=(const StreamPool&) = delete;
 

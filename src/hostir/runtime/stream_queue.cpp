@@ -16,6 +16,12 @@ Stream::Stream(int id, Tracer& tracer) : id_(id), tracer_(tracer) {
 }
 
 Stream::~Stream() {
+  stop();
+  worker_.join();
+  drained_cv_.notify_all();
+}
+
+void Stream::stop() {
   std::deque<Item> abandoned;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -30,7 +36,6 @@ Stream::~Stream() {
           id_, item.label, "the stream was destroyed before it reached this event"));
     }
   }
-  worker_.join();
   drained_cv_.notify_all();
 }
 

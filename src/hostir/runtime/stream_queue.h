@@ -39,6 +39,12 @@ class Stream {
     return id_;
   }
 
+  // The first half of destruction, without the join: discards the work not
+  // yet started (completing its events as failed) and tells the worker to
+  // exit after its running item. Lets a pool stop all its streams before
+  // joining any, so that no running wait outlives the event it waits for.
+  void stop();
+
   // `label` names the work in errors and traces, e.g. the expr's printed form;
   // `category` is how a trace classifies it ("compute", "communication").
   void enqueue(std::string label, std::function<void()> work, const char* category = "compute");

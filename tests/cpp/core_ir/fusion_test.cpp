@@ -166,7 +166,18 @@ TEST_F(FusionTest, ExprsAreDeterministic) {
   build(f1);
   build(f2);
   EXPECT_EQ(opNames(f1.exprs()), opNames(f2.exprs()));
-  EXPECT_EQ(f1.exprs(), f1.exprs());
+  // Same order, expr for expr (printed with their operands), in both
+  // fusions and on a second call.
+  auto printed = [](const std::vector<Expr*>& exprs) {
+    std::vector<std::string> out;
+    for (const Expr* expr : exprs) {
+      out.push_back(expr->toString());
+    }
+    return out;
+  };
+  EXPECT_EQ(printed(f1.exprs()), printed(f2.exprs()));
+  const std::vector<Expr*> first_call = f1.exprs();
+  EXPECT_EQ(f1.exprs(), first_call);
   EXPECT_EQ(f1.toString(), f2.toString());
   EXPECT_EQ(opNames(f1.exprs()),
             std::vector<std::string>({"relu", "sigmoid", "mul", "sub", "maximum", "sum"}));

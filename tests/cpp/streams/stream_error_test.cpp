@@ -38,7 +38,7 @@ TEST(StreamError, CallerStreamExceptionIsCapturedToo) {
   StreamPool pool;
   pool.callerStream().enqueue("bad", [] { throw std::out_of_range("index 7"); });
   const std::string message = synchronizeAllError(pool);
-  EXPECT_TRUE(contains(message, "stream 0 failed running 'bad': index 7")) << message;
+  EXPECT_TRUE(contains(message, "index 7 (stream 0 failed running 'bad')")) << message;
 }
 
 TEST(StreamError, NonStandardExceptionIsCaptured) {
@@ -72,8 +72,8 @@ TEST(StreamError, FailurePropagatesThroughEventsWithoutHanging) {
   const std::string message = synchronizeAllError(pool);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
   EXPECT_FALSE(consumer_ran);
-  EXPECT_EQ(message.rfind("stream 1 failed running 'producer': producer broke", 0), 0u) << message;
-  EXPECT_TRUE(contains(message, "stream 2 failed running 'wait for event on stream 1")) << message;
+  EXPECT_EQ(message.rfind("producer broke (stream 1 failed running 'producer')", 0), 0u) << message;
+  EXPECT_TRUE(contains(message, "(stream 2 failed running 'wait for event on stream 1")) << message;
 }
 
 TEST(StreamError, EventRecordedBeforeTheFailureStillCompletesCleanly) {
@@ -97,7 +97,7 @@ TEST(StreamError, HostSideEventSynchronizeReportsTheFailure) {
     after_failure.synchronize();
     FAIL() << "expected an error";
   } catch (const Error& error) {
-    EXPECT_TRUE(contains(error.what(), "'fails': boom")) << error.what();
+    EXPECT_TRUE(contains(error.what(), "boom (stream 1 failed running 'fails')")) << error.what();
   }
   EXPECT_FALSE(synchronizeAllError(pool).empty());
 }

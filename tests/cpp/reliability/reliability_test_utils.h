@@ -1,0 +1,45 @@
+#pragma once
+
+// Helpers shared by the reliability tests (issue 11): a scoped change of the
+// stream wait timeout, and running a body on several threads at once.
+
+#include <chrono>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "hostir/runtime/stream_timeout.h"
+#include "lowering/lowering_test_utils.h"
+
+namespace hostir::test {
+
+// Sets the default stream wait timeout for the scope of the object.
+class ScopedWaitTimeout {
+ public:
+  explicit ScopedWaitTimeout(runtime::WaitTimeout timeout)
+      : previous_(runtime::defaultWaitTimeout()) {
+    runtime::setDefaultWaitTimeout(timeout);
+  }
+  ~ScopedWaitTimeout() {
+    runtime::setDefaultWaitTimeout(previous_);
+  }
+  ScopedWaitTimeout(const ScopedWaitTimeout&) = delete;
+  ScopedWaitTimeout& operator=(const ScopedWaitTimeout&) = delete;
+
+ private:
+  runtime::WaitTimeout previous_;
+};
+
+// Runs body(thread index) on `threads` threads started together; joins them.
+inline void onThreads(int threads, const std::function<void(int)>& body) {
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&body, t] { body(t); });
+  }
+  for (std::thread& worker : workers) {
+    worker.join();
+  }
+}
+
+}  // namespace hostir::test
