@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hostir/host_ir/communication.h"
@@ -34,6 +35,20 @@ at::Tensor localTensor(int64_t device, int64_t seed, at::IntArrayRef shape = {kR
   at::Tensor values = at::arange(numel, at::kFloat) * (seed % 5 + 1) + 7 * device + seed;
   return (values.remainder(9) - 4).view(shape).contiguous();
 }
+
+// The reduction `op` of a collective, over the first axis of `all`.
+at::Tensor reduceLikeTheCollective(const at::Tensor& all, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return all.sum(0);
+    case ReduceOp::Max: return all.amax(0);
+    case ReduceOp::Min: return all.amin(0);
+    case ReduceOp::Product: return all.prod(0);
+  }
+  return {};
+}
+
+constexpr ReduceOp kAllReduceOps[] = {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min,
+                                      ReduceOp::Product};
 
 class CollectivesTest : public ::testing::Test {
  protected:
@@ -208,24 +223,27 @@ TEST_F(CollectivesTest, AllreduceInPlace) {
   EXPECT_TRUE(at::equal(buffer, stackInputs(team, 70).sum(0)));
 }
 
+// Every reduce op, with 2 and 4 ranks: a collective that ignored its op
+// (always summing) fails here.
 TEST_F(CollectivesTest, Reduce) {
   int64_t seed = 80;
   for (const auto& team : teams()) {
     for (int64_t root : {team.front(), team.back()}) {
-      const auto& communication = makeCommunication({.type = CommunicationType::Reduce,
-                                                     .team = team,
-                                                     .root = root,
-                                                     .reduce_op = ReduceOp::Sum});
-      at::Tensor input = localTensor(me_, seed);
-      at::Tensor output = me_ == root ? at::zeros({kRows, kCols}) : at::Tensor();
-      run(communication, input, output);
-      if (contains(team, me_)) {
-        EXPECT_TRUE(at::equal(input, localTensor(me_, seed))) << "the input must be left alone";
+      for (ReduceOp op : kAllReduceOps) {
+        const auto& communication = makeCommunication(
+            {.type = CommunicationType::Reduce, .team = team, .root = root, .reduce_op = op});
+        at::Tensor input = localTensor(me_, seed);
+        at::Tensor output = me_ == root ? at::zeros({kRows, kCols}) : at::Tensor();
+        run(communication, input, output);
+        if (contains(team, me_)) {
+          EXPECT_TRUE(at::equal(input, localTensor(me_, seed))) << "the input must be left alone";
+        }
+        if (me_ == root) {
+          EXPECT_TRUE(at::equal(output, reduceLikeTheCollective(stackInputs(team, seed), op)))
+              << communication.toString();
+        }
+        ++seed;
       }
-      if (me_ == root) {
-        EXPECT_TRUE(at::equal(output, stackInputs(team, seed).sum(0))) << communication.toString();
-      }
-      ++seed;
     }
   }
 }
@@ -248,29 +266,34 @@ TEST_F(CollectivesTest, ReduceToRootThatDoesNotContribute) {
   }
 }
 
+// Every reduce op along both axes: a reduce-scatter that ignored its op
+// (always summing) fails here with 2 and 4 ranks.
 TEST_F(CollectivesTest, ReduceScatter) {
   int64_t seed = 100;
   for (const auto& team : teams()) {
     for (int64_t axis : {0, 1}) {
-      const int64_t n = static_cast<int64_t>(team.size());
-      const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
-                                                     .team = team,
-                                                     .reduce_op = ReduceOp::Sum,
-                                                     .scattered_axis = axis});
-      std::vector<int64_t> shape = {kRows, kCols};
-      shape[static_cast<size_t>(axis)] *= n;
-      at::Tensor input = localTensor(me_, seed, shape);
-      at::Tensor output = at::zeros({kRows, kCols});
-      run(communication, input, output);
-      if (contains(team, me_)) {
-        std::vector<at::Tensor> inputs;
-        for (int64_t device : team) {
-          inputs.push_back(localTensor(device, seed, shape));
+      for (ReduceOp op : kAllReduceOps) {
+        const int64_t n = static_cast<int64_t>(team.size());
+        const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                       .team = team,
+                                                       .reduce_op = op,
+                                                       .scattered_axis = axis});
+        std::vector<int64_t> shape = {kRows, kCols};
+        shape[static_cast<size_t>(axis)] *= n;
+        at::Tensor input = localTensor(me_, seed, shape);
+        at::Tensor output = at::zeros({kRows, kCols});
+        run(communication, input, output);
+        if (contains(team, me_)) {
+          std::vector<at::Tensor> inputs;
+          for (int64_t device : team) {
+            inputs.push_back(localTensor(device, seed, shape));
+          }
+          at::Tensor expected =
+              reduceLikeTheCollective(at::stack(inputs), op).chunk(n, axis)[positionOf(team, me_)];
+          EXPECT_TRUE(at::equal(output, expected)) << communication.toString();
         }
-        at::Tensor expected = at::stack(inputs).sum(0).chunk(n, axis)[positionOf(team, me_)];
-        EXPECT_TRUE(at::equal(output, expected)) << communication.toString();
+        ++seed;
       }
-      ++seed;
     }
   }
 }
@@ -423,9 +446,31 @@ TEST_F(CollectivesTest, TimeoutWhenAPeerNeverJoinsNamesTheCollective) {
   EXPECT_LT(waited, 1.5 + 3.0);
 }
 
-TEST_F(CollectivesTest, BarrierReturnsOnEveryRank) {
+// No rank leaves the barrier before the last one has entered it: rank r
+// enters r * 150 ms late; every rank's exit time must be at or after the
+// latest entry time (steady_clock is one clock for the processes of a
+// machine, and the launched ranks share one).
+TEST_F(CollectivesTest, BarrierReturnsOnEveryRankOnlyAfterAllEntered) {
+  auto now_us = [] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  communicator_.barrier();  // start together
+  std::this_thread::sleep_for(std::chrono::milliseconds(150 * me_));
+  const int64_t entered = now_us();
   communicator_.barrier();
-  communicator_.barrier();
+  const int64_t left = now_us();
+  std::vector<int64_t> world(static_cast<size_t>(communicator_.size()));
+  std::iota(world.begin(), world.end(), 0);
+  const auto& latest = makeCommunication(
+      {.type = CommunicationType::Allreduce, .team = world, .reduce_op = ReduceOp::Max});
+  at::Tensor entries = at::full({1, 1}, entered, at::kLong);
+  run(latest, entries, entries);
+  EXPECT_GE(left, entries.item<int64_t>()) << "rank " << me_ << " left the barrier early";
+  if (communicator_.size() > 1) {
+    EXPECT_GE(left - entered, me_ == 0 ? 100'000 : 0) << "rank 0 should have waited for the others";
+  }
 }
 
 // Driven by tests/multidevice/launcher_test.cpp through `hostir launch`:

@@ -13,11 +13,57 @@
 
 namespace hostir {
 
+namespace {
+
+// FNV-1a: the same on every rank for the same text, whatever the platform's
+// std::hash.
+uint64_t fingerprintOf(const std::string& text) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+// Allgathers `mine` (the same length on every rank) among `world`; row r is
+// rank r's.
+at::Tensor allgatherAmongAll(Communicator& communicator, int64_t stream_key, const at::Tensor& mine,
+                             const std::string& what) {
+  std::vector<int64_t> world(static_cast<size_t>(communicator.size()));
+  std::iota(world.begin(), world.end(), 0);
+  c10d::ProcessGroup& group = communicator.processGroup(world, stream_key);
+  at::Tensor gathered = at::empty({communicator.size(), mine.numel()}, at::kLong);
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int64_t rank = 0; rank < communicator.size(); ++rank) {
+    outputs[0].push_back(gathered[rank]);
+  }
+  std::vector<at::Tensor> contribution{mine};
+  c10d::AllgatherOptions options;
+  options.timeout = communicator.timeout();
+  waitWork(group.allgather(outputs, contribution, options), communicator.timeout(), what);
+  return gathered;
+}
+
+std::string rankValues(const at::Tensor& values) {
+  std::string text;
+  for (int64_t rank = 0; rank < values.size(0); ++rank) {
+    text += (rank == 0 ? "" : ", ") + std::string("rank ") + std::to_string(rank) + ": " +
+            std::to_string(values[rank].item<int64_t>());
+  }
+  return text;
+}
+
+}  // namespace
+
 MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& fusion, Communicator& communicator,
                                          MultiDeviceExecutorParams params)
-    : communicator_(communicator), prepared_(std::make_unique<Fusion>()) {
+    : communicator_(communicator),
+      number_of_streams_(params.number_of_streams),
+      prepared_(std::make_unique<Fusion>()) {
   copyFusion(fusion, *prepared_);
   runPresegmentationPasses(prepared_.get());
+  fingerprint_ = fingerprintOf(prepared_->toString());
   int64_t my_device = communicator.deviceId();
   evaluator_ = std::make_unique<HostIrEvaluator>(
       lowerToHostIr(*prepared_, multiDeviceHostIrPasses(my_device)),
@@ -97,8 +143,103 @@ std::vector<std::pair<const Val*, PolymorphicValue>> MultiDeviceExecutor::exchan
   return symbols;
 }
 
+void MultiDeviceExecutor::checkRanksAgree(const std::vector<at::Tensor>& inputs) {
+  const std::vector<Val*>& program_inputs = evaluator_->container().inputs();
+  HOSTIR_CHECK(inputs.size() == program_inputs.size(), "the program expects ",
+               program_inputs.size(), " inputs but got ", inputs.size());
+  // What this rank holds: per input axis, its local size (-1: not held).
+  std::vector<int64_t> sizes;
+  std::vector<std::pair<size_t, int64_t>> where;  // (input, axis) of each entry
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto* tv = dynamic_cast<const TensorView*>(program_inputs[i]);
+    if (tv == nullptr) {
+      continue;
+    }
+    for (int64_t axis = 0; axis < tv->rank(); ++axis) {
+      const at::Tensor& tensor = inputs[i];
+      sizes.push_back(tensor.defined() && axis < tensor.dim() ? tensor.size(axis) : -1);
+      where.emplace_back(i, axis);
+    }
+  }
+  if (agreed_signatures_.count(sizes) != 0) {
+    return;
+  }
+  // Check in a process group of its own, apart from the program's.
+  constexpr int64_t kAgreementStreamKey = -3;
+  constexpr int64_t kMagic = 0x686f737469720b;  // "hostir", 11
+  at::Tensor header =
+      at::tensor({kMagic, static_cast<int64_t>(fingerprint_ >> 1),
+                  static_cast<int64_t>(number_of_streams_), static_cast<int64_t>(sizes.size())},
+                 at::kLong);
+  at::Tensor headers = allgatherAmongAll(communicator_, kAgreementStreamKey, header,
+                                         "the check that all ranks run the same program");
+  for (int64_t column : {0, 1, 3}) {
+    at::Tensor values = headers.select(1, column);
+    HOSTIR_CHECK(at::equal(values, values[0].expand_as(values)),
+                 "the ranks run different programs: the fingerprints of their fusions differ (",
+                 rankValues(headers.select(1, 1)),
+                 "); every rank must build the same fusion (same ops, meshes, shardings and "
+                 "chunk counts) and construct its executors in the same order");
+  }
+  at::Tensor streams = headers.select(1, 2);
+  HOSTIR_CHECK(at::equal(streams, streams[0].expand_as(streams)),
+               "the ranks use different numbers of streams (", rankValues(streams),
+               "); every rank must run with the same number_of_streams");
+
+  if (sizes.empty()) {
+    agreed_signatures_.insert(std::move(sizes));
+    return;
+  }
+  at::Tensor all =
+      allgatherAmongAll(communicator_, kAgreementStreamKey, at::tensor(sizes, at::kLong),
+                        "the check that all ranks agree on the input sizes");
+  for (size_t j = 0; j < where.size(); ++j) {
+    const auto [input, axis] = where[j];
+    const auto* tv = program_inputs[input]->as<TensorView>();
+    const int64_t devices = shardDivisors(tv)[static_cast<size_t>(axis)];
+    at::Tensor column = all.select(1, static_cast<int64_t>(j));
+    int64_t first_rank = -1;
+    for (int64_t rank = 0; rank < column.size(0); ++rank) {
+      const int64_t size = column[rank].item<int64_t>();
+      if (size < 0) {
+        continue;  // this rank does not hold the input
+      }
+      if (first_rank < 0) {
+        first_rank = rank;
+        continue;
+      }
+      const int64_t first = column[first_rank].item<int64_t>();
+      if (size == first) {
+        continue;
+      }
+      std::string holders;
+      for (int64_t r = 0; r < column.size(0); ++r) {
+        if (column[r].item<int64_t>() >= 0) {
+          holders += (holders.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) +
+                     " holds " + std::to_string(column[r].item<int64_t>());
+        }
+      }
+      if (devices > 1) {
+        HOSTIR_THROW("uneven shards: input ", input, " ", tv->toInlineString(), " axis ", axis,
+                     " is sharded over ", devices, " devices but its shards differ (", holders,
+                     "); every device must hold the same number of rows (uneven torch.chunk "
+                     "layouts are not supported: pad the axis to a multiple of ",
+                     devices, ")");
+      }
+      HOSTIR_THROW("size mismatch across ranks: input ", input, " ", tv->toInlineString(), " axis ",
+                   axis, " is not sharded, so every rank must give it the same size (", holders,
+                   ")");
+    }
+  }
+  agreed_signatures_.insert(std::move(sizes));
+}
+
 std::vector<at::Tensor> MultiDeviceExecutor::run(const std::vector<at::Tensor>& inputs,
                                                  const std::vector<at::Tensor>& outputs) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  if (communicator_.size() > 1) {
+    checkRanksAgree(inputs);
+  }
   std::vector<std::pair<const Val*, PolymorphicValue>> symbols;
   if (!input_extents_.empty()) {
     symbols = exchangeInputExtents(inputs);

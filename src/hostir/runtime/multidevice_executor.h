@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include "hostir/ir/fusion.h"
@@ -23,6 +26,20 @@ struct MultiDeviceExecutorParams {
 // rank holds none of an input (it lives on a mesh without that rank), every
 // run first allgathers the inputs' symbolic extents among all ranks, so a
 // rank that only receives a tensor still knows its shape.
+//
+// Before the first run of each input signature (this rank's input sizes),
+// every rank checks with the others that they agree on what must agree:
+// the program (a fingerprint of the prepared fusion, which includes chunk
+// counts and meshes), numberOfStreams, and every input axis's size (equal
+// shards of a sharded axis, equal sizes of a replicated one). A
+// disagreement is a hostir::Error on every rank naming the tensor, the
+// ranks and the sizes, before any collective of the program could pair up
+// mismatched buffers. The check is itself two small allgathers among all
+// ranks; ranks are assumed to change their input shapes together (SPMD).
+// A rank whose signature changed while another's did not waits in the
+// check until the communication timeout, which then names the check.
+//
+// run() may be called from several threads; runs are serialized.
 class MultiDeviceExecutor {
  public:
   MultiDeviceExecutor(const Fusion& fusion, Communicator& communicator,
@@ -49,8 +66,15 @@ class MultiDeviceExecutor {
   std::vector<std::pair<const Val*, PolymorphicValue>> exchangeInputExtents(
       const std::vector<at::Tensor>& inputs);
 
+  // The cross-rank agreement check (see the class comment).
+  void checkRanksAgree(const std::vector<at::Tensor>& inputs);
+
   Communicator& communicator_;
+  int number_of_streams_;
   std::unique_ptr<Fusion> prepared_;
+  uint64_t fingerprint_ = 0;  // of the prepared fusion's printed form
+  std::mutex run_mutex_;
+  std::set<std::vector<int64_t>> agreed_signatures_;
   std::unique_ptr<HostIrEvaluator> evaluator_;
   std::vector<InputExtent> input_extents_;  // empty: every rank holds every input
 };

@@ -1,0 +1,177 @@
+// Multi-rank reliability (issue 11), run by every rank of a job started with
+// `hostir launch -n K` (K = 2, 4): ranks that disagree on shard sizes, on the
+// program or on the number of streams get a hostir::Error on every rank,
+// naming the tensor, the ranks and the sizes, before any collective of the
+// program; a collective slower than the stream timeout is not cut short by
+// it. Every rank runs every test in the same order; tests that need two
+// ranks skip on one (the same decision on every rank).
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hostir/ir/arith.h"
+#include "hostir/ir/error.h"
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/multidevice/sharding.h"
+#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/multidevice_executor.h"
+#include "hostir/runtime/stream_timeout.h"
+
+namespace hostir {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class MultiRankReliabilityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (communicator_.size() < 2) {
+      GTEST_SKIP() << "needs at least two ranks";
+    }
+  }
+
+  // x [S, H] sharded on its rows over every rank, allgathered, then relu
+  // (or neg: a different program) of the whole tensor.
+  static void buildAllgather(Fusion& fusion, int64_t ranks, bool use_neg = false) {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(ranks);
+    TensorView* x = makeContigTensor(2);
+    fusion.addInput(x);
+    x->setDeviceMesh(mesh);
+    shardLogicalAxis(x, 0, ParallelType::DIDx, /*via_outer_split=*/false);
+    TensorView* gathered = set(x);
+    gathered->setDeviceMesh(mesh);
+    TensorView* out = use_neg ? neg(gathered) : relu(gathered);
+    out->setDeviceMesh(mesh);
+    fusion.addOutput(out);
+  }
+
+  // Expects `body` to throw hostir::Error containing every part.
+  static void expectErrorOnThisRank(const std::function<void()>& body,
+                                    const std::vector<std::string>& parts) {
+    try {
+      body();
+      ADD_FAILURE() << "expected a hostir::Error";
+    } catch (const Error& error) {
+      for (const std::string& part : parts) {
+        EXPECT_TRUE(contains(error.what(), part)) << "missing \"" << part << "\" in\n"
+                                                  << error.what();
+      }
+    }
+  }
+
+  Communicator& communicator_ = Communicator::getInstance();
+  const int64_t me_ = communicator_.deviceId();
+};
+
+TEST_F(MultiRankReliabilityTest, UnevenShardsRaiseOnEveryRankNamingRanksAndSizes) {
+  Fusion fusion;
+  buildAllgather(fusion, communicator_.size());
+  MultiDeviceExecutor executor(fusion, communicator_);
+  // torch.chunk of 4n - 1 rows: the last rank holds 3, the others 4.
+  const int64_t rows = me_ == communicator_.size() - 1 ? 3 : 4;
+  const auto start = std::chrono::steady_clock::now();
+  expectErrorOnThisRank(
+      [&] {
+        executor.run({at::randn({rows, 5})});
+      },
+      {"uneven shards", "T0_g_float", "rank 0 holds 4",
+       "rank " + std::to_string(communicator_.size() - 1) + " holds 3", "pad the axis"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  // The same executor still runs agreeing shards.
+  at::manual_seed(3);
+  at::Tensor full = at::randn({4 * communicator_.size(), 5});
+  std::vector<at::Tensor> outs =
+      executor.run({full.chunk(communicator_.size(), 0)[me_].contiguous()});
+  EXPECT_TRUE(at::allclose(outs[0], at::relu(full)));
+}
+
+TEST_F(MultiRankReliabilityTest, ReplicatedSizeMismatchRaisesOnEveryRank) {
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(communicator_.size());
+    TensorView* x = makeContigTensor(2);
+    TensorView* y = makeContigTensor(2);
+    fusion.addInput(x);
+    fusion.addInput(y);
+    x->setDeviceMesh(mesh);
+    y->setDeviceMesh(mesh);
+    shardLogicalAxis(x, 0, ParallelType::DIDx, false);
+    TensorView* gathered = set(x);
+    gathered->setDeviceMesh(mesh);
+    TensorView* out = add(gathered, y);
+    out->setDeviceMesh(mesh);
+    fusion.addOutput(out);
+  }
+  MultiDeviceExecutor executor(fusion, communicator_);
+  const int64_t n = communicator_.size();
+  const int64_t cols = me_ == 0 ? 5 : 6;  // replicated y disagrees on its columns
+  expectErrorOnThisRank(
+      [&] {
+        executor.run({at::randn({2, cols}), at::randn({2 * n, cols})});
+      },
+      {"size mismatch across ranks", "input 0", "axis 1", "rank 0 holds 5", "rank 1 holds 6"});
+}
+
+TEST_F(MultiRankReliabilityTest, DifferentProgramsRaiseOnEveryRank) {
+  Fusion fusion;
+  buildAllgather(fusion, communicator_.size(), /*use_neg=*/me_ == 1);
+  MultiDeviceExecutor executor(fusion, communicator_);
+  expectErrorOnThisRank(
+      [&] {
+        executor.run({at::randn({2, 3})});
+      },
+      {"the ranks run different programs", "rank 0: ", "rank 1: "});
+}
+
+TEST_F(MultiRankReliabilityTest, DifferentNumbersOfStreamsRaiseOnEveryRank) {
+  Fusion fusion;
+  buildAllgather(fusion, communicator_.size());
+  MultiDeviceExecutor executor(fusion, communicator_, {.number_of_streams = me_ == 0 ? 2 : 3});
+  expectErrorOnThisRank(
+      [&] {
+        executor.run({at::randn({2, 3})});
+      },
+      {"different numbers of streams", "rank 0: 2", "rank 1: 3"});
+}
+
+// A collective that takes longer than the stream timeout (a peer arrives
+// late) completes: the stream-side waits of a program that communicates
+// are bounded by the stream timeout plus the communication timeout, and the
+// collective's own timeout is the communication timeout.
+TEST_F(MultiRankReliabilityTest, SlowCollectiveIsNotCutShortByTheStreamTimeout) {
+  Fusion fusion;
+  buildAllgather(fusion, communicator_.size());
+  MultiDeviceExecutor executor(fusion, communicator_);
+  at::manual_seed(5);
+  at::Tensor full = at::randn({2 * communicator_.size(), 3});
+  at::Tensor mine = full.chunk(communicator_.size(), 0)[me_].contiguous();
+  executor.run({mine});  // the agreement check and the groups, before timing
+  const runtime::WaitTimeout previous = runtime::defaultWaitTimeout();
+  runtime::setDefaultWaitTimeout(std::chrono::milliseconds(200));
+  if (me_ == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  }
+  std::vector<at::Tensor> outs;
+  try {
+    outs = executor.run({mine});
+  } catch (const Error& error) {
+    ADD_FAILURE() << error.what();
+  }
+  runtime::setDefaultWaitTimeout(previous);
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_TRUE(at::allclose(outs[0], at::relu(full)));
+}
+
+}  // namespace
+}  // namespace hostir
