@@ -1,5 +1,6 @@
 // The `hostir` command: run, inspect and launch hostir programs.
 #include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -102,15 +103,24 @@ int runCommand(const std::string& name, int runs) {
   return ok ? 0 : 1;
 }
 
-int parseRuns(const std::vector<std::string>& args, size_t from) {
-  for (size_t i = from; i + 1 < args.size(); ++i) {
-    if (args[i] == "-n") {
-      int runs = std::stoi(args[i + 1]);
-      HOSTIR_CHECK(runs > 0, "-n needs a positive number of runs");
-      return runs;
-    }
+// `hostir run EXAMPLE [-n N]`, parsed with CLI11: N must be an integer from
+// 1 to 100000 (a number that does not fit, or text, is an error naming it).
+int runSubcommand(const std::vector<std::string>& args) {
+  CLI::App app{"lower and run an example, check it against ATen, time both", "hostir run"};
+  std::string example;
+  int runs = 10;
+  app.add_option("EXAMPLE", example, "a built-in example (`hostir list`)")->required();
+  app.add_option("-n,--runs", runs, "timed runs (median)")->check(CLI::Range(1, 100000));
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    HOSTIR_THROW("hostir run: ", error.what(), "; see `hostir run --help`");
   }
-  return 10;
+  return runCommand(example, runs);
 }
 
 int dispatchCommand(const std::vector<std::string>& args) {
@@ -138,7 +148,7 @@ int dispatchCommand(const std::vector<std::string>& args) {
     return lowerCommand(args[1]);
   }
   if (command == "run") {
-    return runCommand(args[1], parseRuns(args, 2));
+    return runSubcommand(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   std::cerr << "hostir: unknown command '" << command << "'\n" << kUsage;
   return 2;

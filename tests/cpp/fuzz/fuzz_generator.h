@@ -1,0 +1,296 @@
+#pragma once
+
+// A generator of random single-device fusions for differential fuzzing
+// (issue 11): each program is built twice from one seed, once as a hostir
+// fusion (with random Stream axes, outer splits into chunks, 1-7 streams,
+// preallocated outputs or not) and once as the same computation in plain
+// ATen, the reference. The fuzz test lowers and runs the fusion through
+// HostExecutor and compares.
+//
+// The op set is that of arith.h: unary ops, binary ops between tensors and
+// with scalars, broadcasts, reductions (sum/max/min, any axis), matmul,
+// linear with and without bias, slices, permutes, casts. Shapes include 0,
+// 1 and extents that chunk counts do not divide.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hostir/ir/arith.h"
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/ir/tensor_view.h"
+
+namespace hostir::fuzz {
+
+struct FuzzProgram {
+  uint64_t seed = 0;
+  std::unique_ptr<Fusion> fusion;
+  std::vector<at::Tensor> inputs;
+  std::vector<at::Tensor> expected;
+  int number_of_streams = 1;
+  bool preallocate_outputs = false;
+  // One line per op, in the reference's terms, to read a failure.
+  std::string description;
+};
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed) : seed_(seed), rng_(seed) {}
+
+  FuzzProgram generate() {
+    FuzzProgram program;
+    program.seed = seed_;
+    program.fusion = std::make_unique<Fusion>();
+    FusionGuard guard(program.fusion.get());
+    fusion_ = program.fusion.get();
+
+    rows_ = pick<int64_t>({0, 1, 2, 3, 4, 5, 7, 8, 13});
+    cols_ = pick<int64_t>({1, 2, 3, 4, 6});
+    log("shape [" + std::to_string(rows_) + ", " + std::to_string(cols_) + "]");
+
+    addInput({rows_, cols_});
+    if (chance(0.6)) {
+      addInput({rows_, cols_});
+    }
+    const int ops = uniform(1, 6);
+    for (int i = 0; i < ops; ++i) {
+      step();
+    }
+
+    // Outputs: the last value and maybe others that ops computed.
+    std::vector<size_t> outputs{values_.size() - 1};
+    for (size_t i = 0; i + 1 < values_.size(); ++i) {
+      if (!values_[i].is_input && chance(0.25)) {
+        outputs.push_back(i);
+      }
+    }
+    for (size_t index : outputs) {
+      Value& value = values_[index];
+      if (value.is_input) {
+        // An input as an output: copy it, as a program would.
+        Value copy{set(value.tv), value.ref.clone(), false};
+        values_.push_back(copy);
+        maybeStream(values_.back().tv);
+        log("set (input as output)");
+        program.fusion->addOutput(values_.back().tv);
+        program.expected.push_back(values_.back().ref);
+        continue;
+      }
+      program.fusion->addOutput(value.tv);
+      program.expected.push_back(value.ref);
+    }
+    program.inputs = inputs_;
+    program.number_of_streams = uniform(1, 7);
+    program.preallocate_outputs = chance(0.5);
+    program.description = description_.str() + "streams " +
+                          std::to_string(program.number_of_streams) +
+                          (program.preallocate_outputs ? ", preallocated outputs" : "");
+    return program;
+  }
+
+ private:
+  struct Value {
+    TensorView* tv;
+    at::Tensor ref;
+    bool is_input;
+  };
+
+  template <typename T>
+  T pick(std::initializer_list<T> options) {
+    std::vector<T> list(options);
+    return list[static_cast<size_t>(uniform(0, static_cast<int>(list.size()) - 1))];
+  }
+  int uniform(int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng_);
+  }
+  bool chance(double p) {
+    return std::bernoulli_distribution(p)(rng_);
+  }
+  void log(const std::string& line) {
+    description_ << line << "\n";
+  }
+
+  at::Tensor randomTensor(const std::vector<int64_t>& sizes) {
+    at::Generator generator = at::detail::createCPUGenerator(rng_());
+    return at::randn(sizes, generator, at::TensorOptions().dtype(at::kFloat));
+  }
+
+  TensorView* addInput(const std::vector<int64_t>& sizes) {
+    TensorView* tv = makeContigTensor(static_cast<int64_t>(sizes.size()));
+    fusion_->addInput(tv);
+    inputs_.push_back(randomTensor(sizes));
+    values_.push_back({tv, inputs_.back(), true});
+    log("input " + std::to_string(inputs_.size() - 1));
+    return tv;
+  }
+
+  // A [rows, cols] value, preferring recent ones.
+  size_t pickValue() {
+    const int n = static_cast<int>(values_.size());
+    return static_cast<size_t>(chance(0.6) ? n - 1 : uniform(0, n - 1));
+  }
+
+  // With some probability, a Stream axis on axis 0 of `tv`: directly, or
+  // through an outer split into 1-5 chunks.
+  void maybeStream(TensorView* tv) {
+    if (tv->nDims() == 0 || !chance(0.45)) {
+      return;
+    }
+    if (chance(0.4)) {
+      const int64_t chunks = uniform(1, 5);
+      tv->split(0, chunks, /*inner_split=*/false);
+      log("  stream: axis 0 split into " + std::to_string(chunks) + " chunks");
+    } else {
+      log("  stream: axis 0");
+    }
+    tv->axis(0)->parallelize(ParallelType::Stream);
+  }
+
+  void push(TensorView* tv, at::Tensor ref, const std::string& what) {
+    log(what);
+    maybeStream(tv);
+    values_.push_back({tv, std::move(ref), false});
+  }
+
+  void step() {
+    const Value a = values_[pickValue()];
+    const Value b = values_[pickValue()];
+    switch (uniform(0, 11)) {
+      case 0: {
+        switch (uniform(0, 6)) {
+          case 0: push(neg(a.tv), -a.ref, "neg"); break;
+          case 1: push(abs(a.tv), at::abs(a.ref), "abs"); break;
+          case 2: push(relu(a.tv), at::relu(a.ref), "relu"); break;
+          case 3: push(sigmoid(a.tv), at::sigmoid(a.ref), "sigmoid"); break;
+          case 4: push(tanh(a.tv), at::tanh(a.ref), "tanh"); break;
+          case 5: push(gelu(a.tv), at::gelu(a.ref), "gelu"); break;
+          default: push(exp(tanh(a.tv)), at::exp(at::tanh(a.ref)), "exp(tanh)"); break;
+        }
+        break;
+      }
+      case 1:
+      case 2: {
+        switch (uniform(0, 4)) {
+          case 0: push(add(a.tv, b.tv), a.ref + b.ref, "add"); break;
+          case 1: push(sub(a.tv, b.tv), a.ref - b.ref, "sub"); break;
+          case 2: push(mul(a.tv, b.tv), a.ref * b.ref, "mul"); break;
+          case 3: push(maximum(a.tv, b.tv), at::maximum(a.ref, b.ref), "maximum"); break;
+          default: push(minimum(a.tv, b.tv), at::minimum(a.ref, b.ref), "minimum"); break;
+        }
+        break;
+      }
+      case 3: {
+        const double s = pick<double>({0.5, -2.0, 3.0});
+        if (chance(0.5)) {
+          push(mul(a.tv, s), a.ref * s, "mul scalar " + std::to_string(s));
+        } else {
+          push(add(a.tv, s), a.ref + s, "add scalar " + std::to_string(s));
+        }
+        break;
+      }
+      case 4: {
+        // div by a value kept away from zero.
+        TensorView* denominator = add(abs(b.tv), 1.0);
+        push(div(a.tv, denominator), a.ref / (at::abs(b.ref) + 1.0), "div by |b|+1");
+        break;
+      }
+      case 5: {
+        // A row vector input broadcast over the rows.
+        TensorView* row = makeContigTensor(1);
+        fusion_->addInput(row);
+        inputs_.push_back(randomTensor({cols_}));
+        log("input " + std::to_string(inputs_.size() - 1) + " (row)");
+        push(add(a.tv, broadcast(row, {true, false})), a.ref + inputs_.back().unsqueeze(0),
+             "add broadcast row");
+        break;
+      }
+      case 6: {
+        // Reduce over the columns, broadcast back, combine.
+        const int kind = uniform(0, 2);
+        TensorView* reduced = kind == 0   ? sum(a.tv, {1})
+                              : kind == 1 ? max(a.tv, {1})
+                                          : min(a.tv, {1});
+        at::Tensor ref = kind == 0 ? a.ref.sum({1}) : kind == 1 ? a.ref.amax({1}) : a.ref.amin({1});
+        push(mul(b.tv, broadcast(reduced, {false, true})), b.ref * ref.unsqueeze(1),
+             std::string(kind == 0   ? "sum"
+                         : kind == 1 ? "max"
+                                     : "min") +
+                 " over axis 1, broadcast, mul");
+        break;
+      }
+      case 7: {
+        // Reduce over the rows (possibly empty: sum only), broadcast back.
+        TensorView* reduced = sum(a.tv, {0});
+        push(add(b.tv, broadcast(reduced, {true, false})), b.ref + a.ref.sum({0}).unsqueeze(0),
+             "sum over axis 0, broadcast, add");
+        break;
+      }
+      case 8: {
+        TensorView* w = makeContigTensor(2);
+        fusion_->addInput(w);
+        inputs_.push_back(randomTensor({cols_, cols_}) * 0.5);
+        log("input " + std::to_string(inputs_.size() - 1) + " (matmul weight)");
+        push(matmul(a.tv, w), at::matmul(a.ref, inputs_.back()), "matmul");
+        break;
+      }
+      case 9: {
+        TensorView* w = makeContigTensor(2);
+        fusion_->addInput(w);
+        inputs_.push_back(randomTensor({cols_, cols_}) * 0.5);
+        at::Tensor w_ref = inputs_.back();
+        log("input " + std::to_string(inputs_.size() - 1) + " (linear weight)");
+        if (chance(0.5)) {
+          TensorView* bias = makeContigTensor(1);
+          fusion_->addInput(bias);
+          inputs_.push_back(randomTensor({cols_}));
+          log("input " + std::to_string(inputs_.size() - 1) + " (bias)");
+          push(linear(a.tv, w, bias), at::linear(a.ref, w_ref, inputs_.back()), "linear+bias");
+        } else {
+          push(linear(a.tv, w), at::linear(a.ref, w_ref), "linear");
+        }
+        break;
+      }
+      case 10: {
+        // A slice of rows padded back: rows [0, r) of a, then the rest of b.
+        const int64_t cut = rows_ == 0 ? 0 : uniform(0, static_cast<int>(rows_));
+        TensorView* top = slice(a.tv, 0, 0, cut);
+        TensorView* doubled = mul(top, 2.0);
+        // Combine with b's matching rows to stay [rows, cols]: b * 1 + 0 on
+        // the rest is b itself; only the slice enters through a reduction.
+        TensorView* col_sum = sum(doubled, {0});
+        push(sub(b.tv, broadcast(col_sum, {true, false})),
+             b.ref - (a.ref.slice(0, 0, cut) * 2.0).sum({0}).unsqueeze(0),
+             "slice rows [0, " + std::to_string(cut) + "), *2, sum, broadcast, sub");
+        break;
+      }
+      default: {
+        // A permute there and back (a transpose of a transpose), or a cast
+        // round trip through double.
+        if (chance(0.5)) {
+          push(permute(permute(a.tv, {1, 0}), {1, 0}), a.ref.clone(), "permute twice");
+        } else {
+          push(castOp(DataType::Float, castOp(DataType::Double, a.tv)), a.ref.clone(),
+               "cast to double and back");
+        }
+        break;
+      }
+    }
+  }
+
+  uint64_t seed_;
+  std::mt19937_64 rng_;
+  Fusion* fusion_ = nullptr;
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+  std::vector<at::Tensor> inputs_;
+  std::vector<Value> values_;
+  std::ostringstream description_;
+};
+
+}  // namespace hostir::fuzz

@@ -1,0 +1,135 @@
+// Differential fuzzing (issue 11): random fusions lowered and run through
+// HostExecutor, compared with the same computation in plain ATen.
+//
+// The smoke run (ctest) runs a fixed range of seeds, bounded in time. The
+// long run is the same test with more programs:
+//   HOSTIR_FUZZ_PROGRAMS=10000 HOSTIR_FUZZ_FIRST_SEED=1000 HOSTIR_FUZZ_BUDGET_S=0
+//     build/tests/test_fuzz --gtest_filter=Fuzz.DifferentialAgainstAten
+// (tests/fuzz/long_run.sh). A program that the lowering rejects with a
+// hostir::Error (an unsupported Stream pattern) counts as rejected, not as
+// a failure, and the rejections are listed by message; a program that
+// lowers must run and match. Failures print the seed and the program.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "fuzz/fuzz_generator.h"
+#include "hostir/runtime/host_executor.h"
+
+namespace hostir::fuzz {
+namespace {
+
+int64_t envInt(const char* name, int64_t fallback) {
+  const char* text = std::getenv(name);
+  return text == nullptr || *text == '\0' ? fallback : std::strtoll(text, nullptr, 10);
+}
+
+enum class Outcome { kMatched, kRejected, kFailed };
+
+struct Result {
+  Outcome outcome = Outcome::kMatched;
+  std::string message;
+};
+
+bool closeEnough(const at::Tensor& actual, const at::Tensor& expected) {
+  return actual.sizes() == expected.sizes() && actual.scalar_type() == expected.scalar_type() &&
+         at::allclose(actual, expected, /*rtol=*/1e-4, /*atol=*/1e-5, /*equal_nan=*/true);
+}
+
+Result runProgram(const FuzzProgram& program) {
+  std::unique_ptr<HostExecutor> executor;
+  try {
+    executor = std::make_unique<HostExecutor>(
+        *program.fusion, HostIrEvaluatorParams{.number_of_streams = program.number_of_streams});
+  } catch (const Error& error) {
+    std::string message = error.what();
+    return {Outcome::kRejected, message.substr(0, message.find('\n'))};
+  }
+  try {
+    std::vector<at::Tensor> buffers;
+    if (program.preallocate_outputs) {
+      for (const at::Tensor& expected : program.expected) {
+        buffers.push_back(at::full_like(expected, -77.0));
+      }
+    }
+    for (int run = 0; run < 2; ++run) {  // a second run reuses the lowered program
+      std::vector<at::Tensor> outputs = executor->run(program.inputs, buffers);
+      if (outputs.size() != program.expected.size()) {
+        return {Outcome::kFailed, "wrong number of outputs"};
+      }
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        if (!closeEnough(outputs[i], program.expected[i])) {
+          std::ostringstream ss;
+          ss << "output " << i << " differs (run " << run << "): max |diff| = "
+             << (outputs[i].sizes() == program.expected[i].sizes()
+                     ? (outputs[i] - program.expected[i]).abs().max().item<double>()
+                     : -1.0)
+             << ", sizes " << outputs[i].sizes() << " vs " << program.expected[i].sizes();
+          return {Outcome::kFailed, ss.str()};
+        }
+        if (program.preallocate_outputs && !outputs[i].is_same(buffers[i])) {
+          return {Outcome::kFailed, "output " + std::to_string(i) + " is not the given buffer"};
+        }
+      }
+    }
+  } catch (const std::exception& error) {
+    return {Outcome::kFailed, std::string("run threw: ") + error.what()};
+  }
+  return {};
+}
+
+TEST(Fuzz, DifferentialAgainstAten) {
+  const int64_t programs = envInt("HOSTIR_FUZZ_PROGRAMS", 300);
+  const int64_t first_seed = envInt("HOSTIR_FUZZ_FIRST_SEED", 1);
+  // The smoke run stops early (passing) past its time budget, so a slow
+  // machine does not time out CI; the long run sets no budget.
+  const int64_t budget_s = envInt("HOSTIR_FUZZ_BUDGET_S", 60);
+  const auto start = std::chrono::steady_clock::now();
+
+  int64_t matched = 0;
+  int64_t rejected = 0;
+  int64_t failed = 0;
+  std::map<std::string, int64_t> rejections;
+  int64_t ran = 0;
+  for (int64_t seed = first_seed; seed < first_seed + programs; ++seed) {
+    if (budget_s > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget_s)) {
+      break;
+    }
+    FuzzProgram program = Generator(static_cast<uint64_t>(seed)).generate();
+    Result result = runProgram(program);
+    ++ran;
+    switch (result.outcome) {
+      case Outcome::kMatched: ++matched; break;
+      case Outcome::kRejected:
+        ++rejected;
+        ++rejections[result.message];
+        break;
+      case Outcome::kFailed:
+        ++failed;
+        ADD_FAILURE() << "seed " << seed << ": " << result.message << "\nprogram:\n"
+                      << program.description << "\nfusion:\n"
+                      << program.fusion->toString();
+        break;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "fuzz: " << ran << " programs (seeds " << first_seed << ".." << first_seed + ran - 1
+            << ") in " << seconds << " s: " << matched << " matched ATen, " << rejected
+            << " rejected by the lowering, " << failed << " failed\n";
+  for (const auto& [message, count] : rejections) {
+    std::cout << "  rejected " << count << "x: " << message << "\n";
+  }
+  EXPECT_EQ(failed, 0);
+  EXPECT_GT(ran, 0);
+  // Most programs must get through the lowering, or the fuzzer tests little.
+  EXPECT_GE(matched * 4, ran * 3) << "too many rejections";
+}
+
+}  // namespace
+}  // namespace hostir::fuzz
