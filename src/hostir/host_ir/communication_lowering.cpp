@@ -7,6 +7,7 @@
 #include "hostir/host_ir/stream_axis.h"
 #include "hostir/host_ir/stream_parallelization.h"
 #include "hostir/ir/arith.h"
+#include "hostir/ir/op_traits.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/axis_mapping.h"
 #include "hostir/multidevice/communication_plan.h"
@@ -378,8 +379,7 @@ void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_devic
   Scope& top = container.topLevel();
   for (auto it = top.begin(); it != top.end();) {
     Expr* expr = *it;
-    bool fusion_op = tensorOutput(expr) != nullptr && !expr->isA<PostOnStream>() &&
-                     !expr->isA<Communication>() && !expr->isA<Allocate>();
+    bool fusion_op = hasTrait(expr, OpTrait::AtenEvaluable);
     if (!fusion_op || !isResharding(expr)) {
       ++it;
       continue;

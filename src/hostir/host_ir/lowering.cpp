@@ -31,7 +31,9 @@ bool computesStreamParallelTensor(const SegmentedGroup& group) {
   return false;
 }
 
-bool holdsHostLowerableOp(const SegmentedGroup& group) {
+// Unlike the merge policy's check, an expr forwarded into the group (a copy
+// of a cheap op computed elsewhere) does not count.
+bool computesHostLowerableOp(const SegmentedGroup& group) {
   for (const Expr* expr : group.exprs()) {
     if (!group.isForwarded(expr) && isHostLowerable(expr)) {
       return true;
@@ -54,9 +56,8 @@ HostIrPassManager multiDeviceHostIrPasses(int64_t my_device, const DeviceTargets
   passes.add("resharding_to_communication", [my_device](HostIrContainer& container) {
     lowerReshardingToCommunication(container, my_device);
   });
-  passes.add("specialize_encodings", [targets](HostIrContainer& container) {
-    specializeEncodings(container, targets);
-  });
+  passes.add("specialize_encodings",
+             [targets](HostIrContainer& container) { specializeEncodings(container, targets); });
   passes.add("other_devices_work_removal", [my_device](HostIrContainer& container) {
     removeOtherDevicesWork(container, my_device);
   });
@@ -94,7 +95,7 @@ std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
     }
   };
   auto emitsExprs = [](const SegmentedGroup& group) {
-    return holdsHostLowerableOp(group) || computesStreamParallelTensor(group);
+    return computesHostLowerableOp(group) || computesStreamParallelTensor(group);
   };
   // Forwarded exprs read only fusion inputs, factories and other forwarded
   // exprs, so they can all run first: emitted between two stream-parallel

@@ -6,6 +6,7 @@
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/stream_axis.h"
 #include "hostir/ir/arith.h"
+#include "hostir/ir/op_traits.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/axis_mapping.h"
 #include "hostir/multidevice/sharding.h"
@@ -15,19 +16,16 @@ namespace hostir {
 namespace {
 
 bool isPointwise(const Expr* expr) {
-  return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<BinaryOp>();
+  return hasTrait(expr, OpTrait::Pointwise);
 }
 
 bool isStreamParallelizable(const Expr* expr) {
-  return isPointwise(expr) || expr->isA<ReductionOp>() || expr->isA<BroadcastOp>() ||
-         expr->isA<MatmulOp>() || expr->isA<LinearOp>();
+  return hasTrait(expr, OpTrait::StreamParallelizable);
 }
 
 // Host IR nodes (allocations, loops, communications) are already lowered.
 bool isFusionOp(const Expr* expr) {
-  return isStreamParallelizable(expr) || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||
-         expr->isA<PermuteOp>() || expr->isA<ReshapeOp>() || expr->isA<FullOp>() ||
-         expr->isA<PostOnStream>();
+  return hasTrait(expr, OpTrait::AtenEvaluable) || expr->isA<PostOnStream>();
 }
 
 // The expr's output Stream axis, validating what the pass cannot lower.

@@ -3,6 +3,7 @@
 #include <ATen/ScalarOps.h>
 
 #include "hostir/ir/dispatch.h"
+#include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/expression_evaluator.h"
@@ -245,13 +246,7 @@ void evaluateFusionOpInto(const Expr* expr, ExpressionEvaluator& ee, const at::T
 }
 
 bool isAtenEvaluable(const Expr* expr) {
-  if (expr->outputs().size() != 1 || expr->output(0)->vtype() != ValType::TensorView) {
-    return false;
-  }
-  return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
-         expr->isA<ReductionOp>() || expr->isA<BroadcastOp>() || expr->isA<MatmulOp>() ||
-         expr->isA<LinearOp>() || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||
-         expr->isA<PermuteOp>() || expr->isA<ReshapeOp>() || expr->isA<FullOp>();
+  return hasTrait(expr, OpTrait::AtenEvaluable);
 }
 
 }  // namespace hostir

@@ -3,12 +3,13 @@
 #include <algorithm>
 
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
 
 namespace hostir {
 
 bool isForwardableOp(const Expr* expr) {
-  return expr->isA<UnaryOp>() || expr->isA<BroadcastOp>() || expr->isA<FullOp>();
+  return hasTrait(expr, OpTrait::Forwardable);
 }
 
 std::unordered_set<const Expr*> findForwardedExprs(const Fusion& fusion,

@@ -2,53 +2,11 @@
 
 #include <algorithm>
 
-#include "hostir/ir/dispatch.h"
+#include "hostir/ir/op_traits.h"
 
 namespace hostir {
 
 namespace {
-
-// A visitor rather than casts: host IR nodes are only forward-declared at
-// this layer (segment/ must not depend on host_ir/).
-class HostLowerableCheck : public OptOutDispatch {
- public:
-  static bool check(const Expr* expr) {
-    HostLowerableCheck checker;
-    checker.dispatch(expr);
-    return checker.host_lowerable_;
-  }
-
- private:
-  void handle(const LoadStoreOp* /*expr*/) override {
-    host_lowerable_ = true;
-  }
-  void handle(const BinaryOp* /*expr*/) override {
-    host_lowerable_ = true;
-  }
-  void handle(const ReductionOp* /*expr*/) override {
-    host_lowerable_ = true;
-  }
-  void handle(const MatmulOp* /*expr*/) override {
-    host_lowerable_ = true;
-  }
-  void handle(const LinearOp* /*expr*/) override {
-    host_lowerable_ = true;
-  }
-  void handle(const SelectOp* /*expr*/) override {
-    host_lowerable_ = true;
-  }
-  void handle(const SliceOp* /*expr*/) override {
-    host_lowerable_ = true;
-  }
-  void handle(const Communication* /*expr*/) override {
-    host_lowerable_ = true;
-  }
-  void handle(const P2PCommunication* /*expr*/) override {
-    host_lowerable_ = true;
-  }
-
-  bool host_lowerable_ = false;
-};
 
 bool holdsHostLowerableOp(const SegmentedGroup& group) {
   return std::any_of(group.exprs().begin(), group.exprs().end(), isHostLowerable);
@@ -57,7 +15,7 @@ bool holdsHostLowerableOp(const SegmentedGroup& group) {
 }  // namespace
 
 bool isHostLowerable(const Expr* expr) {
-  return HostLowerableCheck::check(expr);
+  return hasTrait(expr, OpTrait::HostLowerable);
 }
 
 MergePredicate hostLoweringMergePolicy() {

@@ -1,0 +1,79 @@
+#include "hostir/ir/op_traits.h"
+
+#include <string_view>
+#include <unordered_map>
+
+#include "hostir/ir/statement.h"
+
+namespace hostir {
+namespace {
+
+using Traits = std::uint32_t;
+
+constexpr Traits operator|(OpTrait a, OpTrait b) {
+  return static_cast<Traits>(a) | static_cast<Traits>(b);
+}
+constexpr Traits operator|(Traits a, OpTrait b) {
+  return a | static_cast<Traits>(b);
+}
+
+// By the expr's class (opName): host IR nodes live in a layer above this
+// one, so they are named, not included.
+const std::unordered_map<std::string_view, Traits>& table() {
+  using enum OpTrait;
+  static const std::unordered_map<std::string_view, Traits> traits{
+      {"LoadStoreOp", Pointwise | HostLowerable | StreamParallelizable | AtenEvaluable},
+      {"UnaryOp", Pointwise | StreamParallelizable | AtenEvaluable | Forwardable},
+      {"BinaryOp", Pointwise | HostLowerable | StreamParallelizable | AtenEvaluable},
+      {"ReductionOp", Reduction | HostLowerable | StreamParallelizable | AtenEvaluable},
+      {"BroadcastOp", View | StreamParallelizable | AtenEvaluable | Forwardable},
+      {"MatmulOp", Contraction | HostLowerable | StreamParallelizable | AtenEvaluable},
+      {"LinearOp", Contraction | HostLowerable | StreamParallelizable | AtenEvaluable},
+      {"SelectOp", View | HostLowerable | AtenEvaluable},
+      {"SliceOp", View | HostLowerable | AtenEvaluable},
+      {"PermuteOp", View | AtenEvaluable},
+      {"ReshapeOp", View | AtenEvaluable},
+      {"FullOp", Factory | AtenEvaluable | Forwardable},
+      {"Communication", static_cast<Traits>(HostLowerable)},
+      {"P2PCommunication", static_cast<Traits>(HostLowerable)},
+  };
+  return traits;
+}
+
+}  // namespace
+
+bool hasTrait(const Expr* expr, OpTrait trait) {
+  auto it = table().find(expr->opName());
+  if (it == table().end() || (it->second & static_cast<Traits>(trait)) == 0) {
+    return false;
+  }
+  // A fusion op is ATen-evaluable only with one tensor output (a BinaryOp
+  // on two scalars is scalar arithmetic, evaluated on demand).
+  if (trait == OpTrait::AtenEvaluable) {
+    return expr->outputs().size() == 1 && expr->output(0)->vtype() == ValType::TensorView;
+  }
+  return true;
+}
+
+std::string traitsToString(const Expr* expr) {
+  static constexpr std::pair<OpTrait, const char*> kNames[] = {
+      {OpTrait::View, "View"},
+      {OpTrait::Pointwise, "Pointwise"},
+      {OpTrait::Reduction, "Reduction"},
+      {OpTrait::Contraction, "Contraction"},
+      {OpTrait::Factory, "Factory"},
+      {OpTrait::HostLowerable, "HostLowerable"},
+      {OpTrait::StreamParallelizable, "StreamParallelizable"},
+      {OpTrait::AtenEvaluable, "AtenEvaluable"},
+      {OpTrait::Forwardable, "Forwardable"},
+  };
+  std::string text;
+  for (const auto& [trait, name] : kNames) {
+    if (hasTrait(expr, trait)) {
+      text += (text.empty() ? "" : "|") + std::string(name);
+    }
+  }
+  return text;
+}
+
+}  // namespace hostir

@@ -1,0 +1,43 @@
+#include <gtest/gtest.h>
+
+#include "hostir/ir/arith.h"
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/op_traits.h"
+#include "hostir/ir/tensor_factories.h"
+
+namespace hostir {
+namespace {
+
+// The one table answers for every op the builders make.
+TEST(OpTraits, EachBuilderOpHasItsTraits) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* w = makeContigTensor(2);
+  fusion.addInput(x);
+  fusion.addInput(w);
+  auto traits = [](TensorView* tv) { return traitsToString(tv->definition()); };
+  EXPECT_EQ(traits(set(x)), "Pointwise|HostLowerable|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(relu(x)), "Pointwise|StreamParallelizable|AtenEvaluable|Forwardable");
+  EXPECT_EQ(traits(add(x, w)), "Pointwise|HostLowerable|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(sum(x, {1})), "Reduction|HostLowerable|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(linear(x, w)), "Contraction|HostLowerable|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(matmul(x, w)), "Contraction|HostLowerable|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(permute(x, {1, 0})), "View|AtenEvaluable");
+  EXPECT_EQ(traits(slice(x, 0, 0, 1)), "View|HostLowerable|AtenEvaluable");
+  EXPECT_EQ(traits(zeros({2, 3})), "Factory|AtenEvaluable|Forwardable");
+}
+
+// Scalar arithmetic is a BinaryOp too, but not a tensor op.
+TEST(OpTraits, ScalarArithmeticIsNotAtenEvaluable) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  Val* extent = add(x->axis(0)->extent(), x->axis(1)->extent());
+  ASSERT_NE(extent->definition(), nullptr);
+  EXPECT_FALSE(hasTrait(extent->definition(), OpTrait::AtenEvaluable));
+  EXPECT_TRUE(hasTrait(extent->definition(), OpTrait::Pointwise));
+}
+
+}  // namespace
+}  // namespace hostir
