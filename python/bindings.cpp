@@ -44,7 +44,11 @@ namespace {
 // stable across rebuilds of the same records (names are given in creation
 // order) and across copies (copyFusion keeps names).
 std::string valKey(const Val* val) {
-  return (val->isA<TensorView>() ? "T" : "S") + std::to_string(val->name());
+  // Appended, not `"T" + std::to_string(...)`: GCC 12 warns (-Wrestrict) on
+  // that form, falsely (GCC PR 105329).
+  std::string key(1, val->isA<TensorView>() ? 'T' : 'S');
+  key += std::to_string(val->name());
+  return key;
 }
 
 // One lowered program for one input signature.
