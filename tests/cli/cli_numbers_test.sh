@@ -26,10 +26,10 @@ expect_error() {
   fi
 }
 
-expect_error "4294967296" run stream_matmul -n 4294967296
-expect_error "abc" run stream_matmul -n abc
-expect_error "-n" run stream_matmul -n 0
-expect_error "-n" run stream_matmul -n -3
+expect_error "runs: Value 4294967296" run stream_matmul -n 4294967296
+expect_error "runs: Value abc" run stream_matmul -n abc
+expect_error "runs: Value 0" run stream_matmul -n 0
+expect_error "runs: Value -3" run stream_matmul -n -3
 expect_error "runs" sp-mlp --runs 4294967296
 expect_error "streams" sp-mlp --streams 4294967296
 expect_error "streams" sp-mlp --streams abc
