@@ -333,7 +333,8 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
 SequenceParallelMlpOptions parseSequenceParallelMlpOptions(const std::vector<std::string>& args) {
   SequenceParallelMlpOptions options;
   CLI::App app{"the main job: a sequence-parallel transformer MLP block", "hostir sp-mlp"};
-  auto positive = CLI::PositiveNumber;
+  // A positive extent (CLI::PositiveNumber's message would print the double range).
+  auto positive = CLI::Range(int64_t{1}, int64_t{1} << 40);
   app.add_option("--ranks", options.ranks, "ranks to start when not launched")
       ->check(CLI::Range(int64_t{1}, int64_t{64}));
   app.add_option("--tokens", options.tokens, "rows of x (sequence length)")->check(positive);

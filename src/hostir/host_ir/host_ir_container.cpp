@@ -189,11 +189,17 @@ std::string HostIrContainer::toString() const {
     }
     ss << header;
     if (!device_targets_.empty()) {
-      ss << "  targets:";
+      // Wrapped so that a large mesh does not make one endless line.
+      std::string line = "  targets:";
       for (const auto& [device, target] : device_targets_) {
-        ss << " " << device << "=" << target.describe();
+        std::string entry = " " + std::to_string(device) + "=" + target.describe();
+        if (line.size() + entry.size() > 150) {
+          ss << line << "\n";
+          line = "          ";
+        }
+        line += entry;
       }
-      ss << "\n";
+      ss << line << "\n";
     }
     for (const Scalar* scalar : ScalarNames::definitionsIn(nullptr)) {
       ss << "  " << ScalarNames::definitionLine(scalar) << "\n";

@@ -10,6 +10,8 @@
 #include "hostir/runtime/collectives.h"
 #include "hostir/runtime/communicator.h"
 #include "hostir/runtime/input_validation.h"
+#include "hostir/runtime/packed_gemm.h"
+#include "hostir/runtime/target_detection.h"
 #include "hostir/runtime/thread_budget_aten.h"
 
 #include <algorithm>
@@ -316,9 +318,12 @@ void HostIrEvaluator::enqueueCompute(const Expr* expr, std::function<void()> wor
     current_->enqueue(label(expr), std::move(named));
     return;
   }
+  // Two items, so a trace shows the wait for the turn apart from the work.
   auto ticket = gate_->take(label(expr));
-  current_->enqueue(label(expr), [ticket, work = std::move(named), timeout = wait_timeout_] {
-    ticket->enter(timeout);
+  current_->enqueue(
+      "wait for the compute turn of " + label(expr),
+      [ticket, timeout = wait_timeout_] { ticket->enter(timeout); }, "wait");
+  current_->enqueue(label(expr), [ticket, work = std::move(named)] {
     work();
     ticket->leave();
   });
@@ -404,9 +409,52 @@ void HostIrEvaluator::handle(const HostUnit* /*expr*/) {
 }
 
 void HostIrEvaluator::handle(const PostOnStream* expr) {
-  auto it = unit_executors_.find(expr->hostUnit());
+  // The executable variant for this rank's device (specialize_encodings).
+  auto it = unit_executors_.find(expr->hostUnitFor(params_.my_device));
   HOSTIR_ASSERT(it != unit_executors_.end(), "HostUnit of PostOnStream is not registered");
   enqueueSegment(expr, *it->second);
+}
+
+namespace {
+// The layout this device holds an encoded tensor in: the pass's choice for
+// the device, else this process's target's resolution.
+Layout layoutOnThisDevice(std::optional<Layout> chosen, const TensorView* encoded) {
+  return chosen.has_value() ? *chosen : resolveLayout(encoded, localTarget());
+}
+}  // namespace
+
+void HostIrEvaluator::handle(const SetEncoding* expr) {
+  at::Tensor plain = boundInput(expr->in(), expr);
+  Layout layout = layoutOnThisDevice(expr->layoutFor(params_.my_device), expr->out());
+  if (!plain.defined() || layout.isIdentity()) {
+    ee_.bind(expr->out(), plain);
+    return;
+  }
+  if (expr->in()->isFusionInput()) {
+    // A weight passed to every run: packed once, on the host thread (the
+    // caller's data is ready), reused while the tensor is unchanged.
+    ee_.bind(expr->out(), packMatmulRhsCached(plain, layout.tile, layout.n_axis));
+    return;
+  }
+  const int64_t n = plain.size(layout.n_axis);
+  const int64_t k = plain.size(1 - layout.n_axis);
+  at::Tensor packed = at::empty(panelShape(n, k, layout.tile), plain.options());
+  rememberPlainSizes(packed, plain.sizes().vec());
+  ee_.bind(expr->out(), packed);
+  enqueueCompute(expr, [plain, packed, layout] {
+    packed.copy_(packMatmulRhs(plain, layout.tile, layout.n_axis));
+  });
+}
+
+void HostIrEvaluator::handle(const UnsetEncoding* expr) {
+  at::Tensor encoded = boundInput(expr->in(), expr);
+  at::Tensor out = boundOrAllocated(expr->out());
+  Layout layout = layoutOnThisDevice(expr->layoutFor(params_.my_device), expr->in());
+  enqueueCompute(expr, [encoded, out, layout] {
+    out.copy_(layout.isIdentity() || encoded.dim() == out.dim()
+                  ? encoded
+                  : unpackMatmulRhs(encoded, out.size(layout.n_axis), layout.n_axis));
+  });
 }
 
 void HostIrEvaluator::handle(const LaunchKernel* expr) {

@@ -101,6 +101,8 @@ class HostIrEvaluator final : public OptInDispatch {
   void handle(const Wait* expr) override;
   void handle(const StartCoalescing* expr) override;
   void handle(const EndCoalescing* expr) override;
+  void handle(const SetEncoding* expr) override;
+  void handle(const UnsetEncoding* expr) override;
   // Fusion ops run directly, in place when their output is already bound.
   void handle(const LoadStoreOp* expr) override;
   void handle(const UnaryOp* expr) override;

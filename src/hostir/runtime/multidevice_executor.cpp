@@ -66,7 +66,7 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& fusion, Communicator& com
   fingerprint_ = fingerprintOf(prepared_->toString());
   int64_t my_device = communicator.deviceId();
   evaluator_ = std::make_unique<HostIrEvaluator>(
-      lowerToHostIr(*prepared_, multiDeviceHostIrPasses(my_device)),
+      lowerToHostIr(*prepared_, multiDeviceHostIrPasses(my_device, communicator.deviceTargets())),
       HostIrEvaluatorParams{.number_of_streams = params.number_of_streams,
                             .communicator = &communicator,
                             .my_device = my_device});
