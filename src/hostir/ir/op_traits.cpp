@@ -70,7 +70,10 @@ std::string traitsToString(const Expr* expr) {
   std::string text;
   for (const auto& [trait, name] : kNames) {
     if (hasTrait(expr, trait)) {
-      text += (text.empty() ? "" : "|") + std::string(name);
+      if (!text.empty()) {
+        text += '|';
+      }
+      text += name;
     }
   }
   return text;

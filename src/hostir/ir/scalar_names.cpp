@@ -22,8 +22,9 @@ ScalarNames::ScalarNames(std::map<const Expr*, std::vector<const Scalar*>> defin
       const std::string definition = scalar->definition()->toInlineString();
       auto [it, first] = name_of_definition.emplace(definition, "");
       if (first) {
-        it->second = std::string(isFloatingType(scalar->dtype()) ? "d" : "i") +
-                     std::to_string(scalar->name());
+        // Built by appends: GCC 12 warns falsely (-Wrestrict) on literal + string.
+        it->second.assign(1, isFloatingType(scalar->dtype()) ? 'd' : 'i');
+        it->second.append(std::to_string(scalar->name()));
         printed.push_back(scalar);
       }
       names_[scalar] = it->second;
