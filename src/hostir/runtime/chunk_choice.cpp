@@ -141,6 +141,15 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
       choice.chunks = chunks;
     }
   }
+  // Chunking has costs the model only estimates (host work, more, smaller
+  // transfers): on a predicted gain under 2 % it is not worth it.
+  constexpr double kMinimumGain = 0.02;
+  auto single = choice.predicted_ms.find(1);
+  if (choice.chunks != 1 && single != choice.predicted_ms.end() &&
+      best > (1.0 - kMinimumGain) * single->second) {
+    choice.chunks = 1;
+    best = single->second;
+  }
   std::ostringstream reason;
   reason.precision(3);
   reason << "predicted " << best << " ms with " << choice.chunks << " chunk(s) vs "

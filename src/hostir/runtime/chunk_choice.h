@@ -55,8 +55,9 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
 // wall time in CPU. A chunk's compute overlaps the next chunk's transfer, so
 //   T(C) = link(C) + compute(C) + (C - 1) * max(compute(C) + cpu(C), link(C))
 // with cpu(C) = comm_cpu_fraction * link(C). Picks the candidate with the
-// least T (ties go to fewer chunks); 1 when the link is so cheap or so
-// CPU-bound that chunking cannot win.
+// least T (ties go to fewer chunks), and 1 unless that beats one chunk by at
+// least 2 %: when the link is so cheap or so CPU-bound that chunking cannot
+// win, or wins too little to pay for what the model does not see.
 ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
                          const std::vector<int64_t>& candidates);
 

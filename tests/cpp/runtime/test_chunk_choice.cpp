@@ -59,6 +59,18 @@ TEST(ChunkChoice, GemmsThatRunFasterInChunksAreChunkedEvenOverLoopback) {
   EXPECT_GE(choice.chunks, 4) << choice.reason;
 }
 
+TEST(ChunkChoice, ANearTieIsNotChunked) {
+  // Loopback, GEMMs barely faster in chunks: the model's best beats one
+  // chunk by under 2 %, not enough to chunk.
+  LinkCalibration link{.latency_ms = 0.05,
+                       .bandwidth_mb_per_s = 3000,
+                       .comm_cpu_fraction = 1.0,
+                       .gemm_gflops = {{1, 100}, {2, 101}, {4, 101}, {8, 101}, {16, 101}}};
+  ChunkChoice choice = chooseChunks(mlpBlock(), link, kCandidates);
+  EXPECT_EQ(choice.chunks, 1) << choice.reason;
+  EXPECT_LT(choice.predicted_ms.at(2), choice.predicted_ms.at(1));
+}
+
 TEST(ChunkChoice, ManyChunksCostTheirPerChunkOverheads) {
   // Tiny compute, a high-latency link: every extra chunk adds two
   // latencies and host work, which the overlap cannot repay.
