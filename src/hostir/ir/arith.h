@@ -1,7 +1,7 @@
 #pragma once
 
-#include <type_traits>
 #include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 #include "hostir/ir/ops.h"
