@@ -36,10 +36,6 @@ ScalarNames::~ScalarNames() {
   active = previous_;
 }
 
-bool ScalarNames::isNamed(const Scalar* scalar) {
-  return active != nullptr && active->names_.count(scalar) > 0;
-}
-
 std::string ScalarNames::nameOf(const Scalar* scalar) {
   if (active == nullptr) {
     return "";

@@ -22,7 +22,6 @@ class ScalarNames {
   ScalarNames(const ScalarNames&) = delete;
   ScalarNames& operator=(const ScalarNames&) = delete;
 
-  static bool isNamed(const Scalar* scalar);
   // "i45", or "" when `scalar` is not named.
   static std::string nameOf(const Scalar* scalar);
   // The definitions to print at the top of `scope` (a ForLoop, or nullptr),

@@ -72,6 +72,7 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
   HOSTIR_CHECK(gemm_m > 0 && gemm_k > 0 && gemm_n > 0, "calibrate: the probe GEMM [", gemm_m, ", ",
                gemm_k, "] x [", gemm_k, ", ", gemm_n, "] needs positive extents");
   LinkCalibration link;
+  link.compute_threads = at::get_num_threads();
   const auto others = static_cast<double>(team.size()) - 1;
   if (others > 0) {
     constexpr int64_t kSmall = 16 * 1024;    // floats: 64 KiB
@@ -84,7 +85,6 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
     link.bandwidth_mb_per_s = (large_bytes - small_bytes) / 1e6 / (slope_ms / 1e3);
     link.latency_ms =
         std::max(0.0, small.wall_ms - small_bytes / 1e6 / link.bandwidth_mb_per_s * 1e3);
-    link.compute_threads = at::get_num_threads();
     link.comm_cpu_fraction =
         std::clamp(large.cpu_ms / large.wall_ms / link.compute_threads, 0.0, 1.0);
   }
@@ -111,7 +111,6 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
     link.gemm_gflops[chunks] =
         2.0 * static_cast<double>(rows * gemm_k * gemm_n) / median(times) / 1e9;
   }
-  link.compute_threads = at::get_num_threads();
   return link;
 }
 

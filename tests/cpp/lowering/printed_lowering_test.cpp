@@ -10,16 +10,6 @@
 namespace hostir::test {
 namespace {
 
-class ScopedDisablePass {
- public:
-  explicit ScopedDisablePass(const char* names) {
-    setenv("HOSTIR_DISABLE_PASS", names, 1);
-  }
-  ~ScopedDisablePass() {
-    unsetenv("HOSTIR_DISABLE_PASS");
-  }
-};
-
 // One set, stream-parallel on axis 0: every worker stream first waits for
 // the caller's stream, but only as many as there are iterations (the sync
 // loop's bound is the smaller of the extent and numberOfStreams); then one
@@ -124,7 +114,7 @@ TEST(PrintedLowering, AnIntermediateUsedRowByRowShrinksToARing) {
 // With stream parallelization disabled the program has no loop: the Stream
 // annotation is ignored and the set runs on the whole tensor.
 TEST(PrintedLowering, DisablingStreamParallelizationLeavesNoLoop) {
-  ScopedDisablePass disable("stream_parallelization");
+  ScopedEnv disable("HOSTIR_DISABLE_PASS", "stream_parallelization");
   Fusion fusion;
   FusionGuard fg(&fusion);
   TensorView* x = makeContigTensor(2);
