@@ -24,8 +24,8 @@
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/sharding.h"
-#include "hostir/runtime/c10_error_message.h"
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/c10_error_message.h"
+#include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/host_executor.h"
 #include "hostir/runtime/multidevice_executor.h"
 #include "hostir/segment/host_lowering_policy.h"
@@ -210,6 +210,8 @@ class Definition {
         return max(in, axes, keep_dim);
       if (op == "min")
         return min(in, axes, keep_dim);
+      if (op == "prod")
+        return prod(in, axes, keep_dim);
       HOSTIR_THROW("unknown reduction '", op, "'");
     });
   }

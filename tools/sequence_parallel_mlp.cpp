@@ -21,12 +21,12 @@
 
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
-#include "hostir/runtime/chunk_choice.h"
-#include "hostir/runtime/collectives.h"
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/chunk_choice.h"
+#include "hostir/runtime/comm/collectives.h"
+#include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/multidevice_executor.h"
-#include "hostir/runtime/thread_budget.h"
-#include "hostir/runtime/tracer.h"
+#include "hostir/runtime/streams/thread_budget.h"
+#include "hostir/runtime/streams/tracer.h"
 #include "launch_command.h"
 #include "timing.h"
 

@@ -20,7 +20,7 @@ ParallelType = _C.ParallelType
 
 UNARY_OPS = ("set", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "gelu")
 BINARY_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "ceil_div", "mod")
-REDUCTION_OPS = ("sum", "max", "min")
+REDUCTION_OPS = ("sum", "max", "min", "prod")
 
 
 def ref(fid):

@@ -16,8 +16,8 @@
 #include "hostir/ir/error.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/tensor_factories.h"
-#include "hostir/runtime/collectives.h"
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/collectives.h"
+#include "hostir/runtime/comm/communicator.h"
 
 namespace hostir {
 namespace {

@@ -15,9 +15,9 @@
 #include <string>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/collectives.h"
-#include "hostir/runtime/communicator.h"
-#include "hostir/runtime/launch_environment.h"
+#include "hostir/runtime/comm/collectives.h"
+#include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/comm/launch_environment.h"
 
 namespace hostir {
 namespace {

@@ -28,7 +28,7 @@
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/sharding.h"
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/multidevice_executor.h"
 
 namespace hostir {

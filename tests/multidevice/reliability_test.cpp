@@ -20,9 +20,9 @@
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/sharding.h"
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/multidevice_executor.h"
-#include "hostir/runtime/stream_timeout.h"
+#include "hostir/runtime/streams/stream_timeout.h"
 
 namespace hostir {
 namespace {

@@ -13,7 +13,7 @@
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/sharding.h"
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/multidevice_executor.h"
 #include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/target_detection.h"

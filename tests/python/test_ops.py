@@ -110,10 +110,10 @@ def test_symbolic_scalar_input(cache):
     torch.testing.assert_close(out, a * -2.0)
 
 
-@pytest.mark.parametrize("name", ["sum", "max", "min"])
+@pytest.mark.parametrize("name", ["sum", "max", "min", "prod"])
 @pytest.mark.parametrize("keep_dim", [False, True])
 def test_reductions(cache, name, keep_dim):
-    a = torch.randn(3, 4, 5)
+    a = torch.rand(3, 4, 5) + 0.5
 
     def build(fd):
         t = fd.define_tensor(3)
@@ -122,6 +122,8 @@ def test_reductions(cache, name, keep_dim):
     _, (out,) = run(cache, build, [a])
     if name == "sum":
         expected = a.sum(dim=[0, 2], keepdim=keep_dim)
+    elif name == "prod":
+        expected = a.prod(dim=2, keepdim=keep_dim).prod(dim=0, keepdim=keep_dim)
     else:
         reduce = torch.amax if name == "max" else torch.amin
         expected = reduce(a, dim=[0, 2], keepdim=keep_dim)

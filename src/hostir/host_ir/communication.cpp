@@ -10,16 +10,6 @@
 
 namespace hostir {
 
-std::string toString(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
-    case ReduceOp::Product: return "product";
-  }
-  HOSTIR_ASSERT(false, "unknown ReduceOp");
-}
-
 std::string toString(P2PCommunicationType type) {
   return type == P2PCommunicationType::Send ? "send" : "recv";
 }

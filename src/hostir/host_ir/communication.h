@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/ops.h"
 #include "hostir/ir/statement.h"
 #include "hostir/multidevice/collective_type.h"
 
@@ -17,10 +18,9 @@ class TensorView;
 // from the root, the sender, to the other member of the team).
 using CommunicationType = CollectiveType;
 
-// How a reducing collective combines the contributions of the team.
-enum class ReduceOp { Sum, Max, Min, Product };
-
-std::string toString(ReduceOp op);
+// How a reducing collective combines the contributions of the team: the
+// same enum as a fusion's reductions (ir/ops.h).
+using ReduceOp = ReductionOpType;
 
 // Whether a type needs a root device (Gather, Scatter, Reduce, Broadcast,
 // SendRecv).

@@ -1,7 +1,7 @@
 #pragma once
 
 // Everything needed to build a host program by hand.
-#include "hostir/host_ir/alias_select.h"
+#include "hostir/host_ir/passes/alias_select.h"
 #include "hostir/host_ir/allocation.h"
 #include "hostir/host_ir/communication.h"
 #include "hostir/host_ir/for_loop.h"

@@ -2,13 +2,13 @@
 
 #include <unordered_set>
 
-#include "hostir/host_ir/buffer_shrinking.h"
-#include "hostir/host_ir/communication_lowering.h"
+#include "hostir/host_ir/passes/buffer_shrinking.h"
+#include "hostir/host_ir/passes/communication_lowering.h"
 #include "hostir/host_ir/host_ir.h"
-#include "hostir/host_ir/specialize_encodings.h"
-#include "hostir/host_ir/stream_axis.h"
-#include "hostir/host_ir/stream_parallelization.h"
-#include "hostir/host_ir/verifier.h"
+#include "hostir/host_ir/passes/specialize_encodings.h"
+#include "hostir/host_ir/passes/stream_axis.h"
+#include "hostir/host_ir/passes/stream_parallelization.h"
+#include "hostir/host_ir/passes/verifier.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/segment/host_lowering_policy.h"

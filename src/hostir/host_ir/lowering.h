@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "hostir/host_ir/host_ir_container.h"
-#include "hostir/host_ir/pass_manager.h"
+#include "hostir/host_ir/passes/pass_manager.h"
 #include "hostir/multidevice/target.h"
 
 namespace hostir {

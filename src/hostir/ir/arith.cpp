@@ -214,8 +214,9 @@ TensorView* reductionOp(ReductionOpType type, TensorView* in, const std::vector<
     ids.push_back(reduced.count(i) ? freshId(id, IterType::Reduction) : freshId(id));
   }
   DataType dtype = in->dtype();
-  if (type == ReductionOpType::Sum && !isFloatingType(dtype)) {
-    dtype = DataType::Int64;  // as torch.sum
+  if ((type == ReductionOpType::Sum || type == ReductionOpType::Product) &&
+      !isFloatingType(dtype)) {
+    dtype = DataType::Int64;  // as torch.sum and torch.prod
   }
   TensorView* out = makeTensorOver(in->container(), ids, dtype);
   IrBuilder::createInContainer<ReductionOp>(
@@ -336,6 +337,9 @@ TensorView* max(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim)
 }
 TensorView* min(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim) {
   return reductionOp(ReductionOpType::Min, in, axes, keep_dim);
+}
+TensorView* prod(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim) {
+  return reductionOp(ReductionOpType::Product, in, axes, keep_dim);
 }
 
 TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim) {

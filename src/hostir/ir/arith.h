@@ -57,6 +57,7 @@ Val* mod(Val* lhs, Val* rhs);
 TensorView* sum(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim = false);
 TensorView* max(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim = false);
 TensorView* min(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim = false);
+TensorView* prod(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim = false);
 
 // Inserts size-1 broadcast axes where is_broadcast_dim is true; the false
 // entries must match the input's rank.

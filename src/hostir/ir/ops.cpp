@@ -43,6 +43,7 @@ std::string toString(ReductionOpType type) {
     case ReductionOpType::Sum: return "sum";
     case ReductionOpType::Max: return "max";
     case ReductionOpType::Min: return "min";
+    case ReductionOpType::Product: return "product";
   }
   HOSTIR_ASSERT(false, "unknown ReductionOpType");
 }

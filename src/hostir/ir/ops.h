@@ -11,7 +11,9 @@ class TensorView;
 
 enum class UnaryOpType { Neg, Abs, Exp, Log, Sqrt, Relu, Sigmoid, Tanh, Gelu, Cast };
 enum class BinaryOpType { Add, Sub, Mul, Div, Maximum, Minimum, CeilDiv, Mod };
-enum class ReductionOpType { Sum, Max, Min };
+// How a reduction combines values: a fusion's ReductionOp and a reducing
+// collective (host IR's ReduceOp is this enum) use the same one.
+enum class ReductionOpType { Sum, Max, Min, Product };
 
 std::string toString(UnaryOpType type);
 std::string toString(BinaryOpType type);

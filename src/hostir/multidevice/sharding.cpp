@@ -266,4 +266,19 @@ TensorView* shard(TensorView* tv, const DeviceMesh& mesh, int64_t logical_axis,
   return tv;
 }
 
+std::vector<int64_t> shardDivisors(const TensorView* tv) {
+  std::vector<IterDomain*> shape = tv->shapeDomain();
+  std::vector<int64_t> divisors(shape.size(), 1);
+  if (!tv->hasDeviceMesh()) {
+    return divisors;
+  }
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    ParallelType parallel_type = shardingParallelType(tv, shape[axis]);
+    if (isDeviceDim(parallel_type)) {
+      divisors[axis] = numDevices(tv, parallel_type);
+    }
+  }
+  return divisors;
+}
+
 }  // namespace hostir

@@ -75,6 +75,10 @@ Val* localExtent(const TensorView* tv, const IterDomain* logical_id);
 // device allocates for its shard.
 std::vector<Val*> localShape(const TensorView* tv);
 
+// Per axis of the tensor's shape: how many devices it is split across (1 when
+// not sharded); a shard's size times this is the logical extent.
+std::vector<int64_t> shardDivisors(const TensorView* tv);
+
 // Shards the logical axis at `logical_pos` over `parallel_type` of the
 // tensor's mesh (which must be set): parallelizes the axis itself, or, with
 // `via_outer_split`, the outer part of an outer split by the device count.

@@ -2,6 +2,9 @@
 
 #include <ATen/ScalarOps.h>
 
+#include <algorithm>
+#include <functional>
+
 #include "hostir/ir/dispatch.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
@@ -100,6 +103,18 @@ class AtenOpEvaluator final : public OptInDispatch {
         break;
       case ReductionOpType::Max: at::amax_out(out, in, axes, /*keepdim=*/false); break;
       case ReductionOpType::Min: at::amin_out(out, in, axes, /*keepdim=*/false); break;
+      case ReductionOpType::Product: {
+        // at::prod reduces one axis at a time; the highest first keeps the
+        // remaining axis numbers valid.
+        at::Tensor product = in.to(out.scalar_type());
+        std::vector<int64_t> descending(axes.rbegin(), axes.rend());
+        std::sort(descending.begin(), descending.end(), std::greater<>());
+        for (int64_t axis : descending) {
+          product = at::prod(product, axis);
+        }
+        out.copy_(product);
+        break;
+      }
     }
     result = out;
   }

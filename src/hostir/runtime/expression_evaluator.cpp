@@ -23,21 +23,6 @@ void ExpressionEvaluator::bind(const Val* val, PolymorphicValue value) {
   cache_.clear();
 }
 
-std::vector<int64_t> shardDivisors(const TensorView* tv) {
-  std::vector<IterDomain*> shape = tv->shapeDomain();
-  std::vector<int64_t> divisors(shape.size(), 1);
-  if (!tv->hasDeviceMesh()) {
-    return divisors;
-  }
-  for (size_t axis = 0; axis < shape.size(); ++axis) {
-    ParallelType parallel_type = shardingParallelType(tv, shape[axis]);
-    if (isDeviceDim(parallel_type)) {
-      divisors[axis] = numDevices(tv, parallel_type);
-    }
-  }
-  return divisors;
-}
-
 void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& tensor) {
   std::vector<IterDomain*> shape = tv->shapeDomain();
   if (!tensor.defined()) {

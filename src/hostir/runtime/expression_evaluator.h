@@ -11,10 +11,6 @@ namespace hostir {
 
 class TensorView;
 
-// Per dim of a tensor's shape: how many devices it is split across (1 when
-// not sharded).
-std::vector<int64_t> shardDivisors(const TensorView* tv);
-
 // Binds Vals to concrete values and evaluates everything that depends on
 // them: scalar expressions (extents, loop indices) and fusion ops (through
 // ATen). Values computed from bindings are cached; re-binding a scalar (a

@@ -10,7 +10,7 @@
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/aten_op_evaluator.h"
-#include "hostir/runtime/c10_error_message.h"
+#include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/expression_evaluator.h"
 
 namespace hostir {

@@ -19,8 +19,8 @@
 namespace c10d {
 class Work;
 }
-#include "hostir/runtime/compute_gate.h"
-#include "hostir/runtime/stream_pool.h"
+#include "hostir/runtime/streams/compute_gate.h"
+#include "hostir/runtime/streams/stream_pool.h"
 
 namespace hostir {
 

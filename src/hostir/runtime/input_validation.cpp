@@ -2,6 +2,7 @@
 
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/expression_evaluator.h"
 
 namespace hostir {

@@ -8,7 +8,8 @@
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/presegmentation_passes.h"
-#include "hostir/runtime/collectives.h"
+#include "hostir/multidevice/sharding.h"
+#include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/expression_evaluator.h"
 
 namespace hostir {

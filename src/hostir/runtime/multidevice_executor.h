@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "hostir/ir/fusion.h"
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/host_ir_evaluator.h"
 
 namespace hostir {

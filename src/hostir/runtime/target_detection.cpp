@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/launch_environment.h"
+#include "hostir/runtime/comm/launch_environment.h"
 
 namespace hostir {
 

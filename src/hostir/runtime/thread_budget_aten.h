@@ -1,7 +1,7 @@
 #pragma once
 
-#include "hostir/runtime/stream_pool.h"
-#include "hostir/runtime/thread_budget.h"
+#include "hostir/runtime/streams/stream_pool.h"
+#include "hostir/runtime/streams/thread_budget.h"
 
 namespace hostir::runtime {
 

@@ -8,8 +8,8 @@
 
 #include "host_ir_test_utils.h"
 #include "hostir/host_ir/host_ir.h"
-#include "hostir/host_ir/pass_manager.h"
-#include "hostir/host_ir/verifier.h"
+#include "hostir/host_ir/passes/pass_manager.h"
+#include "hostir/host_ir/passes/verifier.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
 

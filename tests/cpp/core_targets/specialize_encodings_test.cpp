@@ -4,7 +4,7 @@
 
 #include "core_host_ir/host_ir_test_utils.h"
 #include "hostir/host_ir/host_ir.h"
-#include "hostir/host_ir/specialize_encodings.h"
+#include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hostir/host_ir/stream_parallelization.h"
+#include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
 #include "hostir/segment/segmented_fusion.h"

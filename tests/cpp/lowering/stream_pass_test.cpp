@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "hostir/host_ir/buffer_shrinking.h"
-#include "hostir/host_ir/stream_axis.h"
-#include "hostir/host_ir/stream_parallelization.h"
+#include "hostir/host_ir/passes/buffer_shrinking.h"
+#include "hostir/host_ir/passes/stream_axis.h"
+#include "hostir/host_ir/passes/stream_parallelization.h"
 #include "lowering/lowering_test_utils.h"
 
 namespace hostir::test {

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "hostir/runtime/stream_timeout.h"
+#include "hostir/runtime/streams/stream_timeout.h"
 #include "lowering/lowering_test_utils.h"
 
 namespace hostir::test {

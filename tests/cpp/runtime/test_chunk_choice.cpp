@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/chunk_choice.h"
+#include "hostir/runtime/comm/chunk_choice.h"
 
 namespace hostir {
 namespace {

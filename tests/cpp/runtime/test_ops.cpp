@@ -4,6 +4,7 @@
 
 #include <ATen/ScalarOps.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "runtime/runtime_test_utils.h"
@@ -455,14 +456,29 @@ TEST_P(ReductionTest, MatchesAten) {
     case ReductionOpType::Sum: out = sum(tv0, c.axes, c.keep_dim); break;
     case ReductionOpType::Max: out = max(tv0, c.axes, c.keep_dim); break;
     case ReductionOpType::Min: out = min(tv0, c.axes, c.keep_dim); break;
+    case ReductionOpType::Product: out = prod(tv0, c.axes, c.keep_dim); break;
   }
   fusion().addOutput(out);
-  at::Tensor t0 = at::randn({3, 4, 5});
+  // Values near 1 keep a product of up to 60 of them well inside float range.
+  at::Tensor t0 = at::rand({3, 4, 5}) + 0.5;
   at::Tensor expected;
   switch (c.type) {
     case ReductionOpType::Sum: expected = at::sum(t0, c.axes, c.keep_dim); break;
     case ReductionOpType::Max: expected = at::amax(t0, c.axes, c.keep_dim); break;
     case ReductionOpType::Min: expected = at::amin(t0, c.axes, c.keep_dim); break;
+    case ReductionOpType::Product: {
+      // at::prod takes one axis: reduce the highest first.
+      std::vector<int64_t> axes;
+      for (int64_t axis : c.axes) {
+        axes.push_back(axis < 0 ? axis + t0.dim() : axis);
+      }
+      std::sort(axes.rbegin(), axes.rend());
+      expected = t0;
+      for (int64_t axis : axes) {
+        expected = at::prod(expected, axis, c.keep_dim);
+      }
+      break;
+    }
   }
   EXPECT_EQ(out->rank(), expected.dim());
   EXPECT_TRUE(allClose(run({t0})[0], expected, 1e-5, 1e-5));
@@ -473,7 +489,8 @@ std::vector<ReductionCase> reductionCases() {
   std::vector<std::pair<std::string, std::vector<int64_t>>> axes = {
       {"axis0", {0}}, {"axis1", {1}}, {"last", {-1}}, {"axes02", {0, 2}}, {"all", {0, 1, 2}}};
   std::vector<std::pair<std::string, ReductionOpType>> types = {
-      {"sum", ReductionOpType::Sum}, {"max", ReductionOpType::Max}, {"min", ReductionOpType::Min}};
+      {"sum", ReductionOpType::Sum}, {"max", ReductionOpType::Max}, {"min", ReductionOpType::Min},
+      {"prod", ReductionOpType::Product}};
   for (const auto& [type_name, type] : types) {
     for (const auto& [axes_name, axis_list] : axes) {
       for (bool keep : {false, true}) {

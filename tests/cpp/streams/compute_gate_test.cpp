@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/compute_gate.h"
-#include "hostir/runtime/stream_pool.h"
+#include "hostir/runtime/streams/compute_gate.h"
+#include "hostir/runtime/streams/stream_pool.h"
 
 namespace hostir::runtime {
 namespace {

@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/stream_pool.h"
+#include "hostir/runtime/streams/stream_pool.h"
 #include "streams/signal.h"
 
 namespace hostir::runtime {

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/stream_pool.h"
+#include "hostir/runtime/streams/stream_pool.h"
 
 namespace hostir::runtime {
 namespace {

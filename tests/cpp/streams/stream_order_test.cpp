@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "hostir/runtime/stream_pool.h"
+#include "hostir/runtime/streams/stream_pool.h"
 #include "streams/signal.h"
 
 namespace hostir::runtime {

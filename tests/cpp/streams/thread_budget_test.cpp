@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/thread_budget.h"
+#include "hostir/runtime/streams/thread_budget.h"
 
 namespace hostir::runtime {
 namespace {

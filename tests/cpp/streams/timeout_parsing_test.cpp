@@ -8,7 +8,7 @@
 #include <string>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/stream_timeout.h"
+#include "hostir/runtime/streams/stream_timeout.h"
 
 namespace hostir::runtime {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/stream_pool.h"
-#include "hostir/runtime/tracer.h"
+#include "hostir/runtime/streams/stream_pool.h"
+#include "hostir/runtime/streams/tracer.h"
 #include "streams/json_reader.h"
 #include "streams/signal.h"
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "hostir/runtime/stream_pool.h"
+#include "hostir/runtime/streams/stream_pool.h"
 #include "hostir/runtime/thread_budget_aten.h"
 
 namespace hostir::runtime {

@@ -1,4 +1,4 @@
-#include "hostir/runtime/launch_environment.h"
+#include "hostir/runtime/comm/launch_environment.h"
 
 #include <charconv>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "hostir/host_ir/specialize_encodings.h"
+#include "hostir/host_ir/passes/specialize_encodings.h"
 
 #include <algorithm>
 #include <map>

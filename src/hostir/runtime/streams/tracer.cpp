@@ -1,4 +1,4 @@
-#include "hostir/runtime/tracer.h"
+#include "hostir/runtime/streams/tracer.h"
 
 #include <unistd.h>
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <thread>
 
-#include "hostir/runtime/event.h"
-#include "hostir/runtime/stream_failure.h"
-#include "hostir/runtime/stream_timeout.h"
-#include "hostir/runtime/tracer.h"
+#include "hostir/runtime/streams/event.h"
+#include "hostir/runtime/streams/stream_failure.h"
+#include "hostir/runtime/streams/stream_timeout.h"
+#include "hostir/runtime/streams/tracer.h"
 
 namespace hostir::runtime {
 

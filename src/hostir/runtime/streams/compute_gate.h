@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "hostir/runtime/stream_timeout.h"
+#include "hostir/runtime/streams/stream_timeout.h"
 
 namespace hostir::runtime {
 

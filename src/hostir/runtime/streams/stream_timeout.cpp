@@ -1,4 +1,4 @@
-#include "hostir/runtime/stream_timeout.h"
+#include "hostir/runtime/streams/stream_timeout.h"
 
 #include <atomic>
 #include <cerrno>

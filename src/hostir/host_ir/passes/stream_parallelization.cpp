@@ -1,10 +1,10 @@
-#include "hostir/host_ir/stream_parallelization.h"
+#include "hostir/host_ir/passes/stream_parallelization.h"
 
 #include <unordered_map>
 #include <unordered_set>
 
 #include "hostir/host_ir/host_ir.h"
-#include "hostir/host_ir/stream_axis.h"
+#include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/tensor_factories.h"

@@ -1,4 +1,4 @@
-#include "hostir/runtime/chunk_choice.h"
+#include "hostir/runtime/comm/chunk_choice.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/collectives.h"
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/collectives.h"
+#include "hostir/runtime/comm/communicator.h"
 
 namespace hostir {
 namespace {

@@ -1,4 +1,4 @@
-#include "hostir/host_ir/alias_select.h"
+#include "hostir/host_ir/passes/alias_select.h"
 
 #include <sstream>
 

@@ -1,10 +1,10 @@
-#include "hostir/host_ir/buffer_shrinking.h"
+#include "hostir/host_ir/passes/buffer_shrinking.h"
 
 #include <unordered_map>
 #include <unordered_set>
 
 #include "hostir/host_ir/host_ir.h"
-#include "hostir/host_ir/stream_axis.h"
+#include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/axis_mapping.h"

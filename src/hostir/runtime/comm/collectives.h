@@ -8,7 +8,7 @@
 #include <string>
 
 #include "hostir/host_ir/communication.h"
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/communicator.h"
 
 namespace hostir {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "hostir/multidevice/target.h"
-#include "hostir/runtime/launch_environment.h"
+#include "hostir/runtime/comm/launch_environment.h"
 
 namespace gloo::transport {
 class Device;

@@ -1,11 +1,11 @@
-#include "hostir/host_ir/communication_lowering.h"
+#include "hostir/host_ir/passes/communication_lowering.h"
 
 #include <algorithm>
 #include <optional>
 
 #include "hostir/host_ir/host_ir.h"
-#include "hostir/host_ir/stream_axis.h"
-#include "hostir/host_ir/stream_parallelization.h"
+#include "hostir/host_ir/passes/stream_axis.h"
+#include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/tensor_factories.h"
@@ -17,15 +17,6 @@ namespace hostir {
 
 namespace {
 
-ReduceOp toReduceOp(ReductionOpType type) {
-  switch (type) {
-    case ReductionOpType::Sum: return ReduceOp::Sum;
-    case ReductionOpType::Max: return ReduceOp::Max;
-    case ReductionOpType::Min: return ReduceOp::Min;
-  }
-  HOSTIR_ASSERT(false, "unknown ReductionOpType");
-}
-
 CommunicationParams paramsOf(const CommunicationPlan& plan, const Collective& collective) {
   CommunicationParams params{.type = collective.type, .team = collective.team};
   if (hasRoot(params.type)) {
@@ -33,7 +24,7 @@ CommunicationParams paramsOf(const CommunicationPlan& plan, const Collective& co
   }
   if (isReduction(params.type)) {
     HOSTIR_ASSERT(plan.reduce_op.has_value(), "a reducing plan without a reduce op");
-    params.reduce_op = toReduceOp(*plan.reduce_op);
+    params.reduce_op = *plan.reduce_op;
   }
   if (params.type == CommunicationType::ReduceScatter) {
     params.scattered_axis = plan.scattered_axis;

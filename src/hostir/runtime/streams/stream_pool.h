@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "hostir/runtime/stream_queue.h"
-#include "hostir/runtime/stream_timeout.h"
-#include "hostir/runtime/tracer.h"
+#include "hostir/runtime/streams/stream_queue.h"
+#include "hostir/runtime/streams/stream_timeout.h"
+#include "hostir/runtime/streams/tracer.h"
 
 namespace hostir::runtime {
 

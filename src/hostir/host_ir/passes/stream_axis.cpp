@@ -1,4 +1,4 @@
-#include "hostir/host_ir/stream_axis.h"
+#include "hostir/host_ir/passes/stream_axis.h"
 
 #include <algorithm>
 

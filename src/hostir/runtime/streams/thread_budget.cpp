@@ -1,4 +1,4 @@
-#include "hostir/runtime/thread_budget.h"
+#include "hostir/runtime/streams/thread_budget.h"
 
 #include <sched.h>
 

@@ -1,4 +1,4 @@
-#include "hostir/runtime/stream_pool.h"
+#include "hostir/runtime/streams/stream_pool.h"
 
 #include <algorithm>
 #include <chrono>

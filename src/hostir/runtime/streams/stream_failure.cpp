@@ -1,4 +1,4 @@
-#include "hostir/runtime/stream_failure.h"
+#include "hostir/runtime/streams/stream_failure.h"
 
 #include <atomic>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "hostir/host_ir/verifier.h"
+#include "hostir/host_ir/passes/verifier.h"
 
 #include <set>
 #include <unordered_map>

@@ -1,4 +1,4 @@
-#include "hostir/runtime/communicator.h"
+#include "hostir/runtime/comm/communicator.h"
 #include "hostir/ir/device_mesh.h"
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -13,9 +13,9 @@
 #include <sstream>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/c10_error_message.h"
-#include "hostir/runtime/collectives.h"
-#include "hostir/runtime/stream_timeout.h"
+#include "hostir/runtime/comm/c10_error_message.h"
+#include "hostir/runtime/comm/collectives.h"
+#include "hostir/runtime/streams/stream_timeout.h"
 #include "hostir/runtime/target_detection.h"
 
 namespace hostir {

@@ -1,4 +1,4 @@
-#include "hostir/runtime/collectives.h"
+#include "hostir/runtime/comm/collectives.h"
 #include "hostir/ir/device_mesh.h"
 
 #include <torch/csrc/distributed/c10d/Types.hpp>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "hostir/ir/error.h"
-#include "hostir/runtime/c10_error_message.h"
+#include "hostir/runtime/comm/c10_error_message.h"
 
 namespace hostir {
 namespace {

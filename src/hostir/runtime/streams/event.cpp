@@ -1,4 +1,4 @@
-#include "hostir/runtime/event.h"
+#include "hostir/runtime/streams/event.h"
 
 #include <utility>
 

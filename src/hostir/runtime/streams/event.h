@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "hostir/runtime/stream_failure.h"
-#include "hostir/runtime/stream_timeout.h"
+#include "hostir/runtime/streams/stream_failure.h"
+#include "hostir/runtime/streams/stream_timeout.h"
 
 namespace hostir::runtime {
 

@@ -1,4 +1,4 @@
-#include "hostir/runtime/stream_queue.h"
+#include "hostir/runtime/streams/stream_queue.h"
 
 #include <exception>
 #include <utility>

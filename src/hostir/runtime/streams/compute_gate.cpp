@@ -1,4 +1,4 @@
-#include "hostir/runtime/compute_gate.h"
+#include "hostir/runtime/streams/compute_gate.h"
 
 #include <map>
 #include <utility>
