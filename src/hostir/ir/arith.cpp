@@ -34,26 +34,14 @@ IterDomain* freshId(const IterDomain* like) {
   return freshId(like, like->iterType());
 }
 
-void checkOperand(const Val* val, const char* op) {
-  HOSTIR_CHECK(val != nullptr, op, ": an operand is null");
-  HOSTIR_CHECK(val->vtype() == ValType::TensorView || val->vtype() == ValType::Scalar, op, ": ",
-               describe(val), " is neither a tensor nor a scalar");
-}
-
-// Whether two axes may be the same size; false only when both are known
-// constants that differ.
-bool mayHaveSameExtent(const IterDomain* a, const IterDomain* b) {
-  const Scalar* ca = asConstInt(a->extent());
-  const Scalar* cb = asConstInt(b->extent());
-  return ca == nullptr || cb == nullptr || ca->constInt() == cb->constInt();
-}
-
 // Of two axes that must match, the one whose extent says the most.
 const IterDomain* moreKnown(const IterDomain* a, const IterDomain* b) {
   return asConstInt(a->extent()) == nullptr && asConstInt(b->extent()) != nullptr ? b : a;
 }
 
-std::vector<IterDomain*> broadcastShapes(const char* op, TensorView* lhs, TensorView* rhs) {
+// The output axes of a pointwise op on two tensors (BinaryOp::validate has
+// checked that they broadcast).
+std::vector<IterDomain*> broadcastShapes(TensorView* lhs, TensorView* rhs) {
   std::vector<IterDomain*> l = lhs->shapeDomain();
   std::vector<IterDomain*> r = rhs->shapeDomain();
   size_t rank = std::max(l.size(), r.size());
@@ -66,9 +54,6 @@ std::vector<IterDomain*> broadcastShapes(const char* op, TensorView* lhs, Tensor
     } else if (b == nullptr || b->isBroadcast()) {
       out.push_back(freshId(a));
     } else {
-      HOSTIR_CHECK(mayHaveSameExtent(a, b), op, ": cannot broadcast ", describe(lhs), " with ",
-                   describe(rhs), ": ", describe(a), " and ", describe(b),
-                   " differ; sizes must match or one must be a broadcast axis");
       out.push_back(freshId(moreKnown(a, b)));
     }
   }
@@ -89,14 +74,15 @@ bool isFloatPromotingUnary(UnaryOpType type) {
 
 TensorView* unaryOp(UnaryOpType type, TensorView* in, DataType out_dtype) {
   HOSTIR_CHECK(in != nullptr, toString(type), ": input is null");
+  std::vector<Attribute> attributes{static_cast<int64_t>(type)};
+  UnaryOp::validate({in}, attributes);
   std::vector<IterDomain*> ids;
   for (IterDomain* id : in->shapeDomain()) {
     ids.push_back(freshId(id));
   }
   TensorView* out = makeTensorOver(in->container(), ids, out_dtype);
   IrBuilder::createInContainer<UnaryOp>(in->container(), std::vector<Val*>{in},
-                                        std::vector<Val*>{out},
-                                        std::vector<Attribute>{static_cast<int64_t>(type)});
+                                        std::vector<Val*>{out}, std::move(attributes));
   return out;
 }
 
@@ -106,9 +92,6 @@ TensorView* unaryOp(UnaryOpType type, TensorView* in) {
   if (isFloatPromotingUnary(type) && !isFloatingType(dtype)) {
     dtype = DataType::Float;
   }
-  bool bool_ok = type != UnaryOpType::Neg && type != UnaryOpType::Relu && type != UnaryOpType::Abs;
-  HOSTIR_CHECK(bool_ok || dtype != DataType::Bool, toString(type), "(", describe(in),
-               "): a bool tensor is not supported; cast it to a numeric dtype first");
   return unaryOp(type, in, dtype);
 }
 
@@ -124,9 +107,6 @@ std::optional<ScalarValue> foldConstants(BinaryOpType type, const Scalar* lhs, c
 Val* scalarBinaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
   auto* l = lhs->as<Scalar>();
   auto* r = rhs->as<Scalar>();
-  bool integer_only = type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
-  HOSTIR_CHECK(!integer_only || (isIntegralType(l->dtype()) && isIntegralType(r->dtype())),
-               toString(type), "(", describe(lhs), ", ", describe(rhs), ") needs integer scalars");
   Fusion* container = lhs->container();
   if (auto folded = foldConstants(type, l, r)) {
     return std::visit(
@@ -155,8 +135,9 @@ Val* scalarBinaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
 
 Val* binaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
   const std::string op = toString(type);
-  checkOperand(lhs, op.c_str());
-  checkOperand(rhs, op.c_str());
+  HOSTIR_CHECK(lhs != nullptr && rhs != nullptr, op, ": an operand is null");
+  std::vector<Attribute> attributes{static_cast<int64_t>(type)};
+  BinaryOp::validate({lhs, rhs}, attributes);
   HOSTIR_CHECK(lhs->container() == rhs->container(), op, ": ", describe(lhs), " and ",
                describe(rhs), " belong to different fusions");
   auto* lt = dynamic_cast<TensorView*>(lhs);
@@ -164,13 +145,11 @@ Val* binaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
   if (lt == nullptr && rt == nullptr) {
     return scalarBinaryOp(type, lhs, rhs);
   }
-  HOSTIR_CHECK(type != BinaryOpType::CeilDiv && type != BinaryOpType::Mod, op,
-               " is defined on integer scalars, not on tensor ", describe(lt ? lt : rt));
   DataType dtype;
   std::vector<IterDomain*> ids;
   if (lt != nullptr && rt != nullptr) {
     dtype = promoteTypes(lt->dtype(), rt->dtype());
-    ids = broadcastShapes(op.c_str(), lt, rt);
+    ids = broadcastShapes(lt, rt);
   } else {
     TensorView* tv = lt != nullptr ? lt : rt;
     Val* scalar = lt != nullptr ? rhs : lhs;
@@ -184,8 +163,7 @@ Val* binaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
   }
   TensorView* out = makeTensorOver(lhs->container(), ids, dtype);
   IrBuilder::createInContainer<BinaryOp>(lhs->container(), std::vector<Val*>{lhs, rhs},
-                                         std::vector<Val*>{out},
-                                         std::vector<Attribute>{static_cast<int64_t>(type)});
+                                         std::vector<Val*>{out}, std::move(attributes));
   return out;
 }
 
@@ -201,13 +179,17 @@ TensorView* reductionOp(ReductionOpType type, TensorView* in, const std::vector<
   HOSTIR_CHECK(in != nullptr, op, ": input is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
   auto rank = static_cast<int64_t>(shape.size());
-  HOSTIR_CHECK(!axes.empty(), op, "(", describe(in), "): give at least one axis to reduce");
+  // Negative axes and repeats are the user's spelling; the node holds the
+  // sorted normalized axes.
   std::set<int64_t> reduced;
   for (int64_t axis : axes) {
     int64_t normalized = normalizeAxis(axis, rank, op, in);
     HOSTIR_CHECK(reduced.insert(normalized).second, op, "(", describe(in), "): axis ", axis,
                  " is listed twice");
   }
+  std::vector<Attribute> attributes{static_cast<int64_t>(type),
+                                    std::vector<int64_t>(reduced.begin(), reduced.end())};
+  ReductionOp::validate({in}, attributes);
   std::vector<IterDomain*> ids;
   for (int64_t i = 0; i < rank; ++i) {
     IterDomain* id = shape[static_cast<size_t>(i)];
@@ -219,10 +201,8 @@ TensorView* reductionOp(ReductionOpType type, TensorView* in, const std::vector<
     dtype = DataType::Int64;  // as torch.sum and torch.prod
   }
   TensorView* out = makeTensorOver(in->container(), ids, dtype);
-  IrBuilder::createInContainer<ReductionOp>(
-      in->container(), std::vector<Val*>{in}, std::vector<Val*>{out},
-      std::vector<Attribute>{static_cast<int64_t>(type),
-                             std::vector<int64_t>(reduced.begin(), reduced.end())});
+  IrBuilder::createInContainer<ReductionOp>(in->container(), std::vector<Val*>{in},
+                                            std::vector<Val*>{out}, std::move(attributes));
   if (!keep_dim) {
     return out;
   }
@@ -237,6 +217,7 @@ TensorView* reductionOp(ReductionOpType type, TensorView* in, const std::vector<
 
 TensorView* set(TensorView* in) {
   HOSTIR_CHECK(in != nullptr, "set: input is null");
+  LoadStoreOp::validate({in}, {});
   std::vector<IterDomain*> ids;
   for (IterDomain* id : in->shapeDomain()) {
     ids.push_back(freshId(id));
@@ -345,17 +326,15 @@ TensorView* prod(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim
 TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim) {
   HOSTIR_CHECK(in != nullptr, "broadcast: input is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
-  auto kept =
-      static_cast<size_t>(std::count(is_broadcast_dim.begin(), is_broadcast_dim.end(), false));
-  HOSTIR_CHECK(kept == shape.size(), "broadcast(", describe(in), "): ", kept,
-               " entries of is_broadcast_dim are false but the input has rank ", shape.size(),
-               "; exactly one false entry per input axis is valid");
-  Fusion* container = in->container();
-  std::vector<IterDomain*> ids;
-  size_t next = 0;
   std::vector<int64_t> flags;
   for (bool is_broadcast : is_broadcast_dim) {
     flags.push_back(is_broadcast ? 1 : 0);
+  }
+  BroadcastOp::validate({in}, {flags});
+  Fusion* container = in->container();
+  std::vector<IterDomain*> ids;
+  size_t next = 0;
+  for (bool is_broadcast : is_broadcast_dim) {
     if (is_broadcast) {
       ids.push_back(IrBuilder::createInContainer<IterDomain>(container, constantIn(container, 1),
                                                              IterType::Broadcast));
@@ -371,18 +350,9 @@ TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim)
 
 TensorView* matmul(TensorView* a, TensorView* b) {
   HOSTIR_CHECK(a != nullptr && b != nullptr, "matmul: an input is null");
+  MatmulOp::validate({a, b}, {});
   std::vector<IterDomain*> as = a->shapeDomain();
   std::vector<IterDomain*> bs = b->shapeDomain();
-  HOSTIR_CHECK(!as.empty() && !bs.empty(), "matmul(", describe(a), ", ", describe(b),
-               "): both operands need rank >= 1");
-  HOSTIR_CHECK(a->dtype() == b->dtype(), "matmul(", describe(a), ", ", describe(b),
-               "): operands must have the same dtype; cast one of them");
-  IterDomain* ka = as.back();
-  IterDomain* kb = bs.size() == 1 ? bs[0] : bs[bs.size() - 2];
-  HOSTIR_CHECK(mayHaveSameExtent(ka, kb), "matmul(", describe(a), ", ", describe(b),
-               "): inner sizes differ: ", describe(ka), " vs ", describe(kb),
-               "; A's last axis must match B's ",
-               bs.size() == 1 ? "only axis" : "second-to-last axis");
   // Batch axes: everything but the last two (one for a 1-D operand),
   // broadcast right-aligned.
   std::vector<IterDomain*> a_batch(as.begin(), as.end() - (as.size() >= 2 ? 2 : 1));
@@ -399,8 +369,6 @@ TensorView* matmul(TensorView* a, TensorView* b) {
     } else if (y == nullptr || y->isBroadcast()) {
       ids.push_back(freshId(x));
     } else {
-      HOSTIR_CHECK(mayHaveSameExtent(x, y), "matmul(", describe(a), ", ", describe(b),
-                   "): batch axes ", describe(x), " and ", describe(y), " differ");
       ids.push_back(freshId(moreKnown(x, y)));
     }
   }
@@ -418,33 +386,19 @@ TensorView* matmul(TensorView* a, TensorView* b) {
 
 TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias) {
   HOSTIR_CHECK(in != nullptr && weight != nullptr, "linear: an input is null");
+  std::vector<Val*> inputs{in, weight};
+  if (bias != nullptr) {
+    inputs.push_back(bias);
+  }
+  LinearOp::validate(inputs, {});
   std::vector<IterDomain*> xs = in->shapeDomain();
   std::vector<IterDomain*> ws = weight->shapeDomain();
-  std::string call = "linear(" + describe(in) + ", " + describe(weight) +
-                     (bias ? ", " + describe(bias) : std::string()) + ")";
-  HOSTIR_CHECK(!xs.empty(), call, ": the input needs rank >= 1");
-  HOSTIR_CHECK(ws.size() == 1 || ws.size() == 2, call,
-               ": the weight must be [N, K] or [K], got rank ", ws.size());
-  HOSTIR_CHECK(in->dtype() == weight->dtype() && (!bias || bias->dtype() == in->dtype()), call,
-               ": input, weight and bias must have the same dtype");
-  HOSTIR_CHECK(mayHaveSameExtent(xs.back(), ws.back()), call,
-               ": inner sizes differ: ", describe(xs.back()), " vs ", describe(ws.back()),
-               "; the input's last axis must match the weight's last axis");
   std::vector<IterDomain*> ids;
   for (size_t i = 0; i + 1 < xs.size(); ++i) {
     ids.push_back(freshId(xs[i]));
   }
   if (ws.size() == 2) {
     ids.push_back(freshId(ws[0]));
-  }
-  std::vector<Val*> inputs{in, weight};
-  if (bias != nullptr) {
-    std::vector<IterDomain*> bs = bias->shapeDomain();
-    HOSTIR_CHECK(bs.size() <= 1 && (ws.size() == 2 || bs.empty()), call,
-                 ": the bias must be [N] (or 0-D) matching the weight's first axis");
-    HOSTIR_CHECK(bs.empty() || mayHaveSameExtent(bs[0], ws[0]), call, ": bias ", describe(bs[0]),
-                 " does not match the weight's ", describe(ws[0]));
-    inputs.push_back(bias);
   }
   TensorView* out = makeTensorOver(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<LinearOp>(in->container(), inputs, std::vector<Val*>{out},
@@ -456,15 +410,7 @@ TensorView* select(TensorView* in, int64_t dim, Val* index) {
   HOSTIR_CHECK(in != nullptr && index != nullptr, "select: an operand is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
   int64_t axis = normalizeAxis(dim, static_cast<int64_t>(shape.size()), "select", in);
-  HOSTIR_CHECK(index->vtype() == ValType::Scalar && isIntegralType(index->dtype()), "select(",
-               describe(in), "): the index must be an integer scalar, got ", describe(index));
-  const Scalar* constant = asConstInt(index);
-  const Scalar* extent = asConstInt(shape[static_cast<size_t>(axis)]->extent());
-  HOSTIR_CHECK(
-      constant == nullptr ||
-          (constant->constInt() >= 0 && (!extent || constant->constInt() < extent->constInt())),
-      "select(", describe(in), ", dim=", dim, "): index ", describe(index),
-      " is out of range; valid: [0, ", describe(shape[static_cast<size_t>(axis)]->extent()), ")");
+  SelectOp::validate({in, index}, {axis});
   std::vector<IterDomain*> ids;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (static_cast<int64_t>(i) != axis) {
@@ -486,20 +432,7 @@ TensorView* slice(TensorView* in, int64_t dim, Val* start, Val* stop) {
   HOSTIR_CHECK(in != nullptr && start != nullptr && stop != nullptr, "slice: an operand is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
   int64_t axis = normalizeAxis(dim, static_cast<int64_t>(shape.size()), "slice", in);
-  for (Val* bound : {start, stop}) {
-    HOSTIR_CHECK(bound->vtype() == ValType::Scalar && isIntegralType(bound->dtype()), "slice(",
-                 describe(in), "): bounds must be integer scalars, got ", describe(bound));
-  }
-  IterDomain* sliced = shape[static_cast<size_t>(axis)];
-  const Scalar* c_start = asConstInt(start);
-  const Scalar* c_stop = asConstInt(stop);
-  const Scalar* c_extent = asConstInt(sliced->extent());
-  bool valid = (!c_start || c_start->constInt() >= 0) &&
-               (!c_start || !c_stop || c_start->constInt() <= c_stop->constInt()) &&
-               (!c_stop || !c_extent || c_stop->constInt() <= c_extent->constInt());
-  HOSTIR_CHECK(valid, "slice(", describe(in), ", dim=", dim, ", start=", describe(start),
-               ", stop=", describe(stop),
-               "): need 0 <= start <= stop <= ", describe(sliced->extent()));
+  SliceOp::validate({in, start, stop}, {axis});
   std::vector<IterDomain*> ids;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (static_cast<int64_t>(i) == axis) {
@@ -523,16 +456,15 @@ TensorView* permute(TensorView* in, const std::vector<int64_t>& dims) {
   HOSTIR_CHECK(in != nullptr, "permute: input is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
   auto rank = static_cast<int64_t>(shape.size());
-  HOSTIR_CHECK(static_cast<int64_t>(dims.size()) == rank, "permute(", describe(in), "): got ",
-               dims.size(), " dims for rank ", rank, "; give a permutation of 0..", rank - 1);
-  std::vector<int64_t> normalized;
-  for (int64_t d : dims) {
-    normalized.push_back(normalizeAxis(d, rank, "permute", in));
+  // Negative dims are the user's spelling (normalized when the count is
+  // right; PermuteOp::validate says what is wrong with a wrong count).
+  std::vector<int64_t> normalized = dims;
+  if (static_cast<int64_t>(dims.size()) == rank) {
+    for (int64_t& d : normalized) {
+      d = normalizeAxis(d, rank, "permute", in);
+    }
   }
-  std::vector<int64_t> sorted = normalized;
-  std::sort(sorted.begin(), sorted.end());
-  HOSTIR_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), "permute(",
-               describe(in), "): dims repeat an axis; give a permutation of 0..", rank - 1);
+  PermuteOp::validate({in}, {normalized});
   std::vector<IterDomain*> ids;
   for (int64_t d : normalized) {
     ids.push_back(freshId(shape[static_cast<size_t>(d)]));
@@ -546,6 +478,7 @@ TensorView* permute(TensorView* in, const std::vector<int64_t>& dims) {
 
 TensorView* reshape(TensorView* in, const std::vector<int64_t>& new_sizes) {
   HOSTIR_CHECK(in != nullptr, "reshape: input is null");
+  ReshapeOp::validate({in}, {});
   Fusion* container = in->container();
   std::vector<IterDomain*> shape = in->shapeDomain();
   auto inferred = std::count(new_sizes.begin(), new_sizes.end(), -1);
@@ -584,20 +517,13 @@ TensorView* reshape(TensorView* in, const std::vector<int64_t>& new_sizes) {
 }
 
 TensorView* full(const std::vector<Val*>& shape, Val* fill_value, DataType dtype) {
-  HOSTIR_CHECK(fill_value != nullptr && fill_value->vtype() == ValType::Scalar,
-               "full: the fill value must be a scalar");
+  std::vector<Val*> inputs{fill_value};
+  inputs.insert(inputs.end(), shape.begin(), shape.end());
+  FullOp::validate(inputs, {});
   Fusion* container = fill_value->container();
   std::vector<IterDomain*> ids;
-  std::vector<Val*> inputs{fill_value};
   for (Val* extent : shape) {
-    HOSTIR_CHECK(
-        extent != nullptr && extent->vtype() == ValType::Scalar && isIntegralType(extent->dtype()),
-        "full: every size must be an integer scalar");
-    const Scalar* c = asConstInt(extent);
-    HOSTIR_CHECK(c == nullptr || c->constInt() >= 0, "full: size ", describe(extent),
-                 " is negative");
     ids.push_back(IrBuilder::createInContainer<IterDomain>(container, extent));
-    inputs.push_back(extent);
   }
   TensorView* out = makeTensorOver(container, ids, dtype);
   IrBuilder::createInContainer<FullOp>(container, inputs, std::vector<Val*>{out},

@@ -1,9 +1,12 @@
 #include "hostir/ir/ops.h"
 
+#include <algorithm>
 #include <sstream>
+#include <variant>
 
 #include "hostir/ir/dispatch.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 
 namespace hostir {
@@ -49,20 +52,136 @@ std::string toString(ReductionOpType type) {
 }
 
 namespace {
+
+std::string describe(const Val* val) {
+  return val == nullptr ? std::string("null") : val->toInlineString();
+}
+
+const Scalar* asConstInt(const Val* val) {
+  const auto* scalar = dynamic_cast<const Scalar*>(val);
+  return scalar != nullptr && scalar->isConstInt() ? scalar : nullptr;
+}
+
+bool isIntegerScalar(const Val* val) {
+  return val != nullptr && val->vtype() == ValType::Scalar && isIntegralType(val->dtype());
+}
+
+// Whether two axes may be the same size; false only when both are known
+// constants that differ.
+bool mayHaveSameExtent(const IterDomain* a, const IterDomain* b) {
+  const Scalar* ca = asConstInt(a->extent());
+  const Scalar* cb = asConstInt(b->extent());
+  return ca == nullptr || cb == nullptr || ca->constInt() == cb->constInt();
+}
+
+// A node kind's operand and attribute counts: a mismatch is a hostir bug
+// (the builders and passes make nodes of known kinds).
+void expectCounts(const char* op_name, const std::vector<Val*>& inputs, size_t min_inputs,
+                  size_t max_inputs, const std::vector<Attribute>& attributes,
+                  size_t num_attributes) {
+  HOSTIR_ASSERT(inputs.size() >= min_inputs && inputs.size() <= max_inputs &&
+                    attributes.size() == num_attributes,
+                op_name, " built with the wrong number of operands");
+}
+
 void expectArity(const Expr* expr, size_t min_inputs, size_t max_inputs, size_t outputs,
                  size_t attributes) {
-  HOSTIR_ASSERT(expr->inputs().size() >= min_inputs && expr->inputs().size() <= max_inputs &&
-                    expr->outputs().size() == outputs && expr->attributes().size() == attributes,
-                expr->opName(), " built with the wrong number of operands");
+  expectCounts(expr->opName(), expr->inputs(), min_inputs, max_inputs, expr->attributes(),
+               attributes);
+  HOSTIR_ASSERT(expr->outputs().size() == outputs, expr->opName(),
+                " built with the wrong number of operands");
 }
+
+template <typename T>
+const T& attributeOf(const char* op_name, const std::vector<Attribute>& attributes, size_t i) {
+  HOSTIR_ASSERT(std::holds_alternative<T>(attributes[i]), op_name, " attribute ", i,
+                " has the wrong type");
+  return std::get<T>(attributes[i]);
+}
+
+template <typename Enum>
+Enum enumAttribute(const char* op_name, const std::vector<Attribute>& attributes, size_t i,
+                   Enum last) {
+  int64_t value = attributeOf<int64_t>(op_name, attributes, i);
+  HOSTIR_ASSERT(value >= 0 && value <= static_cast<int64_t>(last), op_name, " attribute ", i,
+                " is not an op type: ", value);
+  return static_cast<Enum>(value);
+}
+
+// Operand `i` of `op` as a tensor.
+const TensorView* tensorOperand(const std::string& op, const std::vector<Val*>& inputs, size_t i) {
+  const auto* tv = dynamic_cast<const TensorView*>(inputs[i]);
+  HOSTIR_CHECK(tv != nullptr, op, ": operand ", i, " must be a tensor, got ", describe(inputs[i]));
+  return tv;
+}
+
+// An axis of a node's attribute: the builders normalize negative axes, so
+// a node's axes are in [0, rank).
+void checkNodeAxis(const std::string& call, const char* what, int64_t axis, size_t rank) {
+  HOSTIR_CHECK(axis >= 0 && axis < static_cast<int64_t>(rank), call, ": ", what, " ", axis,
+               " is out of range for rank ", rank, "; valid: [0, ", rank, ")");
+}
+
+// Runs a node's checks as its constructor does: a user-facing error names
+// the node being made too ("... (making T3 = add(T0, T2))"), so a bad node a
+// pass makes says which one it is. An internal error is rethrown as is.
+template <typename Check>
+void checkNode(const Expr* expr, Check check) {
+  try {
+    check();
+  } catch (const Error& error) {
+    std::string message = error.what();
+    if (message.rfind("hostir internal error", 0) == 0) {
+      throw;
+    }
+    std::string outputs;
+    for (const Val* output : expr->outputs()) {
+      outputs += (outputs.empty() ? "" : ", ") + describe(output);
+    }
+    std::string operands;
+    for (const Val* input : expr->inputs()) {
+      operands += (operands.empty() ? "" : ", ") + describe(input);
+    }
+    HOSTIR_THROW(message, " (making ", outputs, " = ", expr->displayName(), "(", operands, "))");
+  }
+}
+
+int64_t constantNumel(const TensorView* tv) {
+  int64_t numel = 1;
+  for (const IterDomain* id : tv->shapeDomain()) {
+    const Scalar* extent = asConstInt(id->extent());
+    if (extent == nullptr) {
+      return -1;
+    }
+    numel *= extent->constInt();
+  }
+  return numel;
+}
+
 }  // namespace
+
+void LoadStoreOp::validate(const std::vector<Val*>& inputs,
+                           const std::vector<Attribute>& attributes) {
+  expectCounts("LoadStoreOp", inputs, 1, 1, attributes, 0);
+}
 
 void LoadStoreOp::validateStructure() const {
   expectArity(this, 1, 1, 1, 0);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
+}
+
+void UnaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
+  expectCounts("UnaryOp", inputs, 1, 1, attributes, 1);
+  auto type = enumAttribute("UnaryOp", attributes, 0, UnaryOpType::Cast);
+  const TensorView* in = tensorOperand(hostir::toString(type), inputs, 0);
+  bool bool_ok = type != UnaryOpType::Neg && type != UnaryOpType::Relu && type != UnaryOpType::Abs;
+  HOSTIR_CHECK(bool_ok || in->dtype() != DataType::Bool, hostir::toString(type), "(", describe(in),
+               "): a bool tensor is not supported; cast it to a numeric dtype first");
 }
 
 void UnaryOp::validateStructure() const {
   expectArity(this, 1, 1, 1, 1);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
 }
 
 std::string UnaryOp::displayName() const {
@@ -72,8 +191,48 @@ std::string UnaryOp::displayName() const {
   return hostir::toString(type());
 }
 
+void BinaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
+  expectCounts("BinaryOp", inputs, 2, 2, attributes, 1);
+  auto type = enumAttribute("BinaryOp", attributes, 0, BinaryOpType::Mod);
+  const std::string op = hostir::toString(type);
+  for (const Val* val : inputs) {
+    HOSTIR_CHECK(val != nullptr, op, ": an operand is null");
+    HOSTIR_CHECK(val->vtype() == ValType::TensorView || val->vtype() == ValType::Scalar, op, ": ",
+                 describe(val), " is neither a tensor nor a scalar");
+  }
+  const auto* lhs = dynamic_cast<const TensorView*>(inputs[0]);
+  const auto* rhs = dynamic_cast<const TensorView*>(inputs[1]);
+  bool integer_only = type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
+  if (lhs == nullptr && rhs == nullptr) {
+    HOSTIR_CHECK(
+        !integer_only || (isIntegralType(inputs[0]->dtype()) && isIntegralType(inputs[1]->dtype())),
+        op, "(", describe(inputs[0]), ", ", describe(inputs[1]), ") needs integer scalars");
+    return;
+  }
+  HOSTIR_CHECK(!integer_only, op, " is defined on integer scalars, not on tensor ",
+               describe(lhs != nullptr ? lhs : rhs));
+  if (lhs == nullptr || rhs == nullptr) {
+    return;
+  }
+  // Right-aligned, as in PyTorch: sizes match or one is a broadcast axis.
+  std::vector<IterDomain*> l = lhs->shapeDomain();
+  std::vector<IterDomain*> r = rhs->shapeDomain();
+  size_t rank = std::max(l.size(), r.size());
+  for (size_t i = 0; i < rank; ++i) {
+    IterDomain* a = i + l.size() >= rank ? l[i + l.size() - rank] : nullptr;
+    IterDomain* b = i + r.size() >= rank ? r[i + r.size() - rank] : nullptr;
+    if (a == nullptr || b == nullptr || a->isBroadcast() || b->isBroadcast()) {
+      continue;
+    }
+    HOSTIR_CHECK(mayHaveSameExtent(a, b), op, ": cannot broadcast ", describe(lhs), " with ",
+                 describe(rhs), ": ", describe(a), " and ", describe(b),
+                 " differ; sizes must match or one must be a broadcast axis");
+  }
+}
+
 void BinaryOp::validateStructure() const {
   expectArity(this, 2, 2, 1, 1);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
 }
 
 std::string BinaryOp::toInlineString() const {
@@ -95,8 +254,27 @@ std::string BinaryOp::toInlineString() const {
   return ss.str();
 }
 
+void ReductionOp::validate(const std::vector<Val*>& inputs,
+                           const std::vector<Attribute>& attributes) {
+  expectCounts("ReductionOp", inputs, 1, 1, attributes, 2);
+  auto type = enumAttribute("ReductionOp", attributes, 0, ReductionOpType::Product);
+  const auto& axes = attributeOf<std::vector<int64_t>>("ReductionOp", attributes, 1);
+  const std::string op = hostir::toString(type);
+  const TensorView* in = tensorOperand(op, inputs, 0);
+  const std::string call = op + "(" + describe(in) + ")";
+  HOSTIR_CHECK(!axes.empty(), call, ": give at least one axis to reduce");
+  size_t rank = in->shapeDomain().size();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    checkNodeAxis(call, "axis", axes[i], rank);
+    HOSTIR_CHECK(i == 0 || axes[i - 1] < axes[i], call, ": reduced axes ",
+                 hostir::toString(Attribute(axes)),
+                 " must be distinct and increasing (a builder sorts them)");
+  }
+}
+
 void ReductionOp::validateStructure() const {
   expectArity(this, 1, 1, 1, 2);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
 }
 TensorView* ReductionOp::in() const {
   return input(0)->as<TensorView>();
@@ -105,8 +283,24 @@ TensorView* ReductionOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+void BroadcastOp::validate(const std::vector<Val*>& inputs,
+                           const std::vector<Attribute>& attributes) {
+  expectCounts("BroadcastOp", inputs, 1, 1, attributes, 1);
+  const auto& flags = attributeOf<std::vector<int64_t>>("BroadcastOp", attributes, 0);
+  const TensorView* in = tensorOperand("broadcast", inputs, 0);
+  size_t rank = in->shapeDomain().size();
+  auto kept = static_cast<size_t>(std::count(flags.begin(), flags.end(), 0));
+  HOSTIR_CHECK(kept == rank, "broadcast(", describe(in), "): ", kept,
+               " entries of is_broadcast_dim are false but the input has rank ", rank,
+               "; exactly one false entry per input axis is valid");
+  HOSTIR_CHECK(std::all_of(flags.begin(), flags.end(), [](int64_t f) { return f == 0 || f == 1; }),
+               "broadcast(", describe(in), "): is_broadcast flags ",
+               hostir::toString(Attribute(flags)), " must each be 0 or 1");
+}
+
 void BroadcastOp::validateStructure() const {
   expectArity(this, 1, 1, 1, 1);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
 }
 TensorView* BroadcastOp::in() const {
   return input(0)->as<TensorView>();
@@ -115,8 +309,42 @@ TensorView* BroadcastOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+void MatmulOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
+  expectCounts("MatmulOp", inputs, 2, 2, attributes, 0);
+  const TensorView* a = tensorOperand("matmul", inputs, 0);
+  const TensorView* b = tensorOperand("matmul", inputs, 1);
+  const std::string call = "matmul(" + describe(a) + ", " + describe(b) + ")";
+  std::vector<IterDomain*> as = a->shapeDomain();
+  std::vector<IterDomain*> bs = b->shapeDomain();
+  HOSTIR_CHECK(!as.empty() && !bs.empty(), call, ": both operands need rank >= 1");
+  HOSTIR_CHECK(a->dtype() == b->dtype(), call,
+               ": operands must have the same dtype; cast one of them");
+  IterDomain* ka = as.back();
+  IterDomain* kb = bs.size() == 1 ? bs[0] : bs[bs.size() - 2];
+  HOSTIR_CHECK(mayHaveSameExtent(ka, kb), call, ": inner sizes differ: ", describe(ka), " vs ",
+               describe(kb), "; A's last axis must match B's ",
+               bs.size() == 1 ? "only axis" : "second-to-last axis");
+  // Batch axes: everything but the last two (one for a 1-D operand),
+  // broadcast right-aligned.
+  std::vector<IterDomain*> a_batch(as.begin(), as.end() - (as.size() >= 2 ? 2 : 1));
+  std::vector<IterDomain*> b_batch(bs.begin(), bs.end() - (bs.size() >= 2 ? 2 : 1));
+  size_t batch_rank = std::max(a_batch.size(), b_batch.size());
+  for (size_t i = 0; i < batch_rank; ++i) {
+    IterDomain* x =
+        i + a_batch.size() >= batch_rank ? a_batch[i + a_batch.size() - batch_rank] : nullptr;
+    IterDomain* y =
+        i + b_batch.size() >= batch_rank ? b_batch[i + b_batch.size() - batch_rank] : nullptr;
+    if (x == nullptr || y == nullptr || x->isBroadcast() || y->isBroadcast()) {
+      continue;
+    }
+    HOSTIR_CHECK(mayHaveSameExtent(x, y), call, ": batch axes ", describe(x), " and ", describe(y),
+                 " differ; they must match or one must be a broadcast axis");
+  }
+}
+
 void MatmulOp::validateStructure() const {
   expectArity(this, 2, 2, 1, 0);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
 }
 TensorView* MatmulOp::a() const {
   return input(0)->as<TensorView>();
@@ -128,8 +356,35 @@ TensorView* MatmulOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+void LinearOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
+  expectCounts("LinearOp", inputs, 2, 3, attributes, 0);
+  const TensorView* in = tensorOperand("linear", inputs, 0);
+  const TensorView* weight = tensorOperand("linear", inputs, 1);
+  const TensorView* bias = inputs.size() == 3 ? tensorOperand("linear", inputs, 2) : nullptr;
+  std::vector<IterDomain*> xs = in->shapeDomain();
+  std::vector<IterDomain*> ws = weight->shapeDomain();
+  std::string call = "linear(" + describe(in) + ", " + describe(weight) +
+                     (bias ? ", " + describe(bias) : std::string()) + ")";
+  HOSTIR_CHECK(!xs.empty(), call, ": the input needs rank >= 1");
+  HOSTIR_CHECK(ws.size() == 1 || ws.size() == 2, call,
+               ": the weight must be [N, K] or [K], got rank ", ws.size());
+  HOSTIR_CHECK(in->dtype() == weight->dtype() && (!bias || bias->dtype() == in->dtype()), call,
+               ": input, weight and bias must have the same dtype");
+  HOSTIR_CHECK(mayHaveSameExtent(xs.back(), ws.back()), call,
+               ": inner sizes differ: ", describe(xs.back()), " vs ", describe(ws.back()),
+               "; the input's last axis must match the weight's last axis");
+  if (bias != nullptr) {
+    std::vector<IterDomain*> bs = bias->shapeDomain();
+    HOSTIR_CHECK(bs.size() <= 1 && (ws.size() == 2 || bs.empty()), call,
+                 ": the bias must be [N] (or 0-D) matching the weight's first axis");
+    HOSTIR_CHECK(bs.empty() || mayHaveSameExtent(bs[0], ws[0]), call, ": bias ", describe(bs[0]),
+                 " does not match the weight's ", describe(ws[0]));
+  }
+}
+
 void LinearOp::validateStructure() const {
   expectArity(this, 2, 3, 1, 0);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
 }
 TensorView* LinearOp::in() const {
   return input(0)->as<TensorView>();
@@ -144,8 +399,27 @@ TensorView* LinearOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+void SelectOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
+  expectCounts("SelectOp", inputs, 2, 2, attributes, 1);
+  int64_t dim = attributeOf<int64_t>("SelectOp", attributes, 0);
+  const TensorView* in = tensorOperand("select", inputs, 0);
+  const Val* index = inputs[1];
+  std::vector<IterDomain*> shape = in->shapeDomain();
+  checkNodeAxis("select(" + describe(in) + ")", "dim", dim, shape.size());
+  HOSTIR_CHECK(isIntegerScalar(index), "select(", describe(in),
+               "): the index must be an integer scalar, got ", describe(index));
+  const Scalar* constant = asConstInt(index);
+  const Scalar* extent = asConstInt(shape[static_cast<size_t>(dim)]->extent());
+  HOSTIR_CHECK(
+      constant == nullptr ||
+          (constant->constInt() >= 0 && (!extent || constant->constInt() < extent->constInt())),
+      "select(", describe(in), ", dim=", dim, "): index ", describe(index),
+      " is out of range; valid: [0, ", describe(shape[static_cast<size_t>(dim)]->extent()), ")");
+}
+
 void SelectOp::validateStructure() const {
   expectArity(this, 2, 2, 1, 1);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
 }
 TensorView* SelectOp::in() const {
   return input(0)->as<TensorView>();
@@ -154,8 +428,33 @@ TensorView* SelectOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+void SliceOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
+  expectCounts("SliceOp", inputs, 3, 3, attributes, 1);
+  int64_t dim = attributeOf<int64_t>("SliceOp", attributes, 0);
+  const TensorView* in = tensorOperand("slice", inputs, 0);
+  const Val* start = inputs[1];
+  const Val* stop = inputs[2];
+  std::vector<IterDomain*> shape = in->shapeDomain();
+  checkNodeAxis("slice(" + describe(in) + ")", "dim", dim, shape.size());
+  for (const Val* bound : {start, stop}) {
+    HOSTIR_CHECK(isIntegerScalar(bound), "slice(", describe(in),
+                 "): bounds must be integer scalars, got ", describe(bound));
+  }
+  const IterDomain* sliced = shape[static_cast<size_t>(dim)];
+  const Scalar* c_start = asConstInt(start);
+  const Scalar* c_stop = asConstInt(stop);
+  const Scalar* c_extent = asConstInt(sliced->extent());
+  bool valid = (!c_start || c_start->constInt() >= 0) &&
+               (!c_start || !c_stop || c_start->constInt() <= c_stop->constInt()) &&
+               (!c_stop || !c_extent || c_stop->constInt() <= c_extent->constInt());
+  HOSTIR_CHECK(valid, "slice(", describe(in), ", dim=", dim, ", start=", describe(start),
+               ", stop=", describe(stop),
+               "): need 0 <= start <= stop <= ", describe(sliced->extent()));
+}
+
 void SliceOp::validateStructure() const {
   expectArity(this, 3, 3, 1, 1);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
 }
 TensorView* SliceOp::in() const {
   return input(0)->as<TensorView>();
@@ -164,8 +463,27 @@ TensorView* SliceOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+void PermuteOp::validate(const std::vector<Val*>& inputs,
+                         const std::vector<Attribute>& attributes) {
+  expectCounts("PermuteOp", inputs, 1, 1, attributes, 1);
+  const auto& dims = attributeOf<std::vector<int64_t>>("PermuteOp", attributes, 0);
+  const TensorView* in = tensorOperand("permute", inputs, 0);
+  const std::string call = "permute(" + describe(in) + ")";
+  size_t rank = in->shapeDomain().size();
+  HOSTIR_CHECK(dims.size() == rank, call, ": got ", dims.size(), " dims for rank ", rank,
+               "; give a permutation of 0..", static_cast<int64_t>(rank) - 1);
+  for (int64_t d : dims) {
+    checkNodeAxis(call, "dim", d, rank);
+  }
+  std::vector<int64_t> sorted = dims;
+  std::sort(sorted.begin(), sorted.end());
+  HOSTIR_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), call,
+               ": dims repeat an axis; give a permutation of 0..", static_cast<int64_t>(rank) - 1);
+}
+
 void PermuteOp::validateStructure() const {
   expectArity(this, 1, 1, 1, 1);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
 }
 TensorView* PermuteOp::in() const {
   return input(0)->as<TensorView>();
@@ -174,8 +492,27 @@ TensorView* PermuteOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+void ReshapeOp::validate(const std::vector<Val*>& inputs,
+                         const std::vector<Attribute>& attributes) {
+  expectCounts("ReshapeOp", inputs, 1, 1, attributes, 0);
+  tensorOperand("reshape", inputs, 0);
+}
+
 void ReshapeOp::validateStructure() const {
   expectArity(this, 1, 1, 1, 0);
+  checkNode(this, [&] {
+    validate(inputs_, attributes_);
+    // The builder checks the sizes a user asks for; a node's output must hold
+    // the input's elements where both counts are known.
+    const auto* out = dynamic_cast<const TensorView*>(output(0));
+    HOSTIR_CHECK(out != nullptr, "reshape: the output must be a tensor, got ", describe(output(0)));
+    int64_t in_numel = constantNumel(input(0)->as<TensorView>());
+    int64_t out_numel = constantNumel(out);
+    HOSTIR_CHECK(in_numel < 0 || out_numel < 0 || in_numel == out_numel, "reshape(",
+                 describe(input(0)), "): ", in_numel, " elements cannot be viewed as ",
+                 describe(out), " of ", out_numel,
+                 " elements; the output must hold the same number of elements");
+  });
 }
 TensorView* ReshapeOp::in() const {
   return input(0)->as<TensorView>();
@@ -184,8 +521,29 @@ TensorView* ReshapeOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+void FullOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
+  expectCounts("FullOp", inputs, 1, inputs.size(), attributes, 0);
+  HOSTIR_CHECK(inputs[0] != nullptr && inputs[0]->vtype() == ValType::Scalar,
+               "full: the fill value must be a scalar");
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    HOSTIR_CHECK(isIntegerScalar(inputs[i]), "full: every size must be an integer scalar");
+    const Scalar* c = asConstInt(inputs[i]);
+    HOSTIR_CHECK(c == nullptr || c->constInt() >= 0, "full: size ", describe(inputs[i]),
+                 " is negative");
+  }
+}
+
 void FullOp::validateStructure() const {
-  HOSTIR_ASSERT(!inputs_.empty() && outputs_.size() == 1 && attributes_.empty());
+  expectArity(this, 1, inputs_.size(), 1, 0);
+  checkNode(this, [&] {
+    validate(inputs_, attributes_);
+    const auto* out = dynamic_cast<const TensorView*>(output(0));
+    HOSTIR_CHECK(out != nullptr && out->shapeDomain().size() + 1 == inputs_.size(),
+                 "full: the output ", describe(output(0)),
+                 " must be a tensor with one axis per "
+                 "size operand (",
+                 inputs_.size() - 1, ")");
+  });
 }
 TensorView* FullOp::out() const {
   return output(0)->as<TensorView>();

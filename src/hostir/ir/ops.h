@@ -19,9 +19,24 @@ std::string toString(UnaryOpType type);
 std::string toString(BinaryOpType type);
 std::string toString(ReductionOpType type);
 
+// Each fusion op has
+//
+//   static void validate(const std::vector<Val*>& inputs,
+//                        const std::vector<Attribute>& attributes);
+//
+// its semantic checks (operand kinds, ranks, dtypes, axes, broadcast and
+// contraction compatibility): it throws hostir::Error naming the operands in
+// IR notation and saying what is valid. The node's constructor runs it (with
+// the checks that need the outputs), so a node a pass makes through
+// IrBuilder or Expr::newObject, or a clone, is checked as a builder's is;
+// a builder (arith.h) runs it before it shapes the output and keeps only
+// what is its own (null pointers, negative axes, type promotion, the output's
+// shape).
+
 // out = in (a copy; also what a resharding `set` is).
 class LoadStoreOp : public Expr {
   HOSTIR_DECLARE_EXPR(LoadStoreOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   Val* in() const {
     return input(0);
   }
@@ -36,6 +51,7 @@ class LoadStoreOp : public Expr {
 // Attribute 0: UnaryOpType. A Cast's target dtype is the output's dtype.
 class UnaryOp : public Expr {
   HOSTIR_DECLARE_EXPR(UnaryOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   UnaryOpType type() const {
     return static_cast<UnaryOpType>(attribute<int64_t>(0));
   }
@@ -55,6 +71,7 @@ class UnaryOp : public Expr {
 // scalars Div is integer division; on tensors it is true division.
 class BinaryOp : public Expr {
   HOSTIR_DECLARE_EXPR(BinaryOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   BinaryOpType type() const {
     return static_cast<BinaryOpType>(attribute<int64_t>(0));
   }
@@ -81,6 +98,7 @@ class BinaryOp : public Expr {
 // output keeps reduced axes as reduction IterDomains (rS).
 class ReductionOp : public Expr {
   HOSTIR_DECLARE_EXPR(ReductionOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   ReductionOpType type() const {
     return static_cast<ReductionOpType>(attribute<int64_t>(0));
   }
@@ -100,6 +118,7 @@ class ReductionOp : public Expr {
 // Attribute 0: per output axis, 1 if it is a new broadcast axis.
 class BroadcastOp : public Expr {
   HOSTIR_DECLARE_EXPR(BroadcastOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   const std::vector<int64_t>& isBroadcastDims() const {
     return attribute<std::vector<int64_t>>(0);
   }
@@ -116,6 +135,7 @@ class BroadcastOp : public Expr {
 // out = a @ b with at::matmul's semantics (1-D, 2-D and batched).
 class MatmulOp : public Expr {
   HOSTIR_DECLARE_EXPR(MatmulOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   TensorView* a() const;
   TensorView* b() const;
   TensorView* out() const;
@@ -127,6 +147,7 @@ class MatmulOp : public Expr {
 // out = a @ weight^T (+ bias), weight is [N, K].
 class LinearOp : public Expr {
   HOSTIR_DECLARE_EXPR(LinearOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   TensorView* in() const;
   TensorView* weight() const;
   bool hasBias() const {
@@ -142,6 +163,7 @@ class LinearOp : public Expr {
 // out = in.select(dim, index). Inputs: {in, index}; attribute 0: dim.
 class SelectOp : public Expr {
   HOSTIR_DECLARE_EXPR(SelectOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   TensorView* in() const;
   Val* index() const {
     return input(1);
@@ -161,6 +183,7 @@ class SelectOp : public Expr {
 // out = in.narrow(dim, start, stop - start). Inputs: {in, start, stop}.
 class SliceOp : public Expr {
   HOSTIR_DECLARE_EXPR(SliceOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   TensorView* in() const;
   Val* start() const {
     return input(1);
@@ -183,6 +206,7 @@ class SliceOp : public Expr {
 // out = in.permute(dims); attribute 0: dims.
 class PermuteOp : public Expr {
   HOSTIR_DECLARE_EXPR(PermuteOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   TensorView* in() const;
   TensorView* out() const;
   const std::vector<int64_t>& dims() const {
@@ -199,6 +223,7 @@ class PermuteOp : public Expr {
 // out = in.reshape(shape of out).
 class ReshapeOp : public Expr {
   HOSTIR_DECLARE_EXPR(ReshapeOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   TensorView* in() const;
   TensorView* out() const;
   std::string displayName() const override {
@@ -210,6 +235,7 @@ class ReshapeOp : public Expr {
 // are out's extents, so that they are operands (and get cloned and bound).
 class FullOp : public Expr {
   HOSTIR_DECLARE_EXPR(FullOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   Val* fillValue() const {
     return input(0);
   }

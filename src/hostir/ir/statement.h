@@ -230,7 +230,11 @@ class Expr : public Statement {
   std::vector<Val*> attribute_vals_;
 };
 
-// Declares the boilerplate every concrete Expr kind needs.
+// Declares the boilerplate every concrete Expr kind needs. The constructor
+// runs the node's validateStructure(), so every way of making a node (a
+// builder, IrBuilder::create, newObject in a pass, cloning) is checked: a
+// fusion op checks its operands' semantics there (ops.cpp), not only in its
+// builder.
 #define HOSTIR_DECLARE_EXPR(ClassName)                                                    \
  public:                                                                                  \
   ClassName(Fusion* container, std::vector<Val*> inputs, std::vector<Val*> outputs,       \
