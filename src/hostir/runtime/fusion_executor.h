@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "hostir/ir/cloner.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/runtime/polymorphic_value.h"
 
@@ -16,6 +17,9 @@ class FusionExecutor {
  public:
   // Takes ownership of the fusion (the executor keeps it alive).
   explicit FusionExecutor(std::unique_ptr<Fusion> fusion);
+  // Keeps a copy of `fusion`, as HostExecutor and MultiDeviceExecutor do:
+  // `FusionExecutor executor(fusion);`.
+  explicit FusionExecutor(const Fusion& fusion) : FusionExecutor(copyOf(fusion)) {}
 
   std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
                               const std::vector<at::Tensor>& outputs = {});
@@ -31,6 +35,12 @@ class FusionExecutor {
   }
 
  private:
+  static std::unique_ptr<Fusion> copyOf(const Fusion& fusion) {
+    auto copy = std::make_unique<Fusion>();
+    copyFusion(fusion, *copy);
+    return copy;
+  }
+
   std::unique_ptr<Fusion> fusion_;
   std::vector<Expr*> exprs_;  // topological order, computed once
   // Per expr: intermediates no later expr reads.

@@ -271,6 +271,25 @@ TEST(CloneTest, ClonedFusionRunsAndPrintsIdentically) {
   EXPECT_TRUE(allClose(b[1], a[1], 0, 0));
 }
 
+// FusionExecutor takes a `const Fusion&` as HostExecutor and
+// MultiDeviceExecutor do, and keeps a copy: the fusion may go away.
+TEST(CloneTest, FusionExecutorOfAConstFusionKeepsACopy) {
+  at::manual_seed(0);
+  auto original = std::make_unique<Fusion>();
+  buildProgram(*original);
+  const Fusion& borrowed = *original;
+  FusionExecutor fe(borrowed);
+  EXPECT_NE(&fe.fusion(), original.get());
+  EXPECT_EQ(fe.fusion().toString(), original->toString());
+  original.reset();
+  at::Tensor x = at::randn({2, 3});
+  at::Tensor w = at::randn({4, 3});
+  std::vector<at::Tensor> outs = fe.run({x, w, 2.0});
+  at::Tensor h = at::gelu(at::linear(x, w));
+  at::Tensor s = h.slice(1, 1, 3) * 2.0;
+  EXPECT_TRUE(allClose(outs[0], s + s.sum(at::IntArrayRef{0}, true), 1e-5, 1e-5));
+}
+
 TEST(CloneTest, CloneOutlivesOriginal) {
   at::manual_seed(0);
   auto copy = std::make_unique<Fusion>();
