@@ -18,6 +18,7 @@
 #include "hostir/runtime/host_executor.h"
 #include "launch_command.h"
 #include "sequence_parallel_mlp.h"
+#include "targets_command.h"
 #include "timing.h"
 
 namespace hostir::tools {
@@ -43,6 +44,12 @@ commands:
   run EXAMPLE [-n N]   lower and run an example on random inputs, check it
                        against plain ATen and time both (median of N runs,
                        default 10)
+  targets [FLAGS]      a Megatron MLP whose weights carry matmul_rhs on a mesh
+                       of mixed targets: prints the host program and the
+                       executables each device runs, checks against ATen.
+                       FLAGS: --ranks N (2) --targets LIST (HOSTIR_TARGET's
+                       value, default cpu:avx512,cpu:avx2) --tokens --hidden
+                       --ffn (docs/targets.md)
   launch -n N [--port P] -- COMMAND...
                        start N local ranks of COMMAND with the torchrun
                        environment set; output lines are prefixed by rank
@@ -134,6 +141,9 @@ int dispatchCommand(const std::vector<std::string>& args) {
   }
   if (command == "sp-mlp") {
     return runSequenceParallelMlp(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (command == "targets") {
+    return runTargetsCommand(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (command == "list") {
     return listCommand();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "hostir/host_ir/host_ir.h"
@@ -20,6 +21,36 @@
 
 namespace hostir {
 namespace {
+
+// Every launch of `program` that reads or writes an encoded tensor has one
+// executable per set of devices whose targets lay it out alike (here: per
+// distinct panel width among the devices), and each copy's devices share it.
+void expectOneExecutablePerLayout(const HostIrContainer& program, const DeviceTargets& targets,
+                                  size_t expected_launches) {
+  std::set<int64_t> widths;
+  for (const auto& [device, target] : targets) {
+    widths.insert(target.nr);
+  }
+  size_t specialized = 0;
+  for (const Expr* expr : program.topLevel()) {
+    const auto* post = dynamic_cast<const PostOnStream*>(expr);
+    if (post == nullptr || post->variants().empty()) {
+      continue;
+    }
+    ++specialized;
+    EXPECT_EQ(post->variants().size(), widths.size()) << post->toString();
+    for (const PostOnStream::Variant& variant : post->variants()) {
+      for (int64_t device : variant.devices) {
+        EXPECT_EQ(targets.at(device).nr, targets.at(variant.devices.front()).nr)
+            << post->toString();
+        EXPECT_EQ(post->hostUnitFor(device), variant.unit);
+      }
+    }
+  }
+  if (widths.size() > 1) {
+    EXPECT_EQ(specialized, expected_launches) << program.toString();
+  }
+}
 
 TEST(HeterogeneousMeshTest, EveryRankKnowsEveryTarget) {
   Communicator& comm = Communicator::getInstance();
@@ -82,6 +113,9 @@ TEST(HeterogeneousMeshTest, ShardedMlpWithPackedWeightsMatchesAten) {
               std::string::npos)
         << program;
   }
+  // Both linears read per-device panels: each is one launch with one
+  // executable per target.
+  expectOneExecutablePerLayout(exec.hostProgram(), comm.deviceTargets(), 2);
   std::vector<at::Tensor> local = {x, w1.chunk(d, 0)[me].contiguous(),
                                    w2.chunk(d, 1)[me].contiguous()};
   int64_t hits = packCacheHits();
@@ -94,6 +128,86 @@ TEST(HeterogeneousMeshTest, ShardedMlpWithPackedWeightsMatchesAten) {
   if (nr > 0) {
     EXPECT_EQ(packCacheHits(), hits + 2) << "the second run reuses both packed weights";
   }
+}
+
+TEST(HeterogeneousMeshTest, WeightOnOneDeviceIsBroadcastInItsPanels) {
+  // w lives on device 0 only: it is packed there in device 0's panels, the
+  // collective that brings it to every device moves those bytes, and every
+  // device's linear reads them (one layout everywhere: no clone).
+  Communicator& comm = Communicator::getInstance();
+  const int64_t d = comm.size();
+  Fusion fusion;
+  {
+    FusionGuard fg(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(d);
+    TensorView* x = makeContigTensor(2);
+    TensorView* w = makeContigTensor(2);
+    x->setDeviceMesh(mesh);
+    w->setDeviceMesh(DeviceMesh({0}));
+    w->setEncoding(Encoding{EncodingKind::MatmulRhs, std::nullopt});
+    fusion.addInput(x);
+    fusion.addInput(w);
+    TensorView* y = linear(x, w);
+    y->setDeviceMesh(mesh);
+    fusion.addOutput(y);
+  }
+  at::manual_seed(1);
+  at::Tensor x = at::randn({10, 24});
+  at::Tensor w = at::randn({37, 24});
+  at::Tensor expected = at::linear(x, w);
+  MultiDeviceExecutor exec(fusion, comm);
+  const std::string program = exec.hostProgram().toString();
+  const Target& root = comm.deviceTargets().at(0);
+  if (root.nr > 0) {
+    const std::string panels = "#matmul_rhs:panels" + std::to_string(root.nr) + "xK(n=0)";
+    EXPECT_NE(program.find("Communication"), std::string::npos) << program;
+    EXPECT_NE(program.find(panels + ")"), std::string::npos)
+        << "the collective's output holds device 0's panels\n"
+        << program;
+    EXPECT_NE(program.find("= linear("), std::string::npos) << program;
+  }
+  for (int run = 0; run < 2; ++run) {
+    at::Tensor y = exec.run({x, comm.deviceId() == 0 ? w : at::Tensor()}).at(0);
+    EXPECT_TRUE(at::allclose(y, expected, 1e-3, 1e-4))
+        << "rank " << comm.deviceId() << " run " << run << ": max |diff| "
+        << (y - expected).abs().max().item<double>();
+  }
+}
+
+TEST(HeterogeneousMeshTest, EncodedIntermediateIsWrittenAndReadInEachDevicesPanels) {
+  // r = relu(b) carries matmul_rhs and is the weight of y = linear(x, r):
+  // each device's relu executable writes r in its own panels, and each
+  // device's linear executable reads them.
+  Communicator& comm = Communicator::getInstance();
+  const int64_t d = comm.size();
+  Fusion fusion;
+  {
+    FusionGuard fg(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(d);
+    TensorView* x = makeContigTensor(2);
+    TensorView* b = makeContigTensor(2);
+    x->setDeviceMesh(mesh);
+    b->setDeviceMesh(mesh);
+    fusion.addInput(x);
+    fusion.addInput(b);
+    TensorView* r = relu(b);
+    r->setDeviceMesh(mesh);
+    r->setEncoding(Encoding{EncodingKind::MatmulRhs, std::nullopt});
+    TensorView* y = linear(x, r);
+    y->setDeviceMesh(mesh);
+    fusion.addOutput(y);
+  }
+  at::manual_seed(2);
+  at::Tensor x = at::randn({9, 24});
+  at::Tensor b = at::randn({21, 24});
+  at::Tensor expected = at::linear(x, at::relu(b));
+  MultiDeviceExecutor exec(fusion, comm);
+  expectOneExecutablePerLayout(exec.hostProgram(), comm.deviceTargets(), 2);
+  at::Tensor y = exec.run({x, b}).at(0);
+  EXPECT_TRUE(at::allclose(y, expected, 1e-3, 1e-4))
+      << "rank " << comm.deviceId() << ": max |diff| " << (y - expected).abs().max().item<double>()
+      << "\n"
+      << exec.hostProgram().toString();
 }
 
 }  // namespace

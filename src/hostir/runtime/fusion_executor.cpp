@@ -6,8 +6,22 @@
 #include "hostir/runtime/aten_op_evaluator.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/input_validation.h"
+#include "hostir/runtime/packed_gemm.h"
 
 namespace hostir {
+
+namespace {
+// The panel layout a fusion output is written in, if its encoding resolved
+// to one.
+std::optional<Layout> panelLayout(const Val* output) {
+  const auto* tv = dynamic_cast<const TensorView*>(output);
+  if (tv == nullptr || !tv->hasEncoding() || !tv->encoding()->isResolved() ||
+      tv->encoding()->resolved->isIdentity()) {
+    return std::nullopt;
+  }
+  return tv->encoding()->resolved;
+}
+}  // namespace
 
 FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> fusion) : fusion_(std::move(fusion)) {
   HOSTIR_CHECK(fusion_ != nullptr, "FusionExecutor needs a fusion");
@@ -58,7 +72,9 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>&
   }
   std::unordered_map<const Val*, at::Tensor> preallocated;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    preallocated[fusion_outputs[i]] = outputs[i];
+    if (!panelLayout(fusion_outputs[i]).has_value()) {
+      preallocated[fusion_outputs[i]] = outputs[i];  // panels are packed at the end
+    }
   }
   for (size_t i = 0; i < exprs_.size(); ++i) {
     Expr* expr = exprs_[i];
@@ -81,6 +97,22 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>&
 
   std::vector<at::Tensor> results;
   for (size_t i = 0; i < fusion_outputs.size(); ++i) {
+    if (std::optional<Layout> layout = panelLayout(fusion_outputs[i])) {
+      // A result this executable writes in panels (docs/targets.md).
+      at::Tensor packed =
+          packMatmulRhs(ee.evaluateTensor(fusion_outputs[i]), layout->tile, layout->n_axis);
+      if (!outputs.empty()) {
+        HOSTIR_CHECK(outputs[i].sizes() == packed.sizes(), "fusion output ",
+                     fusion_outputs[i]->toInlineString(), " is written in panels of sizes ",
+                     packed.sizes(), " but its buffer has sizes ", outputs[i].sizes(),
+                     "; allocate it in this executable's layout");
+        outputs[i].copy_(packed);
+        rememberPlainSizes(outputs[i], *plainSizesOf(packed));
+        packed = outputs[i];
+      }
+      results.push_back(packed);
+      continue;
+    }
     if (!outputs.empty()) {
       at::Tensor value = ee.evaluateTensor(fusion_outputs[i]);
       // An output that is an input (or aliases another output) still lands

@@ -269,8 +269,28 @@ at::Tensor HostIrEvaluator::boundOrAllocated(const Val* tensor, bool zero_init) 
     return ee_.evaluateTensor(tensor);
   }
   auto* tv = tensor->as<TensorView>();
+  std::optional<Layout> layout;
+  if (tv->hasEncoding() && tv->encoding()->isResolved()) {
+    layout = tv->encoding()->resolved;  // e.g. what a collective delivers
+  }
+  return allocate(tv, layout.value_or(Layout::identity()), zero_init);
+}
+
+at::Tensor HostIrEvaluator::allocate(const TensorView* tv, const Layout& layout, bool zero_init) {
   auto options = at::TensorOptions().dtype(toAtenType(tv->dtype()));
   std::vector<int64_t> shape = ee_.evaluateShape(tv);
+  if (!layout.isIdentity()) {
+    // An encoded tensor held in panels (docs/targets.md).
+    HOSTIR_CHECK(shape.size() == 2, tv->toInlineString(), " is laid out as ", layout.toString(),
+                 " but has ", shape.size(), " axes; panels hold a 2-D tensor");
+    std::vector<int64_t> panels =
+        panelShape(shape[static_cast<size_t>(layout.n_axis)],
+                   shape[static_cast<size_t>(1 - layout.n_axis)], layout.tile);
+    at::Tensor buffer = zero_init ? at::zeros(panels, options) : at::empty(panels, options);
+    rememberPlainSizes(buffer, shape);
+    ee_.bind(tv, buffer);
+    return buffer;
+  }
   at::Tensor buffer = zero_init ? at::zeros(shape, options) : at::empty(shape, options);
   ee_.bind(tv, buffer);
   return buffer;
@@ -410,8 +430,17 @@ void HostIrEvaluator::handle(const HostUnit* /*expr*/) {
 
 void HostIrEvaluator::handle(const PostOnStream* expr) {
   // The executable variant for this rank's device (specialize_encodings).
-  auto it = unit_executors_.find(expr->hostUnitFor(params_.my_device));
+  const HostUnit* unit = expr->hostUnitFor(params_.my_device);
+  auto it = unit_executors_.find(unit);
   HOSTIR_ASSERT(it != unit_executors_.end(), "HostUnit of PostOnStream is not registered");
+  // A result the variant writes in panels gets a buffer laid out so.
+  for (size_t i = 0; i < expr->outputs().size(); ++i) {
+    const auto* writer = dynamic_cast<const TensorView*>(unit->fusion()->outputs().at(i));
+    if (writer != nullptr && writer->hasEncoding() && writer->encoding()->isResolved() &&
+        !writer->encoding()->resolved->isIdentity() && !ee_.isBound(expr->outputs()[i])) {
+      allocate(expr->outputs()[i]->as<TensorView>(), *writer->encoding()->resolved);
+    }
+  }
   enqueueSegment(expr, *it->second);
 }
 

@@ -13,6 +13,7 @@
 
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/ir/dispatch.h"
+#include "hostir/ir/encoding.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/fusion_executor.h"
 
@@ -122,7 +123,12 @@ class HostIrEvaluator final : public OptInDispatch {
  private:
   void runScope(const Scope& scope);
   runtime::Stream& resolveStream(const Stream* stream);
+  // A tensor held in a resolved panel layout (its encoding's) is allocated
+  // in panels.
   at::Tensor boundOrAllocated(const Val* tensor, bool zero_init = false);
+  // Allocates and binds `tv` laid out as `layout` (panels: [ceilDiv(N,
+  // tile), K, tile], its plain sizes remembered).
+  at::Tensor allocate(const TensorView* tv, const Layout& layout, bool zero_init = false);
   at::Tensor boundInput(const Val* tensor, const Expr* user);
   void enqueueFusionOp(const Expr* expr);
   void bindViewOrCopy(const Expr* expr);

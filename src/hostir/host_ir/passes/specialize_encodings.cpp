@@ -8,10 +8,14 @@
 #include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/host_ir/host_unit.h"
+#include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/set_encoding.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/mutation.h"
+#include "hostir/ir/op_traits.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 
 namespace hostir {
@@ -45,21 +49,98 @@ TensorView* tensorLike(TensorView* tv) {
   return cloner.clone(tv);
 }
 
-// Step 1: a SetEncoding per encoded program input that the program reads.
+// Which axis of the host tensor `tv` is a GEMM's N: from its readers (a
+// HostUnit's reader is inside its fusion: the fusion input at the same
+// position), else from the fusion input of a collective's reader.
+std::optional<int64_t> hostNAxis(const TensorView* tv, int depth = 0) {
+  if (std::optional<int64_t> n_axis = gemmNAxis(tv)) {
+    return n_axis;
+  }
+  for (Expr* use : tv->uses()) {
+    if (auto* post = dynamic_cast<PostOnStream*>(use)) {
+      for (size_t i = 0; i < post->inputs().size(); ++i) {
+        if (post->inputs()[i] == tv) {
+          if (auto n_axis = gemmNAxis(post->hostUnit()->fusion()->inputs()[i]->as<TensorView>())) {
+            return n_axis;
+          }
+        }
+      }
+    } else if (auto* comm = dynamic_cast<Communication*>(use); comm != nullptr && depth < 8) {
+      // Sent on: the receivers' readers decide.
+      if (auto n_axis = hostNAxis(comm->out(), depth + 1)) {
+        return n_axis;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The encoded right operand of a GEMM, if `expr` is one.
+TensorView* gemmRhs(Expr* expr) {
+  if (auto* matmul = dynamic_cast<MatmulOp*>(expr)) {
+    return matmul->b();
+  }
+  if (auto* linear = dynamic_cast<LinearOp*>(expr)) {
+    return linear->weight();
+  }
+  return nullptr;
+}
+
+// Whether every use of `tv` reads it as a GEMM's right operand (and only
+// so): what the panel layout can feed.
+bool readsAsGemmRhsOnly(const TensorView* tv) {
+  if (tv->uses().empty()) {
+    return false;
+  }
+  for (Expr* use : tv->uses()) {
+    if (gemmRhs(use) != tv || std::count(use->inputs().begin(), use->inputs().end(), tv) != 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether `reader` can read `tv` packed: a GEMM reading it as its right
+// operand, a HostUnit launch whose segment reads it only so, a collective
+// (which moves the bytes).
+bool readsPacked(Expr* reader, const TensorView* tv) {
+  if (reader->isA<Communication>()) {
+    return true;
+  }
+  if (auto* post = dynamic_cast<PostOnStream*>(reader)) {
+    for (size_t i = 0; i < post->inputs().size(); ++i) {
+      if (post->inputs()[i] == tv &&
+          !readsAsGemmRhsOnly(post->hostUnit()->fusion()->inputs()[i]->as<TensorView>())) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return gemmRhs(reader) == tv &&
+         std::count(reader->inputs().begin(), reader->inputs().end(), tv) == 1;
+}
+
+// Step 1: a SetEncoding per encoded program input that the program reads
+// packed (readsPacked); its other readers keep reading it plain.
 void insertSetEncodings(HostIrContainer& container, const DeviceTargets& targets) {
   for (Val* input : container.inputs()) {
     auto* tv = dynamic_cast<TensorView*>(input);
     if (tv == nullptr || !tv->hasEncoding() || tv->encoding()->isResolved() || tv->uses().empty()) {
       continue;
     }
-    TensorView* encoded = tensorLike(tv);
-    tv->setEncoding(std::nullopt);
     std::vector<std::pair<Scope*, Expr*>> users;
     for (const auto& [scope, expr] : allExprs(container)) {
-      if (std::find(expr->inputs().begin(), expr->inputs().end(), tv) != expr->inputs().end()) {
+      if (std::find(expr->inputs().begin(), expr->inputs().end(), tv) != expr->inputs().end() &&
+          readsPacked(expr, tv)) {
         users.emplace_back(scope, expr);
       }
     }
+    if (users.empty()) {
+      tv->setEncoding(std::nullopt);  // nothing reads it packed: it stays plain
+      continue;
+    }
+    TensorView* encoded = tensorLike(tv);
+    tv->setEncoding(std::nullopt);
     for (const auto& [scope, expr] : users) {
       Expr* rebuilt = replaceValInExprInputs(expr, tv, encoded);
       if (auto* post = dynamic_cast<PostOnStream*>(expr)) {
@@ -71,19 +152,16 @@ void insertSetEncodings(HostIrContainer& container, const DeviceTargets& targets
         rebuilt = new_post;
       }
       scope->replace(expr, {rebuilt});
-    }
-    // Which axis is N: from the readers of the encoded tensor (a HostUnit's
-    // reader is inside its fusion: the fusion input at the same position).
-    std::optional<int64_t> n_axis = gemmNAxis(encoded);
-    for (Expr* use : encoded->uses()) {
-      if (auto* post = dynamic_cast<PostOnStream*>(use); post != nullptr && !n_axis) {
-        for (size_t i = 0; i < post->inputs().size(); ++i) {
-          if (post->inputs()[i] == encoded) {
-            n_axis = gemmNAxis(post->hostUnit()->fusion()->inputs()[i]->as<TensorView>());
+      if (expr->isA<Communication>()) {
+        // The Waits of the rebuilt collective wait for the new one.
+        for (const auto& [wait_scope, other] : allExprs(container)) {
+          if (auto* wait = dynamic_cast<Wait*>(other); wait && wait->communication() == expr) {
+            wait_scope->replace(wait, {IrBuilder::createInContainer<Wait>(&container, rebuilt)});
           }
         }
       }
     }
+    std::optional<int64_t> n_axis = hostNAxis(encoded);
     DeviceLayouts layouts;
     std::vector<int64_t> devices;
     if (tv->hasDeviceMesh()) {
@@ -105,10 +183,10 @@ void insertSetEncodings(HostIrContainer& container, const DeviceTargets& targets
   }
 }
 
-// The devices a launch runs on: the mesh of its outputs, else of its inputs,
+// The devices an expr runs on: the mesh of its outputs, else of its inputs,
 // else every device with a target.
-std::vector<int64_t> launchDevices(const PostOnStream* post, const DeviceTargets& targets) {
-  for (const auto* vals : {&post->outputs(), &post->inputs()}) {
+std::vector<int64_t> runningDevices(const Expr* expr, const DeviceTargets& targets) {
+  for (const auto* vals : {&expr->outputs(), &expr->inputs()}) {
     for (const Val* val : *vals) {
       if (const auto* tv = dynamic_cast<const TensorView*>(val); tv && tv->hasDeviceMesh()) {
         return tv->getDeviceMesh().vector();
@@ -120,6 +198,14 @@ std::vector<int64_t> launchDevices(const PostOnStream* post, const DeviceTargets
     devices.push_back(device);
   }
   return devices;
+}
+
+// Collectives that keep every buffer's shape (the bytes of equal layouts
+// combine or copy as they are); the others cut or concatenate along an
+// axis, which panels do not allow.
+bool keepsShape(CommunicationType type) {
+  return type == CommunicationType::Broadcast || type == CommunicationType::SendRecv ||
+         type == CommunicationType::Allreduce || type == CommunicationType::Reduce;
 }
 
 class Specializer {
@@ -136,6 +222,9 @@ class Specializer {
   }
 
   void run() {
+    plainProgramOutputs();
+    resolveThroughCollectives();
+    wrapEncodedOps();
     for (const auto& [scope, expr] : allExprs(container_)) {
       if (auto* post = dynamic_cast<PostOnStream*>(expr)) {
         specialize(post);
@@ -144,13 +233,140 @@ class Specializer {
   }
 
  private:
-  // The layout in which device `device` finds operand `operand` (a host
-  // tensor), read by the fusion input `reader`.
-  Layout operandLayout(const Val* operand, const TensorView* reader, int64_t device) {
-    if (auto set = set_by_.find(operand); set != set_by_.end()) {
+  // The layout in which `device` holds the encoded host tensor `tv`: its
+  // resolved layout, else the SetEncoding's choice for the device, else the
+  // device's own target's resolution.
+  Layout heldLayout(const TensorView* tv, int64_t device) {
+    if (!tv->hasEncoding()) {
+      return Layout::identity();
+    }
+    if (tv->encoding()->isResolved()) {
+      return *tv->encoding()->resolved;
+    }
+    if (auto set = set_by_.find(tv); set != set_by_.end()) {
       if (auto layout = set->second->layoutFor(device)) {
         return *layout;
       }
+    }
+    return resolveLayout(tv, targetOf(targets_, device), hostNAxis(tv));
+  }
+
+  // A program output is returned plain: its encoding resolves to identity
+  // on every device, so the HostUnit computing it writes it plain.
+  void plainProgramOutputs() {
+    for (Val* output : container_.outputs()) {
+      auto* tv = dynamic_cast<TensorView*>(output);
+      if (tv != nullptr && tv->hasEncoding() && !tv->encoding()->isResolved()) {
+        tv->setEncoding(Encoding{tv->encoding()->kind, Layout::identity()});
+      }
+    }
+  }
+
+  // Collectives move encoded bytes: the output of a collective whose input
+  // carries an encoding is laid out as the senders hold the input (the
+  // root of a Broadcast/SendRecv; every member of an Allreduce/Reduce, who
+  // must agree). Its encoding is resolved to that layout, the same on
+  // every receiver, so the receivers allocate it so and its readers are
+  // keyed on it (a variant reading the producer's layout).
+  void resolveThroughCollectives() {
+    for (const auto& [scope, expr] : allExprs(container_)) {
+      auto* comm = dynamic_cast<Communication*>(expr);
+      if (comm == nullptr || !comm->in()->hasEncoding()) {
+        continue;
+      }
+      TensorView* in = comm->in();
+      std::vector<int64_t> senders = comm->team();
+      if (comm->type() == CommunicationType::Broadcast ||
+          comm->type() == CommunicationType::SendRecv ||
+          comm->type() == CommunicationType::Scatter) {
+        senders = {comm->root()};
+      }
+      std::optional<Layout> agreed;
+      int64_t first = -1;
+      for (int64_t sender : senders) {
+        Layout layout = heldLayout(in, sender);
+        HOSTIR_CHECK(!agreed.has_value() || *agreed == layout, in->toInlineString(), " is sent by ",
+                     comm->toInlineString(),
+                     " from devices that hold it in "
+                     "different layouts (",
+                     agreed->toString(), " on device ", first, ", ", layout.toString(),
+                     " on device ", sender,
+                     "); a collective with several senders moves one layout: give the team "
+                     "devices of one target, or send the tensor plain and encode it after");
+        if (!agreed.has_value()) {
+          agreed = layout;
+          first = sender;
+        }
+      }
+      const Layout layout = agreed.value_or(Layout::identity());
+      HOSTIR_CHECK(layout.isIdentity() || keepsShape(comm->type()), in->toInlineString(),
+                   " is laid out as ", layout.toString(), " on device ", first, " but ",
+                   comm->toInlineString(),
+                   " cuts or concatenates it along an axis, which a panel layout does not "
+                   "allow; send the tensor plain and encode it after the collective");
+      comm->out()->setEncoding(Encoding{in->encoding()->kind, layout});
+    }
+  }
+
+  // A top-level fusion op that writes an encoded result (which a device
+  // holds in panels), or a top-level matmul/linear whose encoded weight its
+  // devices lay out differently, becomes a launch of a one-op HostUnit, so
+  // that it is specialized like any other executable (one copy per set of
+  // devices with equal layouts, each checking its data's layout and writing
+  // its result in its layout).
+  void wrapEncodedOps() {
+    for (const auto& [scope, expr] : allExprs(container_)) {
+      if (!hasTrait(expr, OpTrait::AtenEvaluable) || hasTrait(expr, OpTrait::View) ||
+          expr->isA<Communication>() || expr->outputs().size() != 1) {
+        continue;
+      }
+      auto* out = dynamic_cast<TensorView*>(expr->output(0));
+      if (out == nullptr || findStreamAxis(out).has_value()) {
+        continue;  // stream parallelization turns it into a loop of its own
+      }
+      TensorView* rhs = gemmRhs(expr);
+      bool differs = false;
+      std::optional<Layout> first_rhs;
+      for (int64_t device : runningDevices(expr, targets_)) {
+        if (rhs != nullptr && rhs->hasEncoding()) {
+          Layout layout = heldLayout(rhs, device);
+          differs = differs || (first_rhs.has_value() && *first_rhs != layout);
+          first_rhs = layout;
+        }
+        differs = differs || (out->hasEncoding() && !heldLayout(out, device).isIdentity());
+      }
+      if (!differs) {
+        continue;
+      }
+      auto fusion = std::make_unique<Fusion>();
+      std::vector<Val*> inputs;
+      {
+        FusionGuard fg(fusion.get());
+        IrCloner cloner(fusion.get());
+        for (Val* input : expr->inputs()) {
+          const auto* scalar = dynamic_cast<const Scalar*>(input);
+          if (scalar == nullptr || !scalar->isConst()) {  // constants are cloned with the op
+            inputs.push_back(input);
+            fusion->addInput(cloner.clone(input));
+          }
+        }
+        cloner.clone(expr);
+        fusion->addOutput(cloner.clone(out));
+      }
+      auto* unit = IrBuilder::createInContainer<HostUnit>(&container_, std::move(fusion));
+      auto* post = IrBuilder::createInContainer<PostOnStream>(&container_, unit, inputs,
+                                                              std::vector<Val*>{out});
+      scope->replace(expr, {post});
+      detachExpr(expr);
+    }
+  }
+
+  // The layout in which device `device` finds operand `operand` (a host
+  // tensor), read by the fusion input `reader`.
+  Layout operandLayout(const Val* operand, const TensorView* reader, int64_t device) {
+    if (const auto* host = dynamic_cast<const TensorView*>(operand);
+        host != nullptr && host->hasEncoding()) {
+      return heldLayout(host, device);
     }
     auto brought = brought_by_.find(operand);
     if (brought == brought_by_.end()) {
@@ -175,21 +391,33 @@ class Specializer {
     return agreed.value_or(Layout::identity());
   }
 
+  // The layout in which `device` writes result `result`, computed by the
+  // fusion output `writer`: the host tensor's layout on the device when it
+  // carries an encoding (N from its readers), else the writer's own request
+  // resolved with the device's target.
+  Layout resultLayout(const Val* result, const TensorView* writer, int64_t device) {
+    if (const auto* host = dynamic_cast<const TensorView*>(result);
+        host != nullptr && host->hasEncoding()) {
+      return heldLayout(host, device);
+    }
+    return resolveLayout(writer, targetOf(targets_, device));
+  }
+
+  static bool isTied(const PostOnStream* post, size_t output) {
+    return std::find(post->inputs().begin(), post->inputs().end(), post->outputs()[output]) !=
+           post->inputs().end();
+  }
+
   void specialize(PostOnStream* post) {
     HostUnit* unit = post->hostUnit();
     Fusion* fusion = unit->fusion();
     bool any_encoding = false;
-    for (const auto* vals : {&fusion->inputs(), &fusion->outputs()}) {
+    for (const auto* vals :
+         {&fusion->inputs(), &fusion->outputs(), &post->inputs(), &post->outputs()}) {
       for (const Val* val : *vals) {
         if (const auto* tv = dynamic_cast<const TensorView*>(val); tv && tv->hasEncoding()) {
           any_encoding = true;
         }
-      }
-    }
-    // Encoded host operands (packed by a SetEncoding) count too.
-    for (const Val* input : post->inputs()) {
-      if (const auto* tv = dynamic_cast<const TensorView*>(input); tv && tv->hasEncoding()) {
-        any_encoding = true;
       }
     }
     if (!any_encoding) {
@@ -199,26 +427,22 @@ class Specializer {
     using Key = std::vector<Layout>;
     std::vector<std::pair<Key, std::vector<int64_t>>> classes;  // in first-seen order
     std::map<std::string, size_t> class_of;  // equivalence classes by printed key
-    for (int64_t device : launchDevices(post, targets_)) {
+    for (int64_t device : runningDevices(post, targets_)) {
       Key key;
       std::string text;
       for (size_t i = 0; i < post->inputs().size(); ++i) {
-        const auto* reader = dynamic_cast<const TensorView*>(fusion->inputs()[i]);
-        if (reader == nullptr) {
+        if (dynamic_cast<const TensorView*>(fusion->inputs()[i]) == nullptr) {
           continue;
         }
         key.push_back(operandLayout(post->inputs()[i], encodingSource(post, i), device));
         text += key.back().toString() + ";";
       }
       for (size_t i = 0; i < post->outputs().size(); ++i) {
-        const Val* result = post->outputs()[i];
         const auto* writer = dynamic_cast<const TensorView*>(fusion->outputs()[i]);
-        bool tied =
-            std::find(post->inputs().begin(), post->inputs().end(), result) != post->inputs().end();
-        if (writer == nullptr || tied) {
+        if (writer == nullptr || isTied(post, i)) {
           continue;
         }
-        key.push_back(resolveLayout(writer, targetOf(targets_, device)));
+        key.push_back(resultLayout(post->outputs()[i], writer, device));
         text += key.back().toString() + ";";
       }
       auto [it, inserted] = class_of.emplace(text, classes.size());
@@ -255,29 +479,33 @@ class Specializer {
     return reader;
   }
 
-  // Writes the class's layouts into the fusion inputs/outputs of `copy`.
+  // Writes the class's layouts into the fusion inputs/outputs of `copy`: a
+  // tensor that carries an encoding gets its layout; one that carries none
+  // gets the host tensor's encoding when its layout is not the identity
+  // (its data arrives, or must leave, laid out so).
   static void rewriteLayouts(const PostOnStream* post, HostUnit* copy,
                              const std::vector<Layout>& key) {
     Fusion* fusion = copy->fusion();
     size_t k = 0;
-    auto apply = [&](Val* val) {
+    auto apply = [&](Val* val, const Val* host_val) {
       auto* tv = dynamic_cast<TensorView*>(val);
       if (tv == nullptr) {
         return;
       }
       const Layout& layout = key.at(k++);
+      const auto* host = dynamic_cast<const TensorView*>(host_val);
       if (tv->hasEncoding()) {
         tv->setEncoding(Encoding{tv->encoding()->kind, layout});
+      } else if (!layout.isIdentity() && host != nullptr && host->hasEncoding()) {
+        tv->setEncoding(Encoding{host->encoding()->kind, layout});
       }
     };
-    for (Val* input : fusion->inputs()) {
-      apply(input);
+    for (size_t i = 0; i < fusion->inputs().size(); ++i) {
+      apply(fusion->inputs()[i], post->inputs()[i]);
     }
     for (size_t i = 0; i < fusion->outputs().size(); ++i) {
-      bool tied = std::find(post->inputs().begin(), post->inputs().end(), post->outputs()[i]) !=
-                  post->inputs().end();
-      if (!tied) {
-        apply(fusion->outputs()[i]);
+      if (!isTied(post, i)) {
+        apply(fusion->outputs()[i], post->outputs()[i]);
       }
     }
   }

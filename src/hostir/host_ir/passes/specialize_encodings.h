@@ -12,19 +12,30 @@ class HostIrContainer;
 //     the program gets a SetEncoding at the top of the program: the device
 //     that holds the input packs it in its own target's layout (printed per
 //     device), and the readers read the packed tensor;
-//  2. each PostOnStream is keyed, per device that runs it (the mesh of its
+//  2. a program output that carries an encoding is returned plain (its
+//     encoding resolves to identity everywhere);
+//  3. collectives move encoded bytes: the output of a collective whose
+//     input carries an encoding gets the senders' layout as its resolved
+//     encoding (the root's; every member of an Allreduce/Reduce must agree,
+//     and a panel layout through a collective that cuts or concatenates,
+//     e.g. Allgather, is an error naming the tensor);
+//  4. a top-level matmul/linear whose encoded weight or result its devices
+//     lay out differently becomes a PostOnStream of a one-op HostUnit, so
+//     step 5 gives it one executable per layout;
+//  5. each PostOnStream is keyed, per device that runs it (the mesh of its
 //     outputs, else of its inputs, else every device with a target), by the
-//     layouts of its operands (resolved with the target of the device whose
-//     data it reads: the root of the collective that brought it, else the
-//     device itself) and of its results (the device's own target; a result
-//     that is also an operand, i.e. tied, is keyed once, as the operand).
-//     Devices with equal keys form one class; the HostUnit is kept for the
-//     first class and cloned for each other, each copy's fusion inputs and
-//     outputs rewritten to its resolved layouts, and the PostOnStream lists
-//     the copies with the devices that run them.
+//     layouts of its operands (as the device holds them: a SetEncoding's
+//     choice, a collective's resolved layout, else resolved with the target
+//     of the device whose data it reads) and of its results (the device's
+//     own target, N from the result's readers; a result that is also an
+//     operand, i.e. tied, is keyed once, as the operand). Devices with equal
+//     keys form one class; the HostUnit is kept for the first class and
+//     cloned for each other, each copy's fusion inputs and outputs rewritten
+//     to its resolved layouts, and the PostOnStream lists the copies with
+//     the devices that run them.
 // Already-resolved encodings are kept; a target without a resolver gives
 // the identity layout; an unresolvable encoding is an error naming the
-// tensor and the target. Without targets, step 2 is skipped.
+// tensor and the target. Without targets, steps 2-5 are skipped.
 void specializeEncodings(HostIrContainer& container, const DeviceTargets& targets = {});
 
 }  // namespace hostir

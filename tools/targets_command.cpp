@@ -1,0 +1,217 @@
+#include "targets_command.h"
+
+#include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "hostir/host_ir/host_ir.h"
+#include "hostir/ir/arith.h"
+#include "hostir/ir/error.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/sharding.h"
+#include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/multidevice_executor.h"
+#include "hostir/runtime/target_detection.h"
+#include "launch_command.h"
+
+namespace hostir::tools {
+
+namespace {
+
+struct TargetsOptions {
+  int64_t ranks = 2;
+  std::string targets;  // empty: HOSTIR_TARGET, else the default below
+  int64_t tokens = 12;
+  int64_t hidden = 24;
+  int64_t ffn = 40;
+};
+
+constexpr const char* kDefaultTargets = "cpu:avx512,cpu:avx2";
+
+TargetsOptions parseOptions(const std::vector<std::string>& args) {
+  TargetsOptions options;
+  CLI::App app{
+      "run a Megatron MLP with matmul_rhs weights on a heterogeneous mesh and print the "
+      "executables per device",
+      "hostir targets"};
+  auto positive = CLI::Range(int64_t{1}, int64_t{1} << 24);
+  app.add_option("--ranks", options.ranks, "ranks to start when not launched")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
+  app.add_option("--targets", options.targets,
+                 std::string("HOSTIR_TARGET for the ranks: rank r gets entry r % length (default "
+                             "$HOSTIR_TARGET, else ") +
+                     kDefaultTargets + ")");
+  app.add_option("--tokens", options.tokens, "rows of x")->check(positive);
+  app.add_option("--hidden", options.hidden, "columns of x")->check(positive);
+  app.add_option("--ffn", options.ffn, "the MLP's inner width (a multiple of the rank count)")
+      ->check(positive);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    std::exit(0);
+  } catch (const CLI::ParseError& error) {
+    HOSTIR_THROW("hostir targets: ", error.what(), "; see `hostir targets --help`");
+  }
+  if (!options.targets.empty()) {
+    parseTarget(options.targets.substr(0, options.targets.find(',')));  // fail early, named
+  }
+  return options;
+}
+
+// x [S, H] replicated, w1 [F, H] sharded on F, w2 [H, F] sharded on F, both
+// weights matmul_rhs: y = linear(gelu(linear(x, w1)), w2), allreduced.
+std::unique_ptr<Fusion> buildMlp(int64_t devices) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  DeviceMesh mesh = DeviceMesh::createForNumDevices(devices);
+  TensorView* x = makeContigTensor(2);
+  TensorView* w1 = makeContigTensor(2);
+  TensorView* w2 = makeContigTensor(2);
+  for (TensorView* tv : {x, w1, w2}) {
+    tv->setDeviceMesh(mesh);
+    fusion->addInput(tv);
+  }
+  shardLogicalAxis(w1, 0, ParallelType::DIDx, false);
+  shardLogicalAxis(w2, 1, ParallelType::DIDx, false);
+  w1->setEncoding(Encoding{EncodingKind::MatmulRhs, std::nullopt});
+  w2->setEncoding(Encoding{EncodingKind::MatmulRhs, std::nullopt});
+  TensorView* h = linear(x, w1);
+  h->setDeviceMesh(mesh);
+  shardLogicalAxis(h, 1, ParallelType::DIDx, false);
+  TensorView* y = linear(gelu(h), w2);
+  y->setDeviceMesh(mesh);
+  fusion->addOutput(y);
+  return fusion;
+}
+
+void collectLaunches(const Scope& scope, std::vector<const PostOnStream*>& launches) {
+  for (const Expr* expr : scope) {
+    if (const auto* post = dynamic_cast<const PostOnStream*>(expr)) {
+      launches.push_back(post);
+    } else if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
+      collectLaunches(loop->body(), launches);
+    }
+  }
+}
+
+// "T1 panels16xK(n=0)" for each encoded input/output of the unit's fusion.
+std::string encodedOperands(const HostUnit* unit) {
+  std::stringstream ss;
+  auto list = [&](const std::vector<Val*>& vals, const char* verb) {
+    for (const Val* val : vals) {
+      const auto* tv = dynamic_cast<const TensorView*>(val);
+      if (tv != nullptr && tv->hasEncoding()) {
+        ss << " " << verb << " T" << tv->name() << " " << tv->encoding()->toString();
+      }
+    }
+  };
+  list(unit->fusion()->inputs(), "reads");
+  list(unit->fusion()->outputs(), "writes");
+  return ss.str();
+}
+
+// The executables each device runs, from the launches' variants.
+std::string executablesPerDevice(const HostIrContainer& program) {
+  std::vector<const PostOnStream*> launches;
+  collectLaunches(program.topLevel(), launches);
+  std::stringstream ss;
+  ss << "executables per launch:\n";
+  for (const PostOnStream* post : launches) {
+    ss << "  ";
+    for (const Val* output : post->outputs()) {
+      ss << "T" << output->name() << " ";
+    }
+    ss << "= ";
+    if (post->variants().empty()) {
+      ss << post->hostUnit()->toInlineString() << " on every device\n";
+      continue;
+    }
+    for (size_t v = 0; v < post->variants().size(); ++v) {
+      ss << (v == 0 ? "" : " | ") << post->variants()[v].unit->toInlineString() << " on (";
+      for (size_t i = 0; i < post->variants()[v].devices.size(); ++i) {
+        ss << (i == 0 ? "" : " ") << post->variants()[v].devices[i];
+      }
+      ss << ")";
+    }
+    ss << "\n";
+  }
+  ss << "executables per device:\n";
+  for (const auto& [device, target] : program.deviceTargets()) {
+    ss << "  device " << device << " (" << target.toString() << "):";
+    const char* separator = " ";
+    for (const PostOnStream* post : launches) {
+      const HostUnit* unit = post->hostUnitFor(device);
+      ss << separator << unit->toInlineString();
+      std::string encoded = encodedOperands(unit);
+      if (!encoded.empty()) {
+        ss << " [" << encoded.substr(1) << "]";
+      }
+      separator = ", ";
+    }
+    ss << "\n";
+  }
+  return ss.str();
+}
+
+int runOnRank(const TargetsOptions& options) {
+  Communicator& comm = Communicator::getInstance();
+  const int64_t d = comm.size();
+  const int64_t me = comm.deviceId();
+  HOSTIR_CHECK(options.ffn % d == 0, "hostir targets: --ffn ", options.ffn,
+               " must be a multiple of the rank count ", d);
+  std::unique_ptr<Fusion> fusion = buildMlp(d);
+  MultiDeviceExecutor executor(*fusion, comm);
+  const HostIrContainer& program = executor.hostProgram();
+  if (me == 0) {
+    std::cout << program.toString() << executablesPerDevice(program) << std::flush;
+  }
+  at::manual_seed(0);
+  at::Tensor x = at::randn({options.tokens, options.hidden});
+  at::Tensor w1 = at::randn({options.ffn, options.hidden});
+  at::Tensor w2 = at::randn({options.hidden, options.ffn});
+  at::Tensor expected = at::linear(at::gelu(at::linear(x, w1)), w2);
+  at::Tensor y =
+      executor.run({x, w1.chunk(d, 0)[me].contiguous(), w2.chunk(d, 1)[me].contiguous()}).at(0);
+  const double diff = (y - expected).abs().max().item<double>();
+  const bool ok = at::allclose(y, expected, 1e-3, 1e-4);
+  std::cout << "device " << me << " (" << localTarget().describe()
+            << "): max |diff| against plain ATen = " << diff << (ok ? " OK" : " MISMATCH") << "\n"
+            << (ok ? "PASSED" : "FAILED") << std::endl;
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int runTargetsCommand(const std::vector<std::string>& args) {
+  TargetsOptions options = parseOptions(args);
+  if (std::getenv("RANK") != nullptr) {
+    if (!options.targets.empty()) {
+      setenv("HOSTIR_TARGET", options.targets.c_str(), /*overwrite=*/1);
+    }
+    return runOnRank(options);
+  }
+  // Not launched: start the ranks ourselves, each with its target.
+  std::string targets = options.targets;
+  if (targets.empty()) {
+    const char* env = std::getenv("HOSTIR_TARGET");
+    targets = env != nullptr ? env : kDefaultTargets;
+  }
+  setenv("HOSTIR_TARGET", targets.c_str(), /*overwrite=*/1);
+  std::vector<std::string> launch{"-n", std::to_string(options.ranks), "--", "/proc/self/exe",
+                                  "targets"};
+  launch.insert(launch.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : launch) {
+    argv.push_back(arg.data());
+  }
+  argv.push_back(nullptr);
+  return runLaunchCommand(static_cast<int>(launch.size()), argv.data());
+}
+
+}  // namespace hostir::tools
