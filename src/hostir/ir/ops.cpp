@@ -146,14 +146,15 @@ void checkNode(const Expr* expr, Check check) {
   }
 }
 
+// The element count of a tensor of constant extents; -1 when an extent is
+// symbolic (or the count does not fit: nothing to compare then).
 int64_t constantNumel(const TensorView* tv) {
   int64_t numel = 1;
   for (const IterDomain* id : tv->shapeDomain()) {
     const Scalar* extent = asConstInt(id->extent());
-    if (extent == nullptr) {
+    if (extent == nullptr || __builtin_mul_overflow(numel, extent->constInt(), &numel)) {
       return -1;
     }
-    numel *= extent->constInt();
   }
   return numel;
 }

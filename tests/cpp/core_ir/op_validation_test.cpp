@@ -169,6 +169,10 @@ TEST_F(OpValidationTest, ReshapeMadeDirectlyKeepsTheElementCount) {
        "the output must hold the same number of elements"});
   // Symbolic counts cannot be compared here: the run-time checks do that.
   EXPECT_NO_THROW(makeOp<ReshapeOp>({in}, makeContigTensor(1)));
+  // Nor can counts past 2^63 (they would wrap to 0 here).
+  int64_t big = int64_t{1} << 40;
+  EXPECT_NO_THROW(
+      makeOp<ReshapeOp>({makeConcreteTensor({big, big})}, makeConcreteTensor({2 * big})));
 }
 
 TEST_F(OpValidationTest, FullMadeDirectlyChecksSizes) {
