@@ -218,6 +218,37 @@ TEST(EncodedDataflowTest, EncodedProgramOutputIsReturnedPlain) {
   EXPECT_EQ(program.container.hostUnits().size(), 1u);
 }
 
+TEST(EncodedDataflowTest, AResultAlsoReadByAPointwiseOpStaysPlain) {
+  // r = relu(b) carries matmul_rhs and feeds linear(x, r) and exp(r): exp
+  // cannot read panels, so r is written plain and nothing is cloned.
+  HostIrContainer container;
+  TensorView* r = nullptr;
+  {
+    FusionGuard fg(&container);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(2);
+    TensorView* x = makeContigTensor(2);
+    TensorView* b = makeContigTensor(2);
+    x->setDeviceMesh(mesh);
+    b->setDeviceMesh(mesh);
+    container.addInput(x);
+    container.addInput(b);
+    r = relu(b);
+    r->setEncoding(kRhs);
+    TensorView* y = linear(x, r);
+    TensorView* z = exp(r);
+    for (TensorView* tv : {r, y, z}) {
+      tv->setDeviceMesh(mesh);
+      container.pushBackTopLevelExpr(tv->definition());
+    }
+    container.addOutput(y);
+    container.addOutput(z);
+  }
+  specializeEncodings(container, targetsOf({"cpu:avx512", "cpu:avx2"}));
+  EXPECT_EQ(layoutOf(r), Layout::identity());
+  EXPECT_TRUE(launches(container).empty());
+  EXPECT_TRUE(container.hostUnits().empty());
+}
+
 // w lives on device 0 only (encoded program input); `type` brings it to
 // (0 1), where `reader` reads it: a top-level linear or a HostUnit.
 struct CollectiveProgram {

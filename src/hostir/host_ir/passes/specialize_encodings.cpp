@@ -222,7 +222,7 @@ class Specializer {
   }
 
   void run() {
-    plainProgramOutputs();
+    plainWhereNotOnlyGemmRead();
     resolveThroughCollectives();
     wrapEncodedOps();
     for (const auto& [scope, expr] : allExprs(container_)) {
@@ -251,13 +251,37 @@ class Specializer {
     return resolveLayout(tv, targetOf(targets_, device), hostNAxis(tv));
   }
 
-  // A program output is returned plain: its encoding resolves to identity
-  // on every device, so the HostUnit computing it writes it plain.
-  void plainProgramOutputs() {
-    for (Val* output : container_.outputs()) {
-      auto* tv = dynamic_cast<TensorView*>(output);
-      if (tv != nullptr && tv->hasEncoding() && !tv->encoding()->isResolved()) {
+  // A computed tensor that the program returns, or that some reader cannot
+  // read in panels (a pointwise op, a segment using it otherwise than as a
+  // GEMM's right operand), is kept plain: its encoding resolves to identity
+  // on every device, so the op computing it writes it plain.
+  void plainWhereNotOnlyGemmRead() {
+    auto keepPlain = [](TensorView* tv) {
+      if (tv->hasEncoding() && !tv->encoding()->isResolved()) {
         tv->setEncoding(Encoding{tv->encoding()->kind, Layout::identity()});
+      }
+    };
+    for (Val* output : container_.outputs()) {
+      if (auto* tv = dynamic_cast<TensorView*>(output)) {
+        keepPlain(tv);
+      }
+    }
+    for (const auto& [scope, expr] : allExprs(container_)) {
+      if (!expr->isA<PostOnStream>() && !hasTrait(expr, OpTrait::AtenEvaluable)) {
+        continue;
+      }
+      for (Val* output : expr->outputs()) {
+        auto* tv = dynamic_cast<TensorView*>(output);
+        if (tv == nullptr || !tv->hasEncoding()) {
+          continue;
+        }
+        for (Expr* use : tv->uses()) {
+          const bool reads_data = use->isA<PostOnStream>() || use->isA<Communication>() ||
+                                  hasTrait(use, OpTrait::AtenEvaluable);
+          if (reads_data && !readsPacked(use, tv)) {
+            keepPlain(tv);
+          }
+        }
       }
     }
   }

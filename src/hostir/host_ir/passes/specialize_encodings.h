@@ -9,11 +9,13 @@ class HostIrContainer;
 // The host IR pass `specialize_encodings` (docs/targets.md). With every
 // device's target (`targets`, else the container's deviceTargets()):
 //  1. each program input that carries an unresolved encoding and is read by
-//     the program gets a SetEncoding at the top of the program: the device
-//     that holds the input packs it in its own target's layout (printed per
-//     device), and the readers read the packed tensor;
-//  2. a program output that carries an encoding is returned plain (its
-//     encoding resolves to identity everywhere);
+//     the program as a GEMM's right operand (or sent by a collective) gets
+//     a SetEncoding at the top of the program: the device that holds the
+//     input packs it in its own target's layout (printed per device), and
+//     those readers read the packed tensor; other readers read it plain;
+//  2. a computed tensor that carries an encoding and is a program output,
+//     or is read by something that cannot read panels (only GEMM right
+//     operands can), is kept plain (its encoding resolves to identity);
 //  3. collectives move encoded bytes: the output of a collective whose
 //     input carries an encoding gets the senders' layout as its resolved
 //     encoding (the root's; every member of an Allreduce/Reduce must agree,
