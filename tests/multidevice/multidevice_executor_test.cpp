@@ -438,6 +438,106 @@ TEST_F(MultiDeviceExecutorTest, UnshardedOnOneDeviceToShardedOnAllIsScatter) {
   expectShard(out, fx, all_, 0);
 }
 
+// Found by the sharded fuzzer (issue 11): collectives that move blocks onto
+// or within a mesh whose devices are not in ascending order. Device d holds
+// block mesh.idxOf(d), so a team lists the sharded mesh in mesh order: a
+// scatter onto {n-1 ... 0} gives device n-1 the first block; an allgather
+// on it puts device n-1's shard first; a reduce-scatter gives device n-1
+// the first block of the sum; a gather onto device 0 orders the blocks by
+// the mesh (the sorted team gave silent wrong shards before).
+TEST_F(MultiDeviceExecutorTest, ReshardingOntoTheReversedMeshKeepsMeshOrder) {
+  std::vector<int64_t> reversed_devices(all_.vector().rbegin(), all_.vector().rend());
+  DeviceMesh reversed(reversed_devices);
+  DeviceMesh first({0});
+  for (bool via_split : {false, true}) {
+    SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* x = shard(makeContigTensor(2), all_, -1);            // [R, C] replicated
+    TensorView* k = shard(makeContigTensor(2), all_, 1, via_split);  // [R, K], K sharded
+    fusion.addInput(x);
+    fusion.addInput(k);
+    TensorView* scattered = shard(set(x), reversed, 0, via_split);  // Scatter
+    TensorView* doubled = shard(mul(scattered, 2.0), reversed, 0, via_split);
+    TensorView* gathered = shard(set(doubled), reversed, -1);                  // Allgather
+    TensorView* onto_first = shard(set(doubled), first, -1);                   // Gather
+    TensorView* k_reversed = shard(set(k), reversed, 1, via_split);            // SendRecv
+    TensorView* summed = shard(sum(k_reversed, {1}), reversed, 0, via_split);  // ReduceScatter
+    fusion.addOutput(scattered);
+    fusion.addOutput(gathered);
+    fusion.addOutput(onto_first);
+    fusion.addOutput(summed);
+
+    MultiDeviceExecutor exec(fusion, comm_);
+    at::manual_seed(31);
+    at::Tensor fx = randn({2 * n_, 3});
+    at::Tensor fk = randn({2 * n_, 2 * n_});
+    std::vector<at::Tensor> outs = exec.run({localShard(fx, all_, -1), localShard(fk, all_, 1)});
+    ASSERT_EQ(outs.size(), 4u);
+    expectShard(outs[0], fx, reversed, 0);
+    expectShard(outs[1], fx * 2, reversed, -1);
+    expectShard(outs[2], fx * 2, first, -1);
+    expectShard(outs[3], fk.sum(1), reversed, 0);
+  }
+}
+
+// Found by the sharded fuzzer: a [1, C] tensor (a broadcast row) sharded on
+// axis 1. The lowering leaves the sharded axis behind the size-1 broadcast
+// axis (same memory layout); scatter and allgather split their buffers
+// along the first axis larger than 1. Before, the scatter's root failed
+// ("its input must split into 2 blocks along axis 0, got [1, 2]") while its
+// peers waited for the communication timeout.
+TEST_F(MultiDeviceExecutorTest, ShardedBroadcastRowIsScatteredAndGathered) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, -1);  // [R, C]
+  fusion.addInput(x);
+  TensorView* row = shard(broadcast(sum(x, {0}), {true, false}), all_, -1);  // [1, C]
+  TensorView* scattered = shard(set(row), all_, 1);                          // Scatter
+  TensorView* gathered = shard(set(mul(scattered, 3.0)), all_, -1);          // Allgather
+  fusion.addOutput(scattered);
+  fusion.addOutput(gathered);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  at::manual_seed(32);
+  at::Tensor fx = randn({3, 2 * n_});
+  std::vector<at::Tensor> outs = exec.run({localShard(fx, all_, -1)});
+  ASSERT_EQ(outs.size(), 2u);
+  at::Tensor full_row = fx.sum(0).unsqueeze(0);
+  expectShard(outs[0], full_row, all_, 1);
+  expectShard(outs[1], full_row * 3, all_, -1);
+}
+
+// Found by the sharded fuzzer: preallocated outputs when an output lives on
+// a mesh without this device. Its buffer here is undefined (as its result
+// is); before, that device failed ("the buffer given for output ... is
+// undefined") and its peers waited for the communication timeout.
+TEST_F(MultiDeviceExecutorTest, PreallocatedOutputOnAnotherMesh) {
+  DeviceMesh last({n_ - 1});
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 0);
+  fusion.addInput(x);
+  TensorView* local = shard(relu(x), all_, 0);
+  TensorView* on_last = shard(set(local), last, -1);  // Gather onto the last device
+  fusion.addOutput(local);
+  fusion.addOutput(on_last);
+
+  MultiDeviceExecutor exec(fusion, comm_);
+  at::manual_seed(33);
+  at::Tensor fx = randn({2 * n_, 3});
+  at::Tensor local_buffer = at::full({2, 3}, -7.0);
+  at::Tensor last_buffer = last.has(me_) ? at::full({2 * n_, 3}, -7.0) : at::Tensor();
+  std::vector<at::Tensor> outs = exec.run({localShard(fx, all_, 0)}, {local_buffer, last_buffer});
+  ASSERT_EQ(outs.size(), 2u);
+  expectShard(outs[0], at::relu(fx), all_, 0);
+  EXPECT_TRUE(outs[0].is_same(local_buffer));
+  expectShard(outs[1], at::relu(fx), last, -1);
+  if (last.has(me_)) {
+    EXPECT_TRUE(outs[1].is_same(last_buffer));
+  }
+}
+
 // --- reductions over the sharded axis ---------------------------------------
 
 TEST_F(MultiDeviceExecutorTest, ReductionOverShardedAxisWithShardedOutputIsReduceScatter) {

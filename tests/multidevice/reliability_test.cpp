@@ -95,6 +95,87 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsRaiseOnEveryRankNamingRanksAndSizes
   EXPECT_TRUE(at::allclose(outs[0], at::relu(full)));
 }
 
+// Uneven shards that no input shows: a tensor sharded from a replicated one
+// (a scatter), a reduction's output sharded on an axis its devices do not
+// divide (a reduce-scatter). Every rank raises before any collective of the
+// program, naming the tensor, the op and the extent; afterwards the same
+// executor runs even shapes.
+TEST_F(MultiRankReliabilityTest, UnevenScatterRaisesOnEveryRank) {
+  const int64_t n = communicator_.size();
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+    TensorView* x = shard(makeContigTensor(2), mesh, -1);
+    fusion.addInput(x);
+    fusion.addOutput(shard(set(x), mesh, 0));
+  }
+  MultiDeviceExecutor executor(fusion, communicator_);
+  const auto start = std::chrono::steady_clock::now();
+  expectErrorOnThisRank(
+      [&] {
+        executor.run({at::randn({2 * n + 1, 4})});
+      },
+      {"uneven shards: T1_g_float", "(the output of Set(T0_g_float",
+       "axis 0 has extent " + std::to_string(2 * n + 1),
+       "sharded over " + std::to_string(n) + " devices", "pad the axis"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  at::Tensor full = at::randn({2 * n, 4});
+  std::vector<at::Tensor> outs = executor.run({full});
+  EXPECT_TRUE(at::equal(outs[0], full.chunk(n, 0)[me_]));
+}
+
+TEST_F(MultiRankReliabilityTest, UnevenReduceScatterRaisesOnEveryRank) {
+  const int64_t n = communicator_.size();
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+    TensorView* x = shard(makeContigTensor(2), mesh, 1);  // [R, C], C sharded
+    fusion.addInput(x);
+    // Summing the sharded C with the rows sharded: a reduce-scatter of R.
+    fusion.addOutput(shard(sum(x, {1}), mesh, 0));
+  }
+  MultiDeviceExecutor executor(fusion, communicator_);
+  const int64_t rows = 2 * n + 1;
+  expectErrorOnThisRank(
+      [&] {
+        executor.run({at::randn({rows, 2})});
+      },
+      {"uneven shards: T1_g_float", "sum(", "axis 0 has extent " + std::to_string(rows),
+       "pad the axis to a multiple of " + std::to_string(n)});
+  at::manual_seed(4);
+  at::Tensor full = at::randn({2 * n, 2 * n});
+  std::vector<at::Tensor> outs = executor.run({full.chunk(n, 1)[me_].contiguous()});
+  EXPECT_TRUE(at::allclose(outs[0], full.sum(1).chunk(n, 0)[me_], 1e-5, 1e-5));
+}
+
+// The pipelined loop (allgather of row chunks before a linear) with a
+// torch.chunk layout of an odd row count: rejected at the inputs.
+TEST_F(MultiRankReliabilityTest, UnevenShardsOfAPipelinedLoopRaiseOnEveryRank) {
+  const int64_t n = communicator_.size();
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+    TensorView* x = shard(makeContigTensor(2), mesh, 0, ParallelType::DIDx, true);  // [S, H]
+    TensorView* w = shard(makeContigTensor(2), mesh, -1);                           // [F, H]
+    fusion.addInput(x);
+    fusion.addInput(w);
+    TensorView* h = shard(linear(x, w), mesh, -1);
+    h->split(0, 2, /*inner_split=*/false);
+    h->axis(0)->parallelize(ParallelType::Stream);
+    fusion.addOutput(shard(relu(h), mesh, -1));
+  }
+  MultiDeviceExecutor executor(fusion, communicator_, {.number_of_streams = 2});
+  at::Tensor x = at::randn({4 * n - 1, 8});
+  expectErrorOnThisRank(
+      [&] {
+        executor.run({x.chunk(n, 0)[me_].contiguous(), at::randn({6, 8})});
+      },
+      {"uneven shards: input 0 T0_g_float", "pad the axis"});
+}
+
 TEST_F(MultiRankReliabilityTest, ReplicatedSizeMismatchRaisesOnEveryRank) {
   Fusion fusion;
   {

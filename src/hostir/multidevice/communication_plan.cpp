@@ -102,12 +102,24 @@ std::vector<int64_t> sortedUnion(std::vector<int64_t> devices, int64_t extra) {
   return {unique.begin(), unique.end()};
 }
 
-// The teams of a collective along `parallel_type` of a mesh: one per slice.
+// `devices` in their order, then `extra` unless it is one of them. A
+// collective that moves blocks (allgather, gather, scatter, reduce-scatter)
+// gives the block at position i of its team to (or takes it from) the
+// team's i-th device, so a team lists a sharded mesh's devices in mesh
+// order: on the mesh {1 0}, device 1 holds block 0.
+std::vector<int64_t> inMeshOrder(std::vector<int64_t> devices, int64_t extra) {
+  if (std::find(devices.begin(), devices.end(), extra) == devices.end()) {
+    devices.push_back(extra);
+  }
+  return devices;
+}
+
+// The teams of a collective along `parallel_type` of a mesh: one per slice,
+// in mesh order (see inMeshOrder).
 std::vector<std::vector<int64_t>> slicesAlong(const DeviceMesh& mesh, ParallelType parallel_type) {
   std::vector<std::vector<int64_t>> slices;
   for (int64_t device : mesh.vector()) {
     std::vector<int64_t> slice = mesh.getSlice(device, parallel_type);
-    std::sort(slice.begin(), slice.end());
     if (std::find(slices.begin(), slices.end(), slice) == slices.end()) {
       slices.push_back(slice);
     }
@@ -241,14 +253,14 @@ CommunicationPlan classifySet(const LoadStoreOp* set) {
     plan.type = CollectiveType::Scatter;
     plan.scattered_axis = shapeDim(edge.consumer, c);
     int64_t root = pickSender(from, to);
-    plan.collectives.push_back({plan.type, sortedUnion(to.vector(), root), root, -1});
+    plan.collectives.push_back({plan.type, inMeshOrder(to.vector(), root), root, -1});
     return plan;
   }
   if (p >= 0 && c < 0) {
     plan.type = CollectiveType::Gather;
     plan.scattered_axis = shapeDim(edge.consumer, mappedConsumerAxis(edge.map, p));
     for (int64_t receiver : to.vector()) {
-      plan.collectives.push_back({plan.type, sortedUnion(from.vector(), receiver), receiver, -1});
+      plan.collectives.push_back({plan.type, inMeshOrder(from.vector(), receiver), receiver, -1});
     }
     return plan;
   }

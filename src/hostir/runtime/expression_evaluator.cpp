@@ -69,7 +69,15 @@ void ExpressionEvaluator::bindExtent(const Val* extent, int64_t size, const Tens
     return;
   }
   if (scalar->definition() != nullptr) {
-    return;  // derived extents are checked by the ops that use them
+    // Derived extents are checked by the ops that compute the tensor. A
+    // segment's input may have one whose operands the segment never sees
+    // (its FusionExecutor gets the tensor, not the slice's scalars): the
+    // tensor's size is then its value.
+    if (!canEvaluate(extent)) {
+      bindings_[extent] = size;
+      cache_.clear();
+    }
+    return;
   }
   auto bound = bindings_.find(extent);
   if (bound != bindings_.end()) {
@@ -99,6 +107,27 @@ void ExpressionEvaluator::bindNamed(const std::string& symbol, PolymorphicValue 
 void ExpressionEvaluator::unbind(const Val* val) {
   bindings_.erase(val);
   cache_.clear();
+}
+
+bool ExpressionEvaluator::canEvaluate(const Val* val) const {
+  if (bindings_.count(val) != 0 || cache_.count(val) != 0) {
+    return true;
+  }
+  if (const auto* scalar = dynamic_cast<const Scalar*>(val)) {
+    if (scalar->isConst() || (!scalar->symbol().empty() && named_.count(scalar->symbol()) != 0)) {
+      return true;
+    }
+  }
+  const Expr* def = val->definition();
+  if (def == nullptr) {
+    return false;
+  }
+  for (const Val* input : def->inputs()) {
+    if (!canEvaluate(input)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 PolymorphicValue ExpressionEvaluator::evaluate(const Val* val) {

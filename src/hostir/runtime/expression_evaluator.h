@@ -20,7 +20,11 @@ class ExpressionEvaluator {
  public:
   // Binds a scalar or tensor. Binding a tensor also binds the symbolic
   // extents of its logical axes and checks the constant ones; a symbol bound
-  // to two different sizes is an error naming both tensors.
+  // to two different sizes is an error naming both tensors. An extent
+  // derived from other values (a run-time slice's `( i3 - i2 )`) is left to
+  // the ops that compute the tensor, unless those values are unknown here (a
+  // segment that does not receive the slice's scalars): then it is bound to
+  // the tensor's size.
   void bind(const Val* val, PolymorphicValue value);
   void bindTensor(const TensorView* tv, const at::Tensor& tensor);
   void unbind(const Val* val);
@@ -31,6 +35,9 @@ class ExpressionEvaluator {
     return bindings_.count(val) != 0;
   }
 
+  // Whether evaluate(val) has what it needs: `val` is bound, constant, a
+  // bound named symbol, or defined from values that are.
+  bool canEvaluate(const Val* val) const;
   // The value of `val`: bound, constant, or computed from its definition.
   PolymorphicValue evaluate(const Val* val);
   int64_t evaluateInt(const Val* val);

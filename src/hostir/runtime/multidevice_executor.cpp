@@ -1,6 +1,7 @@
 #include "hostir/runtime/multidevice_executor.h"
 
 #include <numeric>
+#include <tuple>
 #include <unordered_set>
 
 #include "hostir/host_ir/lowering.h"
@@ -53,6 +54,57 @@ std::string rankValues(const at::Tensor& values) {
             std::to_string(values[rank].item<int64_t>());
   }
   return text;
+}
+
+// Every sharded axis of every tensor of `fusion` must split evenly over its
+// devices: the collectives (allgather, reduce-scatter, scatter, the
+// pipelined loop's per-chunk ones) exchange equal shards, and each device
+// allocates ceilDiv(extent, devices) rows. `input_extents` holds, per
+// (input, axis), the logical extent every rank agreed on. A tensor whose
+// extent cannot be evaluated from them is skipped.
+void checkShardsDivide(const Fusion& fusion,
+                       const std::vector<std::tuple<size_t, int64_t, int64_t>>& input_extents) {
+  ExpressionEvaluator ee;
+  for (const auto& [input, axis, extent] : input_extents) {
+    const auto* tv = dynamic_cast<const TensorView*>(fusion.inputs().at(input));
+    if (tv == nullptr) {
+      continue;
+    }
+    const Val* symbol = tv->shapeDomain().at(static_cast<size_t>(axis))->extent();
+    if (!symbol->as<Scalar>()->isConst() && symbol->definition() == nullptr &&
+        !ee.isBound(symbol)) {
+      ee.bind(symbol, extent);
+    }
+  }
+  for (const std::unique_ptr<Statement>& statement : fusion.statements()) {
+    const auto* tv = dynamic_cast<const TensorView*>(statement.get());
+    if (tv == nullptr || !tv->hasDeviceMesh()) {
+      continue;
+    }
+    const std::vector<int64_t> divisors = shardDivisors(tv);
+    const std::vector<IterDomain*> shape = tv->shapeDomain();
+    for (size_t axis = 0; axis < shape.size() && axis < divisors.size(); ++axis) {
+      const int64_t devices = divisors[axis];
+      if (devices <= 1 || !ee.canEvaluate(shape[axis]->extent())) {
+        continue;
+      }
+      const int64_t extent = ee.evaluateInt(shape[axis]->extent());
+      if (extent % devices == 0) {
+        continue;
+      }
+      const Expr* def = tv->definition();
+      HOSTIR_THROW("uneven shards: ", tv->toInlineString(),
+                   def == nullptr ? std::string(" (an input)")
+                                  : " (the output of " + def->toInlineString() + ")",
+                   " axis ", axis, " has extent ", extent, " but is sharded over ", devices,
+                   " devices, which cannot hold equal shards (torch.chunk would give ",
+                   (extent + devices - 1) / devices,
+                   " rows to the first); collectives exchange "
+                   "equal shards, so uneven torch.chunk layouts are not supported: pad the axis "
+                   "to a multiple of ",
+                   devices);
+    }
+  }
 }
 
 }  // namespace
@@ -232,6 +284,18 @@ void MultiDeviceExecutor::checkRanksAgree(const std::vector<at::Tensor>& inputs)
                    ")");
     }
   }
+  // The ranks agree on the inputs, so on every extent derived from them:
+  // every rank raises the same error here, before any collective.
+  std::vector<std::tuple<size_t, int64_t, int64_t>> input_extents;
+  for (size_t j = 0; j < where.size(); ++j) {
+    const auto [input, axis] = where[j];
+    const int64_t held = all.select(1, static_cast<int64_t>(j)).max().item<int64_t>();
+    if (held >= 0) {
+      const auto* tv = program_inputs[input]->as<TensorView>();
+      input_extents.emplace_back(input, axis, held * shardDivisors(tv)[static_cast<size_t>(axis)]);
+    }
+  }
+  checkShardsDivide(*prepared_, input_extents);
   agreed_signatures_.insert(std::move(sizes));
 }
 

@@ -22,7 +22,8 @@ struct MultiDeviceExecutorParams {
 // work of other meshes dropped, stream loops), and runs that program on the
 // rank's local shards. Inputs are this device's shards (an undefined tensor
 // for an input whose mesh does not hold this device); outputs likewise.
-// Sharded extents must divide evenly by the number of devices. When some
+// Sharded extents must divide evenly by the number of devices: uneven
+// torch.chunk layouts are rejected (see below). When some
 // rank holds none of an input (it lives on a mesh without that rank), every
 // run first allgathers the inputs' symbolic extents among all ranks, so a
 // rank that only receives a tensor still knows its shape.
@@ -34,7 +35,11 @@ struct MultiDeviceExecutorParams {
 // shards of a sharded axis, equal sizes of a replicated one). A
 // disagreement is a hostir::Error on every rank naming the tensor, the
 // ranks and the sizes, before any collective of the program could pair up
-// mismatched buffers. The check is itself two small allgathers among all
+// mismatched buffers. Then every sharded axis of every tensor of the
+// program (inputs, intermediates, outputs: what a scatter, allgather,
+// reduce-scatter or pipelined loop exchanges) must have an extent that its
+// device count divides, else every rank raises "uneven shards" naming the
+// tensor, the op computing it and the extent. The check is itself two small allgathers among all
 // ranks; ranks are assumed to change their input shapes together (SPMD).
 // A rank whose signature changed while another's did not waits in the
 // check until the communication timeout, which then names the check.

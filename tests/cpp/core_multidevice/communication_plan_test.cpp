@@ -51,6 +51,29 @@ TEST_F(CommunicationPlanTest, SetShardedToAnotherMeshIsOneGatherPerReceiver) {
   EXPECT_TRUE(plan.collectivesFor(5).empty());
 }
 
+// A collective that moves blocks gives block i to the i-th member of its
+// team, and device d holds block mesh.idxOf(d): teams list a sharded mesh
+// in mesh order, not sorted (found by the sharded fuzzer, issue 11).
+TEST_F(CommunicationPlanTest, TeamsOfAReversedMeshAreInMeshOrder) {
+  const DeviceMesh reversed({1, 0});
+  TensorView* a = shardedTensor({4, 6}, mesh2_, -1);
+  TensorView* scattered = sharded(set(a), reversed, 0);
+  TensorView* gathered = sharded(set(scattered), reversed, -1);
+  TensorView* onto_two = sharded(set(scattered), DeviceMesh({2}), -1);
+  CommunicationPlan scatter = classifyResharding(scattered->definition());
+  EXPECT_EQ(scatter.type, CollectiveType::Scatter);
+  ASSERT_EQ(scatter.collectives.size(), 1u);
+  EXPECT_EQ(scatter.collectives[0].team, (Devices{1, 0}));
+  CommunicationPlan allgather = classifyResharding(gathered->definition());
+  EXPECT_EQ(allgather.type, CollectiveType::Allgather);
+  ASSERT_EQ(allgather.collectives.size(), 1u);
+  EXPECT_EQ(allgather.collectives[0].team, (Devices{1, 0}));
+  CommunicationPlan gather = classifyResharding(onto_two->definition());
+  EXPECT_EQ(gather.type, CollectiveType::Gather);
+  ASSERT_EQ(gather.collectives.size(), 1u);
+  EXPECT_EQ(gather.collectives[0].team, (Devices{1, 0, 2}));
+}
+
 TEST_F(CommunicationPlanTest, SetBetweenMeshesWithTheSameShardingIsSendRecvPerShard) {
   TensorView* a = shardedTensor({4, 6}, mesh2_, 0);
   TensorView* b = sharded(set(a), DeviceMesh({2, 3}), 0);
@@ -88,7 +111,8 @@ TEST_F(CommunicationPlanTest, SetFromOneDeviceToAShardedMeshIsScatter) {
   CommunicationPlan plan = classifyResharding(b->definition());
   EXPECT_EQ(plan.type, CollectiveType::Scatter);
   EXPECT_EQ(plan.collectives[0].root, 0);
-  EXPECT_EQ(plan.collectives[0].team, (Devices{0, 1, 2}));
+  // The receiving mesh in mesh order, then the root, which receives nothing.
+  EXPECT_EQ(plan.collectives[0].team, (Devices{1, 2, 0}));
   EXPECT_EQ(plan.scattered_axis, 1);
 }
 

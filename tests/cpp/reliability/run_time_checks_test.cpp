@@ -129,12 +129,11 @@ TEST_F(RunTimeCheckTest, RunTimeSliceWithStartAfterStopNamesTheSlice) {
   EXPECT_TRUE(containsAll(message, {"slice(", "start <= stop"})) << message;
 }
 
-// Found while writing the test above (not fixed: the bug is in the
-// lowering of segments): a HostUnit reading a tensor whose extents are
-// expressions of scalar inputs (`i3 - i2` of a run-time slice) is not given
-// those scalars, so its FusionExecutor fails with "i2 has no value". Enable
-// once segments receive the scalars their inputs' extents depend on.
-TEST_F(RunTimeCheckTest, DISABLED_SegmentReadingARunTimeSliceKnowsItsExtents) {
+// Found while writing the test above: a HostUnit reading a tensor whose
+// extents are expressions of scalar inputs (`i3 - i2` of a run-time slice)
+// is not given those scalars, so its FusionExecutor failed with "i2 has no
+// value". The segment now takes such an extent from the tensor bound to it.
+TEST_F(RunTimeCheckTest, SegmentReadingARunTimeSliceKnowsItsExtents) {
   TensorView* x = makeContigTensor(2);
   fusion_.addInput(x);
   Scalar* start = scalarInput(DataType::Int64);
@@ -144,6 +143,10 @@ TEST_F(RunTimeCheckTest, DISABLED_SegmentReadingARunTimeSliceKnowsItsExtents) {
   at::Tensor t0 = at::randn({6, 3});
   EXPECT_TRUE(allClose(executor.run(std::vector<PolymorphicValue>{t0, int64_t{1}, int64_t{4}})[0],
                        at::relu(t0.slice(0, 1, 4))));
+  // Other bounds on the next runs: nothing of the first run's extent stays.
+  EXPECT_TRUE(allClose(executor.run(std::vector<PolymorphicValue>{t0, int64_t{0}, int64_t{6}})[0],
+                       at::relu(t0)));
+  EXPECT_EQ(executor.run(std::vector<PolymorphicValue>{t0, int64_t{2}, int64_t{2}})[0].size(0), 0);
 }
 
 TEST_F(RunTimeCheckTest, HugeAllocationNamesTheTensor) {

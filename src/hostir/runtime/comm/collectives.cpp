@@ -170,6 +170,24 @@ void reduceAlongFirstAxisInto(const at::Tensor& blocks, ReduceOp op, const at::T
   }
 }
 
+// Allgather, gather and scatter split axis 0 of their buffers into blocks.
+// The lowering puts the sharded axis first, but leaves it behind size-1
+// broadcast axes (they do not change the memory layout: [1, 6] sharded on
+// axis 1 is two contiguous blocks of 3): view such buffers without their
+// leading size-1 axes. Blocks are then taken along the sharded axis (the
+// whole's first axis larger than 1); a piece's shape only matters by its
+// element count.
+at::Tensor withoutLeadingUnitAxes(CommunicationType type, const at::Tensor& tensor) {
+  const bool splits_axis_0 = type == CommunicationType::Allgather ||
+                             type == CommunicationType::Gather ||
+                             type == CommunicationType::Scatter;
+  at::Tensor view = tensor;
+  while (splits_axis_0 && view.defined() && view.dim() > 1 && view.size(0) == 1) {
+    view = view.select(0, 0);
+  }
+  return view;
+}
+
 // Everything one posting needs, with the checks that name the collective.
 class CollectivePoster {
  public:
@@ -179,8 +197,8 @@ class CollectivePoster {
       : params_(params),
         what_(std::move(what)),
         my_device_(my_device),
-        input_(input),
-        output_(output),
+        input_(withoutLeadingUnitAxes(params.type, input)),
+        output_(withoutLeadingUnitAxes(params.type, output)),
         communicator_(communicator),
         stream_key_(stream_key),
         team_size_(static_cast<int64_t>(params.team.size())) {}
@@ -510,8 +528,8 @@ class CollectivePoster {
   const CommunicationParams& params_;
   const std::string what_;
   const int64_t my_device_;
-  const at::Tensor& input_;
-  const at::Tensor& output_;
+  at::Tensor input_;  // views of the caller's buffers (withoutLeadingUnitAxes)
+  at::Tensor output_;
   Communicator& communicator_;
   const int64_t stream_key_;
   const int64_t team_size_;
