@@ -1,17 +1,24 @@
 // `hostir launch`: environment, output prefixes, failure propagation, and
-// the failure of a real multi-rank program whose rank exits mid-way. Each
-// test runs the launcher in a forked child with its output in files.
+// the failure of a real multi-rank program whose rank exits mid-way, and
+// fault injection (issue 11). Each test runs the launcher in a forked child
+// with its output in files. This process is a child subreaper: a rank that
+// the launcher leaves behind becomes its child, so every launch can count
+// the processes left behind once the launcher has exited.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "launch_command.h"
@@ -24,7 +31,46 @@ struct LaunchResult {
   std::string out;
   std::string err;
   double seconds = 0;
+  // Processes of the job still alive after the launcher exited (killed
+  // once counted).
+  int left_behind = 0;
 };
+
+// The live children of this process (orphaned ranks reparented to it),
+// after reaping those that have exited.
+std::vector<pid_t> liveChildren() {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  std::vector<pid_t> children;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) {
+    return children;
+  }
+  const std::string me = std::to_string(::getpid());
+  while (dirent* entry = ::readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid <= 0) {
+      continue;
+    }
+    std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    // pid (comm) state ppid ...: comm may hold spaces, so parse after ')'.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) {
+      continue;
+    }
+    std::istringstream rest(line.substr(close + 1));
+    std::string state;
+    std::string ppid;
+    rest >> state >> ppid;
+    if (ppid == me && state != "Z") {
+      children.push_back(pid);
+    }
+  }
+  ::closedir(proc);
+  return children;
+}
 
 std::string readFile(const std::string& path) {
   std::ifstream file(path);
@@ -39,6 +85,7 @@ LaunchResult launch(std::vector<std::string> args,
   char err_path[] = "/tmp/hostir_launch_err_XXXXXX";
   int out_fd = ::mkstemp(out_path);
   int err_fd = ::mkstemp(err_path);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   const auto start = std::chrono::steady_clock::now();
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -59,6 +106,14 @@ LaunchResult launch(std::vector<std::string> args,
   LaunchResult result;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // A rank that exits a moment after the launcher is still one it did not
+  // wait for; allow the kernel 100 ms to reparent and report it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (pid_t orphan : liveChildren()) {
+    ++result.left_behind;
+    ::kill(orphan, SIGKILL);
+    ::waitpid(orphan, nullptr, 0);
+  }
   result.out = readFile(out_path);
   result.err = readFile(err_path);
   ::close(out_fd);
@@ -158,6 +213,7 @@ TEST(LauncherTest, ARankThatExitsMidProgramFailsTheOthersCollective) {
   // shutdown waits at most 1 s for the others, not another whole timeout for
   // the dead rank (which made the job last more than 10 s).
   EXPECT_LT(result.seconds, 9.0) << output;
+  EXPECT_EQ(result.left_behind, 0);
 }
 
 // The same with a failing exit status: the launcher ends the survivor.
@@ -169,6 +225,91 @@ TEST(LauncherTest, ARankThatFailsMidProgramEndsTheJob) {
   EXPECT_NE(result.exit_code, 0) << result.out << result.err;
   EXPECT_TRUE(contains(result.err, "stopping the other ranks")) << result.err;
   EXPECT_LT(result.seconds, 25.0);
+  EXPECT_EQ(result.left_behind, 0);
+}
+
+// The check the fault-injection tests rely on: a process that a rank leaves
+// running (a background sleep outliving its shell) is counted.
+TEST(LauncherTest, AProcessLeftBehindIsCounted) {
+  LaunchResult result =
+      launch({"-n", "1", "--", "sh", "-c", "sleep 30 </dev/null >/dev/null 2>&1 & exit 0"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.left_behind, 1);
+}
+
+// Fault injection (issue 11): a 2-rank job of FaultInjection (in the
+// reliability test binary, fault_injection_test.cpp) with one fault. Every
+// rank that is not the dead one must end with a clear error naming the
+// cause within `bound_s`, the launcher must exit non-zero and leave no
+// process behind. The communication timeout is 3 s.
+struct Fault {
+  std::string name;
+  std::vector<int> failing_ranks;
+  std::vector<std::string> message_parts;
+  double bound_s;
+};
+
+void expectFaultEndsTheJob(const Fault& fault) {
+  SCOPED_TRACE(fault.name);
+  LaunchResult result = launch({"-n", "2", "--grace-period", "1", "--",
+                                HOSTIR_RELIABILITY_TEST_BINARY, "--gtest_filter=FaultInjection.*"},
+                               {{"HOSTIR_TEST_FAULT", fault.name}, {"HOSTIR_COMM_TIMEOUT_S", "3"}});
+  const std::string output = result.out + result.err;
+  EXPECT_NE(result.exit_code, 0) << output;
+  for (int rank : fault.failing_ranks) {
+    const std::string prefix = "[rank " + std::to_string(rank) + "] fault injection: device " +
+                               std::to_string(rank) + " failed: ";
+    const size_t at = result.err.find(prefix);
+    ASSERT_NE(at, std::string::npos) << output;
+    const std::string line = result.err.substr(at, result.err.find('\n', at) - at);
+    for (const std::string& part : fault.message_parts) {
+      EXPECT_TRUE(contains(line, part)) << "missing \"" << part << "\" in\n" << line;
+    }
+  }
+  EXPECT_FALSE(contains(output, "saw no error")) << output;
+  EXPECT_FALSE(contains(output, "terminate called")) << output;
+  EXPECT_LT(result.seconds, fault.bound_s) << output;
+  EXPECT_EQ(result.left_behind, 0) << output;
+}
+
+// Device 1 exits (status 0) after joining, before the program's first
+// collective (the cross-rank check): device 0 waits for it to reach that
+// collective for the communication timeout T = 3 s, then fails. Bound
+// asserted: 25 s (T, a shutdown of at most 1 s, two libtorch start-ups and
+// the executor's construction on a loaded 2-core machine: 12-16 s measured).
+TEST(LauncherTest, FaultInjectionRankDeadBeforeTheFirstCollective) {
+  expectFaultEndsTheJob({"dead_before_first_collective",
+                         {0},
+                         {"creating the process group of team (0 1)",
+                          "every member must reach its first collective", "within 3 s"},
+                         25.0});
+}
+
+// Device 1 exits after one complete run: device 0's next collective sees
+// the closed connection at once. Bound asserted: 20 s (start-ups, two runs,
+// a shutdown of at most 1 s after a failed collective: 7-11 s measured).
+TEST(LauncherTest, FaultInjectionRankDeadAfterTheFirstCollective) {
+  expectFaultEndsTheJob({"dead_after_first_collective",
+                         {0},
+                         {"Allgather", "team=(0 1)", "a member of its team may have exited"},
+                         20.0});
+}
+
+// Shards that disagree: both ranks raise before any collective of the
+// program (one allgather of the check). Bound asserted: 20 s (start-ups:
+// 6-9 s measured).
+TEST(LauncherTest, FaultInjectionMismatchedShards) {
+  expectFaultEndsTheJob({"mismatched_shards",
+                         {0, 1},
+                         {"uneven shards", "T0_g_float", "rank 0 holds 4", "rank 1 holds 3"},
+                         20.0});
+}
+
+// Programs that differ: both ranks raise before any collective of the
+// program. Bound asserted: 20 s (start-ups: 6-9 s measured).
+TEST(LauncherTest, FaultInjectionMismatchedPrograms) {
+  expectFaultEndsTheJob(
+      {"mismatched_programs", {0, 1}, {"the ranks run different programs"}, 20.0});
 }
 
 }  // namespace

@@ -11,10 +11,16 @@
 // with scalars, broadcasts, reductions (sum/max/min, any axis), matmul,
 // linear with and without bias, slices, permutes, casts. Shapes include 0,
 // 1 and extents that chunk counts do not divide.
+//
+// The sharded fuzzer (tests/multidevice/sharded_fuzz_test.cpp) reuses the
+// generator with GeneratorOptions: its own shapes and, instead of Stream
+// axes, hooks that put every input and every value on a device mesh with a
+// random DIDx sharding.
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -39,9 +45,21 @@ struct FuzzProgram {
   std::string description;
 };
 
+struct GeneratorOptions {
+  // The extents a program's [rows, cols] shape is drawn from.
+  std::vector<int64_t> rows = {0, 1, 2, 3, 4, 5, 7, 8, 13};
+  std::vector<int64_t> cols = {1, 2, 3, 4, 6};
+  // Called on every fusion input, after it is added (default: nothing).
+  std::function<void(TensorView*)> on_input;
+  // Called on every value a step computes and on the copies of inputs made
+  // as outputs (default: a random Stream axis, maybe through a split).
+  std::function<void(TensorView*)> on_value;
+};
+
 class Generator {
  public:
-  explicit Generator(uint64_t seed) : seed_(seed), rng_(seed) {}
+  explicit Generator(uint64_t seed, GeneratorOptions options = {})
+      : seed_(seed), rng_(seed), options_(std::move(options)) {}
 
   FuzzProgram generate() {
     FuzzProgram program;
@@ -50,8 +68,8 @@ class Generator {
     FusionGuard guard(program.fusion.get());
     fusion_ = program.fusion.get();
 
-    rows_ = pick<int64_t>({0, 1, 2, 3, 4, 5, 7, 8, 13});
-    cols_ = pick<int64_t>({1, 2, 3, 4, 6});
+    rows_ = pick(options_.rows);
+    cols_ = pick(options_.cols);
     log("shape [" + std::to_string(rows_) + ", " + std::to_string(cols_) + "]");
 
     addInput({rows_, cols_});
@@ -76,7 +94,7 @@ class Generator {
         // An input as an output: copy it, as a program would.
         Value copy{set(value.tv), value.ref.clone(), false};
         values_.push_back(copy);
-        maybeStream(values_.back().tv);
+        annotateValue(values_.back().tv);
         log("set (input as output)");
         program.fusion->addOutput(values_.back().tv);
         program.expected.push_back(values_.back().ref);
@@ -103,7 +121,10 @@ class Generator {
 
   template <typename T>
   T pick(std::initializer_list<T> options) {
-    std::vector<T> list(options);
+    return pick(std::vector<T>(options));
+  }
+  template <typename T>
+  T pick(const std::vector<T>& list) {
     return list[static_cast<size_t>(uniform(0, static_cast<int>(list.size()) - 1))];
   }
   int uniform(int lo, int hi) {
@@ -121,9 +142,26 @@ class Generator {
     return at::randn(sizes, generator, at::TensorOptions().dtype(at::kFloat));
   }
 
-  TensorView* addInput(const std::vector<int64_t>& sizes) {
-    TensorView* tv = makeContigTensor(static_cast<int64_t>(sizes.size()));
+  // A new fusion input of `rank` axes (its data is pushed by the caller).
+  TensorView* newInput(int64_t rank) {
+    TensorView* tv = makeContigTensor(rank);
     fusion_->addInput(tv);
+    if (options_.on_input) {
+      options_.on_input(tv);
+    }
+    return tv;
+  }
+
+  void annotateValue(TensorView* tv) {
+    if (options_.on_value) {
+      options_.on_value(tv);
+    } else {
+      maybeStream(tv);
+    }
+  }
+
+  TensorView* addInput(const std::vector<int64_t>& sizes) {
+    TensorView* tv = newInput(static_cast<int64_t>(sizes.size()));
     inputs_.push_back(randomTensor(sizes));
     values_.push_back({tv, inputs_.back(), true});
     log("input " + std::to_string(inputs_.size() - 1));
@@ -154,7 +192,7 @@ class Generator {
 
   void push(TensorView* tv, at::Tensor ref, const std::string& what) {
     log(what);
-    maybeStream(tv);
+    annotateValue(tv);
     values_.push_back({tv, std::move(ref), false});
   }
 
@@ -202,8 +240,7 @@ class Generator {
       }
       case 5: {
         // A row vector input broadcast over the rows.
-        TensorView* row = makeContigTensor(1);
-        fusion_->addInput(row);
+        TensorView* row = newInput(1);
         inputs_.push_back(randomTensor({cols_}));
         log("input " + std::to_string(inputs_.size() - 1) + " (row)");
         push(add(a.tv, broadcast(row, {true, false})), a.ref + inputs_.back().unsqueeze(0),
@@ -232,22 +269,19 @@ class Generator {
         break;
       }
       case 8: {
-        TensorView* w = makeContigTensor(2);
-        fusion_->addInput(w);
+        TensorView* w = newInput(2);
         inputs_.push_back(randomTensor({cols_, cols_}) * 0.5);
         log("input " + std::to_string(inputs_.size() - 1) + " (matmul weight)");
         push(matmul(a.tv, w), at::matmul(a.ref, inputs_.back()), "matmul");
         break;
       }
       case 9: {
-        TensorView* w = makeContigTensor(2);
-        fusion_->addInput(w);
+        TensorView* w = newInput(2);
         inputs_.push_back(randomTensor({cols_, cols_}) * 0.5);
         at::Tensor w_ref = inputs_.back();
         log("input " + std::to_string(inputs_.size() - 1) + " (linear weight)");
         if (chance(0.5)) {
-          TensorView* bias = makeContigTensor(1);
-          fusion_->addInput(bias);
+          TensorView* bias = newInput(1);
           inputs_.push_back(randomTensor({cols_}));
           log("input " + std::to_string(inputs_.size() - 1) + " (bias)");
           push(linear(a.tv, w, bias), at::linear(a.ref, w_ref, inputs_.back()), "linear+bias");
@@ -285,6 +319,7 @@ class Generator {
 
   uint64_t seed_;
   std::mt19937_64 rng_;
+  GeneratorOptions options_;
   Fusion* fusion_ = nullptr;
   int64_t rows_ = 0;
   int64_t cols_ = 0;
