@@ -46,10 +46,11 @@ commands:
                        default 10)
   targets [FLAGS]      a Megatron MLP whose weights carry matmul_rhs on a mesh
                        of mixed targets: prints the host program and the
-                       executables each device runs, checks against ATen.
+                       executables each device runs, checks against ATen,
+                       times it against plain weights.
                        FLAGS: --ranks N (2) --targets LIST (HOSTIR_TARGET's
                        value, default cpu:avx512,cpu:avx2) --tokens --hidden
-                       --ffn (docs/targets.md)
+                       --ffn --runs R (3) (docs/targets.md)
   launch -n N [--port P] -- COMMAND...
                        start N local ranks of COMMAND with the torchrun
                        environment set; output lines are prefixed by rank
