@@ -210,5 +210,49 @@ TEST(HeterogeneousMeshTest, EncodedIntermediateIsWrittenAndReadInEachDevicesPane
       << exec.hostProgram().toString();
 }
 
+TEST(HeterogeneousMeshTest, EncodedResultOfOneDeviceIsBroadcastInItsPanels) {
+  // r = relu(b) is computed on device 0 only, in device 0's panels, and
+  // sent to every device: the bytes arrive in device 0's layout and every
+  // device's linear reads them so (a producer on one target, consumers on
+  // others).
+  Communicator& comm = Communicator::getInstance();
+  const int64_t d = comm.size();
+  Fusion fusion;
+  {
+    FusionGuard fg(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(d);
+    TensorView* x = makeContigTensor(2);
+    TensorView* b = makeContigTensor(2);
+    x->setDeviceMesh(mesh);
+    b->setDeviceMesh(DeviceMesh({0}));
+    fusion.addInput(x);
+    fusion.addInput(b);
+    TensorView* r = relu(b);
+    r->setDeviceMesh(DeviceMesh({0}));
+    r->setEncoding(Encoding{EncodingKind::MatmulRhs, std::nullopt});
+    TensorView* y = linear(x, r);
+    y->setDeviceMesh(mesh);
+    fusion.addOutput(y);
+  }
+  at::manual_seed(3);
+  at::Tensor x = at::randn({7, 24});
+  at::Tensor b = at::randn({19, 24});
+  at::Tensor expected = at::linear(x, at::relu(b));
+  MultiDeviceExecutor exec(fusion, comm);
+  const std::string program = exec.hostProgram().toString();
+  const Target& root = comm.deviceTargets().at(0);
+  if (root.nr > 0) {
+    EXPECT_NE(program.find("#matmul_rhs:panels" + std::to_string(root.nr) + "xK(n=0))"),
+              std::string::npos)
+        << "the collective's output holds device 0's panels\n"
+        << program;
+  }
+  at::Tensor y = exec.run({x, comm.deviceId() == 0 ? b : at::Tensor()}).at(0);
+  EXPECT_TRUE(at::allclose(y, expected, 1e-3, 1e-4))
+      << "rank " << comm.deviceId() << ": max |diff| " << (y - expected).abs().max().item<double>()
+      << "\n"
+      << program;
+}
+
 }  // namespace
 }  // namespace hostir

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hostir/host_ir/communication.h"
 #include "hostir/host_ir/for_loop.h"
@@ -266,6 +267,11 @@ class Specializer {
         keepPlain(tv);
       }
     }
+    // Uses in the program (an expr a pass replaced may still be listed).
+    std::unordered_set<const Expr*> in_program;
+    for (const auto& [scope, expr] : allExprs(container_)) {
+      in_program.insert(expr);
+    }
     for (const auto& [scope, expr] : allExprs(container_)) {
       if (!expr->isA<PostOnStream>() && !hasTrait(expr, OpTrait::AtenEvaluable)) {
         continue;
@@ -276,8 +282,9 @@ class Specializer {
           continue;
         }
         for (Expr* use : tv->uses()) {
-          const bool reads_data = use->isA<PostOnStream>() || use->isA<Communication>() ||
-                                  hasTrait(use, OpTrait::AtenEvaluable);
+          const bool reads_data = in_program.count(use) != 0 &&
+                                  (use->isA<PostOnStream>() || use->isA<Communication>() ||
+                                   hasTrait(use, OpTrait::AtenEvaluable));
           if (reads_data && !readsPacked(use, tv)) {
             keepPlain(tv);
           }
