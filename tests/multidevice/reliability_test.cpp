@@ -176,6 +176,36 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsOfAPipelinedLoopRaiseOnEveryRank) {
       {"uneven shards: input 0 T0_g_float", "pad the axis"});
 }
 
+// Found by the sharded fuzzer with Stream axes on computed values (not yet
+// fixed, so disabled): a Stream axis on a tensor computed by an op stream
+// parallelization does not support (here a permute) is rejected by the
+// lowering only on the devices that compute it; the lowering of the others
+// drops that work first, so they build their executor and wait in the
+// cross-rank check until the rejecting rank exits (or the communication
+// timeout). Every rank should raise the same error when constructing.
+TEST_F(MultiRankReliabilityTest, DISABLED_AnUnsupportedStreamAxisIsRejectedOnEveryRank) {
+  const int64_t n = communicator_.size();
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+    DeviceMesh last({n - 1});
+    TensorView* x = shard(makeContigTensor(2), mesh, 1);
+    fusion.addInput(x);
+    TensorView* gathered = shard(set(x), last, -1);  // a Gather onto the last device
+    TensorView* y = shard(permute(gathered, {1, 0}), last, -1);
+    y->split(0, 2, /*inner_split=*/false);
+    y->axis(0)->parallelize(ParallelType::Stream);
+    fusion.addOutput(y);
+  }
+  expectErrorOnThisRank(
+      [&] {
+        MultiDeviceExecutor executor(fusion, communicator_);
+        executor.run({at::randn({4, 2})});
+      },
+      {"has a Stream axis but is computed by"});
+}
+
 TEST_F(MultiRankReliabilityTest, ReplicatedSizeMismatchRaisesOnEveryRank) {
   Fusion fusion;
   {
