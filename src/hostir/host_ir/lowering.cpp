@@ -1,10 +1,11 @@
 #include "hostir/host_ir/lowering.h"
 
+#include <algorithm>
 #include <unordered_set>
 
+#include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/buffer_shrinking.h"
 #include "hostir/host_ir/passes/communication_lowering.h"
-#include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
@@ -19,27 +20,26 @@ namespace hostir {
 
 namespace {
 
-bool computesStreamParallelTensor(const SegmentedGroup& group) {
-  for (const Expr* expr : group.exprs()) {
-    for (const Val* output : expr->outputs()) {
-      const auto* tv = dynamic_cast<const TensorView*>(output);
-      if (tv != nullptr && findStreamAxis(tv).has_value()) {
-        return true;
-      }
-    }
+// A group the host program runs expr by expr rather than as a HostUnit: it
+// computes a host-lowerable op (a forwarded copy of a cheap op computed
+// elsewhere does not count) or a Stream-parallel tensor (which the stream
+// pass loops over). The merge policy keeps such an op alone in its group
+// (plus the forwarded chain it reads), so emitting the group's exprs never
+// splits a merged group.
+bool runsExprByExpr(const SegmentedGroup& group) {
+  bool host_lowerable = std::any_of(
+      group.exprs().begin(), group.exprs().end(),
+      [&group](const Expr* expr) { return !group.isForwarded(expr) && isHostLowerable(expr); });
+  bool stream_parallel =
+      std::any_of(group.exprs().begin(), group.exprs().end(), computesStreamParallelTensor);
+  if (!host_lowerable && !stream_parallel) {
+    return false;
   }
-  return false;
-}
-
-// Unlike the merge policy's check, an expr forwarded into the group (a copy
-// of a cheap op computed elsewhere) does not count.
-bool computesHostLowerableOp(const SegmentedGroup& group) {
-  for (const Expr* expr : group.exprs()) {
-    if (!group.isForwarded(expr) && isHostLowerable(expr)) {
-      return true;
-    }
-  }
-  return false;
+  HOSTIR_ASSERT(std::count_if(group.exprs().begin(), group.exprs().end(),
+                              [&group](const Expr* expr) { return !group.isForwarded(expr); }) == 1,
+                "the host lowering's merge policy merged a group the host program must run "
+                "expr by expr");
+  return true;
 }
 
 }  // namespace
@@ -94,14 +94,11 @@ std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
       container->pushBackTopLevelExpr(clone);
     }
   };
-  auto emitsExprs = [](const SegmentedGroup& group) {
-    return computesHostLowerableOp(group) || computesStreamParallelTensor(group);
-  };
   // Forwarded exprs read only fusion inputs, factories and other forwarded
   // exprs, so they can all run first: emitted between two stream-parallel
   // ops, a forwarded broadcast would split their loop in two.
   for (const SegmentedGroup* group : segmented->runOrder()) {
-    if (emitsExprs(*group)) {
+    if (runsExprByExpr(*group)) {
       for (const Expr* expr : group->exprs()) {
         if (group->isForwarded(expr)) {
           emit(expr);
@@ -110,7 +107,7 @@ std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
     }
   }
   for (const SegmentedGroup* group : segmented->runOrder()) {
-    if (emitsExprs(*group)) {
+    if (runsExprByExpr(*group)) {
       for (const Expr* expr : group->exprs()) {
         emit(expr);
       }

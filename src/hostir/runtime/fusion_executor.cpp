@@ -23,7 +23,20 @@ std::optional<Layout> panelLayout(const Val* output) {
 }
 }  // namespace
 
-FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> fusion) : fusion_(std::move(fusion)) {
+FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> fusion)
+    : owned_(std::move(fusion)), fusion_(owned_.get()) {
+  prepare();
+}
+
+std::unique_ptr<FusionExecutor> FusionExecutor::borrowing(const Fusion& fusion) {
+  return std::unique_ptr<FusionExecutor>(new FusionExecutor(&fusion));
+}
+
+FusionExecutor::FusionExecutor(const Fusion* fusion) : fusion_(fusion) {
+  prepare();
+}
+
+void FusionExecutor::prepare() {
   HOSTIR_CHECK(fusion_ != nullptr, "FusionExecutor needs a fusion");
   exprs_ = fusion_->exprs();
   // After the last expr reading an intermediate tensor, drop it: a long

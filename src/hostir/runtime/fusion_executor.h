@@ -20,6 +20,9 @@ class FusionExecutor {
   // Keeps a copy of `fusion`, as HostExecutor and MultiDeviceExecutor do:
   // `FusionExecutor executor(fusion);`.
   explicit FusionExecutor(const Fusion& fusion) : FusionExecutor(copyOf(fusion)) {}
+  // Runs `fusion` without copying it; the caller keeps it alive for the
+  // executor's lifetime (the host IR evaluator: a HostUnit owns its fusion).
+  static std::unique_ptr<FusionExecutor> borrowing(const Fusion& fusion);
 
   std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
                               const std::vector<at::Tensor>& outputs = {});
@@ -41,7 +44,12 @@ class FusionExecutor {
     return copy;
   }
 
-  std::unique_ptr<Fusion> fusion_;
+  explicit FusionExecutor(const Fusion* fusion);  // borrows
+  // Checks the fusion and computes the run order, once per executor.
+  void prepare();
+
+  std::unique_ptr<Fusion> owned_;  // null when borrowed
+  const Fusion* fusion_ = nullptr;
   std::vector<Expr*> exprs_;  // topological order, computed once
   // Per expr: intermediates no later expr reads.
   std::vector<std::vector<const Val*>> dead_after_;

@@ -121,16 +121,13 @@ HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
   HOSTIR_CHECK(container_ != nullptr, "HostIrEvaluator needs a host program");
   HOSTIR_CHECK(params_.number_of_streams > 0, "numberOfStreams must be positive, got ",
                params_.number_of_streams);
+  // The program owns the segments' fusions and outlives their executors
+  // (container_ is declared before them), so the executors borrow them.
   for (HostUnit* unit : container_->hostUnits()) {
-    // The executor owns a copy; the HostUnit keeps the fusion for printing.
-    auto copy = std::make_unique<Fusion>();
-    copyFusion(*unit->fusion(), *copy);
-    unit_executors_[unit] = std::make_unique<FusionExecutor>(std::move(copy));
+    unit_executors_[unit] = FusionExecutor::borrowing(*unit->fusion());
   }
   for (int64_t id = 0; id < container_->numKernels(); ++id) {
-    auto copy = std::make_unique<Fusion>();
-    copyFusion(*container_->kernel(id), *copy);
-    kernel_executors_.push_back(std::make_unique<FusionExecutor>(std::move(copy)));
+    kernel_executors_.push_back(FusionExecutor::borrowing(*container_->kernel(id)));
   }
   communicates_ = params_.communicator != nullptr && postsCommunication(container_->topLevel());
 }
@@ -146,7 +143,6 @@ std::vector<at::Tensor> HostIrEvaluator::run(
   // Runs are serialized: the per-run state below (bindings, current stream,
   // pending works) and the streams themselves belong to one run at a time.
   std::lock_guard<std::mutex> run_lock(run_mutex_);
-  container_->printIfHostIrDumpEnabled();
   int64_t my_device = params_.communicator != nullptr ? params_.my_device : -1;
   validateInputs(container_->inputs(), inputs, "the host program", my_device);
   const std::vector<Val*>& program_outputs = container_->outputs();

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "hostir/ir/iter_domain.h"
 #include "hostir/ir/op_traits.h"
+#include "hostir/ir/tensor_view.h"
 
 namespace hostir {
 
@@ -14,13 +16,30 @@ bool holdsHostLowerableOp(const SegmentedGroup& group) {
 
 }  // namespace
 
+bool computesStreamParallelTensor(const Expr* expr) {
+  return std::any_of(expr->outputs().begin(), expr->outputs().end(), [](const Val* output) {
+    const auto* tv = dynamic_cast<const TensorView*>(output);
+    return tv != nullptr && std::any_of(tv->getLoopDomain().begin(), tv->getLoopDomain().end(),
+                                        [](const IterDomain* id) { return id->isStream(); });
+  });
+}
+
+namespace {
+
+bool holdsStreamParallelExpr(const SegmentedGroup& group) {
+  return std::any_of(group.exprs().begin(), group.exprs().end(), computesStreamParallelTensor);
+}
+
+}  // namespace
+
 bool isHostLowerable(const Expr* expr) {
   return hasTrait(expr, OpTrait::HostLowerable);
 }
 
 MergePredicate hostLoweringMergePolicy() {
   return [](const SegmentedGroup& producer, const SegmentedGroup& consumer) {
-    return !holdsHostLowerableOp(producer) && !holdsHostLowerableOp(consumer);
+    return !holdsHostLowerableOp(producer) && !holdsHostLowerableOp(consumer) &&
+           !holdsStreamParallelExpr(producer) && !holdsStreamParallelExpr(consumer);
   };
 }
 

@@ -14,7 +14,15 @@ namespace hostir {
 // the lowering wraps in a HostUnit.
 bool isHostLowerable(const Expr* expr);
 
-// Merges two groups only when neither holds a host-lowerable op.
+// An op computing a tensor with a Stream axis also stays alone: the stream
+// pass wraps each such top-level op in a loop over the Stream axis, so a
+// group merging it with others would have to be split again by the lowering.
+//
+// Whether one of the expr's outputs has a Stream axis in its loop domain.
+bool computesStreamParallelTensor(const Expr* expr);
+
+// Merges two groups only when neither holds a host-lowerable op nor an op
+// computing a Stream-parallel tensor.
 MergePredicate hostLoweringMergePolicy();
 
 }  // namespace hostir

@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
 #include "hostir/segment/segmented_fusion.h"
+#include "core_ir/ir_check.h"
 #include "lowering/lowering_test_utils.h"
 
 namespace hostir::test {
@@ -153,6 +156,52 @@ TEST_F(LoweringPolicyTest, HostLowerableOpsStandAloneOthersMerge) {
   expectMatchesAten(fusion_, {t0}, {(-at::relu(t0 + 1.0)).sum({1}) * 2.0});
 }
 
+// A Stream-parallel op is kept alone by the segmenter, so the lowering never
+// has to split a merged group: the ops around it that are not Stream-parallel
+// still merge into a HostUnit.
+TEST_F(LoweringPolicyTest, StreamParallelOpStandsAloneItsNeighboursMerge) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* a = add(in, 1.0);
+  TensorView* b = neg(relu(a));    // not Stream-parallel: merge into a HostUnit
+  TensorView* c = tanh(b);         // Stream-parallel
+  c->axis(0)->parallelize(ParallelType::Stream);
+  TensorView* d = add(c, 2.0);
+  fusion_.addOutput(d);
+
+  SegmentOptions options;
+  options.should_merge = hostLoweringMergePolicy();
+  std::unique_ptr<SegmentedFusion> segmented = SegmentCandidateFinder::segment(&fusion_, options);
+  for (const SegmentedGroup* group : segmented->runOrder()) {
+    bool stream_parallel = std::any_of(group->exprs().begin(), group->exprs().end(),
+                                       computesStreamParallelTensor);
+    if (stream_parallel) {
+      EXPECT_EQ(group->exprs().size() - group->forwardedExprs().size(), 1u) << group->toString();
+    }
+  }
+
+  HostIrPassManager no_passes;
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_, no_passes);
+  // Before the stream pass: the add, the HostUnit of relu and neg, the
+  // Stream-parallel tanh on its own, the add.
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+CHECK: T1_l_float[iS2{i0}, iS3{i1}]
+CHECK-NEXT: = add( T0_g_float[iS0{i0}, iS1{i1}], 1.0 )
+CHECK-NEXT: PostOnStream (HostUnit 1, inputs=(T1_l_float[iS2{i0}, iS3{i1}]), outputs=(T2_l_float[iS4{i0}, iS5{i1}]))
+CHECK-NEXT: T3_l_float[iStreamIdx6{i0}, iS7{i1}]
+CHECK-NEXT: = tanh( T2_l_float[iS4{i0}, iS5{i1}] )
+CHECK-NEXT: T4_g_float[iS8{i0}, iS9{i1}]
+CHECK-NEXT: = add( T3_l_float[iStreamIdx6{i0}, iS7{i1}], 2.0 )
+CHECK-NEXT: } // %HostIrContainer
+CHECK: = relu( T0_g_float[iS0{i0}, iS1{i1}] )
+CHECK: = neg(
+CHECK-NOT: tanh
+)"));
+
+  at::Tensor t0 = at::randn({4, 6});
+  expectMatchesAten(fusion_, {t0}, {at::tanh(-at::relu(t0 + 1.0)) + 2.0});
+}
+
 TEST_F(LoweringPolicyTest, ForwardedUnaryChainOfAnInputIsRecomputedPerSegment) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -287,6 +336,26 @@ TEST_F(LoweringPolicyTest, DumpPassesPrintsAfterEachPass) {
   ASSERT_NE(second, std::string::npos) << out;
   EXPECT_LT(first, second);
   EXPECT_NE(out.find("FOR StreamIdx"), std::string::npos);
+}
+
+// HOSTIR_DUMP=host_ir prints the program once, when it is lowered, not again
+// on every run of the executor.
+TEST_F(LoweringPolicyTest, DumpHostIrPrintsOncePerLowering) {
+  buildTwoSets(fusion_);
+  ScopedEnv env("HOSTIR_DUMP", "host_ir");
+  ::testing::internal::CaptureStdout();
+  HostExecutor executor(fusion_);
+  at::Tensor t0 = at::randn({5, 6});
+  for (int run = 0; run < 3; ++run) {
+    executor.run({t0});
+  }
+  std::string out = ::testing::internal::GetCapturedStdout();
+  size_t count = 0;
+  for (size_t at = out.find("%HostIrContainer {"); at != std::string::npos;
+       at = out.find("%HostIrContainer {", at + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 1u) << out;
 }
 
 }  // namespace
