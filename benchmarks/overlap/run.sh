@@ -97,9 +97,10 @@ done
 
 # ---- checks: root, namespaces, binaries ------------------------------------
 [[ $(id -u) -eq 0 ]] || die "must run as root (it creates network namespaces and tc qdiscs): sudo $0 ..."
-ns=(hostir_ov0 hostir_ov1)
-dev=(hostir_ovveth0 hostir_ovveth1)
-addr=(10.213.1.1 10.213.1.2)
+link_ns=(hostir_ov0 hostir_ov1)
+link_dev=(hostir_ovveth0 hostir_ovveth1)
+link_addr=(10.213.1.1 10.213.1.2)
+source "$repo/benchmarks/shaped_link.sh"
 if (( shaped )); then
   { command -v ip && command -v tc; } >/dev/null || die "needs ip and tc (iproute2)"
   probe=hostir_ovprobe$$
@@ -131,30 +132,12 @@ mkdir -p "$out"/raw "$out"/logs "$out"/traces
 out=$(cd "$out" && pwd)
 
 # ---- network ---------------------------------------------------------------
-setup_namespaces() {
-  cleanup
-  for i in 0 1; do ip netns add "${ns[$i]}"; done
-  ip link add "${dev[0]}" type veth peer name "${dev[1]}"
-  for i in 0 1; do
-    ip link set "${dev[$i]}" netns "${ns[$i]}"
-    ip -n "${ns[$i]}" addr add "${addr[$i]}/24" dev "${dev[$i]}"
-    ip -n "${ns[$i]}" link set "${dev[$i]}" up
-    ip -n "${ns[$i]}" link set lo up
-  done
-}
-shape() {  # shape RATE: both directions of the veth pair
-  for i in 0 1; do
-    ip netns exec "${ns[$i]}" tc qdisc replace dev "${dev[$i]}" root tbf rate "$1" \
-      burst "$burst" latency "$latency"
-  done
-}
-
 port=29700
 active=()  # pids of the ranks running now, stopped on exit
 cleanup() {
   local p
   for p in "${active[@]}"; do kill "$p" 2>/dev/null || true; done
-  for n in "${ns[@]}"; do ip netns del "$n" 2>/dev/null || true; done
+  shaped_link_down
 }
 # launch NAME RATE CMD...: runs CMD as rank 0 and rank 1 (env set here), logs
 # to $out/logs/NAME.rankN.log; fails if either rank fails or times out, and
@@ -170,8 +153,8 @@ launch() {
     if [[ $rate == loopback ]]; then
       master=127.0.0.1 ifname=lo
     else
-      master=${addr[0]} ifname=${dev[$i]}
-      prefix=(ip netns exec "${ns[$i]}")
+      master=${link_addr[0]} ifname=${link_dev[$i]}
+      prefix=(ip netns exec "${link_ns[$i]}")
     fi
     # Both ranks share this machine's cores: LOCAL_WORLD_SIZE=2 gives each
     # hostir rank half of them (its thread budget), as torch gets --threads.
@@ -223,11 +206,11 @@ started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 } | tee "$out/logs/run.txt"
 stream_flag=()
 [[ -n $streams ]] && stream_flag=(--streams "$streams")
-(( shaped )) && setup_namespaces
+(( shaped )) && shaped_link_up
 failures=0
 for rate in "${rate_list[@]}"; do
   echo "== link $rate"
-  [[ $rate == loopback ]] || shape "$rate"
+  [[ $rate == loopback ]] || shaped_link_rate "$rate" "$burst" "$latency"
   tag=${rate//[^A-Za-z0-9]/_}
   rm -f "$out/raw/hostir_$tag.json" "$out/raw/torch_$tag.json" "$out/traces/hostir_$tag".rank*.json
   if (( do_hostir )); then
