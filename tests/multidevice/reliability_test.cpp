@@ -176,14 +176,15 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsOfAPipelinedLoopRaiseOnEveryRank) {
       {"uneven shards: input 0 T0_g_float", "pad the axis"});
 }
 
-// Found by the sharded fuzzer with Stream axes on computed values (not yet
-// fixed, so disabled): a Stream axis on a tensor computed by an op stream
-// parallelization does not support (here a permute) is rejected by the
-// lowering only on the devices that compute it; the lowering of the others
-// drops that work first, so they build their executor and wait in the
-// cross-rank check until the rejecting rank exits (or the communication
-// timeout). Every rank should raise the same error when constructing.
-TEST_F(MultiRankReliabilityTest, DISABLED_AnUnsupportedStreamAxisIsRejectedOnEveryRank) {
+// Found by the sharded fuzzer with Stream axes on computed values: a Stream
+// axis on a tensor computed by an op stream parallelization does not
+// support (here a permute) was rejected by the lowering only on the devices
+// that compute it; the lowering of the others dropped that work first, so
+// they built their executor and waited in the cross-rank check until the
+// rejecting rank exited (or the communication timeout). The check now runs
+// before other devices' work is dropped: every rank raises when it
+// constructs its executor.
+TEST_F(MultiRankReliabilityTest, AnUnsupportedStreamAxisIsRejectedOnEveryRank) {
   const int64_t n = communicator_.size();
   Fusion fusion;
   {

@@ -58,6 +58,8 @@ HostIrPassManager multiDeviceHostIrPasses(int64_t my_device, const DeviceTargets
   });
   passes.add("specialize_encodings",
              [targets](HostIrContainer& container) { specializeEncodings(container, targets); });
+  // Before the removal: every rank rejects a Stream axis any rank would.
+  passes.add("stream_axes_check", [](HostIrContainer& container) { checkStreamAxes(container); });
   passes.add("other_devices_work_removal", [my_device](HostIrContainer& container) {
     removeOtherDevicesWork(container, my_device);
   });

@@ -11,8 +11,8 @@ const std::vector<std::string>& knownPassNames() {
       "validate_shardings", "propagate_shardings", "insert_reshardings", "reorder_sharded_axis",
       "make_resharding_contiguous",
       // host IR (host_ir/lowering.h)
-      "resharding_to_communication", "other_devices_work_removal", "stream_parallelization",
-      "buffer_shrinking", "specialize_encodings"};
+      "resharding_to_communication", "stream_axes_check", "other_devices_work_removal",
+      "stream_parallelization", "buffer_shrinking", "specialize_encodings"};
   return names;
 }
 

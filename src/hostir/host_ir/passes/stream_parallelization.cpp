@@ -261,6 +261,20 @@ ForLoop* makeStreamSyncLoop(HostIrContainer& container, Val* iterations, Stream*
   return loop;
 }
 
+void checkStreamAxes(const HostIrContainer& container) {
+  for (Val* input : container.inputs()) {
+    if (auto* tv = dynamic_cast<TensorView*>(input)) {
+      HOSTIR_CHECK(!findStreamAxis(tv).has_value(), "program input ", tv->toInlineString(),
+                   " has a Stream axis; inputs arrive whole, so stream-parallelize the tensors "
+                   "computed from them instead");
+    }
+  }
+  for (Expr* expr : container.topLevel()) {
+    checkContraction(expr);
+    streamAxisOf(expr);
+  }
+}
+
 void parallelizeStreams(HostIrContainer& container) {
   for (Val* input : container.inputs()) {
     if (auto* tv = dynamic_cast<TensorView*>(input)) {

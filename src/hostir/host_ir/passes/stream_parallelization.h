@@ -36,6 +36,12 @@ class Val;
 // findStreamAxis rejects.
 void parallelizeStreams(HostIrContainer& container);
 
+// The checks of parallelizeStreams alone (program inputs, contraction axes,
+// ops it cannot lower), on every top-level expr. The multi-device pipeline
+// runs it before dropping other devices' work, so every rank rejects what
+// any rank would (a rank that rejected alone left the others waiting).
+void checkStreamAxes(const HostIrContainer& container);
+
 // `Stream ( index % numberOfStreams )`: the worker stream of a loop index.
 Stream* makeWorkerStream(HostIrContainer& container, Val* index);
 
