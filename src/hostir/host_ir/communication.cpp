@@ -163,8 +163,14 @@ std::string Communication::toString(int indent) const {
   if (hasScatteredAxis()) {
     ss << ", scattered_axis=" << scatteredAxis();
   }
-  ss << ", input=" << in()->toInlineString() << ", output=" << out()->toInlineString() << ")\n";
-  return ss.str();
+  std::string head = ss.str() + ",";
+  std::string operands =
+      "input=" + in()->toInlineString() + ", output=" + out()->toInlineString() + ")";
+  // Long lines continue under the node, as the printer writes an op's operands.
+  if (head.size() + 1 + operands.size() > 150) {
+    return head + "\n" + indentString(indent) + "     " + operands + "\n";
+  }
+  return head + " " + operands + "\n";
 }
 
 // ------------------------------------------------------------- P2PCommunication

@@ -174,18 +174,25 @@ std::string HostIrContainer::toString() const {
   std::stringstream ss;
   {
     ScalarNames names(ScalarNaming().run(top_level_));
-    std::string header = "%HostIrContainer { (" + valListString(inputs_) + ") -> (" +
-                         valListString(outputs_) + ") :\n";
+    // The program's inputs and outputs with their meshes, where they have
+    // one: "T0_g_float[...] (DeviceMesh{0 1})".
+    auto withMesh = [](const Val* val) {
+      const auto* tv = dynamic_cast<const TensorView*>(val);
+      return tv != nullptr ? tv->toString() : val->toInlineString();
+    };
+    auto list = [&withMesh](const std::vector<Val*>& vals, const std::string& separator) {
+      std::string text;
+      for (size_t i = 0; i < vals.size(); ++i) {
+        text += (i == 0 ? "" : separator) + withMesh(vals[i]);
+      }
+      return text;
+    };
+    std::string header =
+        "%HostIrContainer { (" + list(inputs_, ", ") + ") -> (" + list(outputs_, ", ") + ") :\n";
     if (header.size() > 120) {
       // One tensor a line: a header of several sharded tensors runs long.
-      auto list = [](const std::vector<Val*>& vals) {
-        std::string text;
-        for (size_t i = 0; i < vals.size(); ++i) {
-          text += (i == 0 ? "" : ",\n     ") + vals[i]->toInlineString();
-        }
-        return text;
-      };
-      header = "%HostIrContainer {\n    (" + list(inputs_) + ")\n -> (" + list(outputs_) + ") :\n";
+      header = "%HostIrContainer {\n    (" + list(inputs_, ",\n     ") + ")\n -> (" +
+               list(outputs_, ",\n     ") + ") :\n";
     }
     ss << header;
     if (!device_targets_.empty()) {

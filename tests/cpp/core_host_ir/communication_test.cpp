@@ -45,9 +45,10 @@ TEST_F(CommunicationTest, PrintsRootReduceOpAndScatteredAxisWhenGiven) {
                                         .team = {0, 1},
                                         .reduce_op = ReduceOp::Sum,
                                         .scattered_axis = 1});
+  // Over 150 characters: the operands continue on the next line.
   EXPECT_EQ(reduce_scatter->toString(),
-            "Communication 1 (type=ReduceScatter, team=(0 1), reduce_op=sum, scattered_axis=1, "
-            "input=T0_l_float[iS0{i0}, iS1{i1}], output=T1_l_float[iS2{i2}, iS3{i3}])\n");
+            "Communication 1 (type=ReduceScatter, team=(0 1), reduce_op=sum, scattered_axis=1,\n"
+            "     input=T0_l_float[iS0{i0}, iS1{i1}], output=T1_l_float[iS2{i2}, iS3{i3}])\n");
 }
 
 TEST_F(CommunicationTest, AccessorsReturnTheGivenFields) {

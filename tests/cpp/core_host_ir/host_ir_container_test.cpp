@@ -218,6 +218,20 @@ TEST(HostIrContainerTest, EmptyContainerPrintsItsFrame) {
   EXPECT_EQ(hic.clone()->toString(), hic.toString());
 }
 
+// The header shows the mesh of each input and output that has one.
+TEST(HostIrContainerTest, HeaderPrintsTheMeshesOfInputsAndOutputs) {
+  HostIrContainer hic;
+  FusionGuard fg(&hic);
+  TensorView* in = makeContigTensor(1);
+  TensorView* out = makeContigTensor(1);
+  in->setDeviceMesh(DeviceMesh({0, 1}));
+  hic.addInput(in);
+  hic.addOutput(out);
+  EXPECT_EQ(hic.toString(),
+            "%HostIrContainer { (T0_g_float[iS0{i0}] (DeviceMesh{0 1})) -> (T1_g_float[iS1{i1}]) "
+            ":\n} // %HostIrContainer\n");
+}
+
 TEST(HostIrContainerTest, ClonedNodesCarryTheirBodiesAndReferences) {
   // A pass copying single nodes into another container (not a whole clone).
   HostIrContainer original;

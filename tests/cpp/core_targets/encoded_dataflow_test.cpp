@@ -319,7 +319,8 @@ TEST(EncodedDataflowTest, BroadcastMovesTheRootsPanels) {
   EXPECT_TRUE(launches(program.container).empty());
   EXPECT_TRUE(irCheck(program.container.toString(), R"(
     CHECK:      = SetEncoding( T1_g_float[iS2{i2}, iS3{i3}], layouts = (0: panels16xK(n=0)) )
-    CHECK-NEXT: Communication 3 (type=Broadcast, team=(0 1), root=0, input=T4_g_float[iS8{i2}, iS9{i3}]#matmul_rhs, output=T2_l_float[iS4{i4}, iS5{i5}]#matmul_rhs:panels16xK(n=0))
+    CHECK-NEXT: Communication 3 (type=Broadcast, team=(0 1), root=0,
+    CHECK-NEXT:      input=T4_g_float[iS8{i2}, iS9{i3}]#matmul_rhs, output=T2_l_float[iS4{i4}, iS5{i5}]#matmul_rhs:panels16xK(n=0))
     CHECK-NEXT: Wait Communication 3
     CHECK-NEXT: T3_g_float[iS6{i0}, iS7{i4}]
     CHECK-NEXT:    = linear( T0_g_float[iS0{i0}, iS1{i1}], T2_l_float[iS4{i4}, iS5{i5}]#matmul_rhs:panels16xK(n=0) )
