@@ -263,6 +263,37 @@ class ShardedFuzz : public ::testing::Test {
     return {};
   }
 
+  // One program of the fuzzer: generated from `seed`, run, compared.
+  struct SeedRun {
+    Result result;
+    std::string program;  // its description and fusion, when it failed
+  };
+  SeedRun runSeed(int64_t seed, bool streams) {
+    // Shapes from multiples of the device count; one program in six draws
+    // from extents it does not divide (the uneven shards PyTorch users get
+    // from torch.chunk), which must be rejected on every rank.
+    std::mt19937_64 shape_rng(static_cast<uint64_t>(seed) ^ 0x5bd1e995ULL);
+    const bool uneven_shapes = std::bernoulli_distribution(1.0 / 6)(shape_rng);
+    GeneratorOptions options;
+    if (uneven_shapes) {
+      options.rows = {n_ + 1, 2 * n_ + 1, 3};
+      options.cols = {n_ + 1, 3};
+    } else {
+      options.rows = {0, n_, 2 * n_, 3 * n_, 4 * n_};
+      options.cols = {n_, 2 * n_, 3 * n_};
+    }
+    Sharder sharder(static_cast<uint64_t>(seed), n_, streams);
+    options.on_input = [&](TensorView* tv) { sharder.onInput(tv); };
+    options.on_value = [&](TensorView* tv) { sharder.onValue(tv); };
+    FuzzProgram program = Generator(static_cast<uint64_t>(seed), std::move(options)).generate();
+    SeedRun run{runProgram(program, uneven_shapes), ""};
+    if (run.result.outcome == Outcome::kFailed) {
+      run.program =
+          program.description + sharder.description() + "\nfusion:\n" + program.fusion->toString();
+    }
+    return run;
+  }
+
   Communicator& communicator_ = Communicator::getInstance();
   const int64_t n_ = communicator_.size();
   const int64_t me_ = communicator_.deviceId();
@@ -281,24 +312,8 @@ TEST_F(ShardedFuzz, DifferentialAgainstAten) {
   int64_t ran = 0;
   std::map<std::string, int64_t> rejections;
   for (int64_t seed = first_seed; seed < first_seed + programs; ++seed) {
-    // Shapes from multiples of the device count; one program in six draws
-    // from extents it does not divide (the uneven shards PyTorch users get
-    // from torch.chunk), which must be rejected on every rank.
-    std::mt19937_64 shape_rng(static_cast<uint64_t>(seed) ^ 0x5bd1e995ULL);
-    const bool uneven_shapes = std::bernoulli_distribution(1.0 / 6)(shape_rng);
-    GeneratorOptions options;
-    if (uneven_shapes) {
-      options.rows = {n_ + 1, 2 * n_ + 1, 3};
-      options.cols = {n_ + 1, 3};
-    } else {
-      options.rows = {0, n_, 2 * n_, 3 * n_, 4 * n_};
-      options.cols = {n_, 2 * n_, 3 * n_};
-    }
-    Sharder sharder(static_cast<uint64_t>(seed), n_, streams);
-    options.on_input = [&](TensorView* tv) { sharder.onInput(tv); };
-    options.on_value = [&](TensorView* tv) { sharder.onValue(tv); };
-    FuzzProgram program = Generator(static_cast<uint64_t>(seed), std::move(options)).generate();
-    Result result = runProgram(program, uneven_shapes);
+    SeedRun run = runSeed(seed, streams);
+    const Result& result = run.result;
     switch (result.outcome) {
       case Outcome::kMatched: ++matched; break;
       case Outcome::kRejected:
@@ -310,8 +325,7 @@ TEST_F(ShardedFuzz, DifferentialAgainstAten) {
         ++failed;
         ADD_FAILURE() << "seed " << seed << " on device " << me_ << ": " << result.message
                       << "\nprogram:\n"
-                      << program.description << sharder.description() << "\nfusion:\n"
-                      << program.fusion->toString();
+                      << run.program;
         break;
     }
     ++ran;
@@ -335,6 +349,25 @@ TEST_F(ShardedFuzz, DifferentialAgainstAten) {
   // Enough programs must run, or the fuzzer tests little (random shardings
   // often ask for reshardings the lowering rejects: about 40 % of them).
   EXPECT_GE(matched * 5, ran * 2) << "too many rejections";
+}
+
+// Found with HOSTIR_FUZZ_STREAMS=1 on 2 ranks, not fixed yet (so disabled;
+// docs/reliability.md, "Open"): a matmul in a stream loop of a sharded
+// program. Run with --gtest_also_run_disabled_tests under `hostir launch -n 2`.
+TEST_F(ShardedFuzz, DISABLED_StreamsSeed10295MatmulInAStreamLoopGivesAWrongShard) {
+  if (n_ != 2) {
+    GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
+  }
+  SeedRun run = runSeed(10295, /*streams=*/true);
+  EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
+}
+
+TEST_F(ShardedFuzz, DISABLED_StreamsSeed11870MatmulOnAnEmptyStreamChunkFailsOnOneRank) {
+  if (n_ != 2) {
+    GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
+  }
+  SeedRun run = runSeed(11870, /*streams=*/true);
+  EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
 }
 
 }  // namespace
