@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/scoped_env.h"
 #include "host_ir_test_utils.h"
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/pass_manager.h"
@@ -16,18 +17,7 @@
 namespace hostir {
 namespace {
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-};
+using test::ScopedEnv;
 
 // in -> ALLOCATE out; FOR i: view of in and out, relu into the view.
 struct LoopProgram {

@@ -1,5 +1,6 @@
 // Printer golden strings: the notation of DESIGN.md.
 
+#include "common/scoped_env.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/options.h"
 #include "test_utils.h"
@@ -182,35 +183,6 @@ TEST_F(PrinterTest, PrintWritesToStringToStdout) {
   fusion_.print();
   EXPECT_EQ(::testing::internal::GetCapturedStdout(), fusion_.toString());
 }
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_old_ = old != nullptr;
-    if (had_old_) {
-      old_ = old;
-    }
-    if (value == nullptr) {
-      unsetenv(name);
-    } else {
-      setenv(name, value, 1);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_old_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  bool had_old_ = false;
-  std::string old_;
-};
 
 TEST(DumpOptionTest, ParsesCommaSeparatedList) {
   {

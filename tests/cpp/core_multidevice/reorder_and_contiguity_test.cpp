@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "common/scoped_env.h"
 #include "hostir/ir/arith.h"
 #include "hostir/multidevice/communication_plan.h"
 #include "hostir/multidevice/presegmentation_passes.h"
@@ -87,9 +88,10 @@ TEST_F(ReorderShardedAxisTest, PassesCanBeDisabledByName) {
   fusion_.addInput(a);
   TensorView* b = sharded(set(a), mesh2_, -1);
   fusion_.addOutput(b);
-  setenv("HOSTIR_DISABLE_PASS", "reorder_sharded_axis", 1);
-  runPresegmentationPasses(&fusion_);
-  unsetenv("HOSTIR_DISABLE_PASS");
+  {
+    ScopedEnv disable("HOSTIR_DISABLE_PASS", "reorder_sharded_axis");
+    runPresegmentationPasses(&fusion_);
+  }
   EXPECT_EQ(exprKinds(fusion_), (Kinds{"LoadStoreOp"}));
 }
 

@@ -6,11 +6,11 @@
 
 #include <algorithm>
 
+#include "core_ir/ir_check.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
 #include "hostir/segment/segmented_fusion.h"
-#include "core_ir/ir_check.h"
 #include "lowering/lowering_test_utils.h"
 
 namespace hostir::test {
@@ -163,8 +163,8 @@ TEST_F(LoweringPolicyTest, StreamParallelOpStandsAloneItsNeighboursMerge) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
   TensorView* a = add(in, 1.0);
-  TensorView* b = neg(relu(a));    // not Stream-parallel: merge into a HostUnit
-  TensorView* c = tanh(b);         // Stream-parallel
+  TensorView* b = neg(relu(a));  // not Stream-parallel: merge into a HostUnit
+  TensorView* c = tanh(b);       // Stream-parallel
   c->axis(0)->parallelize(ParallelType::Stream);
   TensorView* d = add(c, 2.0);
   fusion_.addOutput(d);
@@ -173,8 +173,8 @@ TEST_F(LoweringPolicyTest, StreamParallelOpStandsAloneItsNeighboursMerge) {
   options.should_merge = hostLoweringMergePolicy();
   std::unique_ptr<SegmentedFusion> segmented = SegmentCandidateFinder::segment(&fusion_, options);
   for (const SegmentedGroup* group : segmented->runOrder()) {
-    bool stream_parallel = std::any_of(group->exprs().begin(), group->exprs().end(),
-                                       computesStreamParallelTensor);
+    bool stream_parallel =
+        std::any_of(group->exprs().begin(), group->exprs().end(), computesStreamParallelTensor);
     if (stream_parallel) {
       EXPECT_EQ(group->exprs().size() - group->forwardedExprs().size(), 1u) << group->toString();
     }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/scoped_env.h"
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/ir/arith.h"
@@ -123,32 +124,6 @@ inline std::vector<const ForLoop*> topLevelLoops(const HostIrContainer& hic) {
   }
   return loops;
 }
-
-// Sets an environment variable for the lifetime of the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) {
-      old_ = old;
-      had_old_ = true;
-    }
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_old_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_old_ = false;
-};
 
 // Stream counts every numeric check runs with.
 inline const std::vector<int>& streamCounts() {

@@ -488,9 +488,10 @@ std::vector<ReductionCase> reductionCases() {
   std::vector<ReductionCase> cases;
   std::vector<std::pair<std::string, std::vector<int64_t>>> axes = {
       {"axis0", {0}}, {"axis1", {1}}, {"last", {-1}}, {"axes02", {0, 2}}, {"all", {0, 1, 2}}};
-  std::vector<std::pair<std::string, ReductionOpType>> types = {
-      {"sum", ReductionOpType::Sum}, {"max", ReductionOpType::Max}, {"min", ReductionOpType::Min},
-      {"prod", ReductionOpType::Product}};
+  std::vector<std::pair<std::string, ReductionOpType>> types = {{"sum", ReductionOpType::Sum},
+                                                                {"max", ReductionOpType::Max},
+                                                                {"min", ReductionOpType::Min},
+                                                                {"prod", ReductionOpType::Product}};
   for (const auto& [type_name, type] : types) {
     for (const auto& [axes_name, axis_list] : axes) {
       for (bool keep : {false, true}) {
