@@ -10,11 +10,13 @@
 #include <string>
 
 #include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/host_ir_evaluator.h"
 #include "hostir/runtime/multidevice_executor.h"
 #include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/target_detection.h"
@@ -252,6 +254,119 @@ TEST(HeterogeneousMeshTest, EncodedResultOfOneDeviceIsBroadcastInItsPanels) {
       << "rank " << comm.deviceId() << ": max |diff| " << (y - expected).abs().max().item<double>()
       << "\n"
       << program;
+}
+
+// A host program over every device: w (each device's own, carrying
+// matmul_rhs; or, with `encoded_result`, r = relu(w) carrying it and also
+// read by a local linear) goes through `type` (Allreduce or Allgather over
+// the whole team), and y = linear(x, received). Devices of different
+// targets hold w in different panels, which no collective can combine or
+// concatenate: specialize_encodings unpacks before and repacks after.
+std::unique_ptr<HostIrContainer> collectiveOfPanels(CommunicationType type, int64_t d, int64_t n,
+                                                    int64_t k, bool encoded_result) {
+  auto container = std::make_unique<HostIrContainer>();
+  FusionGuard fg(container.get());
+  DeviceMesh mesh = DeviceMesh::createForNumDevices(d);
+  const Encoding rhs{EncodingKind::MatmulRhs, std::nullopt};
+  TensorView* x = makeContigTensor(2);
+  TensorView* w = makeContigTensor(2);
+  x->setDeviceMesh(mesh);
+  w->setDeviceMesh(mesh);
+  container->addInput(x);
+  container->addInput(w);
+  TensorView* sent = w;
+  if (encoded_result) {
+    sent = relu(w);
+    sent->setDeviceMesh(mesh);
+    container->pushBackTopLevelExpr(sent->definition());
+    TensorView* local = linear(x, sent);
+    local->setDeviceMesh(mesh);
+    container->pushBackTopLevelExpr(local->definition());
+    container->addOutput(local);
+  }
+  sent->setEncoding(rhs);
+  TensorView* received =
+      makeContigConcreteTensor({type == CommunicationType::Allgather ? d * n : n, k});
+  received->setDeviceMesh(mesh);
+  CommunicationParams params;
+  params.type = type;
+  params.team = mesh.vector();
+  if (type == CommunicationType::Allreduce) {
+    params.reduce_op = ReduceOp::Sum;
+  }
+  container->pushBackTopLevelExpr(IrBuilder::create<Allocate>(received));
+  auto* comm = IrBuilder::create<Communication>(sent, received, params);
+  container->pushBackTopLevelExpr(comm);
+  container->pushBackTopLevelExpr(IrBuilder::create<Wait>(comm));
+  TensorView* y = linear(x, received);
+  y->setDeviceMesh(mesh);
+  container->pushBackTopLevelExpr(y->definition());
+  container->addOutput(y);
+  return container;
+}
+
+void runCollectiveOfPanels(CommunicationType type, bool encoded_result) {
+  Communicator& comm = Communicator::getInstance();
+  const int64_t d = comm.size();
+  const int64_t n = 19;
+  const int64_t k = 24;
+  auto container = collectiveOfPanels(type, d, n, k, encoded_result);
+  specializeEncodings(*container, comm.deviceTargets());
+  const std::string program = container->toString();
+  std::set<int64_t> widths;
+  for (const auto& [device, target] : comm.deviceTargets()) {
+    widths.insert(target.nr);
+  }
+  if (type != CommunicationType::Allreduce || widths.size() > 1) {
+    // The collective moves plain data, and the receivers pack it again.
+    EXPECT_NE(program.find("= SetEncoding( T"), std::string::npos) << program;
+    EXPECT_EQ(program.find("#matmul_rhs, output="), std::string::npos) << program;
+    if (encoded_result) {
+      EXPECT_NE(program.find("= UnsetEncoding( T"), std::string::npos) << program;
+    }
+  }
+  at::manual_seed(5);
+  at::Tensor x = at::randn({7, k});
+  std::vector<at::Tensor> ws;
+  for (int64_t device = 0; device < d; ++device) {
+    ws.push_back(at::randn({n, k}));
+  }
+  std::vector<at::Tensor> sent;
+  for (const at::Tensor& w : ws) {
+    sent.push_back(encoded_result ? at::relu(w) : w);
+  }
+  at::Tensor whole = type == CommunicationType::Allgather ? at::cat(sent) : at::stack(sent).sum(0);
+  at::Tensor expected = at::linear(x, whole);
+  const int64_t me = comm.deviceId();
+  HostIrEvaluator evaluator(std::move(container), {.communicator = &comm, .my_device = me});
+  for (int run = 0; run < 2; ++run) {
+    std::vector<at::Tensor> outputs = evaluator.run({x, ws[static_cast<size_t>(me)]});
+    at::Tensor y = outputs.back();
+    EXPECT_TRUE(at::allclose(y, expected, 1e-3, 1e-4))
+        << "rank " << me << " run " << run << ": max |diff| "
+        << (y - expected).abs().max().item<double>() << "\n"
+        << program;
+    if (encoded_result) {
+      at::Tensor local = at::linear(x, sent[static_cast<size_t>(me)]);
+      EXPECT_TRUE(at::allclose(outputs.front(), local, 1e-3, 1e-4)) << "rank " << me;
+    }
+  }
+}
+
+TEST(HeterogeneousMeshTest, AllreduceOfPanelsOfDifferentTargetsMatchesAten) {
+  runCollectiveOfPanels(CommunicationType::Allreduce, /*encoded_result=*/false);
+}
+
+TEST(HeterogeneousMeshTest, AllreduceOfAnEncodedResultMatchesAten) {
+  runCollectiveOfPanels(CommunicationType::Allreduce, /*encoded_result=*/true);
+}
+
+TEST(HeterogeneousMeshTest, AllgatherOfPanelsMatchesAten) {
+  runCollectiveOfPanels(CommunicationType::Allgather, /*encoded_result=*/false);
+}
+
+TEST(HeterogeneousMeshTest, AllgatherOfAnEncodedResultMatchesAten) {
+  runCollectiveOfPanels(CommunicationType::Allgather, /*encoded_result=*/true);
 }
 
 }  // namespace

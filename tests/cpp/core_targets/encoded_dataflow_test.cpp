@@ -405,23 +405,149 @@ TEST(EncodedDataflowTest, AllreduceOfAgreeingSendersKeepsTheirLayout) {
   EXPECT_EQ(layoutOf(program.received), Layout::panels(8, 0));
 }
 
-TEST(EncodedDataflowTest, AllreduceOfDisagreeingSendersIsAnError) {
+// Senders holding w in panels of 16 and of 8 cannot add their bytes up: the
+// Allreduce reads the plain w (its packing is dropped), and each receiver
+// packs the sum in its own panels for its linear.
+TEST(EncodedDataflowTest, AllreduceOfDisagreeingSendersSendsPlainAndRepacks) {
   CollectiveProgram program;
   buildCollective(program, CommunicationType::Allreduce, true, false);
-  EXPECT_HOSTIR_ERROR(specializeEncodings(program.container, targetsOf({"cpu:avx512", "cpu:avx2"})),
-                      "T4_g_float[iS8{i2}, iS9{i3}]#matmul_rhs is sent by Communication 3",
-                      "(panels16xK(n=0) on device 0, panels8xK(n=0) on device 1)",
-                      "send the tensor plain and encode it after");
+  specializeEncodings(program.container, targetsOf({"cpu:avx512", "cpu:avx2"}));
+  EXPECT_TRUE(irCheck(program.container.toString(), R"(
+    CHECK-NOT:  SetEncoding( T1_g_float
+    CHECK:      Communication 6 (type=Allreduce, team=(0 1), reduce_op=sum, input=T1_g_float[iS2{i2}, iS3{i3}], output=T2_l_float[iS4{i4}, iS5{i5}])
+    CHECK-NEXT: Wait Communication 6
+    CHECK-NEXT: T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs
+    CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT: PostOnStream (HostUnit 10 on (0) | HostUnit 12 on (1), inputs=(T0_g_float[iS0{i0}, iS1{i1}], T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs), outputs=(T3_g_float[iS6{i0}, iS7{i4}]))
+    CHECK:      HostUnit 10:
+    CHECK:         = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:panels16xK(n=0) )
+    CHECK:      HostUnit 12:
+    CHECK:         = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:panels8xK(n=0) )
+  )")) << program.container.toString();
 }
 
-TEST(EncodedDataflowTest, AllgatherOfPanelsIsAnError) {
+// An Allgather concatenates along an axis, which panels do not allow, even
+// when every sender agrees: plain through the collective, packed after.
+TEST(EncodedDataflowTest, AllgatherOfPanelsSendsPlainAndRepacks) {
   CollectiveProgram program;
   buildCollective(program, CommunicationType::Allgather, true, false);
-  EXPECT_HOSTIR_ERROR(
-      specializeEncodings(program.container, targetsOf({"cpu:avx2", "cpu:avx2"})),
-      "T4_g_float[iS8{i2}, iS9{i3}]#matmul_rhs is laid out as panels8xK(n=0) on device 0",
-      "cuts or concatenates it along an axis",
-      "send the tensor plain and encode it after the collective");
+  specializeEncodings(program.container, targetsOf({"cpu:avx2", "cpu:avx2"}));
+  EXPECT_TRUE(irCheck(program.container.toString(), R"(
+    CHECK-NOT:  SetEncoding( T1_g_float
+    CHECK:      Communication 6 (type=Allgather, team=(0 1), input=T1_g_float[iS2{i2}, iS3{i3}], output=T2_l_float[iS4{i4}, iS5{i5}])
+    CHECK-NEXT: Wait Communication 6
+    CHECK-NEXT: T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs
+    CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: panels8xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT: T3_g_float[iS6{i0}, iS7{i4}]
+    CHECK-NEXT:    = linear( T0_g_float[iS0{i0}, iS1{i1}], T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs )
+  )")) << program.container.toString();
+}
+
+// w (encoded, on both devices) is allreduced; the sum is read by `relu`
+// only (not in panels) and returned.
+TEST(EncodedDataflowTest, ReceivedTensorWithoutAPanelReaderStaysPlain) {
+  HostIrContainer container;
+  {
+    FusionGuard fg(&container);
+    DeviceMesh both({0, 1});
+    TensorView* w = makeContigTensor(2);
+    TensorView* received = makeContigTensor(2);
+    w->setDeviceMesh(both);
+    w->setEncoding(kRhs);
+    received->setDeviceMesh(both);
+    container.addInput(w);
+    CommunicationParams params;
+    params.type = CommunicationType::Allreduce;
+    params.team = {0, 1};
+    params.reduce_op = ReduceOp::Sum;
+    auto* comm = IrBuilder::create<Communication>(w, received, params);
+    container.pushBackTopLevelExpr(comm);
+    container.pushBackTopLevelExpr(IrBuilder::create<Wait>(comm));
+    TensorView* z = relu(received);
+    z->setDeviceMesh(both);
+    container.pushBackTopLevelExpr(z->definition());
+    container.addOutput(z);
+  }
+  specializeEncodings(container, targetsOf({"cpu:avx512", "cpu:avx2"}));
+  EXPECT_TRUE(irCheck(container.toString(), R"(
+    CHECK-NOT:  SetEncoding
+    CHECK:      Communication 6 (type=Allreduce, team=(0 1), reduce_op=sum,
+    CHECK-NEXT:      input=T0_g_float[iS0{i0}, iS1{i1}], output=T1_l_float[iS2{i2}, iS3{i3}]#matmul_rhs:identity)
+    CHECK-NEXT: Wait Communication 6
+    CHECK-NEXT: T2_g_float[iS4{i2}, iS5{i3}]
+    CHECK-NEXT:    = relu( T1_l_float[iS2{i2}, iS3{i3}]#matmul_rhs:identity )
+    CHECK-NOT:  SetEncoding
+  )")) << container.toString();
+}
+
+// r = relu(b) carries matmul_rhs and is read by linear(x, r) on each device
+// (in its own panels) and allreduced: each device unpacks its panels before
+// the Allreduce.
+TEST(EncodedDataflowTest, EncodedResultIsUnpackedBeforeAnAllreduceOfDisagreeingSenders) {
+  HostIrContainer container;
+  {
+    FusionGuard fg(&container);
+    DeviceMesh both({0, 1});
+    TensorView* x = makeContigTensor(2);
+    TensorView* b = makeContigTensor(2);
+    TensorView* received = makeContigTensor(2);
+    x->setDeviceMesh(both);
+    b->setDeviceMesh(both);
+    received->setDeviceMesh(both);
+    container.addInput(x);
+    container.addInput(b);
+    TensorView* r = relu(b);
+    r->setDeviceMesh(both);
+    r->setEncoding(kRhs);
+    container.pushBackTopLevelExpr(r->definition());
+    TensorView* y = linear(x, r);
+    y->setDeviceMesh(both);
+    container.pushBackTopLevelExpr(y->definition());
+    CommunicationParams params;
+    params.type = CommunicationType::Allreduce;
+    params.team = {0, 1};
+    params.reduce_op = ReduceOp::Sum;
+    auto* comm = IrBuilder::create<Communication>(r, received, params);
+    container.pushBackTopLevelExpr(comm);
+    container.pushBackTopLevelExpr(IrBuilder::create<Wait>(comm));
+    TensorView* z = linear(x, received);
+    z->setDeviceMesh(both);
+    container.pushBackTopLevelExpr(z->definition());
+    container.addOutput(y);
+    container.addOutput(z);
+  }
+  specializeEncodings(container, targetsOf({"cpu:avx512", "cpu:avx2"}));
+  EXPECT_TRUE(irCheck(container.toString(), R"(
+    CHECK:      PostOnStream (HostUnit 10 on (0) | HostUnit 16 on (1), inputs=(T1_g_float[iS2{i2}, iS3{i3}]), outputs=(T3_l_float[iS6{i2}, iS7{i3}]#matmul_rhs))
+    CHECK-NEXT: PostOnStream (HostUnit 12 on (0) | HostUnit 17 on (1), inputs=(T0_g_float[iS0{i0}, iS1{i1}], T3_l_float[iS6{i2}, iS7{i3}]#matmul_rhs), outputs=(T4_g_float[iS8{i0}, iS9{i2}]))
+    CHECK-NEXT: T6_l_float[iS12{i2}, iS13{i3}]
+    CHECK-NEXT:    = UnsetEncoding( T3_l_float[iS6{i2}, iS7{i3}]#matmul_rhs, layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT: Communication 6 (type=Allreduce, team=(0 1), reduce_op=sum, input=T6_l_float[iS12{i2}, iS13{i3}], output=T2_l_float[iS4{i4}, iS5{i5}])
+    CHECK-NEXT: Wait Communication 6
+    CHECK-NEXT: T7_l_float[iS14{i4}, iS15{i5}]#matmul_rhs
+    CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT: PostOnStream (HostUnit 14 on (0) | HostUnit 18 on (1), inputs=(T0_g_float[iS0{i0}, iS1{i1}], T7_l_float[iS14{i4}, iS15{i5}]#matmul_rhs), outputs=(T5_g_float[iS10{i0}, iS11{i4}]))
+  )")) << container.toString();
+}
+
+// Every collective that cannot carry the senders' panels (they disagree, or
+// it cuts or concatenates) reads the plain w and packs after its Wait.
+TEST(EncodedDataflowTest, EveryCollectiveThatCannotCarryPanelsSendsPlain) {
+  for (CommunicationType type : {CommunicationType::Reduce, CommunicationType::Gather,
+                                 CommunicationType::Scatter, CommunicationType::Allgather}) {
+    CollectiveProgram program;
+    buildCollective(program, type, true, false);
+    specializeEncodings(program.container, targetsOf({"cpu:avx512", "cpu:avx2"}));
+    const std::string text = program.container.toString();
+    EXPECT_TRUE(irCheck(text, R"(
+      CHECK-NOT:  SetEncoding( T1_g_float
+      CHECK:      input=T1_g_float[iS2{i2}, iS3{i3}], output=T2_l_float[iS4{i4}, iS5{i5}])
+      CHECK-NEXT: Wait Communication
+      CHECK-NEXT: T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs
+      CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )
+      CHECK-NEXT: PostOnStream (HostUnit
+    )")) << text;
+  }
 }
 
 TEST(EncodedDataflowTest, AllgatherOfIdentityLayoutsIsFine) {

@@ -121,6 +121,30 @@ bool readsPacked(Expr* reader, const TensorView* tv) {
          std::count(reader->inputs().begin(), reader->inputs().end(), tv) == 1;
 }
 
+// Rebuilds `reader` (in `scope`) to read `new_input` where it read
+// `old_input`; the Waits of a rebuilt collective wait for the new one.
+Expr* replaceReaderInput(HostIrContainer& container, Scope& scope, Expr* reader, Val* old_input,
+                         Val* new_input) {
+  Expr* rebuilt = replaceValInExprInputs(reader, old_input, new_input);
+  if (auto* post = dynamic_cast<PostOnStream*>(reader)) {
+    // PostOnStream keeps its HostUnit (and variants) outside its operands.
+    auto* new_post = IrBuilder::createInContainer<PostOnStream>(
+        &container, post->hostUnit(), rebuilt->inputs(), rebuilt->outputs());
+    new_post->setVariants(post->variants());
+    detachExpr(rebuilt);
+    rebuilt = new_post;
+  }
+  scope.replace(reader, {rebuilt});
+  if (reader->isA<Communication>()) {
+    for (const auto& [wait_scope, other] : allExprs(container)) {
+      if (auto* wait = dynamic_cast<Wait*>(other); wait && wait->communication() == reader) {
+        wait_scope->replace(wait, {IrBuilder::createInContainer<Wait>(&container, rebuilt)});
+      }
+    }
+  }
+  return rebuilt;
+}
+
 // Step 1: a SetEncoding per encoded program input that the program reads
 // packed (readsPacked); its other readers keep reading it plain.
 void insertSetEncodings(HostIrContainer& container, const DeviceTargets& targets) {
@@ -143,24 +167,7 @@ void insertSetEncodings(HostIrContainer& container, const DeviceTargets& targets
     TensorView* encoded = tensorLike(tv);
     tv->setEncoding(std::nullopt);
     for (const auto& [scope, expr] : users) {
-      Expr* rebuilt = replaceValInExprInputs(expr, tv, encoded);
-      if (auto* post = dynamic_cast<PostOnStream*>(expr)) {
-        // PostOnStream keeps its HostUnit (and variants) outside its operands.
-        auto* new_post = IrBuilder::createInContainer<PostOnStream>(
-            &container, post->hostUnit(), rebuilt->inputs(), rebuilt->outputs());
-        new_post->setVariants(post->variants());
-        detachExpr(rebuilt);
-        rebuilt = new_post;
-      }
-      scope->replace(expr, {rebuilt});
-      if (expr->isA<Communication>()) {
-        // The Waits of the rebuilt collective wait for the new one.
-        for (const auto& [wait_scope, other] : allExprs(container)) {
-          if (auto* wait = dynamic_cast<Wait*>(other); wait && wait->communication() == expr) {
-            wait_scope->replace(wait, {IrBuilder::createInContainer<Wait>(&container, rebuilt)});
-          }
-        }
-      }
+      replaceReaderInput(container, *scope, expr, tv, encoded);
     }
     std::optional<int64_t> n_axis = hostNAxis(encoded);
     DeviceLayouts layouts;
@@ -295,48 +302,134 @@ class Specializer {
 
   // Collectives move encoded bytes: the output of a collective whose input
   // carries an encoding is laid out as the senders hold the input (the
-  // root of a Broadcast/SendRecv; every member of an Allreduce/Reduce, who
-  // must agree). Its encoding is resolved to that layout, the same on
+  // root of a Broadcast/SendRecv; every member of an Allreduce/Reduce when
+  // they agree). Its encoding is resolved to that layout, the same on
   // every receiver, so the receivers allocate it so and its readers are
-  // keyed on it (a variant reading the producer's layout).
+  // keyed on it (a variant reading the producer's layout). A collective
+  // that cannot carry the senders' layouts (senders that disagree, panels
+  // through one that cuts or concatenates) gets conversions instead
+  // (convertAround).
   void resolveThroughCollectives() {
-    for (const auto& [scope, expr] : allExprs(container_)) {
-      auto* comm = dynamic_cast<Communication*>(expr);
-      if (comm == nullptr || !comm->in()->hasEncoding()) {
-        continue;
-      }
-      TensorView* in = comm->in();
-      std::vector<int64_t> senders = comm->team();
-      if (comm->type() == CommunicationType::Broadcast ||
-          comm->type() == CommunicationType::SendRecv ||
-          comm->type() == CommunicationType::Scatter) {
-        senders = {comm->root()};
-      }
-      std::optional<Layout> agreed;
-      int64_t first = -1;
-      for (int64_t sender : senders) {
-        Layout layout = heldLayout(in, sender);
-        HOSTIR_CHECK(!agreed.has_value() || *agreed == layout, in->toInlineString(), " is sent by ",
-                     comm->toInlineString(),
-                     " from devices that hold it in "
-                     "different layouts (",
-                     agreed->toString(), " on device ", first, ", ", layout.toString(),
-                     " on device ", sender,
-                     "); a collective with several senders moves one layout: give the team "
-                     "devices of one target, or send the tensor plain and encode it after");
-        if (!agreed.has_value()) {
-          agreed = layout;
-          first = sender;
+    std::unordered_set<const Expr*> done;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& [scope, expr] : allExprs(container_)) {
+        auto* comm = dynamic_cast<Communication*>(expr);
+        if (comm == nullptr || !done.insert(comm).second || !comm->in()->hasEncoding()) {
+          continue;
         }
+        TensorView* in = comm->in();
+        std::vector<int64_t> senders = comm->team();
+        if (comm->type() == CommunicationType::Broadcast ||
+            comm->type() == CommunicationType::SendRecv ||
+            comm->type() == CommunicationType::Scatter) {
+          senders = {comm->root()};
+        }
+        std::vector<Layout> layouts;
+        bool agree = true;
+        for (int64_t sender : senders) {
+          layouts.push_back(heldLayout(in, sender));
+          agree = agree && layouts.back() == layouts.front();
+        }
+        const Layout layout = layouts.empty() ? Layout::identity() : layouts.front();
+        if (!agree || (!layout.isIdentity() && !keepsShape(comm->type()))) {
+          convertAround(*scope, comm, senders, layouts, done);
+          changed = true;
+          break;  // the program changed: walk it again
+        }
+        comm->out()->setEncoding(Encoding{in->encoding()->kind, layout});
       }
-      const Layout layout = agreed.value_or(Layout::identity());
-      HOSTIR_CHECK(layout.isIdentity() || keepsShape(comm->type()), in->toInlineString(),
-                   " is laid out as ", layout.toString(), " on device ", first, " but ",
-                   comm->toInlineString(),
-                   " cuts or concatenates it along an axis, which a panel layout does not "
-                   "allow; send the tensor plain and encode it after the collective");
-      comm->out()->setEncoding(Encoding{in->encoding()->kind, layout});
     }
+  }
+
+  // The collective `comm` cannot carry the layouts its senders hold its
+  // input in (`layouts`, one per sender): each sender unpacks to the plain
+  // layout first (an UnsetEncoding; none when the input is a SetEncoding of
+  // a plain tensor, which the collective then reads), the collective moves
+  // plain data, and the receivers pack it again in their own layouts (a
+  // SetEncoding after the collective's Wait) when every reader reads it
+  // packed; else the received tensor stays plain.
+  void convertAround(Scope& scope, Communication* comm, const std::vector<int64_t>& senders,
+                     const std::vector<Layout>& layouts, std::unordered_set<const Expr*>& done) {
+    TensorView* in = comm->in();
+    const EncodingKind kind = in->encoding()->kind;
+    bool other_readers = false;
+    for (const auto& [other_scope, expr] : allExprs(container_)) {
+      other_readers =
+          other_readers || (expr != comm && std::find(expr->inputs().begin(), expr->inputs().end(),
+                                                      in) != expr->inputs().end());
+    }
+    TensorView* plain = nullptr;
+    if (auto set = set_by_.find(in);
+        set != set_by_.end() && !set->second->in()->hasEncoding() && scope.contains(set->second)) {
+      plain = set->second->in();
+    } else if (!other_readers && set_by_.count(in) == 0 && !in->isFusionInput() &&
+               !in->encoding()->isResolved()) {
+      // Computed for the collective only: it is computed plain and sent so.
+      in->setEncoding(Encoding{kind, Layout::identity()});
+      plain = in;
+    } else {
+      plain = tensorLike(in);
+      plain->setEncoding(std::nullopt);
+      DeviceLayouts held{senders, layouts};
+      auto* unset = IrBuilder::createInContainer<UnsetEncoding>(&container_, in, plain, held);
+      scope.insertBefore(comm, unset);
+    }
+    auto* rebuilt =
+        plain == in ? comm
+                    : replaceReaderInput(container_, scope, comm, in, plain)->as<Communication>();
+    done.insert(rebuilt);
+    if (auto set = set_by_.find(in); set != set_by_.end() && set->second->in() == plain) {
+      // The collective read the packed copy; drop the packing if no one else does.
+      bool read = false;
+      for (const auto& [other_scope, expr] : allExprs(container_)) {
+        read = read ||
+               std::find(expr->inputs().begin(), expr->inputs().end(), in) != expr->inputs().end();
+      }
+      if (!read) {
+        scope.erase(set->second);
+        set_by_.erase(set);
+      }
+    }
+    TensorView* out = rebuilt->out();
+    brought_by_[out] = rebuilt;
+
+    // Readers in the program (an expr a pass replaced may still be listed).
+    std::vector<std::pair<Scope*, Expr*>> readers;
+    bool is_output = std::find(container_.outputs().begin(), container_.outputs().end(), out) !=
+                     container_.outputs().end();
+    bool all_packed = !is_output;
+    Expr* wait = nullptr;
+    for (const auto& [reader_scope, expr] : allExprs(container_)) {
+      if (auto* w = dynamic_cast<Wait*>(expr); w != nullptr && w->communication() == rebuilt) {
+        wait = w;
+      }
+      if (std::find(expr->inputs().begin(), expr->inputs().end(), out) != expr->inputs().end()) {
+        readers.emplace_back(reader_scope, expr);
+        all_packed = all_packed && readsPacked(expr, out);
+      }
+    }
+    if (readers.empty() || !all_packed) {
+      out->setEncoding(Encoding{kind, Layout::identity()});  // received plain, read plain
+      return;
+    }
+    out->setEncoding(std::nullopt);
+    TensorView* encoded = tensorLike(out);
+    encoded->setEncoding(Encoding{kind, std::nullopt});
+    for (const auto& [reader_scope, reader] : readers) {
+      replaceReaderInput(container_, *reader_scope, reader, out, encoded);
+    }
+    const std::optional<int64_t> n_axis = hostNAxis(encoded);
+    DeviceLayouts receivers;
+    for (int64_t device : out->hasDeviceMesh() ? out->getDeviceMesh().vector() : rebuilt->team()) {
+      if (targets_.count(device) != 0) {
+        receivers.devices.push_back(device);
+        receivers.layouts.push_back(resolveLayout(encoded, targets_.at(device), n_axis));
+      }
+    }
+    auto* set = IrBuilder::createInContainer<SetEncoding>(&container_, out, encoded, receivers);
+    scope.insertAfter(wait != nullptr && scope.contains(wait) ? wait : rebuilt, set);
+    set_by_[encoded] = set;
   }
 
   // A top-level fusion op that writes an encoded result (which a device

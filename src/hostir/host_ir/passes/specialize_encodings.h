@@ -18,9 +18,13 @@ class HostIrContainer;
 //     operands can), is kept plain (its encoding resolves to identity);
 //  3. collectives move encoded bytes: the output of a collective whose
 //     input carries an encoding gets the senders' layout as its resolved
-//     encoding (the root's; every member of an Allreduce/Reduce must agree,
-//     and a panel layout through a collective that cuts or concatenates,
-//     e.g. Allgather, is an error naming the tensor);
+//     encoding (the root's, or the one every member of an Allreduce/Reduce
+//     agrees on); where the senders disagree, or panels go through a
+//     collective that cuts or concatenates (Allgather, Gather, Scatter,
+//     ReduceScatter), each sender unpacks first (an UnsetEncoding, or the
+//     plain tensor a SetEncoding packed), the collective moves plain data,
+//     and the receivers pack it in their own layouts after its Wait (a
+//     SetEncoding) when every reader reads it in panels, else read it plain;
 //  4. a top-level matmul/linear whose encoded weight or result its devices
 //     lay out differently becomes a PostOnStream of a one-op HostUnit, so
 //     step 5 gives it one executable per layout;
