@@ -1,31 +1,15 @@
 // End-to-end lowering of fusions with Stream axes (issue 4): each test
-// builds a fusion, lowers it with lowerToHostIr / HostExecutor, asserts the
-// host program's structure (node kinds, loop nesting, streams) and compares
-// the results against ATen with 1, 2 and 4 streams.
+// builds a fusion, lowers it with lowerToHostIr / HostExecutor, checks the
+// printed host program with irCheck (core_ir/ir_check.h) and compares the
+// results against ATen with 1, 2 and 4 streams.
 
 #include <gtest/gtest.h>
 
+#include "core_ir/ir_check.h"
 #include "lowering/lowering_test_utils.h"
 
 namespace hostir::test {
 namespace {
-
-using Strings = std::vector<std::string>;
-
-// The structure a single stream-parallel op with `slices` HirAliasSelects
-// (inputs and output) and node kind `op` lowers to.
-Strings singleLoopProgram(int slices, const std::string& op, const Strings& before = {}) {
-  std::string body = "ForLoop{SetCurrentStream,";
-  for (int i = 0; i < slices; ++i) {
-    body += "HirAliasSelect,";
-  }
-  body += op + ",SetCurrentStream,Synchronize}";
-  Strings out{"GetCurrentStream"};
-  out.insert(out.end(), before.begin(), before.end());
-  Strings rest{"Allocate", "ForLoop{SetCurrentStream,Synchronize}", "SetCurrentStream", body};
-  out.insert(out.end(), rest.begin(), rest.end());
-  return out;
-}
 
 class StreamLoweringTest : public ::testing::Test {
  protected:
@@ -37,6 +21,10 @@ class StreamLoweringTest : public ::testing::Test {
   FusionGuard guard_{&fusion_};
 };
 
+// One set, stream-parallel on axis 0: the output is allocated whole, a sync
+// loop of min(extent, numberOfStreams) iterations makes the workers wait for
+// the caller, then each row is copied on a worker stream (both slices taken at
+// StreamIdx along axis 0) and the caller waits for it.
 TEST_F(StreamLoweringTest, SingleSetOuterAxis) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -45,34 +33,31 @@ TEST_F(StreamLoweringTest, SingleSetOuterAxis) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(structure(*hic), singleLoopProgram(2, "LoadStoreOp"));
-  EXPECT_EQ(
-      structureWithStreams(*hic),
-      (Strings{"GetCurrentStream", "Allocate",
-               "ForLoop{SetCurrentStream(worker),Synchronize(caller)}", "SetCurrentStream(caller)",
-               "ForLoop{SetCurrentStream(worker),HirAliasSelect,HirAliasSelect,LoadStoreOp,"
-               "SetCurrentStream(caller),Synchronize(worker)}"}));
-  const Stream* caller = callerStreamOf(hic->topLevel());
-  ASSERT_NE(caller, nullptr);
-  std::vector<const ForLoop*> loops = topLevelLoops(*hic);
-  ASSERT_EQ(loops.size(), 2u);
-  // The sync loop runs min(extent, numberOfStreams) iterations.
-  EXPECT_NE(loops[0]->stop()->toInlineString().find("numberOfStreams"), std::string::npos);
-  expectMainLoopStreams(loops[1], caller);
-  // Both slices are taken at StreamIdx along axis 0; the whole output is
-  // allocated before the loops.
-  for (const HirAliasSelect* select : exprsOfKind<HirAliasSelect>(*hic)) {
-    EXPECT_EQ(select->axis(), 0);
-    EXPECT_EQ(select->index()->toInlineString(), "StreamIdx");
-  }
-  std::vector<const Allocate*> allocations = exprsOfKind<Allocate>(*hic);
-  ASSERT_EQ(allocations.size(), 1u);
-  EXPECT_TRUE(hic->isOutput(allocations[0]->buffer()));
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      -> (T1_g_float[iStreamIdx2{i0}, iS3{i1}]) :
+    CHECK-NEXT: GetCurrentStream into Stream 0
+    CHECK-NEXT: T1_g_float[iStreamIdx2{i0}, iS3{i1}] = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   Synchronize Stream 0
+    CHECK-NEXT: SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx2{i0}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float[iS0{i0}, iS1{i1}], axis = iS0{i0}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T1_g_float[iStreamIdx2{i0}, iS3{i1}], axis = iStreamIdx2{i0}, index = StreamIdx )
+    CHECK:        = Set(
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
+  EXPECT_EQ(exprsOfKind<Allocate>(*hic).size(), 1u);
 
   at::Tensor t0 = at::randn({6, 5});
   expectMatchesAten(fusion_, {t0}, {t0});
 }
 
+// Stream on the middle axis: the loops iterate it and both slices are taken
+// along it (axis 1 of the input and of the output).
 TEST_F(StreamLoweringTest, SingleSetInnerAxis) {
   TensorView* in = makeContigTensor(3);
   fusion_.addInput(in);
@@ -81,14 +66,30 @@ TEST_F(StreamLoweringTest, SingleSetInnerAxis) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(structure(*hic), singleLoopProgram(2, "LoadStoreOp"));
-  for (const HirAliasSelect* select : exprsOfKind<HirAliasSelect>(*hic)) {
-    EXPECT_EQ(select->axis(), 1);
-  }
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( ( i0 * i1 ) * i2 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i1, numberOfStreams) step 1:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   Synchronize Stream 0
+    CHECK-NEXT: SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx4{i1}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float[iS0{i0}, iS1{i1}, iS2{i2}], axis = iS1{i1}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T1_g_float[iS3{i0}, iStreamIdx4{i1}, iS5{i2}], axis = iStreamIdx4{i1}, index = StreamIdx )
+    CHECK:        = Set( T2_l_float[iS6{i0}, iS7{i2}] )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({3, 5, 4});
   expectMatchesAten(fusion_, {t0}, {t0});
 }
 
+// A row broadcast over the stream axis and a column broadcast along it: the
+// broadcasts run whole before the loops, the row operand is sliced at index 0
+// of its broadcast axis, the column one at StreamIdx; both binary ops share one
+// loop and the intermediate `y` is a ring of numberOfStreams rows.
 TEST_F(StreamLoweringTest, BinaryOpWithBroadcastOperand) {
   TensorView* x = makeContigTensor(2);
   TensorView* row = makeContigTensor(1);
@@ -104,14 +105,31 @@ TEST_F(StreamLoweringTest, BinaryOpWithBroadcastOperand) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  // The forwarded broadcasts run whole before the loop; both binary ops share
-  // one loop; `y` lives only in the loop, so it is a ring.
-  EXPECT_EQ(structure(*hic),
-            (Strings{"GetCurrentStream", "BroadcastOp", "BroadcastOp", "Allocate", "Allocate",
-                     "ForLoop{SetCurrentStream,Synchronize}", "SetCurrentStream",
-                     "ForLoop{SetCurrentStream,HirAliasSelect,HirAliasSelect,HirAliasSelect,"
-                     "BinaryOp,HirAliasSelect,HirAliasSelect,BinaryOp,SetCurrentStream,"
-                     "Synchronize}"}));
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: T3_l_float[bS4{1}, iS5{i2}]
+    CHECK-NEXT:   = broadcast( T1_g_float[iS2{i2}], is_broadcast = {1, 0} )
+    CHECK-NEXT: T4_l_float[iS6{i3}, bS7{1}]
+    CHECK-NEXT:   = broadcast( T2_g_float[iS3{i3}], is_broadcast = {0, 1} )
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   Synchronize Stream 0
+    CHECK-NEXT: SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float[iS0{i0}, iS1{i1}], axis = iS0{i0}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T3_l_float[bS4{1}, iS5{i2}], axis = bS4{1}, index = 0 )
+    CHECK:        index = ( StreamIdx % numberOfStreams ) )
+    CHECK:        = add(
+    CHECK:        = HirAliasSelect( T4_l_float[iS6{i3}, bS7{1}], axis = iS6{i3}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T6_g_float
+    CHECK:        = mul(
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
 
   at::Tensor t0 = at::randn({6, 5});
   at::Tensor t1 = at::randn({5});
@@ -119,6 +137,8 @@ TEST_F(StreamLoweringTest, BinaryOpWithBroadcastOperand) {
   expectMatchesAten(fusion_, {t0, t1, t2}, {(t0 + t1.unsqueeze(0)) * t2.unsqueeze(1)});
 }
 
+// Binary ops with a scalar input and a constant: the scalars are used as they
+// are inside the loop; the intermediate is a ring.
 TEST_F(StreamLoweringTest, BinaryOpWithScalars) {
   TensorView* x = makeContigTensor(2);
   fusion_.addInput(x);
@@ -129,15 +149,30 @@ TEST_F(StreamLoweringTest, BinaryOpWithScalars) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(structure(*hic),
-            (Strings{"GetCurrentStream", "Allocate", "Allocate",
-                     "ForLoop{SetCurrentStream,Synchronize}", "SetCurrentStream",
-                     "ForLoop{SetCurrentStream,HirAliasSelect,HirAliasSelect,BinaryOp,"
-                     "HirAliasSelect,BinaryOp,SetCurrentStream,Synchronize}"}));
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK:      SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float
+    CHECK:        = HirAliasSelect(
+    CHECK:        = add( T3_l_float[iS6{i1}], d2 )
+    CHECK:        = HirAliasSelect( T2_g_float
+    CHECK:        = mul( T4_l_float[iS7{i1}], 2.0 )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({4, 7});
   expectMatchesAtenValues(fusion_, {t0, 0.5}, {(t0 + 0.5) * 2.0});
 }
 
+// Two stream-parallel sets fuse into one loop; the intermediate, used one row
+// at a time, shrinks to a ring of numberOfStreams rows selected at
+// StreamIdx % numberOfStreams, while the output is allocated whole.
 TEST_F(StreamLoweringTest, TwoSetsShareOneLoopAndShrink) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -148,14 +183,28 @@ TEST_F(StreamLoweringTest, TwoSetsShareOneLoopAndShrink) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(
-      structureWithStreams(*hic),
-      (Strings{"GetCurrentStream", "Allocate", "Allocate",
-               "ForLoop{SetCurrentStream(worker),Synchronize(caller)}", "SetCurrentStream(caller)",
-               "ForLoop{SetCurrentStream(worker),HirAliasSelect,HirAliasSelect,LoadStoreOp,"
-               "HirAliasSelect,LoadStoreOp,SetCurrentStream(caller),Synchronize(worker)}"}));
-  // The intermediate is a ring of numberOfStreams slices, indexed by
-  // StreamIdx % numberOfStreams; the output is allocated in full.
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: T6_l_float[iS9{numberOfStreams}, iS10{i1}] = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: T2_g_float[iStreamIdx4{i0}, iS5{i1}] = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   Synchronize Stream 0
+    CHECK-NEXT: SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float
+    CHECK:        = HirAliasSelect( T6_l_float[iS9{numberOfStreams}, iS10{i1}], axis = iS9{numberOfStreams}, index = ( StreamIdx % numberOfStreams ) )
+    CHECK:        = Set( T3_l_float
+    CHECK-NOT:    = HirAliasSelect( T6_l_float
+    CHECK:        = HirAliasSelect( T2_g_float[iStreamIdx4{i0}, iS5{i1}], axis = iStreamIdx4{i0}, index = StreamIdx )
+    CHECK:        = Set( T4_l_float
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
+  // The ring is not an output, the output is; one slice of the ring per
+  // iteration serves both sets.
   std::vector<const Allocate*> allocations = exprsOfKind<Allocate>(*hic);
   ASSERT_EQ(allocations.size(), 2u);
   EXPECT_NE(allocations[0]->toString().find("size=( numberOfStreams * "), std::string::npos)
@@ -177,6 +226,9 @@ TEST_F(StreamLoweringTest, TwoSetsShareOneLoopAndShrink) {
   expectMatchesAten(fusion_, {t0}, {t0});
 }
 
+// A set that is not stream-parallel between two that are: two loops with the
+// plain set between them, each loop with its own sync loop; `a` is read whole
+// by the middle set, so nothing shrinks.
 TEST_F(StreamLoweringTest, ThreeSetsMiddleNotStreamParallel) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -188,21 +240,44 @@ TEST_F(StreamLoweringTest, ThreeSetsMiddleNotStreamParallel) {
   fusion_.addOutput(c);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  const std::string loop =
-      "ForLoop{SetCurrentStream(worker),HirAliasSelect,HirAliasSelect,LoadStoreOp,"
-      "SetCurrentStream(caller),Synchronize(worker)}";
-  const std::string sync = "ForLoop{SetCurrentStream(worker),Synchronize(caller)}";
-  EXPECT_EQ(structureWithStreams(*hic),
-            (Strings{"GetCurrentStream", "Allocate", sync, "SetCurrentStream(caller)", loop,
-                     "LoadStoreOp", "Allocate", sync, "SetCurrentStream(caller)", loop}));
-  // `a` is read by the op between the loops: allocated in full.
-  for (const Allocate* allocate : exprsOfKind<Allocate>(*hic)) {
-    EXPECT_EQ(allocate->toString().find("numberOfStreams"), std::string::npos);
-  }
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: T1_l_float[iStreamIdx2{i0}, iS3{i1}] = ALLOCATE(mem_type=local, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   Synchronize Stream 0
+    CHECK-NEXT: SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx2{i0}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float
+    CHECK:        = HirAliasSelect( T1_l_float
+    CHECK:        = Set(
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: T2_l_float[iS4{i0}, iS5{i1}]
+    CHECK-NEXT:   = Set( T1_l_float[iStreamIdx2{i0}, iS3{i1}] )
+    CHECK-NEXT: T3_g_float[iStreamIdx6{i0}, iS7{i1}] = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   Synchronize Stream 0
+    CHECK-NEXT: SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx6{i0}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T2_l_float
+    CHECK:        = HirAliasSelect( T3_g_float
+    CHECK:        = Set(
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
+  EXPECT_EQ(hic->toString().find("ALLOCATE(mem_type=local, size=( numberOfStreams"),
+            std::string::npos);
   at::Tensor t0 = at::randn({5, 8});
   expectMatchesAten(fusion_, {t0}, {t0});
 }
 
+// A sum over the last axis, Stream on the first: each row slice is reduced on
+// its worker stream (the slice's axis 1 is the original axis 2).
 TEST_F(StreamLoweringTest, ReductionOverNonStreamAxis) {
   TensorView* in = makeContigTensor(3);
   fusion_.addInput(in);
@@ -211,11 +286,26 @@ TEST_F(StreamLoweringTest, ReductionOverNonStreamAxis) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(structure(*hic), singleLoopProgram(2, "ReductionOp"));
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK:      SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx3{i0}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float[iS0{i0}, iS1{i1}, iS2{i2}], axis = iS0{i0}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T1_g_float
+    CHECK:        = sum( T2_l_float[iS6{i1}, iS7{i2}], axes = {1} )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({4, 3, 10});
   expectMatchesAten(fusion_, {t0}, {t0.sum({2})});
 }
 
+// A sum over the middle axis, Stream on the last: slices along axis 2, the
+// reduced axis stays axis 1 of the slice.
 TEST_F(StreamLoweringTest, ReductionOverMiddleAxisStreamOnLast) {
   TensorView* in = makeContigTensor(3);
   fusion_.addInput(in);
@@ -224,11 +314,25 @@ TEST_F(StreamLoweringTest, ReductionOverMiddleAxisStreamOnLast) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(structure(*hic), singleLoopProgram(2, "ReductionOp"));
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i2 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i2, numberOfStreams) step 1:
+    CHECK:      SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx5{i2}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float[iS0{i0}, iS1{i1}, iS2{i2}], axis = iS2{i2}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T1_g_float
+    CHECK:        = sum( T2_l_float[iS6{i0}, iS7{i1}], axes = {1} )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({4, 3, 5});
   expectMatchesAten(fusion_, {t0}, {t0.sum({1})});
 }
 
+// Matmul with Stream on M: A is sliced by rows, B is used whole.
 TEST_F(StreamLoweringTest, MatmulStreamOnM) {
   TensorView* a = makeContigTensor(2);
   TensorView* b = makeContigTensor(2);
@@ -239,16 +343,27 @@ TEST_F(StreamLoweringTest, MatmulStreamOnM) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  // A is sliced by rows, B used whole.
-  EXPECT_EQ(structure(*hic), singleLoopProgram(2, "MatmulOp"));
-  std::vector<const HirAliasSelect*> selects = exprsOfKind<HirAliasSelect>(*hic);
-  ASSERT_EQ(selects.size(), 2u);
-  EXPECT_EQ(selects[0]->in(), hic->inputs()[0]);
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i3 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK:      SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx4{i0}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NOT:    = HirAliasSelect( T1_g_float
+    CHECK:        = HirAliasSelect( T0_g_float[iS0{i0}, iS1{i1}], axis = iS0{i0}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T2_g_float
+    CHECK:        = matmul( T3_l_float[iS6{i1}], T1_g_float[iS2{i2}, iS3{i3}] )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({6, 8});
   at::Tensor t1 = at::randn({8, 5});
   expectMatchesAten(fusion_, {t0, t1}, {at::matmul(t0, t1)}, 1e-4, 1e-5);
 }
 
+// Matmul with Stream on N: B is sliced by columns (axis 1), A is used whole.
 TEST_F(StreamLoweringTest, MatmulStreamOnN) {
   TensorView* a = makeContigTensor(2);
   TensorView* b = makeContigTensor(2);
@@ -259,18 +374,28 @@ TEST_F(StreamLoweringTest, MatmulStreamOnN) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  // B is sliced by columns (axis 1), A used whole.
-  EXPECT_EQ(structure(*hic), singleLoopProgram(2, "MatmulOp"));
-  std::vector<const HirAliasSelect*> selects = exprsOfKind<HirAliasSelect>(*hic);
-  ASSERT_EQ(selects.size(), 2u);
-  EXPECT_EQ(selects[0]->in(), hic->inputs()[1]);
-  EXPECT_EQ(selects[0]->axis(), 1);
-  EXPECT_EQ(selects[1]->axis(), 1);
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i3 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i3, numberOfStreams) step 1:
+    CHECK:      SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx5{i3}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NOT:    = HirAliasSelect( T0_g_float
+    CHECK:        = HirAliasSelect( T1_g_float[iS2{i2}, iS3{i3}], axis = iS3{i3}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T2_g_float[iS4{i0}, iStreamIdx5{i3}], axis = iStreamIdx5{i3}, index = StreamIdx )
+    CHECK:        = matmul( T0_g_float[iS0{i0}, iS1{i1}], T3_l_float[iS6{i2}] )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({6, 8});
   at::Tensor t1 = at::randn({8, 5});
   expectMatchesAten(fusion_, {t0, t1}, {at::matmul(t0, t1)}, 1e-4, 1e-5);
 }
 
+// Batched matmul with Stream on the batch axis: A, B and the output are all
+// sliced at StreamIdx along axis 0.
 TEST_F(StreamLoweringTest, BatchedMatmulStreamOnBatch) {
   TensorView* a = makeContigTensor(3);
   TensorView* b = makeContigTensor(3);
@@ -281,12 +406,29 @@ TEST_F(StreamLoweringTest, BatchedMatmulStreamOnBatch) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(structure(*hic), singleLoopProgram(3, "MatmulOp"));
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( ( i0 * i1 ) * i5 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK:      SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx6{i0}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float[iS0{i0}, iS1{i1}, iS2{i2}], axis = iS0{i0}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T1_g_float[iS3{i3}, iS4{i4}, iS5{i5}], axis = iS3{i3}, index = StreamIdx )
+    CHECK:        = HirAliasSelect( T2_g_float
+    CHECK:        = matmul( T3_l_float[iS9{i1}, iS10{i2}], T4_l_float[iS11{i4}, iS12{i5}] )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({5, 4, 8});
   at::Tensor t1 = at::randn({5, 8, 3});
   expectMatchesAten(fusion_, {t0, t1}, {at::matmul(t0, t1)}, 1e-4, 1e-5);
 }
 
+// M split into 4 Stream chunks: the loop runs 4 iterations whatever M is and
+// takes each chunk of A's and the output's rows with a slice (narrow) between
+// the chunk bounds; B is used whole.
 TEST_F(StreamLoweringTest, SplitMatmulChunks) {
   TensorView* a = makeContigTensor(2);
   TensorView* b = makeContigTensor(2);
@@ -298,12 +440,24 @@ TEST_F(StreamLoweringTest, SplitMatmulChunks) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  // Chunks are SliceOps (narrow) of A's and the output's rows.
-  EXPECT_EQ(structure(*hic),
-            (Strings{"GetCurrentStream", "Allocate", "ForLoop{SetCurrentStream,Synchronize}",
-                     "SetCurrentStream",
-                     "ForLoop{SetCurrentStream,SliceOp,SliceOp,MatmulOp,SetCurrentStream,"
-                     "Synchronize}"}));
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i3 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(4, numberOfStreams) step 1:
+    CHECK:      SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx6{4}:
+    CHECK-NOT:  HirAliasSelect
+    CHECK:        SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   T3_l_float
+    CHECK-NEXT:     = slice( T0_g_float[iS0{i0}, iS1{i1}], i12, i14, dim = 0 )
+    CHECK-NEXT:   T4_l_float
+    CHECK-NEXT:     = slice( T2_g_float[iStreamIdx6{4}, iS7{ceilDiv(i0, 4)}, iS5{i3}], i12, i14, dim = 0 )
+    CHECK-NEXT:   T4_l_float
+    CHECK-NEXT:     = matmul( T3_l_float[iS8{i15}, iS9{i1}], T1_g_float[iS2{i2}, iS3{i3}] )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   for (int64_t m : {16, 14, 5, 3}) {
     SCOPED_TRACE("M = " + std::to_string(m));
     at::Tensor t0 = at::randn({m, 8});
@@ -312,7 +466,8 @@ TEST_F(StreamLoweringTest, SplitMatmulChunks) {
   }
 }
 
-// Split stream axis on a set: 4 chunks of ceilDiv(extent, 4) rows.
+// Split stream axis on a set: 4 chunks of ceilDiv(extent, 4) rows, each a
+// slice of the input and of the output, the last ones clamped to the extent.
 TEST_F(StreamLoweringTest, SplitStreamAxisDivisibleAndNot) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -322,11 +477,28 @@ TEST_F(StreamLoweringTest, SplitStreamAxisDivisibleAndNot) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(structure(*hic),
-            (Strings{"GetCurrentStream", "Allocate", "ForLoop{SetCurrentStream,Synchronize}",
-                     "SetCurrentStream",
-                     "ForLoop{SetCurrentStream,SliceOp,SliceOp,LoadStoreOp,SetCurrentStream,"
-                     "Synchronize}"}));
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(4, numberOfStreams) step 1:
+    CHECK:      SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx4{4}:
+    CHECK-NEXT:   i9 = ( StreamIdx * ceilDiv(i0, 4) )
+    CHECK-NEXT:   i10 = minimum(i9, i0)
+    CHECK-NEXT:   i11 = ( i10 + ceilDiv(i0, 4) )
+    CHECK-NEXT:   i12 = minimum(i11, i0)
+    CHECK-NEXT:   i13 = ( i12 - i10 )
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   T2_l_float
+    CHECK-NEXT:     = slice( T0_g_float[iS0{i0}, iS1{i1}], i10, i12, dim = 0 )
+    CHECK-NEXT:   T3_l_float
+    CHECK-NEXT:     = slice( T1_g_float[iStreamIdx4{4}, iS5{ceilDiv(i0, 4)}, iS3{i1}], i10, i12, dim = 0 )
+    CHECK-NEXT:   T3_l_float
+    CHECK-NEXT:     = Set( T2_l_float[iS6{i13}, iS7{i1}] )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   // 8: 2+2+2+2. 10: 3+3+3+1. 5: 2+2+1+0 (the last chunk is empty). 3: 1+1+1+0.
   for (int64_t rows : {8, 10, 5, 3, 1}) {
     SCOPED_TRACE("rows = " + std::to_string(rows));
@@ -335,6 +507,9 @@ TEST_F(StreamLoweringTest, SplitStreamAxisDivisibleAndNot) {
   }
 }
 
+// set -> abs -> add on 3 Stream chunks: both intermediates shrink to rings of
+// numberOfStreams chunks (a chunk slot, narrowed to the chunk's rows), the
+// output is allocated whole; one main loop.
 TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinking) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -347,17 +522,26 @@ TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinking) {
   fusion_.addOutput(out);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  std::vector<const Allocate*> allocations = exprsOfKind<Allocate>(*hic);
-  int rings = 0;
-  for (const Allocate* allocate : allocations) {
-    if (allocate->toString().find("size=( ( numberOfStreams * ") != std::string::npos ||
-        allocate->toString().find("size=( numberOfStreams * ") != std::string::npos) {
-      ++rings;
-    }
-  }
-  // set -> abs -> add: both intermediates are rings; the output is whole.
-  EXPECT_EQ(rings, 2) << hic->toString();
-  ASSERT_EQ(topLevelLoops(*hic).size(), 2u);
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: T8_l_float[iS22{numberOfStreams}, iS23{ceilDiv(i0, 3)}, iS24{i1}] = ALLOCATE(mem_type=local, size=( ( numberOfStreams * ceilDiv(i0, 3) ) * i1 ), zero_init=false)
+    CHECK-NEXT: T10_l_float[iS27{numberOfStreams}, iS28{ceilDiv(i0, 3)}, iS29{i1}] = ALLOCATE(mem_type=local, size=( ( numberOfStreams * ceilDiv(i0, 3) ) * i1 ), zero_init=false)
+    CHECK-NEXT: T3_g_float[iStreamIdx12{3}, iS13{ceilDiv(i0, 3)}, iS11{i1}] = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(3, numberOfStreams) step 1:
+    CHECK:      FOR StreamIdx in iStreamIdx4{3}:
+    CHECK:        = slice( T0_g_float[iS0{i0}, iS1{i1}], i15, i17, dim = 0 )
+    CHECK:        = HirAliasSelect( T8_l_float[iS22{numberOfStreams}, iS23{ceilDiv(i0, 3)}, iS24{i1}], axis = iS22{numberOfStreams}, index = ( StreamIdx % numberOfStreams ) )
+    CHECK:        = slice( T9_l_float[iS25{ceilDiv(i0, 3)}, iS26{i1}], 0, i18, dim = 0 )
+    CHECK:        = Set( T4_l_float
+    CHECK:        = HirAliasSelect( T10_l_float
+    CHECK:        = slice( T11_l_float[iS30{ceilDiv(i0, 3)}, iS31{i1}], 0, i18, dim = 0 )
+    CHECK:        = abs( T5_l_float
+    CHECK:        = slice( T3_g_float[iStreamIdx12{3}, iS13{ceilDiv(i0, 3)}, iS11{i1}], i15, i17, dim = 0 )
+    CHECK:        = add( T6_l_float[iS18{i18}, iS19{i1}], 1.0 )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   for (int64_t rows : {12, 10, 7, 2, 1}) {
     SCOPED_TRACE("rows = " + std::to_string(rows));
     at::Tensor t0 = at::randn({rows, 5});
@@ -365,7 +549,8 @@ TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinking) {
   }
 }
 
-// 4 chunks of 5 rows: 2+2+1+0, the last chunk starting past the end.
+// Two sets on 4 Stream chunks: the intermediate is a ring of chunk slots;
+// 4 chunks of 5 rows are 2+2+1+0, the last chunk starting past the end.
 TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinkingChunkPastTheEnd) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -377,7 +562,17 @@ TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinkingChunkPastTheEnd) {
   }
   fusion_.addOutput(out);
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_NE(exprsOfKind<Allocate>(*hic)[0]->toString().find("numberOfStreams"), std::string::npos);
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: T6_l_float[iS16{numberOfStreams}, iS17{ceilDiv(i0, 4)}, iS18{i1}] = ALLOCATE(mem_type=local, size=( ( numberOfStreams * ceilDiv(i0, 4) ) * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK:      FOR StreamIdx in iStreamIdx4{4}:
+    CHECK:        = HirAliasSelect( T6_l_float[iS16{numberOfStreams}, iS17{ceilDiv(i0, 4)}, iS18{i1}], axis = iS16{numberOfStreams}, index = ( StreamIdx % numberOfStreams ) )
+    CHECK:        = slice( T7_l_float[iS19{ceilDiv(i0, 4)}, iS20{i1}], 0, i15, dim = 0 )
+    CHECK:        = Set( T3_l_float
+    CHECK:        = Set( T4_l_float
+    CHECK:      } // %HostIrContainer
+  )"));
   for (int64_t rows : {5, 6, 9, 13}) {
     SCOPED_TRACE("rows = " + std::to_string(rows));
     at::Tensor t0 = at::randn({rows, 3});
@@ -385,6 +580,8 @@ TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinkingChunkPastTheEnd) {
   }
 }
 
+// set, mul, add on one Stream axis: both intermediates are rings of
+// numberOfStreams rows, the output is whole, all three ops share one loop.
 TEST_F(StreamLoweringTest, BufferShrinkingWithManyIterations) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -397,17 +594,28 @@ TEST_F(StreamLoweringTest, BufferShrinkingWithManyIterations) {
   fusion_.addOutput(c);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  std::vector<const Allocate*> allocations = exprsOfKind<Allocate>(*hic);
-  ASSERT_EQ(allocations.size(), 3u);
-  EXPECT_NE(allocations[0]->toString().find("size=( numberOfStreams * "), std::string::npos);
-  EXPECT_NE(allocations[1]->toString().find("size=( numberOfStreams * "), std::string::npos);
-  EXPECT_EQ(allocations[2]->toString().find("numberOfStreams"), std::string::npos);
-  ASSERT_EQ(topLevelLoops(*hic).size(), 2u);
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK:      FOR StreamIdx in iStreamIdx2{i0}:
+    CHECK:        = Set(
+    CHECK:        = mul( T5_l_float[iS9{i1}], 3.0 )
+    CHECK:        = add( T6_l_float[iS10{i1}], T5_l_float[iS9{i1}] )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   // 37 iterations on at most 4 ring slots.
   at::Tensor t0 = at::randn({37, 65});
   expectMatchesAten(fusion_, {t0}, {t0 * 3.0 + t0});
 }
 
+// A segment that is not host-lowerable (abs then exp) between two
+// stream-parallel sets: one PostOnStream between the two loops, each loop with
+// its own allocation and sync loop.
 TEST_F(StreamLoweringTest, PostOnStreamSegmentBetweenStreamLoops) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -419,13 +627,35 @@ TEST_F(StreamLoweringTest, PostOnStreamSegmentBetweenStreamLoops) {
   fusion_.addOutput(c);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  const std::string loop =
-      "ForLoop{SetCurrentStream,HirAliasSelect,HirAliasSelect,LoadStoreOp,SetCurrentStream,"
-      "Synchronize}";
-  const std::string sync = "ForLoop{SetCurrentStream,Synchronize}";
-  EXPECT_EQ(structure(*hic),
-            (Strings{"GetCurrentStream", "Allocate", sync, "SetCurrentStream", loop, "PostOnStream",
-                     "Allocate", sync, "SetCurrentStream", loop}));
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      GetCurrentStream into Stream 0
+    CHECK-NEXT: T1_l_float[iStreamIdx2{i0}, iS3{i1}] = ALLOCATE(mem_type=local, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   Synchronize Stream 0
+    CHECK-NEXT: SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx2{i0}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T0_g_float
+    CHECK:        = HirAliasSelect( T1_l_float
+    CHECK:        = Set(
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: PostOnStream (HostUnit 1, inputs=(T1_l_float[iStreamIdx2{i0}, iS3{i1}]), outputs=(T2_l_float[iS4{i0}, iS5{i1}]))
+    CHECK-NEXT: T3_g_float[iStreamIdx6{i0}, iS7{i1}] = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT:   Synchronize Stream 0
+    CHECK-NEXT: SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx6{i0}:
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
+    CHECK:        = HirAliasSelect( T2_l_float
+    CHECK:        = HirAliasSelect( T3_g_float
+    CHECK:        = Set(
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   std::vector<const PostOnStream*> posts = exprsOfKind<PostOnStream>(*hic);
   ASSERT_EQ(posts.size(), 1u);
   EXPECT_EQ(posts[0]->hostUnit()->fusion()->exprs().size(), 2u);
@@ -433,7 +663,8 @@ TEST_F(StreamLoweringTest, PostOnStreamSegmentBetweenStreamLoops) {
   expectMatchesAten(fusion_, {t0}, {at::exp(at::abs(t0))});
 }
 
-// A stream-parallel unary chain: its ops run in the loop, one by one.
+// A stream-parallel unary chain: its ops run in the loop, one by one, not as
+// a PostOnStream segment.
 TEST_F(StreamLoweringTest, StreamParallelUnaryChain) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -446,9 +677,17 @@ TEST_F(StreamLoweringTest, StreamParallelUnaryChain) {
   fusion_.addOutput(c);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(exprsOfKind<PostOnStream>(*hic).size(), 0u);
-  EXPECT_EQ(topLevelLoops(*hic).size(), 2u) << hic->toString();
-  EXPECT_EQ(exprsOfKind<UnaryOp>(*hic).size(), 2u);
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK-NOT:  PostOnStream
+    CHECK:      FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK:      FOR StreamIdx in iStreamIdx2{i0}:
+    CHECK:        = Set( T4_l_float
+    CHECK:        = abs( T5_l_float[iS9{i1}] )
+    CHECK:        = exp( T6_l_float[iS10{i1}] )
+    CHECK-NEXT:   SetCurrentStream to Stream 0
+    CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({5, 9});
   expectMatchesAten(fusion_, {t0}, {at::exp(at::abs(t0))});
 }
@@ -467,7 +706,19 @@ TEST_F(StreamLoweringTest, LoopsOverDifferentExtentsStaySeparate) {
   fusion_.addOutput(b);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(topLevelLoops(*hic).size(), 4u);  // a sync loop and a main loop each
+  // A sync loop and a main loop each, over i0 and over i2.
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK:      FOR StreamIdx in iStreamIdx4{i0}:
+    CHECK:        = HirAliasSelect( T0_g_float
+    CHECK-NOT:    T1_g_float
+    CHECK:        Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: T3_g_float[iStreamIdx6{i2}, iS7{i3}] = ALLOCATE(mem_type=global, size=( i2 * i3 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(i2, numberOfStreams) step 1:
+    CHECK:      FOR StreamIdx in iStreamIdx6{i2}:
+    CHECK:        = HirAliasSelect( T1_g_float
+    CHECK:      } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({3, 4});
   at::Tensor t1 = at::randn({5, 4});
   expectMatchesAten(fusion_, {t0, t1}, {t0, t1});
@@ -486,7 +737,20 @@ TEST_F(StreamLoweringTest, DifferentChunkCountsStaySeparate) {
   fusion_.addOutput(b);
 
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
-  EXPECT_EQ(topLevelLoops(*hic).size(), 4u);
+  // The 2-chunk loop writes `a` whole; the 4-chunk loop reads it back.
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      T1_l_float[iStreamIdx4{2}, iS5{ceilDiv(i0, 2)}, iS3{i1}] = ALLOCATE(mem_type=local, size=( i0 * i1 ), zero_init=false)
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(2, numberOfStreams) step 1:
+    CHECK:      FOR StreamIdx in iStreamIdx4{2}:
+    CHECK-NEXT:   = ( StreamIdx * ceilDiv(i0, 2) )
+    CHECK:        Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK-NEXT: T2_g_float
+    CHECK-NEXT: FOR StreamIdx from 0 to minimum(4, numberOfStreams) step 1:
+    CHECK:      FOR StreamIdx in iStreamIdx8{4}:
+    CHECK-NEXT:   = ( StreamIdx * ceilDiv(i0, 4) )
+    CHECK:        = slice( T1_l_float
+    CHECK:      } // %HostIrContainer
+  )"));
   at::Tensor t0 = at::randn({9, 4});
   expectMatchesAten(fusion_, {t0}, {t0});
 }
