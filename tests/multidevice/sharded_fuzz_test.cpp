@@ -351,22 +351,45 @@ TEST_F(ShardedFuzz, DifferentialAgainstAten) {
   EXPECT_GE(matched * 5, ran * 2) << "too many rejections";
 }
 
-// Found with HOSTIR_FUZZ_STREAMS=1 on 2 ranks, not fixed yet (so disabled;
-// docs/reliability.md, "Open"): a matmul in a stream loop of a sharded
-// program. Run with --gtest_also_run_disabled_tests under `hostir launch -n 2`.
-TEST_F(ShardedFuzz, DISABLED_StreamsSeed10295MatmulInAStreamLoopGivesAWrongShard) {
+// Found with HOSTIR_FUZZ_STREAMS=1 on 2 ranks (docs/reliability.md): a
+// matmul in a stream loop of a sharded program. The pipelined allgather +
+// GEMM took both; neither fits it.
+
+// The output's columns are sharded but the weight is replicated: the
+// pipelined lowering computed every column into each device's half-width
+// buffer (a silent wrong shard). Now no lowering applies, and every rank
+// says so.
+TEST_F(ShardedFuzz, StreamsSeed10295AReplicatedWeightForAShardedOutputIsRejectedOnEveryRank) {
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
   SeedRun run = runSeed(10295, /*streams=*/true);
-  EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
+  EXPECT_EQ(run.result.outcome, Outcome::kRejected) << run.result.message << "\n" << run.program;
+  EXPECT_NE(run.result.message.find("cannot lower the resharding expr"), std::string::npos)
+      << run.result.message;
 }
 
-TEST_F(ShardedFuzz, DISABLED_StreamsSeed11870MatmulOnAnEmptyStreamChunkFailsOnOneRank) {
+// The weight's contracted axis (K) is sharded while A's rows are: the
+// pipelined lowering multiplied A's whole K by a K shard on one rank (an
+// ATen error there, its peer waiting). Another lowering now takes it and the
+// result matches ATen.
+TEST_F(ShardedFuzz, StreamsSeed11870AShardedContractedAxisIsNotPipelined) {
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
   SeedRun run = runSeed(11870, /*streams=*/true);
+  EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
+}
+
+// A linear whose bias is sharded on the output's columns but whose weight is
+// replicated: the pipelined lowering added a column shard of the bias to
+// every column (an ATen size error on one rank). Another lowering now takes
+// it and the result matches ATen.
+TEST_F(ShardedFuzz, StreamsSeed8809AReplicatedWeightBesideAShardedBiasIsNotPipelined) {
+  if (n_ != 2) {
+    GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
+  }
+  SeedRun run = runSeed(8809, /*streams=*/true);
   EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
 }
 

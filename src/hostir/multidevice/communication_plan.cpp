@@ -411,12 +411,30 @@ std::optional<CommunicationPlan> tryPipelinedAllgatherGemm(const Expr* expr) {
     if (out_row < 0 || !hasStreamAxisOn(ea.consumer, out_row)) {
       return std::nullopt;
     }
+    // An output axis sharded along these devices must be sharded in every
+    // other operand that has it (w1's N, and a bias): a replicated one would
+    // give every device the whole axis, not its shard.
+    if (int64_t out_sharded = ea.c.axisOf(parallel_type); out_sharded >= 0) {
+      bool every_operand_sharded = std::all_of(edges.begin(), edges.end(), [&](const Edge& edge) {
+        int64_t in_axis = mappedProducerAxis(edge.map, out_sharded);
+        return edge.producer == a || in_axis < 0 || edge.p.axisOf(parallel_type) == in_axis;
+      });
+      bool some_operand_has_it = std::any_of(edges.begin(), edges.end(), [&](const Edge& edge) {
+        return edge.producer != a && mappedProducerAxis(edge.map, out_sharded) >= 0;
+      });
+      if (!every_operand_sharded || !some_operand_has_it) {
+        return std::nullopt;
+      }
+    }
     for (const Edge& edge : edges) {
       // Another operand may be sharded along the same devices only where it
       // keeps its sharding in the output (w1's N in a column-parallel linear).
+      // A sharded contracted axis (K) has no output axis: it does not keep it.
+      int64_t kept = edge.p.axisOf(parallel_type) < 0
+                         ? -1
+                         : mappedConsumerAxis(edge.map, edge.p.axisOf(parallel_type));
       bool other_keeps_sharding = edge.producer == a || edge.p.axisOf(parallel_type) < 0 ||
-                                  mappedConsumerAxis(edge.map, edge.p.axisOf(parallel_type)) ==
-                                      edge.c.axisOf(parallel_type);
+                                  (kept >= 0 && kept == edge.c.axisOf(parallel_type));
       if (!consistentExcept(edge, parallel_type) || !other_keeps_sharding) {
         return std::nullopt;
       }
