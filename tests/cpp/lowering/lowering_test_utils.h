@@ -1,9 +1,10 @@
 #pragma once
 
-// Shared helpers for the lowering tests: render a host program's structure
-// (node kinds, loop nesting, which streams) so tests can assert it as a list
-// of strings, and run a fusion through HostExecutor on several stream counts
-// comparing every result against ATen.
+// Shared helpers for the lowering tests: find exprs of a kind in a host
+// program (for the structural assertions the printed program cannot express;
+// the rest is checked on toString() with irCheck, core_ir/ir_check.h), and run
+// a fusion through HostExecutor on several stream counts comparing every
+// result against ATen.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -22,73 +23,6 @@
 #include "runtime/runtime_test_utils.h"
 
 namespace hostir::test {
-
-// The stream a GetCurrentStream of `scope` (or an enclosing scope) defines.
-inline const Stream* callerStreamOf(const Scope& scope) {
-  for (const Expr* expr : scope) {
-    if (const auto* get = dynamic_cast<const GetCurrentStream*>(expr)) {
-      return get->stream();
-    }
-  }
-  return nullptr;
-}
-
-// "caller" for the stream GetCurrentStream returned, "worker" for
-// `Stream ( StreamIdx % numberOfStreams )`, otherwise its printed form.
-inline std::string streamRole(const Stream* stream, const Stream* caller) {
-  if (stream == caller) {
-    return "caller";
-  }
-  if (stream->toInlineString() == "Stream ( StreamIdx % numberOfStreams )") {
-    return "worker";
-  }
-  return stream->toInlineString();
-}
-
-// One string per expr of `scope`: its node kind, a loop as
-// "ForLoop{kind,kind,...}" (recursively). With `streams`, the stream ops name
-// their stream: "SetCurrentStream(worker)", "Synchronize(caller)".
-inline std::string describeExpr(const Expr* expr, bool streams, const Stream* caller);
-
-inline std::vector<std::string> describeScope(const Scope& scope, bool streams,
-                                              const Stream* caller) {
-  std::vector<std::string> out;
-  for (const Expr* expr : scope) {
-    out.push_back(describeExpr(expr, streams, caller));
-  }
-  return out;
-}
-
-inline std::string describeExpr(const Expr* expr, bool streams, const Stream* caller) {
-  if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
-    std::string text = "ForLoop{";
-    bool first = true;
-    for (const std::string& inner : describeScope(loop->body(), streams, caller)) {
-      text += (first ? "" : ",") + inner;
-      first = false;
-    }
-    return text + "}";
-  }
-  if (streams) {
-    if (const auto* set = dynamic_cast<const SetCurrentStream*>(expr)) {
-      return std::string("SetCurrentStream(") + streamRole(set->stream(), caller) + ")";
-    }
-    if (const auto* sync = dynamic_cast<const Synchronize*>(expr)) {
-      return std::string("Synchronize(") + streamRole(sync->stream(), caller) + ")";
-    }
-  }
-  return expr->opName();
-}
-
-// Node kinds of the top level, loops with their bodies.
-inline std::vector<std::string> structure(const HostIrContainer& hic) {
-  return describeScope(hic.topLevel(), /*streams=*/false, nullptr);
-}
-
-// The same with the stream of every SetCurrentStream / Synchronize.
-inline std::vector<std::string> structureWithStreams(const HostIrContainer& hic) {
-  return describeScope(hic.topLevel(), /*streams=*/true, callerStreamOf(hic.topLevel()));
-}
 
 // All exprs of the program, loop bodies included.
 inline std::vector<const Expr*> allExprs(const Scope& scope) {
@@ -196,23 +130,6 @@ inline void expectErrorContaining(const std::function<void()>& body,
                                                        << message;
     }
   }
-}
-
-// The main stream loop of the issue-4 structure: worker stream first, back
-// to the caller's stream and a Synchronize of the worker at the end.
-inline void expectMainLoopStreams(const ForLoop* loop, const Stream* caller) {
-  ASSERT_GE(loop->body().size(), 3u);
-  std::vector<Expr*> body = loop->body().toVector();
-  auto* first = dynamic_cast<SetCurrentStream*>(body.front());
-  ASSERT_NE(first, nullptr);
-  EXPECT_EQ(streamRole(first->stream(), caller), "worker");
-  auto* back = dynamic_cast<SetCurrentStream*>(body[body.size() - 2]);
-  ASSERT_NE(back, nullptr);
-  EXPECT_EQ(back->stream(), caller);
-  auto* sync = dynamic_cast<Synchronize*>(body.back());
-  ASSERT_NE(sync, nullptr);
-  EXPECT_EQ(streamRole(sync->stream(), caller), "worker");
-  EXPECT_EQ(loop->index()->toInlineString(), "StreamIdx");
 }
 
 }  // namespace hostir::test
