@@ -7,6 +7,7 @@
 
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/iter_domain.h"
+#include "hostir/ir/one_line.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/aten_op_evaluator.h"
@@ -74,25 +75,7 @@ std::string operandSizes(const Expr* expr, ExpressionEvaluator& ee) {
 
 // The op in one line: `T2_g_float[...] = add(T0_g_float[...], T1_g_float[...])`.
 std::string opLine(const Expr* expr) {
-  std::string text = expr->toString();
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
-    text.pop_back();
-  }
-  // Printed exprs may wrap (`T2 =\n   add(...)`): join the lines.
-  std::string joined;
-  bool space = false;
-  for (char c : text) {
-    if (c == '\n' || c == ' ') {
-      space = !joined.empty();
-      continue;
-    }
-    if (space) {
-      joined += ' ';
-      space = false;
-    }
-    joined += c;
-  }
-  return joined;
+  return oneLine(expr->toString());
 }
 
 void checkExtents(const TensorView* tv, const std::vector<int64_t>& sizes, const Expr* producer) {

@@ -2,6 +2,7 @@
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/ir/cloner.h"
+#include "hostir/ir/one_line.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
@@ -71,29 +72,6 @@ void traceInFlight(const c10::intrusive_ptr<c10d::Work>& work, runtime::Tracer& 
       });
 }
 
-// `text` on one line (runs of spaces and newlines become one space), at
-// most `limit` characters: how an expr is named after the cause of an error
-// (its printed form wraps over lines).
-std::string shortened(const std::string& text, size_t limit = 160) {
-  std::string line;
-  bool space = false;
-  for (char c : text) {
-    if (c == '\n' || c == ' ' || c == '\t') {
-      space = !line.empty();
-      continue;
-    }
-    if (space) {
-      line += ' ';
-      space = false;
-    }
-    line += c;
-  }
-  if (line.size() > limit) {
-    line = line.substr(0, limit - 3) + "...";
-  }
-  return line;
-}
-
 // The cause of an error raised while evaluating an op: ATen's message
 // without the C++ backtrace c10::Error appends, and without the
 // "ATen failed to evaluate <expr>" preamble of evaluateFusionOp (the caller
@@ -105,12 +83,12 @@ std::string causeOf(const std::exception& error) {
   } else {
     message = message.substr(0, message.find('\n'));
   }
-  return shortened(message, 400);
+  return oneLine(message, 400);
 }
 
 // ATen's message without the C++ backtrace c10::Error appends, then the op.
 [[noreturn]] void rethrowNamingTheOp(const std::exception& error, const std::string& op) {
-  HOSTIR_THROW(causeOf(error), " (in ", shortened(op), ")");
+  HOSTIR_THROW(causeOf(error), " (in ", oneLine(op, 160), ")");
 }
 
 }  // namespace

@@ -3,28 +3,14 @@
 #include <atomic>
 #include <utility>
 
+#include "hostir/ir/one_line.h"
+
 namespace hostir::runtime {
 
 std::string StreamFailure::describe() const {
-  // The cause first; the work after it, on one line: a label is an expr's
-  // printed form, which can span lines and run long.
-  std::string label;
-  bool space = false;
-  for (char c : work_label) {  // on one line: the printed form of an expr wraps
-    if (c == '\n' || c == ' ') {
-      space = !label.empty();
-      continue;
-    }
-    if (space) {
-      label += ' ';
-      space = false;
-    }
-    label += c;
-  }
-  constexpr std::size_t kLabelLimit = 160;
-  if (label.size() > kLabelLimit) {
-    label = label.substr(0, kLabelLimit - 3) + "...";
-  }
+  // The cause first; the work after it, on one line (a label is an expr's
+  // printed form, which can span lines and run long).
+  std::string label = oneLine(work_label, 160);
   return message + " (stream " + std::to_string(stream_id) + " failed running '" + label + "')";
 }
 
