@@ -1,5 +1,7 @@
 #include "launch_command.h"
 
+#include "hostir/runtime/comm/launch_environment.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -460,6 +462,22 @@ int runLaunchCommand(int argc, char** argv) {
   }
   ::signal(SIGPIPE, previous_sigpipe);
   return result;
+}
+
+bool launchedAsRank() {
+  return LaunchEnvironment::fromEnvironment().launcher != "none";
+}
+
+int relaunchAsRanks(int64_t ranks, const std::string& subcommand,
+                    const std::vector<std::string>& args) {
+  std::vector<std::string> launch{"-n", std::to_string(ranks), "--", "/proc/self/exe", subcommand};
+  launch.insert(launch.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : launch) {
+    argv.push_back(arg.data());
+  }
+  argv.push_back(nullptr);
+  return runLaunchCommand(static_cast<int>(launch.size()), argv.data());
 }
 
 }  // namespace hostir

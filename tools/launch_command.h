@@ -1,5 +1,9 @@
 #pragma once
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace hostir {
 
 // `hostir launch -n N [--port P] [--grace-period S] -- COMMAND ARGS...`
@@ -14,5 +18,15 @@ namespace hostir {
 //
 // `argc`/`argv` are the arguments after the word `launch`.
 int runLaunchCommand(int argc, char** argv);
+
+// Whether a launcher (torchrun / `hostir launch`, mpirun, srun) started this
+// process as one of its ranks.
+bool launchedAsRank();
+
+// Runs `hostir SUBCOMMAND ARGS...` (this executable) as `ranks` local ranks
+// under `hostir launch`; returns the launch's exit status. For commands that
+// start their own ranks when run by hand.
+int relaunchAsRanks(int64_t ranks, const std::string& subcommand,
+                    const std::vector<std::string>& args);
 
 }  // namespace hostir

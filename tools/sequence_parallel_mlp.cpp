@@ -369,20 +369,11 @@ SequenceParallelMlpOptions parseSequenceParallelMlpOptions(const std::vector<std
 
 int runSequenceParallelMlp(const std::vector<std::string>& args) {
   SequenceParallelMlpOptions options = parseSequenceParallelMlpOptions(args);
-  if (std::getenv("RANK") != nullptr || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr ||
-      std::getenv("SLURM_PROCID") != nullptr) {
+  if (launchedAsRank()) {
     return runOnRank(options);
   }
   // Not launched: start the ranks ourselves.
-  std::vector<std::string> launch{"-n", std::to_string(options.ranks), "--", "/proc/self/exe",
-                                  "sp-mlp"};
-  launch.insert(launch.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : launch) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  return runLaunchCommand(static_cast<int>(launch.size()), argv.data());
+  return relaunchAsRanks(options.ranks, "sp-mlp", args);
 }
 
 }  // namespace hostir::tools

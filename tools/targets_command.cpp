@@ -213,7 +213,7 @@ int runOnRank(const TargetsOptions& options) {
 
 int runTargetsCommand(const std::vector<std::string>& args) {
   TargetsOptions options = parseOptions(args);
-  if (std::getenv("RANK") != nullptr) {
+  if (launchedAsRank()) {
     if (!options.targets.empty()) {
       setenv("HOSTIR_TARGET", options.targets.c_str(), /*overwrite=*/1);
     }
@@ -226,15 +226,7 @@ int runTargetsCommand(const std::vector<std::string>& args) {
     targets = env != nullptr ? env : kDefaultTargets;
   }
   setenv("HOSTIR_TARGET", targets.c_str(), /*overwrite=*/1);
-  std::vector<std::string> launch{"-n", std::to_string(options.ranks), "--", "/proc/self/exe",
-                                  "targets"};
-  launch.insert(launch.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : launch) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  return runLaunchCommand(static_cast<int>(launch.size()), argv.data());
+  return relaunchAsRanks(options.ranks, "targets", args);
 }
 
 }  // namespace hostir::tools
