@@ -353,17 +353,8 @@ TensorView* matmul(TensorView* a, TensorView* b) {
   MatmulOp::validate({a, b}, {});
   std::vector<IterDomain*> as = a->shapeDomain();
   std::vector<IterDomain*> bs = b->shapeDomain();
-  // Batch axes: everything but the last two (one for a 1-D operand),
-  // broadcast right-aligned.
-  std::vector<IterDomain*> a_batch(as.begin(), as.end() - (as.size() >= 2 ? 2 : 1));
-  std::vector<IterDomain*> b_batch(bs.begin(), bs.end() - (bs.size() >= 2 ? 2 : 1));
   std::vector<IterDomain*> ids;
-  size_t batch_rank = std::max(a_batch.size(), b_batch.size());
-  for (size_t i = 0; i < batch_rank; ++i) {
-    IterDomain* x =
-        i + a_batch.size() >= batch_rank ? a_batch[i + a_batch.size() - batch_rank] : nullptr;
-    IterDomain* y =
-        i + b_batch.size() >= batch_rank ? b_batch[i + b_batch.size() - batch_rank] : nullptr;
+  for (const auto& [x, y] : matmulBatchAxes(as, bs)) {
     if (x == nullptr || (x->isBroadcast() && y != nullptr)) {
       ids.push_back(freshId(y));
     } else if (y == nullptr || y->isBroadcast()) {

@@ -310,6 +310,22 @@ TensorView* BroadcastOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+std::vector<std::pair<IterDomain*, IterDomain*>> matmulBatchAxes(
+    const std::vector<IterDomain*>& a_shape, const std::vector<IterDomain*>& b_shape) {
+  std::vector<IterDomain*> a_batch(a_shape.begin(), a_shape.end() - (a_shape.size() >= 2 ? 2 : 1));
+  std::vector<IterDomain*> b_batch(b_shape.begin(), b_shape.end() - (b_shape.size() >= 2 ? 2 : 1));
+  size_t batch_rank = std::max(a_batch.size(), b_batch.size());
+  std::vector<std::pair<IterDomain*, IterDomain*>> pairs;
+  for (size_t i = 0; i < batch_rank; ++i) {
+    IterDomain* x =
+        i + a_batch.size() >= batch_rank ? a_batch[i + a_batch.size() - batch_rank] : nullptr;
+    IterDomain* y =
+        i + b_batch.size() >= batch_rank ? b_batch[i + b_batch.size() - batch_rank] : nullptr;
+    pairs.emplace_back(x, y);
+  }
+  return pairs;
+}
+
 void MatmulOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   expectCounts("MatmulOp", inputs, 2, 2, attributes, 0);
   const TensorView* a = tensorOperand("matmul", inputs, 0);
@@ -325,16 +341,7 @@ void MatmulOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
   HOSTIR_CHECK(mayHaveSameExtent(ka, kb), call, ": inner sizes differ: ", describe(ka), " vs ",
                describe(kb), "; A's last axis must match B's ",
                bs.size() == 1 ? "only axis" : "second-to-last axis");
-  // Batch axes: everything but the last two (one for a 1-D operand),
-  // broadcast right-aligned.
-  std::vector<IterDomain*> a_batch(as.begin(), as.end() - (as.size() >= 2 ? 2 : 1));
-  std::vector<IterDomain*> b_batch(bs.begin(), bs.end() - (bs.size() >= 2 ? 2 : 1));
-  size_t batch_rank = std::max(a_batch.size(), b_batch.size());
-  for (size_t i = 0; i < batch_rank; ++i) {
-    IterDomain* x =
-        i + a_batch.size() >= batch_rank ? a_batch[i + a_batch.size() - batch_rank] : nullptr;
-    IterDomain* y =
-        i + b_batch.size() >= batch_rank ? b_batch[i + b_batch.size() - batch_rank] : nullptr;
+  for (const auto& [x, y] : matmulBatchAxes(as, bs)) {
     if (x == nullptr || y == nullptr || x->isBroadcast() || y->isBroadcast()) {
       continue;
     }

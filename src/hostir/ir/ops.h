@@ -1,12 +1,14 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hostir/ir/statement.h"
 
 namespace hostir {
 
+class IterDomain;
 class TensorView;
 
 enum class UnaryOpType { Neg, Abs, Exp, Log, Sqrt, Relu, Sigmoid, Tanh, Gelu, Cast };
@@ -131,6 +133,12 @@ class BroadcastOp : public Expr {
     return {"is_broadcast"};
   }
 };
+
+// The batch axes of matmul(a, b) from the operands' shapes: all but the last
+// two axes of each (the last one of a 1-D operand), paired right-aligned;
+// nullptr where one operand has fewer.
+std::vector<std::pair<IterDomain*, IterDomain*>> matmulBatchAxes(
+    const std::vector<IterDomain*>& a_shape, const std::vector<IterDomain*>& b_shape);
 
 // out = a @ b with at::matmul's semantics (1-D, 2-D and batched).
 class MatmulOp : public Expr {
