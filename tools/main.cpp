@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_arguments.h"
 #include "examples.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/ir/error.h"
@@ -119,14 +120,8 @@ int runSubcommand(const std::vector<std::string>& args) {
   int runs = 10;
   app.add_option("EXAMPLE", example, "a built-in example (`hostir list`)")->required();
   app.add_option("-n,--runs", runs, "timed runs (median)")->check(CLI::Range(1, 100000));
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
+  if (!parseArguments(app, args, "hostir run")) {
     return 0;
-  } catch (const CLI::ParseError& error) {
-    HOSTIR_THROW("hostir run: ", error.what(), "; see `hostir run --help`");
   }
   return runCommand(example, runs);
 }

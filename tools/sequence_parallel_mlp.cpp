@@ -19,6 +19,7 @@
 #include <numeric>
 #include <optional>
 
+#include "cli_arguments.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/runtime/comm/chunk_choice.h"
@@ -355,14 +356,8 @@ SequenceParallelMlpOptions parseSequenceParallelMlpOptions(const std::vector<std
                  "trace the first pipelined variant into PATH.rankN.json");
   app.add_option("--json", options.json_path, "write the figures as JSON (rank 0)");
   app.add_option("--link", options.link, "how the output names the link");
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
+  if (!parseArguments(app, args, "hostir sp-mlp")) {
     std::exit(0);
-  } catch (const CLI::ParseError& error) {
-    HOSTIR_THROW("sp-mlp: ", error.what(), "; see `hostir sp-mlp --help`");
   }
   return options;
 }

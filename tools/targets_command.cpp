@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli_arguments.h"
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/error.h"
@@ -55,14 +56,8 @@ TargetsOptions parseOptions(const std::vector<std::string>& args) {
   app.add_option("--runs", options.runs,
                  "timed runs (median) of the program and of the same program with plain weights")
       ->check(CLI::Range(1, 10000));
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
+  if (!parseArguments(app, args, "hostir targets")) {
     std::exit(0);
-  } catch (const CLI::ParseError& error) {
-    HOSTIR_THROW("hostir targets: ", error.what(), "; see `hostir targets --help`");
   }
   if (!options.targets.empty()) {
     parseTarget(options.targets.substr(0, options.targets.find(',')));  // fail early, named
