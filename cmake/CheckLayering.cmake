@@ -1,9 +1,9 @@
 # Fails configuration if a file of the compiler half (ir, multidevice,
-# segment, host_ir) or of the stream runtime (runtime/streams) includes an ATen, c10 or torch header. The same script
+# segment, host_ir), of the kernels layer (runtime/streams) includes an ATen, c10 or torch header. The same script
 # runs as a CTest test (tests/CMakeLists.txt) so a violation also fails CI.
 function(hostir_check_layering src_root)
   set(violations "")
-  foreach(layer ir multidevice segment host_ir runtime/streams)
+  foreach(layer ir multidevice segment host_ir kernels runtime/streams)
     file(GLOB_RECURSE files "${src_root}/${layer}/*.h" "${src_root}/${layer}/*.cpp")
     foreach(f ${files})
       file(STRINGS "${f}" hits REGEX "#include *[<\"](ATen|c10|torch)/")

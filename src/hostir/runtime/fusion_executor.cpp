@@ -83,6 +83,39 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>&
   for (size_t i = 0; i < inputs.size(); ++i) {
     ee.bind(fusion_->inputs()[i], inputs[i]);
   }
+  if (CompiledSegment* segment = compiled()) {
+    std::vector<at::Tensor> results(outputs);
+    for (size_t i = 0; i < results.size(); ++i) {
+      validateOutputBuffer(fusion_outputs[i], results[i],
+                           ee.evaluateShape(fusion_outputs[i]->as<TensorView>()));
+    }
+    if (segment->run(ee, inputs, results)) {
+      return results;
+    }
+  }
+  return runWithAten(ee, outputs);
+}
+
+CompiledSegment* FusionExecutor::compiled() {
+  std::lock_guard<std::mutex> lock(compile_mutex_);
+  if (!compile_tried_) {
+    compile_tried_ = true;
+    compiled_ = CompiledSegment::compile(*fusion_, &why_aten_);
+  }
+  return compiled_.get();
+}
+
+std::string FusionExecutor::execution() {
+  if (CompiledSegment* segment = compiled()) {
+    return "compiled kernel " + segment->kernel().hash() + " for " +
+           segment->kernel().target().toString();
+  }
+  return "ATen: " + why_aten_;
+}
+
+std::vector<at::Tensor> FusionExecutor::runWithAten(ExpressionEvaluator& ee,
+                                                    const std::vector<at::Tensor>& outputs) {
+  const std::vector<Val*>& fusion_outputs = fusion_->outputs();
   std::unordered_map<const Val*, at::Tensor> preallocated;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!panelLayout(fusion_outputs[i]).has_value()) {

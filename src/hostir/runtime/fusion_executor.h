@@ -2,17 +2,24 @@
 
 #include <initializer_list>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/runtime/compiled_segment.h"
 #include "hostir/runtime/polymorphic_value.h"
 
 namespace hostir {
 
-// Runs a whole fusion on one device with ATen: validates the inputs, binds
-// them, evaluates every op in topological order and returns the outputs.
-// Preallocated outputs are written in place (ATen out= variants / copy_).
+class ExpressionEvaluator;
+
+// Runs a whole fusion on one device: validates the inputs, binds them, and
+// runs the fusion as one compiled kernel (compiled on the first run, from
+// the kernel cache) where the kernel layer takes all its ops, else
+// evaluates every op in topological order with ATen. Preallocated outputs
+// are written in place.
 class FusionExecutor {
  public:
   // Takes ownership of the fusion (the executor keeps it alive).
@@ -37,6 +44,10 @@ class FusionExecutor {
     return *fusion_;
   }
 
+  // How the fusion runs: "compiled kernel for <target>" or "ATen: <why>"
+  // (compiles it if it has not been yet).
+  std::string execution();
+
  private:
   static std::unique_ptr<Fusion> copyOf(const Fusion& fusion) {
     auto copy = std::make_unique<Fusion>();
@@ -47,12 +58,21 @@ class FusionExecutor {
   explicit FusionExecutor(const Fusion* fusion);  // borrows
   // Checks the fusion and computes the run order, once per executor.
   void prepare();
+  // The compiled form, made on first use; null when the fusion runs through
+  // ATen.
+  CompiledSegment* compiled();
+  std::vector<at::Tensor> runWithAten(ExpressionEvaluator& ee,
+                                      const std::vector<at::Tensor>& outputs);
 
   std::unique_ptr<Fusion> owned_;  // null when borrowed
   const Fusion* fusion_ = nullptr;
   std::vector<Expr*> exprs_;  // topological order, computed once
   // Per expr: intermediates no later expr reads.
   std::vector<std::vector<const Val*>> dead_after_;
+  std::mutex compile_mutex_;
+  bool compile_tried_ = false;
+  std::unique_ptr<CompiledSegment> compiled_;
+  std::string why_aten_;
 };
 
 }  // namespace hostir

@@ -1,0 +1,637 @@
+#include "hostir/kernels/halide_lowering.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "hostir/ir/error.h"
+#include "hostir/ir/iter_domain.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/kernels/vector_math.h"
+
+namespace hostir {
+
+namespace {
+
+// prefix + number (without operator+ on a literal, which GCC 12 flags with
+// a false -Wrestrict).
+std::string numbered(const char* prefix, int64_t number) {
+  std::string text(prefix);
+  text += std::to_string(number);
+  return text;
+}
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+using Index = std::vector<Expr>;  // one coordinate per axis of a shape, outermost first
+
+Halide::Type storageType(DataType dtype) {
+  switch (dtype) {
+    case DataType::Float: return Halide::Float(32);
+    case DataType::Double: return Halide::Float(64);
+    case DataType::Half: return Halide::Float(16);
+    case DataType::BFloat16: return Halide::BFloat(16);
+    case DataType::Int32: return Halide::Int(32);
+    case DataType::Int64: return Halide::Int(64);
+    case DataType::Bool: return Halide::Bool();
+  }
+  HOSTIR_ASSERT(false, "unknown dtype");
+  return {};
+}
+
+// What arithmetic on a dtype computes in: ATen's CPU kernels compute half
+// and bfloat16 in float and round the result.
+Halide::Type computeType(DataType dtype) {
+  if (dtype == DataType::Half || dtype == DataType::BFloat16) {
+    return Halide::Float(32);
+  }
+  return storageType(dtype);
+}
+
+Expr convert(Expr value, Halide::Type type) {
+  if (value.type() == type) {
+    return value;
+  }
+  if (type.is_bool()) {
+    return value != Halide::Internal::make_zero(value.type());
+  }
+  return Halide::cast(type, value);
+}
+
+// Per axis of every tensor, a class of axes that iterate together (a
+// pointwise op's aligned axes, a reduction's kept axes, a broadcast's
+// original axes). A reduction whose outer axis is in the class of its
+// consumer's outer axis can be computed one outer index at a time.
+class AxisClasses {
+ public:
+  int classOf(const TensorView* tv, int64_t axis) {
+    return find(id(tv, axis));
+  }
+  void unite(const TensorView* a, int64_t axis_a, const TensorView* b, int64_t axis_b) {
+    parent_[find(id(a, axis_a))] = find(id(b, axis_b));
+  }
+
+ private:
+  int id(const TensorView* tv, int64_t axis) {
+    auto key = std::make_pair(tv, axis);
+    auto it = ids_.find(key);
+    if (it != ids_.end()) {
+      return it->second;
+    }
+    int next = static_cast<int>(parent_.size());
+    parent_.push_back(next);
+    ids_.emplace(key, next);
+    return next;
+  }
+  int find(int x) {
+    while (parent_[x] != x) {
+      x = parent_[x] = parent_[parent_[x]];
+    }
+    return x;
+  }
+  struct PairHash {
+    size_t operator()(const std::pair<const TensorView*, int64_t>& key) const {
+      return std::hash<const void*>()(key.first) * 31 + std::hash<int64_t>()(key.second);
+    }
+  };
+  std::unordered_map<std::pair<const TensorView*, int64_t>, int, PairHash> ids_;
+  std::vector<int> parent_;
+};
+
+struct ReductionFunc {
+  Func accumulator;
+  const ReductionOp* op;
+  bool innermost_reduced;  // the input's innermost axis is reduced
+  Halide::RDom domain;
+};
+
+class Lowering {
+ public:
+  Lowering(const Fusion& fusion, const KernelSignature& signature, const KernelTarget& target)
+      : fusion_(fusion), signature_(signature), target_(target) {}
+
+  HalideKernel run() {
+    for (const TensorView* input : signature_.tensor_inputs) {
+      Halide::ImageParam image(storageType(input->dtype()), static_cast<int>(input->rank()),
+                               numbered("in", arguments_.size()));
+      arguments_.push_back(image);
+      Func wrapper(numbered("T", input->name()));
+      std::vector<Var> vars = varsFor(input->rank());
+      if (vars.empty()) {
+        wrapper() = image();
+      } else {
+        wrapper(vars) = image(std::vector<Expr>(vars.begin(), vars.end()));
+      }
+      funcs_[input] = wrapper;
+    }
+    for (size_t i = 0; i < signature_.scalars.size(); ++i) {
+      const KernelScalarArgument& scalar = signature_.scalars[i];
+      std::string name = numbered("s", i);
+      if (scalar.floating) {
+        Halide::Param<double> param(name);
+        arguments_.push_back(param);
+        scalar_exprs_.push_back(param);
+      } else {
+        Halide::Param<int64_t> param(name);
+        arguments_.push_back(param);
+        scalar_exprs_.push_back(param);
+      }
+    }
+    for (const hostir::Expr* expr : fusion_.exprs()) {
+      if (!expr->outputs().empty() && expr->output(0)->vtype() == ValType::TensorView) {
+        lower(expr);  // scalar arithmetic arrives as an argument
+      }
+    }
+    std::vector<Func> outputs;
+    for (size_t i = 0; i < signature_.outputs.size(); ++i) {
+      const TensorView* tv = signature_.outputs[i];
+      Func output(numbered("out", i));
+      std::vector<Var> vars = varsFor(tv->rank());
+      if (vars.empty()) {
+        output() = funcs_.at(tv)();
+      } else {
+        output(vars) = funcs_.at(tv)(std::vector<Expr>(vars.begin(), vars.end()));
+      }
+      scheduleOutput(output, tv, vars);
+      outputs.push_back(output);
+    }
+    scheduleReductions(outputs);
+    return HalideKernel{Halide::Pipeline(outputs), arguments_};
+  }
+
+ private:
+  static std::vector<Var> varsFor(int64_t rank) {
+    std::vector<Var> vars;
+    for (int64_t i = 0; i < rank; ++i) {
+      vars.emplace_back(numbered("d", i));
+    }
+    return vars;
+  }
+
+  int lanes(const TensorView* tv) const {
+    int bytes = std::max(1, computeType(tv->dtype()).bytes());
+    return std::max(1, target_.vector_bits / (8 * bytes));
+  }
+
+  // The value of `tv` at `index` (outermost first), in its compute type.
+  Expr load(const TensorView* tv, const Index& index) {
+    auto it = funcs_.find(tv);
+    HOSTIR_ASSERT(it != funcs_.end(), "kernel lowering: ", tv->toInlineString(),
+                  " is read before it is defined");
+    Expr value = index.empty() ? it->second() : it->second(Index(index.rbegin(), index.rend()));
+    return convert(value, computeType(tv->dtype()));
+  }
+
+  // A tensor operand of a pointwise op read at the op's output index:
+  // right-aligned, broadcast axes read at 0.
+  Expr loadBroadcast(const TensorView* tv, const Index& out_index) {
+    std::vector<IterDomain*> shape = tv->shapeDomain();
+    size_t offset = out_index.size() - shape.size();
+    Index index;
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      index.push_back(shape[axis]->isBroadcast() ? Expr(0) : out_index[axis + offset]);
+    }
+    return load(tv, index);
+  }
+
+  Expr scalar(const Val* val) {
+    if (const auto* constant = dynamic_cast<const Scalar*>(val);
+        constant != nullptr && constant->isConst()) {
+      const ScalarValue& value = *constant->value();
+      if (const auto* d = std::get_if<double>(&value)) {
+        return Expr(*d);
+      }
+      if (const auto* b = std::get_if<bool>(&value)) {
+        return Halide::cast(Halide::Bool(), Expr(*b ? 1 : 0));
+      }
+      return Halide::cast(Halide::Int(64), Expr(std::get<int64_t>(value)));
+    }
+    Expr argument = scalar_exprs_.at(const_cast<KernelSignature&>(signature_).valueArgument(val));
+    if (val->dtype() == DataType::Bool) {
+      return argument != Halide::cast(argument.type(), 0);
+    }
+    return argument;
+  }
+
+  Expr extent(const TensorView* tv, int64_t axis) {
+    size_t index = const_cast<KernelSignature&>(signature_).extentArgument(tv, axis);
+    return Halide::cast(Halide::Int(32), scalar_exprs_.at(index));
+  }
+
+  Expr index32(const Val* val) {
+    return Halide::cast(Halide::Int(32), scalar(val));
+  }
+
+  // Defines `out`'s Func from its value at an output index.
+  void define(const TensorView* out, const std::function<Expr(const Index&)>& body) {
+    Func func(numbered("T", out->name()));
+    std::vector<Var> vars = varsFor(out->rank());
+    Index index(vars.rbegin(), vars.rend());  // outermost first
+    Expr value = convert(body(index), storageType(out->dtype()));
+    if (vars.empty()) {
+      func() = value;
+    } else {
+      func(vars) = value;
+    }
+    funcs_[out] = func;
+  }
+
+  void uniteAligned(const TensorView* out, const TensorView* in) {
+    std::vector<IterDomain*> shape = in->shapeDomain();
+    int64_t offset = out->rank() - static_cast<int64_t>(shape.size());
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      if (!shape[axis]->isBroadcast()) {
+        classes_.unite(in, static_cast<int64_t>(axis), out, static_cast<int64_t>(axis) + offset);
+      }
+    }
+  }
+
+  void lower(const hostir::Expr* expr) {
+    if (const auto* op = dynamic_cast<const LoadStoreOp*>(expr)) {
+      const auto* in = op->in()->as<TensorView>();
+      const auto* out = op->out()->as<TensorView>();
+      uniteAligned(out, in);
+      define(out, [&](const Index& i) { return load(in, i); });
+    } else if (const auto* op = dynamic_cast<const UnaryOp*>(expr)) {
+      lowerUnary(op);
+    } else if (const auto* op = dynamic_cast<const BinaryOp*>(expr)) {
+      lowerBinary(op);
+    } else if (const auto* op = dynamic_cast<const ReductionOp*>(expr)) {
+      lowerReduction(op);
+    } else if (const auto* op = dynamic_cast<const BroadcastOp*>(expr)) {
+      const std::vector<int64_t>& flags = op->isBroadcastDims();
+      int64_t in_axis = 0;
+      for (size_t axis = 0; axis < flags.size(); ++axis) {
+        if (flags[axis] == 0) {
+          classes_.unite(op->in(), in_axis++, op->out(), static_cast<int64_t>(axis));
+        }
+      }
+      define(op->out(), [&](const Index& i) {
+        Index index;
+        for (size_t axis = 0; axis < flags.size(); ++axis) {
+          if (flags[axis] == 0) {
+            index.push_back(i[axis]);
+          }
+        }
+        return load(op->in(), index);
+      });
+    } else if (const auto* op = dynamic_cast<const SelectOp*>(expr)) {
+      Expr n = extent(op->in(), op->dim());
+      Expr position = index32(op->index());
+      position = Halide::select(position < 0, position + n, position);
+      define(op->out(), [&](const Index& i) {
+        Index index(i);
+        index.insert(index.begin() + op->dim(), position);
+        return load(op->in(), index);
+      });
+    } else if (const auto* op = dynamic_cast<const SliceOp*>(expr)) {
+      // torch's bounds: a negative start counts from the end, and the
+      // start is clamped into [0, n].
+      Expr n = extent(op->in(), op->dim());
+      Expr start = index32(op->start());
+      start = Halide::clamp(Halide::select(start < 0, start + n, start), 0, n);
+      for (int64_t axis = 0; axis < op->out()->rank(); ++axis) {
+        classes_.unite(op->in(), axis, op->out(), axis);
+      }
+      define(op->out(), [&](const Index& i) {
+        Index index(i);
+        index[op->dim()] = index[op->dim()] + start;
+        return load(op->in(), index);
+      });
+    } else if (const auto* op = dynamic_cast<const PermuteOp*>(expr)) {
+      const std::vector<int64_t>& dims = op->dims();
+      for (size_t axis = 0; axis < dims.size(); ++axis) {
+        classes_.unite(op->in(), dims[axis], op->out(), static_cast<int64_t>(axis));
+      }
+      define(op->out(), [&](const Index& i) {
+        Index index(dims.size());
+        for (size_t axis = 0; axis < dims.size(); ++axis) {
+          index[dims[axis]] = i[axis];
+        }
+        return load(op->in(), index);
+      });
+    } else if (const auto* op = dynamic_cast<const ReshapeOp*>(expr)) {
+      lowerReshape(op);
+    } else if (const auto* op = dynamic_cast<const FullOp*>(expr)) {
+      Expr value = scalar(op->fillValue());
+      define(op->out(),
+             [&](const Index&) { return convert(value, computeType(op->out()->dtype())); });
+    } else {
+      HOSTIR_ASSERT(false, "kernel lowering has no case for ", expr->opName());
+    }
+  }
+
+  void lowerUnary(const UnaryOp* op) {
+    const auto* in = op->in()->as<TensorView>();
+    const auto* out = op->out()->as<TensorView>();
+    uniteAligned(out, in);
+    Halide::Type type = computeType(out->dtype());
+    UnaryOpType kind = op->type();
+    define(out, [&](const Index& i) -> Expr {
+      Expr x = load(in, i);
+      if (kind == UnaryOpType::Cast) {
+        return convert(x, type);
+      }
+      x = convert(x, type);
+      switch (kind) {
+        case UnaryOpType::Neg: return -x;
+        case UnaryOpType::Abs: return Halide::cast(type, Halide::abs(x));
+        case UnaryOpType::Exp: return vectorExp(x);
+        case UnaryOpType::Log: return vectorLog(x);
+        case UnaryOpType::Sqrt: return Halide::sqrt(x);
+        case UnaryOpType::Relu:
+          return type.is_float() ? Halide::select(x < 0, Halide::Internal::make_zero(type), x)
+                                 : Halide::max(x, Halide::Internal::make_zero(type));
+        case UnaryOpType::Sigmoid: return vectorSigmoid(x);
+        case UnaryOpType::Tanh: return vectorTanh(x);
+        case UnaryOpType::Gelu: return vectorGelu(x);
+        case UnaryOpType::Cast: break;
+      }
+      HOSTIR_ASSERT(false, "unknown unary op");
+      return x;
+    });
+  }
+
+  void lowerBinary(const BinaryOp* op) {
+    const auto* out = op->out()->as<TensorView>();
+    Halide::Type type = computeType(out->dtype());
+    for (const Val* operand : {op->lhs(), op->rhs()}) {
+      if (const auto* tv = dynamic_cast<const TensorView*>(operand)) {
+        uniteAligned(out, tv);
+      }
+    }
+    auto value = [&](const Val* operand, const Index& i) {
+      if (const auto* tv = dynamic_cast<const TensorView*>(operand)) {
+        return convert(loadBroadcast(tv, i), type);
+      }
+      return convert(scalar(operand), type);
+    };
+    BinaryOpType kind = op->type();
+    define(out, [&](const Index& i) -> Expr {
+      Expr a = value(op->lhs(), i);
+      Expr b = value(op->rhs(), i);
+      switch (kind) {
+        case BinaryOpType::Add: return a + b;
+        case BinaryOpType::Sub: return a - b;
+        case BinaryOpType::Mul: return a * b;
+        case BinaryOpType::Div: return a / b;
+        // torch.maximum/minimum propagate NaN.
+        case BinaryOpType::Maximum:
+          return type.is_float() ? Halide::select(Halide::is_nan(a) || a > b, a, b)
+                                 : Halide::max(a, b);
+        case BinaryOpType::Minimum:
+          return type.is_float() ? Halide::select(Halide::is_nan(a) || a < b, a, b)
+                                 : Halide::min(a, b);
+        default: break;
+      }
+      HOSTIR_ASSERT(false, "kernel lowering: ", op->displayName(), " on tensors");
+      return a;
+    });
+  }
+
+  void lowerReduction(const ReductionOp* op) {
+    const TensorView* in = op->in();
+    const TensorView* out = op->out();
+    std::vector<int64_t> axes = op->axes();
+    std::sort(axes.begin(), axes.end());
+    int64_t rank = in->rank();
+    std::vector<int64_t> kept;
+    for (int64_t axis = 0; axis < rank; ++axis) {
+      if (!std::binary_search(axes.begin(), axes.end(), axis)) {
+        kept.push_back(axis);
+      }
+    }
+    for (size_t k = 0; k < kept.size(); ++k) {
+      classes_.unite(in, kept[k], out, static_cast<int64_t>(k));
+    }
+    // The innermost reduced axis first: the RDom's first dimension is its
+    // innermost loop.
+    std::vector<Halide::Range> ranges;
+    for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
+      ranges.emplace_back(0, extent(in, *axis));
+    }
+    Halide::RDom domain(ranges, numbered("r", out->name()));
+    Halide::Type type = computeType(out->dtype());
+    std::vector<Var> vars = varsFor(static_cast<int64_t>(kept.size()));
+    Index out_index(vars.rbegin(), vars.rend());
+    Index in_index(static_cast<size_t>(rank));
+    for (size_t k = 0; k < kept.size(); ++k) {
+      in_index[kept[k]] = out_index[k];
+    }
+    for (size_t r = 0; r < axes.size(); ++r) {
+      in_index[axes[axes.size() - 1 - r]] = domain[static_cast<int>(r)];
+    }
+    Expr element = convert(load(in, in_index), type);
+    Expr init;
+    switch (op->type()) {
+      case ReductionOpType::Sum: init = Halide::Internal::make_zero(type); break;
+      case ReductionOpType::Product: init = Halide::Internal::make_one(type); break;
+      case ReductionOpType::Max:
+        init = type.is_float() ? Halide::cast(type, Expr(-std::numeric_limits<double>::infinity()))
+                               : type.min();
+        break;
+      case ReductionOpType::Min:
+        init = type.is_float() ? Halide::cast(type, Expr(std::numeric_limits<double>::infinity()))
+                               : type.max();
+        break;
+    }
+    Func accumulator(numbered("acc", out->name()));
+    std::vector<Expr> pure(vars.begin(), vars.end());
+    if (vars.empty()) {
+      accumulator() = init;
+    } else {
+      accumulator(vars) = init;
+    }
+    Expr current = vars.empty() ? accumulator() : accumulator(pure);
+    Expr updated;
+    switch (op->type()) {
+      case ReductionOpType::Sum: updated = current + element; break;
+      case ReductionOpType::Product: updated = current * element; break;
+      case ReductionOpType::Max: updated = Halide::max(current, element); break;
+      case ReductionOpType::Min: updated = Halide::min(current, element); break;
+    }
+    if (vars.empty()) {
+      accumulator() = updated;
+    } else {
+      accumulator(pure) = updated;
+    }
+    reductions_.push_back({accumulator, op, !axes.empty() && axes.back() == rank - 1, domain});
+    define(out, [&](const Index& i) {
+      return i.empty() ? accumulator() : accumulator(Index(i.rbegin(), i.rend()));
+    });
+  }
+
+  void lowerReshape(const ReshapeOp* op) {
+    const TensorView* in = op->in();
+    const TensorView* out = op->out();
+    define(out, [&](const Index& i) {
+      Expr linear = 0;
+      for (int64_t axis = 0; axis < out->rank(); ++axis) {
+        linear = linear * extent(out, axis) + i[axis];
+      }
+      Index index(static_cast<size_t>(in->rank()));
+      for (int64_t axis = in->rank() - 1; axis >= 0; --axis) {
+        Expr n = extent(in, axis);
+        index[axis] = linear % n;
+        linear = linear / n;
+      }
+      return load(in, index);
+    });
+  }
+
+  // Outputs: vectorized along the innermost axis (several registers per
+  // step, so that a long dependent chain is throughput- not latency-bound)
+  // and parallel over the outer axes.
+  void scheduleOutput(Func& output, const TensorView* tv, std::vector<Var>& vars) {
+    if (vars.empty()) {
+      return;
+    }
+    int vector = lanes(tv) * 4;
+    if (vars.size() == 1) {
+      Var outer("d0o"), inner("d0i");
+      output.split(vars[0], outer, inner, vector * 256, Halide::TailStrategy::GuardWithIf)
+          .vectorize(inner, vector, Halide::TailStrategy::GuardWithIf)
+          .parallel(outer);
+      row_var_[output.name()] = outer;
+      return;
+    }
+    output.vectorize(vars[0], vector, Halide::TailStrategy::GuardWithIf);
+    Var rows = vars.back();
+    for (size_t d = vars.size() - 2; d >= 1; --d) {
+      Var fused(numbered("f", d));
+      output.fuse(vars[d], rows, fused);
+      rows = fused;
+    }
+    output.parallel(rows);
+    row_var_[output.name()] = rows;
+    output_tvs_[output.name()] = tv;
+  }
+
+  // A reduction is computed inside its consumer's parallel row loop when
+  // its outermost kept axis is that loop's axis (softmax's and layer norm's
+  // row statistics: the row stays in cache), else once at the root,
+  // parallel over its own outer axes.
+  void scheduleReductions(std::vector<Func>& outputs) {
+    // Consumers first: a reduction can go inside an output's row loop only
+    // if every reduction reading it went there too.
+    std::unordered_map<const ReductionOp*, int> placed;  // -> output index
+    for (auto it = reductions_.rbegin(); it != reductions_.rend(); ++it) {
+      ReductionFunc& reduction = *it;
+      const TensorView* out = reduction.op->out();
+      Func& acc = reduction.accumulator;
+      int64_t rank = out->rank();
+      std::set<size_t> reading_outputs;
+      std::set<const ReductionOp*> reading_reductions;
+      std::set<const TensorView*> visited;
+      consumersOf(out, reading_outputs, reading_reductions, visited);
+      std::optional<size_t> row_output;
+      if (reading_outputs.size() == 1) {
+        size_t index = *reading_outputs.begin();
+        bool together = std::all_of(
+            reading_reductions.begin(), reading_reductions.end(), [&](const ReductionOp* r) {
+              auto where = placed.find(r);
+              return where != placed.end() && where->second == static_cast<int>(index);
+            });
+        if (together && rank >= 1 && rowAligned(out, signature_.outputs[index])) {
+          row_output = index;
+        }
+      }
+      std::optional<Func> row_consumer;
+      if (row_output.has_value()) {
+        row_consumer = outputs[*row_output];
+        placed[reduction.op] = static_cast<int>(*row_output);
+      }
+      int vector = lanes(out);
+      if (reduction.innermost_reduced) {
+        // Vector lanes over the innermost reduced axis, combined at the end.
+        Halide::RVar outer_r("ro"), inner_r("ri");
+        Var lane("lane");
+        Func partial = acc.update()
+                           .split(reduction.domain[0], outer_r, inner_r, vector,
+                                  Halide::TailStrategy::GuardWithIf)
+                           .rfactor(inner_r, lane);
+        partial.compute_at(acc, rank >= 1 ? Var("d0") : Var::outermost());
+        partial.vectorize(lane).update().vectorize(lane);
+      } else if (rank >= 1) {
+        acc.vectorize(Var("d0"), vector, Halide::TailStrategy::GuardWithIf);
+        acc.update().vectorize(Var("d0"), vector, Halide::TailStrategy::GuardWithIf);
+      }
+      if (row_consumer.has_value()) {
+        acc.compute_at(*row_consumer, row_var_.at(row_consumer->name()));
+        continue;
+      }
+      acc.compute_root();
+      if (rank >= 2) {
+        Var outer(numbered("d", rank - 1));
+        acc.parallel(outer);
+        acc.update().parallel(outer);
+      }
+    }
+  }
+
+  // The kernel outputs and the reductions that read `tv` through inlined
+  // Funcs (pointwise ops and views are inlined into their readers).
+  void consumersOf(const TensorView* tv, std::set<size_t>& outputs,
+                   std::set<const ReductionOp*>& reductions, std::set<const TensorView*>& visited) {
+    if (!visited.insert(tv).second) {
+      return;
+    }
+    for (size_t i = 0; i < signature_.outputs.size(); ++i) {
+      if (signature_.outputs[i] == tv) {
+        outputs.insert(i);
+      }
+    }
+    for (const hostir::Expr* use : tv->uses()) {
+      if (const auto* reduction = dynamic_cast<const ReductionOp*>(use)) {
+        reductions.insert(reduction);
+        continue;
+      }
+      for (const Val* output : use->outputs()) {
+        if (const auto* next = dynamic_cast<const TensorView*>(output)) {
+          consumersOf(next, outputs, reductions, visited);
+        }
+      }
+    }
+  }
+
+  // Whether every axis of `reduced` is the same-numbered outer axis of
+  // `output`, which keeps at least its innermost axis for itself: then one
+  // iteration of the output's row loop needs one element of `reduced`.
+  bool rowAligned(const TensorView* reduced, const TensorView* output) {
+    if (output->rank() < 2 || reduced->rank() > output->rank() - 1) {
+      return false;
+    }
+    for (int64_t axis = 0; axis < reduced->rank(); ++axis) {
+      if (classes_.classOf(reduced, axis) != classes_.classOf(output, axis)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const Fusion& fusion_;
+  const KernelSignature& signature_;
+  const KernelTarget& target_;
+  std::vector<Halide::Argument> arguments_;
+  std::vector<Expr> scalar_exprs_;
+  std::unordered_map<const Val*, Func> funcs_;
+  std::vector<ReductionFunc> reductions_;
+  std::unordered_map<std::string, Var> row_var_;
+  std::unordered_map<std::string, const TensorView*> output_tvs_;
+  AxisClasses classes_;
+};
+
+}  // namespace
+
+HalideKernel lowerToHalide(const Fusion& fusion, const KernelSignature& signature,
+                           const KernelTarget& target) {
+  HOSTIR_ASSERT(!signature.unsupported.has_value(), "lowering an unsupported segment");
+  return Lowering(fusion, signature, target).run();
+}
+
+}  // namespace hostir

@@ -1,0 +1,361 @@
+#include "hostir/kernels/kernel_cache.h"
+
+#include <dlfcn.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <HalideRuntime.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "hostir/ir/error.h"
+#include "hostir/kernels/halide_lowering.h"
+
+extern char** environ;
+
+namespace hostir {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Bump when the lowering changes the code a key produces.
+constexpr const char* kFormat = "v1-halide14";
+constexpr const char* kEntry = "hostir_kernel";
+
+std::mutex g_error_mutex;
+std::string g_last_error;
+KernelParallelFor g_parallel_for = nullptr;
+
+extern "C" void recordKernelError(void* /*user_context*/, const char* message) {
+  std::lock_guard<std::mutex> lock(g_error_mutex);
+  g_last_error = message;
+}
+
+uint64_t fnv1a(const std::string& bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    hash = (hash ^ c) * 1099511628211ull;
+  }
+  return hash;
+}
+
+std::string hex(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::optional<std::string> readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// A name no other process or thread uses in `dir`.
+fs::path temporaryName(const fs::path& dir, const std::string& suffix) {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t salt = std::random_device{}();
+  return dir / (".tmp-" + std::to_string(::getpid()) + "-" + hex(salt + counter++) + suffix);
+}
+
+void writeFileAtomically(const fs::path& target, const std::string& bytes) {
+  fs::path temporary = temporaryName(target.parent_path(), target.extension().string());
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    out << bytes;
+    HOSTIR_CHECK(out.good(), "cannot write the kernel cache file ", temporary.string());
+  }
+  fs::rename(temporary, target);
+}
+
+// Links an object file the engine wrote into a shared library with the
+// system's C compiler driver (no source is compiled here).
+void linkSharedLibrary(const fs::path& object, const fs::path& library) {
+  const char* linker = std::getenv("HOSTIR_KERNEL_LINKER");
+  std::string program = linker != nullptr && *linker != '\0' ? linker : "cc";
+  std::vector<std::string> words{program, "-shared", "-o", library.string(), object.string()};
+  std::vector<char*> argv;
+  for (std::string& word : words) {
+    argv.push_back(word.data());
+  }
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int spawned = posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv.data(), environ);
+  HOSTIR_CHECK(spawned == 0, "cannot run the linker '", program,
+               "' to make a kernel library (install build-essential, or name another linker in "
+               "HOSTIR_KERNEL_LINKER)");
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  HOSTIR_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the linker '", program,
+               "' failed to make the kernel library ", library.string());
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void warn(const std::string& message) {
+  std::cerr << "hostir: warning: " << message << std::endl;
+}
+
+Halide::Target engineTarget(const KernelTarget& target, bool with_runtime) {
+  Halide::Target engine(target.engine_target);
+  if (!with_runtime) {
+    engine = engine.with_feature(Halide::Target::NoRuntime);
+  }
+  if (!target.fast_math) {
+    engine = engine.with_feature(Halide::Target::StrictFloat);
+  }
+  return engine;
+}
+
+// The key file holds the full key and the library's checksum; an entry is
+// used only when both match (a hash collision, a foreign format or a
+// truncated or corrupt library is ignored).
+std::string keyFileText(const std::string& key, const std::string& library_bytes) {
+  return key + "\nlibrary-fnv1a:" + hex(fnv1a(library_bytes)) + "\n";
+}
+
+// The verified library of an entry, or nullopt (with a warning when the
+// entry exists but is not usable).
+std::optional<fs::path> verifiedEntry(const fs::path& dir, const std::string& name,
+                                      const std::string& key) {
+  fs::path key_file = dir / (name + ".key");
+  fs::path library = dir / (name + ".so");
+  std::optional<std::string> key_text = readFile(key_file);
+  if (!key_text.has_value()) {
+    return std::nullopt;
+  }
+  std::optional<std::string> bytes = readFile(library);
+  if (!bytes.has_value()) {
+    warn("kernel cache entry " + key_file.string() + " has no library; recompiling it");
+    return std::nullopt;
+  }
+  if (*key_text != keyFileText(key, *bytes)) {
+    warn("kernel cache entry " + library.string() +
+         " does not match its key (another version, a collision or a corrupt file); "
+         "ignoring it and recompiling");
+    return std::nullopt;
+  }
+  return library;
+}
+
+void storeEntry(const fs::path& dir, const std::string& name, const std::string& key,
+                const fs::path& built_library) {
+  std::optional<std::string> bytes = readFile(built_library);
+  HOSTIR_CHECK(bytes.has_value(), "cannot read the kernel library ", built_library.string());
+  fs::rename(built_library, dir / (name + ".so"));
+  // The key last: an entry without its key is never read.
+  writeFileAtomically(dir / (name + ".key"), keyFileText(key, *bytes));
+}
+
+std::string fullKey(const KernelSignature& signature, const KernelTarget& target) {
+  return std::string("format:") + kFormat + "\ntarget:" + target.toString() + "\n" +
+         signature.canonical;
+}
+
+}  // namespace
+
+void setKernelParallelFor(KernelParallelFor parallel_for) {
+  g_parallel_for = parallel_for;
+}
+
+bool kernelsEnabled() {
+  const char* value = std::getenv("HOSTIR_KERNELS");
+  if (value == nullptr || std::string(value).empty() || std::string(value) == "compiled") {
+    return true;
+  }
+  HOSTIR_CHECK(std::string(value) == "aten", "HOSTIR_KERNELS=", value,
+               " is not a kernel mode; valid values are compiled (the default: each segment "
+               "runs as one native kernel where it can) and aten (every segment op by op "
+               "through ATen)");
+  return false;
+}
+
+CompiledKernel::CompiledKernel(void* library, int (*entry)(void**), std::string hash,
+                               KernelTarget target)
+    : library_(library), entry_(entry), hash_(std::move(hash)), target_(std::move(target)) {}
+
+CompiledKernel::~CompiledKernel() {
+  // Libraries stay loaded: unloading one whose code another thread may
+  // still be returning through is not worth the memory it frees.
+  (void)library_;
+}
+
+void CompiledKernel::call(void** args) const {
+  int status = entry_(args);
+  if (status != 0) {
+    std::string message;
+    {
+      std::lock_guard<std::mutex> lock(g_error_mutex);
+      message = g_last_error;
+    }
+    HOSTIR_THROW("the compiled kernel ", hash_, " failed (status ", status, "): ", message);
+  }
+}
+
+KernelCache& KernelCache::global() {
+  static KernelCache* cache = new KernelCache();  // never destroyed: kernels outlive statics
+  return *cache;
+}
+
+fs::path KernelCache::directory() const {
+  fs::path base;
+  if (const char* dir = std::getenv("HOSTIR_KERNEL_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+    base = dir;
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    base = fs::path(xdg) / "hostir" / "kernels";
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    base = fs::path(home) / ".cache" / "hostir" / "kernels";
+  } else {
+    base = fs::temp_directory_path() / "hostir-kernels";
+  }
+  return base / kFormat;
+}
+
+std::string KernelCache::keyHash(const KernelSignature& signature, const KernelTarget& target) {
+  return hex(fnv1a(fullKey(signature, target)));
+}
+
+void KernelCache::clearMemory() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  kernels_.clear();
+}
+
+void KernelCache::ensureRuntime(const fs::path& dir, const KernelTarget& target) {
+  if (runtimes_.count(target.engine_target) != 0) {
+    return;
+  }
+  std::string key = std::string("format:") + kFormat + "\nruntime:" + target.engine_target;
+  std::string name = "runtime-" + hex(fnv1a(key));
+  std::optional<fs::path> library = verifiedEntry(dir, name, key);
+  if (!library.has_value()) {
+    fs::path object = temporaryName(dir, ".o");
+    fs::path built = temporaryName(dir, ".so");
+    Halide::compile_standalone_runtime(object.string(), engineTarget(target, true));
+    linkSharedLibrary(object, built);
+    fs::remove(object);
+    storeEntry(dir, name, key, built);
+    library = dir / (name + ".so");
+  }
+  // Global: the kernels' references to the engine's runtime resolve here.
+  void* handle = dlopen(library->c_str(), RTLD_NOW | RTLD_GLOBAL);
+  HOSTIR_CHECK(handle != nullptr, "cannot load the kernel runtime ", library->string(), ": ",
+               dlerror());
+  using SetError = void* (*)(void (*)(void*, const char*));
+  using SetParallelFor = void* (*)(KernelParallelFor);
+  auto set_error = reinterpret_cast<SetError>(dlsym(handle, "halide_set_error_handler"));
+  auto set_parallel_for =
+      reinterpret_cast<SetParallelFor>(dlsym(handle, "halide_set_custom_do_par_for"));
+  HOSTIR_CHECK(set_error != nullptr && set_parallel_for != nullptr, "the kernel runtime ",
+               library->string(), " lacks the engine's handler entry points");
+  set_error(&recordKernelError);
+  HOSTIR_ASSERT(g_parallel_for != nullptr, "no parallel-for installed before loading kernels");
+  set_parallel_for(g_parallel_for);
+  runtimes_[target.engine_target] = handle;
+}
+
+std::shared_ptr<CompiledKernel> KernelCache::load(const fs::path& dir, const std::string& hash,
+                                                  const std::string& key,
+                                                  const KernelTarget& target) {
+  std::optional<fs::path> library = verifiedEntry(dir, hash, key);
+  if (!library.has_value()) {
+    return nullptr;
+  }
+  void* handle = dlopen(library->c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    warn("cannot load the cached kernel " + library->string() + " (" + dlerror() +
+         "); recompiling it");
+    return nullptr;
+  }
+  auto entry =
+      reinterpret_cast<int (*)(void**)>(dlsym(handle, (std::string(kEntry) + "_argv").c_str()));
+  if (entry == nullptr) {
+    warn("the cached kernel " + library->string() + " has no entry point; recompiling it");
+    return nullptr;
+  }
+  return std::make_shared<CompiledKernel>(handle, entry, hash, target);
+}
+
+std::shared_ptr<const CompiledKernel> KernelCache::get(const Fusion& fusion,
+                                                       const KernelSignature& signature,
+                                                       const KernelTarget& target) {
+  HOSTIR_ASSERT(!signature.unsupported.has_value(), "compiling an unsupported segment");
+  std::string key = fullKey(signature, target);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = kernels_.find(key); it != kernels_.end()) {
+    return it->second;
+  }
+  auto start = std::chrono::steady_clock::now();
+  fs::path dir = directory();
+  std::error_code error;
+  fs::create_directories(dir, error);
+  HOSTIR_CHECK(!error, "cannot create the kernel cache directory ", dir.string(), ": ",
+               error.message(), "; set HOSTIR_KERNEL_CACHE_DIR to a writable directory");
+  ensureRuntime(dir, target);
+  std::string hash = hex(fnv1a(key));
+  std::shared_ptr<CompiledKernel> kernel = load(dir, hash, key, target);
+  bool from_disk = kernel != nullptr;
+  if (kernel == nullptr) {
+    HalideKernel lowered = lowerToHalide(fusion, signature, target);
+    fs::path object = temporaryName(dir, ".o");
+    fs::path built = temporaryName(dir, ".so");
+    try {
+      lowered.pipeline.compile_to_object(object.string(), lowered.arguments, kEntry,
+                                         engineTarget(target, false));
+    } catch (const std::exception& e) {
+      HOSTIR_THROW("the kernel compiler (Halide) failed on the segment\n", fusion.toString(),
+                   e.what());
+    }
+    linkSharedLibrary(object, built);
+    fs::remove(object);
+    storeEntry(dir, hash, key, built);
+    kernel = load(dir, hash, key, target);
+    HOSTIR_CHECK(kernel != nullptr, "the kernel just compiled into ", dir.string(),
+                 " cannot be loaded");
+    ++compiled_;
+  } else {
+    ++loaded_from_disk_;
+  }
+  kernel->setOrigin(from_disk, secondsSince(start));
+  kernels_[key] = kernel;
+  return kernel;
+}
+
+size_t KernelCache::crossCompile(const Fusion& fusion, const KernelSignature& signature,
+                                 const KernelTarget& target) {
+  HalideKernel lowered = lowerToHalide(fusion, signature, target);
+  fs::path object = temporaryName(fs::temp_directory_path(), ".o");
+  lowered.pipeline.compile_to_object(object.string(), lowered.arguments, kEntry,
+                                     engineTarget(target, false));
+  size_t bytes = fs::file_size(object);
+  fs::remove(object);
+  return bytes;
+}
+
+std::string KernelCache::loopNest(const Fusion& fusion, const KernelSignature& signature,
+                                  const KernelTarget& target) {
+  HalideKernel lowered = lowerToHalide(fusion, signature, target);
+  fs::path stmt = temporaryName(fs::temp_directory_path(), ".stmt");
+  lowered.pipeline.compile_to_lowered_stmt(stmt.string(), lowered.arguments, Halide::Text,
+                                           engineTarget(target, false));
+  std::string text = readFile(stmt).value_or("");
+  fs::remove(stmt);
+  return text;
+}
+
+}  // namespace hostir

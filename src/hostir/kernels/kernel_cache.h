@@ -1,0 +1,120 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "hostir/ir/fusion.h"
+#include "hostir/kernels/kernel_signature.h"
+#include "hostir/kernels/kernel_target.h"
+
+namespace hostir {
+
+// Halide's parallel-loop hook: the runtime installs one (its thread pool,
+// runtime/compiled_segment.cpp) before any kernel loads, so kernels share
+// the rank's thread budget instead of starting a pool of their own.
+using KernelTask = int (*)(void* user_context, int index, unsigned char* closure);
+using KernelParallelFor = int (*)(void* user_context, KernelTask task, int min, int size,
+                                  unsigned char* closure);
+void setKernelParallelFor(KernelParallelFor parallel_for);
+
+// One native kernel, loaded and callable.
+class CompiledKernel {
+ public:
+  CompiledKernel(void* library, int (*entry)(void**), std::string hash, KernelTarget target);
+  ~CompiledKernel();
+  CompiledKernel(const CompiledKernel&) = delete;
+  CompiledKernel& operator=(const CompiledKernel&) = delete;
+
+  // args: a halide_buffer_t* per tensor input, a pointer to each scalar
+  // (int64_t or double), a halide_buffer_t* per output. A failure (a buffer
+  // the kernel cannot take) is a hostir::Error with the engine's message.
+  void call(void** args) const;
+
+  void setOrigin(bool from_disk, double seconds) {
+    from_disk_ = from_disk;
+    seconds_ = seconds;
+  }
+  const std::string& hash() const {
+    return hash_;
+  }
+  const KernelTarget& target() const {
+    return target_;
+  }
+  // Loaded from the disk cache (not compiled by this process).
+  bool fromDisk() const {
+    return from_disk_;
+  }
+  // Compile (or load) time.
+  double seconds() const {
+    return seconds_;
+  }
+
+ private:
+  void* library_;
+  int (*entry_)(void**);
+  std::string hash_;
+  KernelTarget target_;
+  bool from_disk_ = false;
+  double seconds_ = 0.0;
+};
+
+// Kernels by canonical form: in memory for the process, on disk across
+// processes (docs/kernels.md, "The cache"). The directory is
+// HOSTIR_KERNEL_CACHE_DIR, else $XDG_CACHE_HOME/hostir/kernels, else
+// ~/.cache/hostir/kernels, with one subfolder per format version. Entries
+// are written to a temporary name and renamed, so ranks compiling the same
+// kernel at once never see half a file; an entry whose key or checksum does
+// not match is ignored with a warning and replaced.
+class KernelCache {
+ public:
+  static KernelCache& global();
+
+  // The kernel of `fusion` (analyzed as `signature`) for `target`, which
+  // must run on this machine: from memory, else from disk, else compiled.
+  // Throws hostir::Error when the engine fails.
+  std::shared_ptr<const CompiledKernel> get(const Fusion& fusion, const KernelSignature& signature,
+                                            const KernelTarget& target);
+
+  // Compiles `fusion` for `target` without loading it (any target: a
+  // cross-compilation); returns the object file's size in bytes.
+  size_t crossCompile(const Fusion& fusion, const KernelSignature& signature,
+                      const KernelTarget& target);
+
+  // The engine's loop nest of the kernel (HOSTIR_DUMP=kernels).
+  std::string loopNest(const Fusion& fusion, const KernelSignature& signature,
+                       const KernelTarget& target);
+
+  std::filesystem::path directory() const;
+  // The cache key's hash for a segment and target (the entry's file name).
+  static std::string keyHash(const KernelSignature& signature, const KernelTarget& target);
+
+  // Counters, for tests and `hostir lower`.
+  int compiled() const {
+    return compiled_;
+  }
+  int loadedFromDisk() const {
+    return loaded_from_disk_;
+  }
+  // Forgets the in-memory kernels (tests: the next get reads the disk).
+  void clearMemory();
+
+ private:
+  std::shared_ptr<CompiledKernel> load(const std::filesystem::path& dir, const std::string& hash,
+                                       const std::string& key, const KernelTarget& target);
+  void ensureRuntime(const std::filesystem::path& dir, const KernelTarget& target);
+
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels_;
+  std::unordered_map<std::string, void*> runtimes_;
+  int compiled_ = 0;
+  int loaded_from_disk_ = 0;
+};
+
+// HOSTIR_KERNELS: "compiled" (default) or "aten" (every segment through the
+// ATen interpreter); anything else is an error listing both.
+bool kernelsEnabled();
+
+}  // namespace hostir

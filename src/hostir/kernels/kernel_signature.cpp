@@ -1,0 +1,211 @@
+#include "hostir/kernels/kernel_signature.h"
+
+#include <cstdio>
+#include <sstream>
+#include <unordered_map>
+
+#include "hostir/ir/iter_domain.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/tensor_view.h"
+
+namespace hostir {
+
+size_t KernelSignature::valueArgument(const Val* value) {
+  for (size_t i = 0; i < scalars.size(); ++i) {
+    if (scalars[i].kind == KernelScalarArgument::Kind::Value && scalars[i].value == value) {
+      return i;
+    }
+  }
+  KernelScalarArgument argument;
+  argument.kind = KernelScalarArgument::Kind::Value;
+  argument.value = value;
+  argument.floating = isFloatingType(value->dtype());
+  scalars.push_back(argument);
+  return scalars.size() - 1;
+}
+
+size_t KernelSignature::extentArgument(const TensorView* tensor, int64_t axis) {
+  for (size_t i = 0; i < scalars.size(); ++i) {
+    if (scalars[i].kind == KernelScalarArgument::Kind::Extent && scalars[i].tensor == tensor &&
+        scalars[i].axis == axis) {
+      return i;
+    }
+  }
+  KernelScalarArgument argument;
+  argument.kind = KernelScalarArgument::Kind::Extent;
+  argument.tensor = tensor;
+  argument.axis = axis;
+  scalars.push_back(argument);
+  return scalars.size() - 1;
+}
+
+namespace {
+
+// The ops the kernel lowering takes (halide_lowering.cpp has a case for
+// each); anything else runs through ATen.
+bool isCompilableOp(const Expr* expr) {
+  if (expr->isA<MatmulOp>() || expr->isA<LinearOp>()) {
+    return false;  // BLAS, through ATen (docs/kernels.md)
+  }
+  if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
+    // The kernels' erf is accurate to float32, not float64.
+    return unary->type() != UnaryOpType::Gelu || unary->out()->dtype() != DataType::Double;
+  }
+  if (const auto* binary = dynamic_cast<const BinaryOp*>(expr)) {
+    return binary->type() != BinaryOpType::CeilDiv && binary->type() != BinaryOpType::Mod;
+  }
+  return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<ReductionOp>() ||
+         expr->isA<BroadcastOp>() || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||
+         expr->isA<PermuteOp>() || expr->isA<ReshapeOp>() || expr->isA<FullOp>();
+}
+
+std::string exactDouble(double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%a", value);
+  return text;
+}
+
+std::string canonicalAttribute(const Attribute& attribute) {
+  if (const auto* d = std::get_if<double>(&attribute)) {
+    return exactDouble(*d);
+  }
+  return toString(attribute);
+}
+
+// Names Vals by first appearance, so the canonical form does not depend on
+// the IR's name numbers.
+class CanonicalWriter {
+ public:
+  std::string name(const Val* val) {
+    auto [it, inserted] = names_.emplace(val, names_.size());
+    std::string text = "v";
+    text += std::to_string(it->second);
+    if (!inserted) {
+      return text;
+    }
+    text += ":";
+    text += toString(val->dtype());
+    if (const auto* tv = dynamic_cast<const TensorView*>(val)) {
+      text += "[";
+      for (const IterDomain* id : tv->getLogicalDomain()) {
+        text += id->isReduction() ? 'r' : id->isBroadcast() ? 'b' : 'i';
+      }
+      text += "]";
+    } else if (const auto* scalar = dynamic_cast<const Scalar*>(val);
+               scalar != nullptr && scalar->isConst()) {
+      const ScalarValue& value = *scalar->value();
+      text += "=";
+      if (const auto* d = std::get_if<double>(&value)) {
+        text += exactDouble(*d);
+      } else {
+        text += toString(value);
+      }
+    } else {
+      text += "=sym";
+    }
+    return text;
+  }
+
+ private:
+  std::unordered_map<const Val*, size_t> names_;
+};
+
+// The extents an op's lowering reads (halide_lowering.cpp asks for exactly
+// these): a reduction's reduced axes, a reshape's every axis, the sliced or
+// selected axis (to normalize a negative or out-of-range bound).
+void addExtentArguments(const Expr* expr, KernelSignature& signature) {
+  if (const auto* reduction = dynamic_cast<const ReductionOp*>(expr)) {
+    for (int64_t axis : reduction->axes()) {
+      signature.extentArgument(reduction->in(), axis);
+    }
+  } else if (const auto* reshape = dynamic_cast<const ReshapeOp*>(expr)) {
+    for (int64_t axis = 0; axis < reshape->in()->rank(); ++axis) {
+      signature.extentArgument(reshape->in(), axis);
+    }
+    for (int64_t axis = 0; axis < reshape->out()->rank(); ++axis) {
+      signature.extentArgument(reshape->out(), axis);
+    }
+  } else if (const auto* slice = dynamic_cast<const SliceOp*>(expr)) {
+    signature.extentArgument(slice->in(), slice->dim());
+  } else if (const auto* select = dynamic_cast<const SelectOp*>(expr)) {
+    signature.extentArgument(select->in(), select->dim());
+  }
+}
+
+}  // namespace
+
+KernelSignature analyzeSegment(const Fusion& fusion) {
+  KernelSignature signature;
+  CanonicalWriter writer;
+  std::ostringstream canonical;
+  canonical << "in(";
+  for (const Val* input : fusion.inputs()) {
+    canonical << writer.name(input) << " ";
+    if (const auto* tv = dynamic_cast<const TensorView*>(input)) {
+      signature.tensor_inputs.push_back(tv);
+    } else {
+      signature.valueArgument(input);
+    }
+  }
+  canonical << ")\n";
+  for (const Expr* expr : fusion.exprs()) {
+    if (expr->outputs().empty() || expr->output(0)->vtype() != ValType::TensorView) {
+      continue;  // scalar arithmetic: evaluated by the caller where an op reads it
+    }
+    if (!isCompilableOp(expr)) {
+      if (!signature.unsupported.has_value()) {
+        signature.unsupported = expr->displayName() + " has no kernel lowering (" +
+                                expr->output(0)->toInlineString() + ")";
+      }
+      continue;
+    }
+    canonical << expr->opName() << "{";
+    for (const Attribute& attribute : expr->attributes()) {
+      canonical << canonicalAttribute(attribute) << ";";
+    }
+    canonical << "}(";
+    for (const Val* input : expr->inputs()) {
+      canonical << writer.name(input) << " ";
+      // Scalar operands that are not constants become run-time arguments.
+      const auto* scalar = dynamic_cast<const Scalar*>(input);
+      if (input->vtype() != ValType::TensorView && (scalar == nullptr || !scalar->isConst())) {
+        signature.valueArgument(input);
+      }
+    }
+    addExtentArguments(expr, signature);
+    canonical << ")->(";
+    for (const Val* output : expr->outputs()) {
+      canonical << writer.name(output) << " ";
+    }
+    canonical << ")\n";
+  }
+  canonical << "out(";
+  for (const Val* output : fusion.outputs()) {
+    canonical << writer.name(output) << " ";
+    const auto* tv = dynamic_cast<const TensorView*>(output);
+    if (tv == nullptr) {
+      signature.unsupported = "scalar output " + output->toInlineString();
+      continue;
+    }
+    if (tv->hasEncoding() && tv->encoding()->isResolved() &&
+        !tv->encoding()->resolved->isIdentity()) {
+      signature.unsupported = "output " + tv->toInlineString() + " is written in panels";
+    }
+    signature.outputs.push_back(tv);
+  }
+  canonical << ")\n";
+  for (const TensorView* tv : signature.tensor_inputs) {
+    if (tv->hasEncoding() && tv->encoding()->isResolved() &&
+        !tv->encoding()->resolved->isIdentity()) {
+      signature.unsupported = "input " + tv->toInlineString() + " is read in panels";
+    }
+  }
+  if (fusion.exprs().empty()) {
+    signature.unsupported = "the segment computes nothing";
+  }
+  signature.canonical = canonical.str();
+  return signature;
+}
+
+}  // namespace hostir

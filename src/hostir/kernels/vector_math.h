@@ -1,0 +1,22 @@
+#pragma once
+
+#include <Halide.h>
+
+namespace hostir {
+
+// Transcendental functions as Halide expressions that vectorize. Halide's
+// own exp/log/tanh on float32 call the scalar C library once per lane, so
+// float32 uses range reduction plus a minimax polynomial (the Cephes
+// expf scheme, within 2 ulp of expf on the finite range, overflow to inf,
+// underflow to 0, NaN kept); float64 keeps Halide's exact calls.
+Halide::Expr vectorExp(const Halide::Expr& x);
+Halide::Expr vectorLog(const Halide::Expr& x);
+Halide::Expr vectorTanh(const Halide::Expr& x);
+Halide::Expr vectorSigmoid(const Halide::Expr& x);
+// Exact (erf) GELU: x / 2 * (1 + erf(x / sqrt(2))).
+Halide::Expr vectorGelu(const Halide::Expr& x);
+// erf for float32 (absolute error below 2e-7) and float64 (Halide has no
+// erf: the same series in double, so a float64 GELU is not compiled).
+Halide::Expr vectorErf(const Halide::Expr& x);
+
+}  // namespace hostir

@@ -1,0 +1,260 @@
+#include "hostir/runtime/compiled_segment.h"
+
+#include <ATen/Parallel.h>
+#include <HalideRuntime.h>
+
+#include <iostream>
+#include <mutex>
+#include <unordered_set>
+
+#include "hostir/ir/ops.h"
+#include "hostir/ir/options.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/expression_evaluator.h"
+#include "hostir/runtime/target_detection.h"
+
+namespace hostir {
+
+namespace {
+
+// Kernels' parallel loops run on ATen's intra-op pool: the rank's thread
+// budget (runtime/thread_budget_aten.h) holds for them too.
+int parallelForOnAten(void* user_context, KernelTask task, int min, int size,
+                      unsigned char* closure) {
+  std::atomic<int> status{0};
+  at::parallel_for(min, min + size, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      int result = task(user_context, static_cast<int>(i), closure);
+      if (result != 0) {
+        status = result;
+      }
+    }
+  });
+  return status.load();
+}
+
+halide_type_t halideType(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat: return halide_type_t(halide_type_float, 32);
+    case at::kDouble: return halide_type_t(halide_type_float, 64);
+    case at::kHalf: return halide_type_t(halide_type_float, 16);
+    case at::kBFloat16: return halide_type_t(halide_type_bfloat, 16);
+    case at::kInt: return halide_type_t(halide_type_int, 32);
+    case at::kLong: return halide_type_t(halide_type_int, 64);
+    case at::kBool: return halide_type_t(halide_type_uint, 1);
+    default: break;
+  }
+  HOSTIR_THROW("a compiled kernel cannot take tensors of type ", type);
+}
+
+constexpr int64_t kMaxBufferBytes = (int64_t{1} << 31) - 1;
+
+// A kernel buffer over a tensor's memory: Halide's dimension 0 is the
+// tensor's innermost axis.
+struct KernelBuffer {
+  halide_buffer_t buffer{};
+  std::vector<halide_dimension_t> dims;
+
+  explicit KernelBuffer(const at::Tensor& tensor) {
+    int64_t rank = tensor.dim();
+    dims.resize(static_cast<size_t>(rank));
+    for (int64_t axis = 0; axis < rank; ++axis) {
+      halide_dimension_t& dim = dims[static_cast<size_t>(rank - 1 - axis)];
+      dim.min = 0;
+      dim.extent = static_cast<int32_t>(tensor.size(axis));
+      // A size-1 axis is never stepped along: any stride will do.
+      dim.stride = tensor.size(axis) == 1 ? 1 : static_cast<int32_t>(tensor.stride(axis));
+      dim.flags = 0;
+    }
+    buffer.host = static_cast<uint8_t*>(tensor.data_ptr());
+    buffer.type = halideType(tensor.scalar_type());
+    buffer.dimensions = static_cast<int32_t>(rank);
+    buffer.dim = dims.empty() ? nullptr : dims.data();
+  }
+  KernelBuffer(const KernelBuffer&) = delete;
+};
+
+bool innermostContiguous(const at::Tensor& tensor) {
+  return tensor.dim() == 0 || tensor.size(-1) == 1 || tensor.stride(-1) == 1;
+}
+
+// Strides and offsets a kernel buffer can hold (int32 per dimension).
+bool fitsKernelBuffer(const at::Tensor& tensor) {
+  if (tensor.numel() == 0 || tensor.nbytes() > static_cast<size_t>(kMaxBufferBytes)) {
+    return false;
+  }
+  for (int64_t axis = 0; axis < tensor.dim(); ++axis) {
+    if (tensor.stride(axis) < 0 || tensor.stride(axis) > kMaxBufferBytes) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void installParallelFor() {
+  static std::once_flag once;
+  std::call_once(once, [] { setKernelParallelFor(&parallelForOnAten); });
+}
+
+}  // namespace
+
+CompiledSegment::CompiledSegment(KernelSignature signature,
+                                 std::shared_ptr<const CompiledKernel> kernel, const Fusion& fusion)
+    : signature_(std::move(signature)), kernel_(std::move(kernel)), fusion_(&fusion) {
+  for (const Expr* expr : fusion.exprs()) {
+    if (expr->isA<SelectOp>()) {
+      selects_.push_back(expr);
+    }
+  }
+}
+
+std::unique_ptr<CompiledSegment> CompiledSegment::compile(const Fusion& fusion,
+                                                          std::string* why_not) {
+  auto fail = [&](std::string reason) {
+    if (why_not != nullptr) {
+      *why_not = std::move(reason);
+    }
+    return nullptr;
+  };
+  if (!kernelsEnabled()) {
+    return fail("HOSTIR_KERNELS=aten");
+  }
+  KernelSignature signature = analyzeSegment(fusion);
+  if (signature.unsupported.has_value()) {
+    return fail(*signature.unsupported);
+  }
+  installParallelFor();
+  KernelTarget target = kernelTargetFor(localTarget());
+  std::shared_ptr<const CompiledKernel> kernel;
+  try {
+    kernel = KernelCache::global().get(fusion, signature, target);
+  } catch (const Error& error) {
+    std::cerr << "hostir: warning: a segment runs through ATen because its kernel failed to "
+                 "compile: "
+              << error.what() << std::endl;
+    return fail(std::string("the kernel failed to compile: ") + error.what());
+  }
+  if (isDumpEnabled("kernels")) {
+    static std::mutex dumped_mutex;
+    static std::unordered_set<std::string> dumped;
+    std::lock_guard<std::mutex> lock(dumped_mutex);
+    if (dumped.insert(kernel->hash()).second) {
+      std::cout << "=== kernel " << kernel->hash() << " for " << target.toString()
+                << (kernel->fromDisk() ? ", loaded from the disk cache" : ", compiled") << " in "
+                << kernel->seconds() * 1e3 << " ms\n"
+                << fusion.toString() << KernelCache::global().loopNest(fusion, signature, target)
+                << std::flush;
+    }
+  }
+  return std::unique_ptr<CompiledSegment>(
+      new CompiledSegment(std::move(signature), std::move(kernel), fusion));
+}
+
+bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<PolymorphicValue>& inputs,
+                          std::vector<at::Tensor>& outputs) {
+  std::vector<at::Tensor> tensors;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (const auto* tensor = std::get_if<at::Tensor>(&inputs[i])) {
+      at::Tensor input = innermostContiguous(*tensor) ? *tensor : tensor->contiguous();
+      if (!fitsKernelBuffer(input)) {
+        return false;
+      }
+      tensors.push_back(input);
+    }
+  }
+  HOSTIR_ASSERT(tensors.size() == signature_.tensor_inputs.size(),
+                "compiled segment: tensor inputs do not match its signature");
+  for (const Expr* expr : selects_) {
+    const auto* select = expr->as<SelectOp>();
+    int64_t n = ee.evaluateShape(select->in())[select->dim()];
+    int64_t index = ee.evaluateInt(select->index());
+    HOSTIR_CHECK(index >= -n && index < n, "select: index ", index, " is out of range for ",
+                 select->in()->toInlineString(), " whose axis ", select->dim(), " has ", n,
+                 " elements; valid indices are [", -n, ", ", n, ")");
+  }
+  union ScalarSlot {
+    int64_t integer;
+    double floating;
+  };
+  std::vector<ScalarSlot> scalars(signature_.scalars.size());
+  for (size_t i = 0; i < scalars.size(); ++i) {
+    const KernelScalarArgument& argument = signature_.scalars[i];
+    if (argument.kind == KernelScalarArgument::Kind::Extent) {
+      scalars[i].integer = ee.evaluateShape(argument.tensor)[argument.axis];
+      continue;
+    }
+    PolymorphicValue value = ee.evaluate(argument.value);
+    if (argument.floating) {
+      if (const auto* d = std::get_if<double>(&value)) {
+        scalars[i].floating = *d;
+      } else if (const auto* n = std::get_if<int64_t>(&value)) {
+        scalars[i].floating = static_cast<double>(*n);
+      } else {
+        scalars[i].floating = std::get<bool>(value) ? 1.0 : 0.0;
+      }
+    } else if (const auto* n = std::get_if<int64_t>(&value)) {
+      scalars[i].integer = *n;
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      scalars[i].integer = *b ? 1 : 0;
+    } else {
+      HOSTIR_THROW("the scalar ", argument.value->toInlineString(), " should be an integer, got ",
+                   describeValue(value));
+    }
+  }
+  // Outputs: the caller's buffers where the kernel can write them, else a
+  // fresh tensor copied into the caller's buffer afterwards.
+  std::vector<at::Tensor> targets(signature_.outputs.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const TensorView* tv = signature_.outputs[i];
+    if (i < outputs.size() && outputs[i].defined() && innermostContiguous(outputs[i])) {
+      targets[i] = outputs[i];
+    } else {
+      targets[i] =
+          at::empty(ee.evaluateShape(tv), at::TensorOptions().dtype(toAtenType(tv->dtype())));
+    }
+    if (targets[i].numel() == 0) {
+      // Nothing to write; an empty output of a non-empty input still runs
+      // through ATen, which knows the op's empty-input rules.
+      return false;
+    }
+    if (!fitsKernelBuffer(targets[i])) {
+      return false;
+    }
+  }
+  std::vector<std::unique_ptr<KernelBuffer>> buffers;
+  std::vector<void*> args;
+  for (const at::Tensor& tensor : tensors) {
+    buffers.push_back(std::make_unique<KernelBuffer>(tensor));
+    args.push_back(&buffers.back()->buffer);
+  }
+  for (ScalarSlot& slot : scalars) {
+    args.push_back(&slot);
+  }
+  for (const at::Tensor& tensor : targets) {
+    buffers.push_back(std::make_unique<KernelBuffer>(tensor));
+    args.push_back(&buffers.back()->buffer);
+  }
+  kernel_->call(args.data());
+  outputs.resize(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (outputs[i].defined() && !outputs[i].is_same(targets[i])) {
+      outputs[i].copy_(targets[i]);
+    } else {
+      outputs[i] = targets[i];
+    }
+  }
+  return true;
+}
+
+std::string describeSegmentExecution(const Fusion& fusion) {
+  if (!kernelsEnabled()) {
+    return "ATen (HOSTIR_KERNELS=aten)";
+  }
+  KernelSignature signature = analyzeSegment(fusion);
+  if (signature.unsupported.has_value()) {
+    return "ATen: " + *signature.unsupported;
+  }
+  return "compiled kernel for " + kernelTargetFor(localTarget()).toString();
+}
+
+}  // namespace hostir

@@ -1,0 +1,286 @@
+// Compiled kernels against the ATen interpreter on the same inputs, per
+// dtype: each case builds one segment, runs it compiled (the default) and
+// with HOSTIR_KERNELS=aten, checks the compiled run really ran a kernel, and
+// compares with the dtype's tolerance.
+
+#include <functional>
+
+#include "common/scoped_env.h"
+#include "hostir/ir/arith.h"
+#include "runtime/runtime_test_utils.h"
+
+namespace hostir::test {
+namespace {
+
+using Build = std::function<void(std::vector<TensorView*>&)>;
+
+struct Shaped {
+  std::vector<int64_t> sizes;
+  DataType dtype;
+};
+
+TensorView* inputOf(const Shaped& shaped) {
+  std::vector<Val*> extents;
+  for (size_t i = 0; i < shaped.sizes.size(); ++i) {
+    extents.push_back(shaped.sizes[i] == 1
+                          ? static_cast<Val*>(IrBuilder::create<Scalar>(int64_t{1}))
+                          : IrBuilder::create<Scalar>(DataType::Int64));
+  }
+  TensorView* tv = makeTensorOver(extents, shaped.dtype);
+  FusionGuard::getCurFusion()->addInput(tv);
+  return tv;
+}
+
+// Builds the segment twice (compiled and ATen), runs both on the same
+// inputs, and compares every output.
+void expectCompiledMatchesAten(
+    const std::vector<Shaped>& inputs,
+    const std::function<std::vector<TensorView*>(const std::vector<TensorView*>&)>& build,
+    bool positive = false) {
+  auto make = [&]() {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard guard(fusion.get());
+    std::vector<TensorView*> tvs;
+    for (const Shaped& shaped : inputs) {
+      tvs.push_back(inputOf(shaped));
+    }
+    for (TensorView* out : build(tvs)) {
+      fusion->addOutput(out);
+    }
+    return std::make_unique<FusionExecutor>(std::move(fusion));
+  };
+  std::vector<PolymorphicValue> values;
+  at::manual_seed(1);
+  for (const Shaped& shaped : inputs) {
+    at::Tensor t = randomTensor(shaped.sizes, toAtenType(shaped.dtype));
+    if (positive) {
+      t = t.abs() + 1;
+    }
+    values.emplace_back(t);
+  }
+  auto compiled = make();
+  std::vector<at::Tensor> compiled_out = compiled->run(values);
+  ASSERT_EQ(compiled->execution().rfind("compiled kernel", 0), 0u) << compiled->execution();
+  std::vector<at::Tensor> aten_out;
+  {
+    ScopedEnv aten("HOSTIR_KERNELS", "aten");
+    auto interpreted = make();
+    aten_out = interpreted->run(values);
+    ASSERT_EQ(interpreted->execution(), "ATen: HOSTIR_KERNELS=aten");
+  }
+  ASSERT_EQ(compiled_out.size(), aten_out.size());
+  for (size_t i = 0; i < aten_out.size(); ++i) {
+    double rtol = rtolFor(aten_out[i].scalar_type());
+    EXPECT_TRUE(allClose(compiled_out[i], aten_out[i], rtol, rtol)) << "output " << i;
+  }
+}
+
+class KernelDtypeTest : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(KernelDtypeTest, PointwiseArithmeticWithScalarsAndBroadcasts) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAten(
+      {{{6, 37}, dtype}, {{6}, dtype}, {{37}, dtype}}, [](const std::vector<TensorView*>& t) {
+        TensorView* a = add(t[0], broadcast(t[1], {false, true}));
+        TensorView* b = mul(a, t[2]);
+        TensorView* c = sub(b, 2);
+        TensorView* d = maximum(c, t[0]);
+        TensorView* e = minimum(d, mul(t[2], 3));
+        return std::vector<TensorView*>{e, neg(e), abs(c), relu(c), div(e, 4.0)};
+      });
+}
+
+TEST_P(KernelDtypeTest, Reductions) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAten({{{5, 33, 7}, dtype}}, [](const std::vector<TensorView*>& t) {
+    return std::vector<TensorView*>{sum(t[0], {2}),       sum(t[0], {0}),
+                                    max(t[0], {1}),       min(t[0], {0, 2}),
+                                    sum(t[0], {0, 1, 2}), sum(t[0], {1}, /*keep_dim=*/true),
+                                    max(t[0], {2}, true)};
+  });
+}
+
+TEST_P(KernelDtypeTest, Views) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAten({{{4, 6, 10}, dtype}}, [](const std::vector<TensorView*>& t) {
+    TensorView* p = permute(t[0], {2, 0, 1});
+    TensorView* r = reshape(t[0], {24, 10});
+    TensorView* s = slice(t[0], 2, 3, 9);
+    TensorView* sel = select(t[0], 1, 4);
+    return std::vector<TensorView*>{add(p, 1), mul(r, 2), sub(s, 1), add(sel, sel),
+                                    broadcast(sel, {false, true, false})};
+  });
+}
+
+TEST_P(KernelDtypeTest, CastsBetweenDtypes) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAten(
+      {{{3, 50}, DataType::Float}}, [dtype](const std::vector<TensorView*>& t) {
+        TensorView* scaled = mul(t[0], 4.0);
+        TensorView* narrow = castOp(dtype, scaled);
+        return std::vector<TensorView*>{narrow, castOp(DataType::Float, narrow),
+                                        castOp(DataType::Bool, narrow)};
+      });
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, KernelDtypeTest,
+                         ::testing::Values(DataType::Float, DataType::Double, DataType::Half,
+                                           DataType::BFloat16, DataType::Int32, DataType::Int64),
+                         [](const ::testing::TestParamInfo<DataType>& info) {
+                           return toString(info.param);
+                         });
+
+class KernelFloatTest : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(KernelFloatTest, Transcendentals) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAten({{{7, 129}, dtype}}, [dtype](const std::vector<TensorView*>& t) {
+    std::vector<TensorView*> outs{exp(t[0]), sigmoid(t[0]), tanh(t[0]), mul(t[0], 40.0)};
+    outs.push_back(exp(outs.back()));  // past exp's overflow and underflow
+    if (dtype != DataType::Double) {
+      outs.push_back(gelu(t[0]));
+    }
+    return outs;
+  });
+  expectCompiledMatchesAten(
+      {{{7, 129}, dtype}},
+      [](const std::vector<TensorView*>& t) {
+        return std::vector<TensorView*>{log(t[0]), sqrt(t[0])};
+      },
+      /*positive=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Floats, KernelFloatTest,
+                         ::testing::Values(DataType::Float, DataType::Double, DataType::Half,
+                                           DataType::BFloat16),
+                         [](const ::testing::TestParamInfo<DataType>& info) {
+                           return toString(info.param);
+                         });
+
+TEST(KernelTest, IntegerDivisionIsTrueDivisionAndBoolCompute) {
+  expectCompiledMatchesAten({{{9, 11}, DataType::Int64}, {{9, 11}, DataType::Bool}},
+                            [](const std::vector<TensorView*>& t) {
+                              TensorView* q = div(t[0], 4);
+                              TensorView* counted = add(t[1], t[0]);
+                              return std::vector<TensorView*>{q, counted, sum(t[1], {1})};
+                            });
+}
+
+TEST(KernelTest, RunTimeScalarsSliceBoundsAndFill) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{8, 6}, DataType::Float});
+  Scalar* start = scalarInput(DataType::Int64);
+  Scalar* stop = scalarInput(DataType::Int64);
+  Scalar* factor = scalarInput(DataType::Double);
+  TensorView* rows = slice(x, 0, start, stop);
+  TensorView* filled = full(extentsOf(rows), factor, DataType::Float);
+  fusion->addOutput(add(mul(rows, factor), filled));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor input = at::randn({8, 6});
+  for (auto [begin, end] : {std::pair<int64_t, int64_t>{2, 5}, {0, 8}, {7, 8}}) {
+    at::Tensor out = executor.run({input, begin, end, 1.5}).at(0);
+    EXPECT_EQ(executor.execution().rfind("compiled kernel", 0), 0u);
+    at::Tensor rows_ref = input.slice(0, begin, end);
+    EXPECT_TRUE(allClose(out, rows_ref * 1.5 + 1.5)) << begin << ":" << end;
+  }
+}
+
+TEST(KernelTest, PreallocatedAndStridedBuffers) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{6, 10}, DataType::Float});
+  fusion->addOutput(exp(add(x, 1.0)));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor base = at::randn({10, 6});
+  at::Tensor transposed = base.t();  // innermost stride is not 1
+  at::Tensor big = at::zeros({6, 20});
+  at::Tensor window = big.slice(1, 5, 15);  // a narrow view to write into
+  executor.run({transposed}, {window});
+  EXPECT_TRUE(allClose(window, at::exp(transposed + 1)));
+  EXPECT_EQ(big.slice(1, 0, 5).abs().sum().item<float>(), 0.0f);
+  at::Tensor column_major = at::empty({10, 6}).t();  // a strided output buffer
+  executor.run({transposed}, {column_major});
+  EXPECT_TRUE(allClose(column_major, at::exp(transposed + 1)));
+}
+
+// Softmax and layer norm written with hostir's reductions and pointwise ops
+// are one kernel each and match ATen's fused kernels.
+TEST(KernelTest, SoftmaxAndLayerNormFromPrimitives) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{64, 300}, DataType::Float});
+  TensorView* shifted = sub(x, max(x, {1}, true));
+  TensorView* e = exp(shifted);
+  fusion->addOutput(div(e, sum(e, {1}, true)));
+  TensorView* mean = div(sum(x, {1}, true), 300.0);
+  TensorView* centered = sub(x, mean);
+  TensorView* var = div(sum(mul(centered, centered), {1}, true), 300.0);
+  fusion->addOutput(div(centered, sqrt(add(var, 1e-5))));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor input = at::randn({64, 300}) * 3;
+  std::vector<at::Tensor> out = executor.run({input});
+  EXPECT_EQ(executor.execution().rfind("compiled kernel", 0), 0u) << executor.execution();
+  EXPECT_TRUE(allClose(out[0], at::softmax(input, 1)));
+  EXPECT_TRUE(allClose(out[1], at::layer_norm(input, {300}), 1e-4, 1e-5));
+}
+
+TEST(KernelTest, MatmulSegmentsRunThroughAtenAndSayWhy) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* a = inputOf({{4, 5}, DataType::Float});
+  TensorView* b = inputOf({{5, 3}, DataType::Float});
+  fusion->addOutput(relu(matmul(a, b)));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor ta = at::randn({4, 5});
+  at::Tensor tb = at::randn({5, 3});
+  EXPECT_TRUE(allClose(executor.run({ta, tb}).at(0), at::relu(at::matmul(ta, tb))));
+  EXPECT_NE(executor.execution().find("ATen: matmul has no kernel lowering"), std::string::npos)
+      << executor.execution();
+}
+
+TEST(KernelTest, BadKernelModeIsAnError) {
+  ScopedEnv mode("HOSTIR_KERNELS", "llvm");
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{4}, DataType::Float});
+  fusion->addOutput(neg(x));
+  FusionExecutor executor(std::move(fusion));
+  try {
+    executor.run({at::randn({4})});
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("valid values are compiled"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(KernelTest, ConcurrentRunsOfOneKernel) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{128, 64}, DataType::Float});
+  fusion->addOutput(sum(mul(x, x), {1}));
+  FusionExecutor executor(std::move(fusion));
+  std::vector<at::Tensor> inputs;
+  for (int i = 0; i < 4; ++i) {
+    inputs.push_back(at::randn({128, 64}));
+  }
+  std::vector<at::Tensor> results(inputs.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    threads.emplace_back([&, i] {
+      for (int rep = 0; rep < 20; ++rep) {
+        results[i] = executor.run({inputs[i]}).at(0);
+      }
+    });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_TRUE(allClose(results[i], (inputs[i] * inputs[i]).sum(1), 1e-4, 1e-4));
+  }
+}
+
+}  // namespace
+}  // namespace hostir::test
