@@ -23,6 +23,7 @@
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/kernels/kernel_cache.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/communicator.h"
@@ -379,7 +380,25 @@ class Definition {
           computed.append(fidOf(out));
         }
       }
-      groups.append(py::make_tuple(inputs, outputs, computed));
+      // A group reads an extent it does not list as an input from the shape
+      // of a tensor input carrying it: (extent fid, tensor fid, axis).
+      py::list extents_of_inputs;
+      for (const Val* in : group->inputs()) {
+        const auto* tv = dynamic_cast<const TensorView*>(in);
+        auto tensor_fid = fid_of_copy.find(in);
+        if (tv == nullptr || tensor_fid == fid_of_copy.end()) {
+          continue;
+        }
+        std::vector<IterDomain*> shape = tv->shapeDomain();
+        for (size_t axis = 0; axis < shape.size(); ++axis) {
+          auto extent_fid = fid_of_copy.find(shape[axis]->extent());
+          if (extent_fid != fid_of_copy.end()) {
+            extents_of_inputs.append(
+                py::make_tuple(extent_fid->second, tensor_fid->second, static_cast<int64_t>(axis)));
+          }
+        }
+      }
+      groups.append(py::make_tuple(inputs, outputs, computed, extents_of_inputs));
     }
     return groups;
   }
@@ -611,6 +630,15 @@ PYBIND11_MODULE(_C, m) {
     } catch (const c10::Error& error) {
       error_class(error.what_without_backtrace());
     }
+  });
+
+  // Where kernels came from in this process (docs/kernels.md, "The cache").
+  m.def("kernel_cache_stats", [] {
+    py::dict stats;
+    stats["compiled"] = KernelCache::global().compiled();
+    stats["loaded_from_disk"] = KernelCache::global().loadedFromDisk();
+    stats["directory"] = KernelCache::global().directory().string();
+    return stats;
   });
 
   py::enum_<DataType>(m, "DataType")

@@ -14,8 +14,10 @@
 
 #include "cli_arguments.h"
 #include "examples.h"
+#include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/ir/error.h"
+#include "hostir/runtime/compiled_segment.h"
 #include "hostir/runtime/host_executor.h"
 #include "launch_command.h"
 #include "sequence_parallel_mlp.h"
@@ -72,11 +74,27 @@ int printCommand(const std::string& name) {
   return 0;
 }
 
+// How each HostUnit of a host program runs: a compiled kernel (and for
+// which target) or ATen, with the reason.
+void printSegmentExecution(const HostIrContainer& program) {
+  std::vector<HostUnit*> units = program.hostUnits();
+  if (units.empty()) {
+    return;
+  }
+  std::cout << "segments:\n";
+  for (const HostUnit* unit : units) {
+    std::cout << "  " << unit->toInlineString() << ": " << describeSegmentExecution(*unit->fusion())
+              << "\n";
+  }
+}
+
 int lowerCommand(const std::string& name) {
   Fusion fusion;
   findExample(name).build(fusion);
   fusion.print();
-  std::cout << lowerToHostIr(fusion)->toString();
+  std::unique_ptr<HostIrContainer> program = lowerToHostIr(fusion);
+  std::cout << program->toString();
+  printSegmentExecution(*program);
   return 0;
 }
 
@@ -88,6 +106,7 @@ int runCommand(const std::string& name, int runs) {
   fusion.print();
   HostExecutor executor(fusion);
   std::cout << executor.hostProgram().toString();
+  printSegmentExecution(executor.hostProgram());
 
   at::manual_seed(0);
   std::vector<at::Tensor> inputs = example.make_inputs();

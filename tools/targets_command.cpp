@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "cli_arguments.h"
@@ -14,6 +15,9 @@
 #include "hostir/ir/error.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/kernels/kernel_cache.h"
+#include "hostir/kernels/kernel_signature.h"
+#include "hostir/kernels/kernel_target.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/multidevice_executor.h"
@@ -154,6 +158,38 @@ std::string executablesPerDevice(const HostIrContainer& program) {
       std::string encoded = encodedOperands(unit);
       if (!encoded.empty()) {
         ss << " [" << encoded.substr(1) << "]";
+      }
+      separator = ", ";
+    }
+    ss << "\n";
+  }
+  // One native executable per translation-compatible target set: devices
+  // whose targets map to the same engine target share it. A target this
+  // machine lacks is cross-compiled, so the plan prints anywhere.
+  std::map<std::string, std::vector<int64_t>> devices_of_kernel_target;
+  for (const auto& [device, target] : program.deviceTargets()) {
+    devices_of_kernel_target[kernelTargetFor(target).toString()].push_back(device);
+  }
+  ss << "kernels per target:\n";
+  for (const auto& [kernel_target, devices] : devices_of_kernel_target) {
+    ss << "  " << kernel_target << " on (";
+    for (size_t i = 0; i < devices.size(); ++i) {
+      ss << (i == 0 ? "" : " ") << devices[i];
+    }
+    ss << "):";
+    const Target& target = program.deviceTargets().at(devices.front());
+    KernelTarget engine = kernelTargetFor(target);
+    const char* separator = " ";
+    for (const PostOnStream* post : launches) {
+      const HostUnit* unit = post->hostUnitFor(devices.front());
+      KernelSignature signature = analyzeSegment(*unit->fusion());
+      ss << separator << unit->toInlineString();
+      if (signature.unsupported.has_value()) {
+        ss << " ATen (" << *signature.unsupported << ")";
+      } else {
+        size_t bytes = KernelCache::global().crossCompile(*unit->fusion(), signature, engine);
+        ss << " compiled (" << bytes << " bytes"
+           << (runsOnThisMachine(engine) ? "" : ", cross-compiled") << ")";
       }
       separator = ", ";
     }

@@ -33,7 +33,7 @@ def build_segments(fd):
     define_of = {records[producer[f]].outputs[0]: records[producer[f]]
                  for f in fd._state.inputs}
     segments = []
-    for number, (inputs, outputs, computed) in enumerate(groups):
+    for number, (inputs, outputs, computed, extents_of_inputs) in enumerate(groups):
         for fid in list(inputs) + list(outputs):
             if isinstance(fid, str):
                 raise Error(f"segment: segment {number} exchanges {fid}, a value without a fid "
@@ -59,6 +59,10 @@ def build_segments(fd):
                 else:
                     value = seg.define_scalar(dtype=cdef.dtype(fid))
                 to_seg[fid] = value.fid
+            # Extents the segment reads from the shape of a tensor input.
+            for extent, tensor, axis in extents_of_inputs:
+                if extent not in to_seg and tensor in to_seg:
+                    to_seg[extent] = seg.ops.size(_value(seg, to_seg[tensor]), axis).fid
 
             def emit(index):
                 record = records[index]

@@ -12,6 +12,7 @@
 #include "hostir/host_ir/passes/verifier.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/sharding.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
 #include "hostir/segment/segmented_fusion.h"
@@ -19,6 +20,12 @@
 namespace hostir {
 
 namespace {
+
+// Host-lowerable ops, and ops that reshard (a reduction over a sharded axis
+// becomes a collective), run as top-level exprs of their own.
+bool staysAlone(const Expr* expr) {
+  return isHostLowerable(expr) || isResharding(expr);
+}
 
 // A group the host program runs expr by expr rather than as a HostUnit: it
 // computes a host-lowerable op (a forwarded copy of a cheap op computed
@@ -29,7 +36,7 @@ namespace {
 bool runsExprByExpr(const SegmentedGroup& group) {
   bool host_lowerable = std::any_of(
       group.exprs().begin(), group.exprs().end(),
-      [&group](const Expr* expr) { return !group.isForwarded(expr) && isHostLowerable(expr); });
+      [&group](const Expr* expr) { return !group.isForwarded(expr) && staysAlone(expr); });
   bool stream_parallel =
       std::any_of(group.exprs().begin(), group.exprs().end(), computesStreamParallelTensor);
   if (!host_lowerable && !stream_parallel) {
@@ -81,7 +88,7 @@ std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
     }
   }
   SegmentOptions options;
-  options.should_merge = hostLoweringMergePolicy();
+  options.should_merge = hostLoweringMergePolicy(staysAlone);
   std::unique_ptr<SegmentedFusion> segmented = SegmentCandidateFinder::segment(&work, options);
 
   auto container = std::make_unique<HostIrContainer>();

@@ -24,8 +24,8 @@ const std::unordered_map<std::string_view, Traits>& table() {
   static const std::unordered_map<std::string_view, Traits> traits{
       {"LoadStoreOp", Pointwise | HostLowerable | StreamParallelizable | AtenEvaluable},
       {"UnaryOp", Pointwise | StreamParallelizable | AtenEvaluable | Forwardable},
-      {"BinaryOp", Pointwise | HostLowerable | StreamParallelizable | AtenEvaluable},
-      {"ReductionOp", Reduction | HostLowerable | StreamParallelizable | AtenEvaluable},
+      {"BinaryOp", Pointwise | StreamParallelizable | AtenEvaluable},
+      {"ReductionOp", Reduction | StreamParallelizable | AtenEvaluable},
       {"BroadcastOp", View | StreamParallelizable | AtenEvaluable | Forwardable},
       {"MatmulOp", Contraction | HostLowerable | StreamParallelizable | AtenEvaluable},
       {"LinearOp", Contraction | HostLowerable | StreamParallelizable | AtenEvaluable},

@@ -552,7 +552,7 @@ class Lowering {
         Halide::RVar outer_r("ro"), inner_r("ri");
         Var lane("lane");
         Func partial = acc.update()
-                           .split(reduction.domain[0], outer_r, inner_r, vector,
+                           .split(reduction.domain[0], outer_r, inner_r, vector * 4,
                                   Halide::TailStrategy::GuardWithIf)
                            .rfactor(inner_r, lane);
         partial.compute_at(acc, rank >= 1 ? Var("d0") : Var::outermost());

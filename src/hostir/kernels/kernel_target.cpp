@@ -56,6 +56,24 @@ KernelTarget kernelTargetFor(const Target& target) {
   return result;
 }
 
+KernelTarget hostKernelTarget() {
+  Halide::Target host = Halide::get_host_target();
+  Target detected;
+  if (host.has_feature(Halide::Target::AVX512_Skylake)) {
+    detected = targetForIsa(Isa::Avx512);
+  } else if (host.has_feature(Halide::Target::AVX2) && host.has_feature(Halide::Target::FMA)) {
+    detected = targetForIsa(Isa::Avx2);
+  } else {
+    detected = targetForIsa(Isa::Generic);
+  }
+  return kernelTargetFor(detected);
+}
+
+KernelTarget runnableKernelTarget(const Target& target) {
+  KernelTarget wanted = kernelTargetFor(target);
+  return runsOnThisMachine(wanted) ? wanted : hostKernelTarget();
+}
+
 bool runsOnThisMachine(const KernelTarget& target) {
   Halide::Target host = Halide::get_host_target();
   Halide::Target wanted(target.engine_target);

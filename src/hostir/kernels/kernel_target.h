@@ -28,6 +28,15 @@ struct KernelTarget {
 // still maps, so it cross-compiles.
 KernelTarget kernelTargetFor(const Target& target);
 
+// The kernel target of this machine's CPU as the engine detects it.
+KernelTarget hostKernelTarget();
+
+// The target kernels for a device with `target` are compiled for when they
+// run in this process: its own, unless this machine lacks its ISA (a
+// heterogeneous mesh emulated with HOSTIR_TARGET on one machine), then the
+// machine's.
+KernelTarget runnableKernelTarget(const Target& target);
+
 // Whether kernels compiled for `target` run on this machine (its engine
 // target is one the host's CPU supports).
 bool runsOnThisMachine(const KernelTarget& target);

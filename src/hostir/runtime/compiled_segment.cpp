@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "hostir/ir/iter_domain.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/options.h"
 #include "hostir/ir/tensor_view.h"
@@ -102,8 +103,10 @@ CompiledSegment::CompiledSegment(KernelSignature signature,
                                  std::shared_ptr<const CompiledKernel> kernel, const Fusion& fusion)
     : signature_(std::move(signature)), kernel_(std::move(kernel)), fusion_(&fusion) {
   for (const Expr* expr : fusion.exprs()) {
-    if (expr->isA<SelectOp>()) {
-      selects_.push_back(expr);
+    if (expr->isA<SelectOp>() || expr->isA<ReshapeOp>() ||
+        (expr->isA<BinaryOp>() && expr->input(0)->vtype() == ValType::TensorView &&
+         expr->input(1)->vtype() == ValType::TensorView)) {
+      checked_.push_back(expr);
     }
   }
 }
@@ -124,7 +127,7 @@ std::unique_ptr<CompiledSegment> CompiledSegment::compile(const Fusion& fusion,
     return fail(*signature.unsupported);
   }
   installParallelFor();
-  KernelTarget target = kernelTargetFor(localTarget());
+  KernelTarget target = runnableKernelTarget(localTarget());
   std::shared_ptr<const CompiledKernel> kernel;
   try {
     kernel = KernelCache::global().get(fusion, signature, target);
@@ -164,14 +167,7 @@ bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<Polymorphic
   }
   HOSTIR_ASSERT(tensors.size() == signature_.tensor_inputs.size(),
                 "compiled segment: tensor inputs do not match its signature");
-  for (const Expr* expr : selects_) {
-    const auto* select = expr->as<SelectOp>();
-    int64_t n = ee.evaluateShape(select->in())[select->dim()];
-    int64_t index = ee.evaluateInt(select->index());
-    HOSTIR_CHECK(index >= -n && index < n, "select: index ", index, " is out of range for ",
-                 select->in()->toInlineString(), " whose axis ", select->dim(), " has ", n,
-                 " elements; valid indices are [", -n, ", ", n, ")");
-  }
+  checkShapes(ee);
   union ScalarSlot {
     int64_t integer;
     double floating;
@@ -246,6 +242,51 @@ bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<Polymorphic
   return true;
 }
 
+void CompiledSegment::checkShapes(ExpressionEvaluator& ee) const {
+  for (const Expr* expr : checked_) {
+    if (const auto* select = dynamic_cast<const SelectOp*>(expr)) {
+      int64_t n = ee.evaluateShape(select->in())[select->dim()];
+      int64_t index = ee.evaluateInt(select->index());
+      HOSTIR_CHECK(index >= -n && index < n, "select: index ", index, " is out of range for ",
+                   select->in()->toInlineString(), " whose axis ", select->dim(), " has ", n,
+                   " elements; valid indices are [", -n, ", ", n, ")");
+    } else if (const auto* reshape = dynamic_cast<const ReshapeOp*>(expr)) {
+      auto count = [](const std::vector<int64_t>& sizes) {
+        int64_t n = 1;
+        for (int64_t size : sizes) {
+          n *= size;
+        }
+        return n;
+      };
+      std::vector<int64_t> in = ee.evaluateShape(reshape->in());
+      std::vector<int64_t> out = ee.evaluateShape(reshape->out());
+      HOSTIR_CHECK(count(in) == count(out), "reshape: ", reshape->in()->toInlineString(), " has ",
+                   count(in), " elements but the shape ", at::IntArrayRef(out), " of ",
+                   reshape->out()->toInlineString(), " holds ", count(out), " in\n",
+                   expr->toString(1), "a reshape keeps the element count");
+    } else {
+      const auto* lhs = expr->input(0)->as<TensorView>();
+      const auto* rhs = expr->input(1)->as<TensorView>();
+      std::vector<int64_t> a = ee.evaluateShape(lhs);
+      std::vector<int64_t> b = ee.evaluateShape(rhs);
+      std::vector<IterDomain*> a_ids = lhs->shapeDomain();
+      std::vector<IterDomain*> b_ids = rhs->shapeDomain();
+      for (size_t k = 1; k <= std::min(a.size(), b.size()); ++k) {
+        size_t i = a.size() - k;
+        size_t j = b.size() - k;
+        if (a_ids[i]->isBroadcast() || b_ids[j]->isBroadcast()) {
+          continue;
+        }
+        HOSTIR_CHECK(a[i] == b[j], "size mismatch in\n", expr->toString(1), "  ",
+                     lhs->toInlineString(), " axis ", i, " has ", a[i], " elements but ",
+                     rhs->toInlineString(), " axis ", j, " has ", b[j], "; the operands of ",
+                     expr->displayName(),
+                     " must have equal sizes on every axis that is not broadcast");
+      }
+    }
+  }
+}
+
 std::string describeSegmentExecution(const Fusion& fusion) {
   if (!kernelsEnabled()) {
     return "ATen (HOSTIR_KERNELS=aten)";
@@ -254,7 +295,7 @@ std::string describeSegmentExecution(const Fusion& fusion) {
   if (signature.unsupported.has_value()) {
     return "ATen: " + *signature.unsupported;
   }
-  return "compiled kernel for " + kernelTargetFor(localTarget()).toString();
+  return "compiled kernel for " + runnableKernelTarget(localTarget()).toString();
 }
 
 }  // namespace hostir

@@ -41,7 +41,11 @@ class CompiledSegment {
   KernelSignature signature_;
   std::shared_ptr<const CompiledKernel> kernel_;
   const Fusion* fusion_;
-  std::vector<const Expr*> selects_;  // their indices are range-checked per call
+  // Checked before every call, as ATen would check them op by op: select
+  // indices in range, pointwise operands of one size along each axis (or
+  // broadcast), a reshape keeping the element count.
+  void checkShapes(ExpressionEvaluator& ee) const;
+  std::vector<const Expr*> checked_;
 };
 
 // "compiled (x86-64-linux-avx2...)" or "ATen: <reason>": how a segment runs,

@@ -10,8 +10,8 @@ namespace hostir {
 
 namespace {
 
-bool holdsHostLowerableOp(const SegmentedGroup& group) {
-  return std::any_of(group.exprs().begin(), group.exprs().end(), isHostLowerable);
+bool holdsLoneOp(const SegmentedGroup& group, const StaysAlone& stays_alone) {
+  return std::any_of(group.exprs().begin(), group.exprs().end(), stays_alone);
 }
 
 }  // namespace
@@ -36,9 +36,9 @@ bool isHostLowerable(const Expr* expr) {
   return hasTrait(expr, OpTrait::HostLowerable);
 }
 
-MergePredicate hostLoweringMergePolicy() {
-  return [](const SegmentedGroup& producer, const SegmentedGroup& consumer) {
-    return !holdsHostLowerableOp(producer) && !holdsHostLowerableOp(consumer) &&
+MergePredicate hostLoweringMergePolicy(StaysAlone stays_alone) {
+  return [stays_alone](const SegmentedGroup& producer, const SegmentedGroup& consumer) {
+    return !holdsLoneOp(producer, stays_alone) && !holdsLoneOp(consumer, stays_alone) &&
            !holdsStreamParallelExpr(producer) && !holdsStreamParallelExpr(consumer);
   };
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+
 #include "hostir/segment/segment_candidate_finder.h"
 
 namespace hostir {
@@ -7,11 +9,12 @@ namespace hostir {
 // The segmentation policy of the host IR lowering.
 //
 // A host-lowerable op is one the host program runs directly, as a top-level
-// expr of its own (a set, binary, reduction, matmul, linear, select or slice,
-// and host Communication nodes): each stays in a group of its own (plus its
-// copy of any forwarded chain it reads). Every other op (unary, broadcast,
-// permute, reshape, full, ...) merges with its neighbours into a group that
-// the lowering wraps in a HostUnit.
+// expr of its own (a set, matmul, linear, select or slice, and host
+// Communication nodes): each stays in a group of its own (plus its copy of
+// any forwarded chain it reads). Every other op (pointwise, reduction,
+// broadcast, permute, reshape, full, ...) merges with its neighbours into a
+// group that the lowering wraps in a HostUnit, which runs as one compiled
+// kernel (docs/kernels.md).
 bool isHostLowerable(const Expr* expr);
 
 // An op computing a tensor with a Stream axis also stays alone: the stream
@@ -21,8 +24,13 @@ bool isHostLowerable(const Expr* expr);
 // Whether one of the expr's outputs has a Stream axis in its loop domain.
 bool computesStreamParallelTensor(const Expr* expr);
 
-// Merges two groups only when neither holds a host-lowerable op nor an op
-// computing a Stream-parallel tensor.
-MergePredicate hostLoweringMergePolicy();
+// Whether an expr stays alone in its group: host-lowerable, or what the
+// caller adds (the lowering: an op that reshards, which becomes a
+// collective).
+using StaysAlone = std::function<bool(const Expr*)>;
+
+// Merges two groups only when neither holds an op that stays alone nor an
+// op computing a Stream-parallel tensor.
+MergePredicate hostLoweringMergePolicy(StaysAlone stays_alone = isHostLowerable);
 
 }  // namespace hostir

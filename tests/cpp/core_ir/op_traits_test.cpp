@@ -19,8 +19,8 @@ TEST(OpTraits, EachBuilderOpHasItsTraits) {
   auto traits = [](TensorView* tv) { return traitsToString(tv->definition()); };
   EXPECT_EQ(traits(set(x)), "Pointwise|HostLowerable|StreamParallelizable|AtenEvaluable");
   EXPECT_EQ(traits(relu(x)), "Pointwise|StreamParallelizable|AtenEvaluable|Forwardable");
-  EXPECT_EQ(traits(add(x, w)), "Pointwise|HostLowerable|StreamParallelizable|AtenEvaluable");
-  EXPECT_EQ(traits(sum(x, {1})), "Reduction|HostLowerable|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(add(x, w)), "Pointwise|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(sum(x, {1})), "Reduction|StreamParallelizable|AtenEvaluable");
   EXPECT_EQ(traits(linear(x, w)), "Contraction|HostLowerable|StreamParallelizable|AtenEvaluable");
   EXPECT_EQ(traits(matmul(x, w)), "Contraction|HostLowerable|StreamParallelizable|AtenEvaluable");
   EXPECT_EQ(traits(permute(x, {1, 0})), "View|AtenEvaluable");

@@ -53,7 +53,7 @@ TEST_F(SegmentTest, WithoutForwardingFullIsPassedThroughMemory) {
   fusion_.addOutput(mul(y, t));
 
   SegmentOptions options;
-  options.should_merge = hostLoweringMergePolicy();
+  options.should_merge = hostLoweringMergePolicy(aloneWithBinaryOps);
   options.forward_cheap_chains = false;
   auto segmented = SegmentCandidateFinder::segment(&fusion_, options);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core_ir/test_utils.h"
+#include "hostir/ir/ops.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
 
@@ -29,9 +30,16 @@ inline std::vector<std::vector<std::string>> groupOpNames(const SegmentedFusion&
   return result;
 }
 
+// The host lowering's policy with binary ops and reductions standing alone
+// as well (as before segments compiled into kernels): these tests use them
+// as segment boundaries. lowering_policy_test checks the policy itself.
+inline bool aloneWithBinaryOps(const Expr* expr) {
+  return isHostLowerable(expr) || expr->isA<BinaryOp>() || expr->isA<ReductionOp>();
+}
+
 inline std::unique_ptr<SegmentedFusion> segmentForHost(Fusion& fusion) {
   SegmentOptions options;
-  options.should_merge = hostLoweringMergePolicy();
+  options.should_merge = hostLoweringMergePolicy(aloneWithBinaryOps);
   return SegmentCandidateFinder::segment(&fusion, options);
 }
 

@@ -1,0 +1,178 @@
+// The kernel cache: one kernel per canonical form, on disk across processes
+// (two processes, and two at once), bad entries ignored with a warning.
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "common/scoped_env.h"
+#include "hostir/ir/arith.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/kernels/kernel_cache.h"
+#include "runtime/runtime_test_utils.h"
+
+namespace hostir::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh cache directory for one test, removed afterwards.
+class FreshCacheDir {
+ public:
+  FreshCacheDir()
+      : dir_(fs::temp_directory_path() / ("hostir-kernel-cache-test-" + std::to_string(::getpid()) +
+                                          "-" + std::to_string(counter_++))),
+        env_("HOSTIR_KERNEL_CACHE_DIR", dir_.c_str()) {
+    fs::remove_all(dir_);
+    KernelCache::global().clearMemory();
+  }
+  ~FreshCacheDir() {
+    KernelCache::global().clearMemory();
+    fs::remove_all(dir_);
+  }
+  const fs::path& path() const {
+    return dir_;
+  }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path dir_;
+  ScopedEnv env_;
+};
+
+std::unique_ptr<Fusion> scaledRowSums(double factor) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  fusion->addOutput(sum(mul(x, factor), {1}));
+  return fusion;
+}
+
+std::string run(const std::string& command) {
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[256];
+  while (pipe != nullptr && fgets(buffer, sizeof(buffer), pipe) != nullptr) {
+    output += buffer;
+  }
+  if (pipe != nullptr) {
+    pclose(pipe);
+  }
+  return output;
+}
+
+std::vector<fs::path> kernelLibraries(const fs::path& dir) {
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".so" && name.rfind("runtime-", 0) != 0) {
+      found.push_back(entry.path());
+    }
+  }
+  return found;
+}
+
+TEST(KernelCacheTest, CanonicalFormIgnoresNamesAndSizesButNotConstants) {
+  auto first = scaledRowSums(2.0);
+  Fusion padding;  // shifts the IR's name numbers of the next fusion
+  {
+    FusionGuard fg(&padding);
+    padding.addInput(makeContigTensor(3));
+  }
+  auto second = scaledRowSums(2.0);
+  auto third = scaledRowSums(2.5);
+  EXPECT_EQ(analyzeSegment(*first).canonical, analyzeSegment(*second).canonical);
+  EXPECT_NE(analyzeSegment(*first).canonical, analyzeSegment(*third).canonical);
+}
+
+TEST(KernelCacheTest, SecondProcessLoadsFromDiskWithoutCompiling) {
+  FreshCacheDir dir;
+  std::string probe = HOSTIR_KERNEL_CACHE_PROBE;
+  EXPECT_EQ(run(probe), "compiled=1 loaded=0 ok=1\n");
+  EXPECT_EQ(run(probe), "compiled=0 loaded=1 ok=1\n");
+  EXPECT_EQ(kernelLibraries(dir.path()).size(), 1u);
+}
+
+TEST(KernelCacheTest, TwoProcessesCompilingTheSameKernelAtOnce) {
+  FreshCacheDir dir;
+  std::string probe = HOSTIR_KERNEL_CACHE_PROBE;
+  std::string output = run("(" + probe + " & " + probe + " & wait) 2>&1");
+  // Each compiled (or one loaded what the other finished first); both ran
+  // correctly and the folder holds one complete entry, no temporary files.
+  EXPECT_EQ(std::count(output.begin(), output.end(), '\n'), 2) << output;
+  EXPECT_EQ(output.find("ok=0"), std::string::npos) << output;
+  EXPECT_EQ(output.find("warning"), std::string::npos) << output;
+  EXPECT_EQ(kernelLibraries(dir.path()).size(), 1u);
+  for (const auto& entry : fs::recursive_directory_iterator(dir.path())) {
+    EXPECT_NE(entry.path().filename().string().rfind(".tmp-", 0), 0u) << entry.path();
+  }
+}
+
+// A corrupt library, or a key of another version, is ignored with a
+// warning and replaced; the result is still right.
+TEST(KernelCacheTest, BadEntriesAreIgnoredWithAWarningAndRecompiled) {
+  FreshCacheDir dir;
+  at::Tensor input = at::randn({16, 40});
+  at::Tensor expected = (input * 3.0).sum(1);
+  {
+    FusionExecutor executor(scaledRowSums(3.0));
+    EXPECT_TRUE(allClose(executor.run({input}).at(0), expected, 1e-5, 1e-5));
+  }
+  std::vector<fs::path> libraries = kernelLibraries(dir.path());
+  ASSERT_EQ(libraries.size(), 1u);
+  fs::path library = libraries[0];
+  fs::path key = fs::path(library).replace_extension(".key");
+
+  for (const char* damage : {"library", "key"}) {
+    // Damaged through a new file renamed over the entry: this process still
+    // has the old library mapped, and rewriting a mapped file in place
+    // would fault it.
+    fs::path replacement = dir.path() / "replacement";
+    if (std::string(damage) == "library") {
+      std::ofstream(replacement, std::ios::binary) << "not a shared library";
+      fs::rename(replacement, library);
+    } else {
+      fs::copy_file(key, replacement);
+      std::ofstream(replacement, std::ios::app) << "format:v0-somebody-else\n";
+      fs::rename(replacement, key);
+    }
+    KernelCache::global().clearMemory();
+    int compiled = KernelCache::global().compiled();
+    ::testing::internal::CaptureStderr();
+    FusionExecutor executor(scaledRowSums(3.0));
+    at::Tensor out = executor.run({input}).at(0);
+    std::string warnings = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(warnings.find("does not match its key"), std::string::npos) << damage << warnings;
+    EXPECT_EQ(KernelCache::global().compiled(), compiled + 1) << damage;
+    EXPECT_TRUE(allClose(out, expected, 1e-5, 1e-5)) << damage;
+  }
+}
+
+TEST(KernelCacheTest, DumpPrintsEachKernelsLoopNestOnce) {
+  FreshCacheDir dir;
+  ScopedEnv dump("HOSTIR_DUMP", "kernels");
+  ::testing::internal::CaptureStdout();
+  for (int i = 0; i < 2; ++i) {
+    FusionExecutor executor(scaledRowSums(4.0));
+    executor.run({at::randn({8, 8})});
+  }
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  size_t first = printed.find("=== kernel ");
+  ASSERT_NE(first, std::string::npos) << printed;
+  EXPECT_EQ(printed.find("=== kernel ", first + 1), std::string::npos) << "printed twice";
+  EXPECT_NE(printed.find("produce out0"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("halide_do_par_for"), std::string::npos) << printed;
+}
+
+TEST(KernelCacheTest, CrossCompilesForATargetThisMachineMayLack) {
+  KernelTarget avx512 = kernelTargetFor(targetForIsa(Isa::Avx512));
+  EXPECT_NE(avx512.engine_target.find("avx512"), std::string::npos);
+  EXPECT_EQ(avx512.vector_bits, 512);
+  auto fusion = scaledRowSums(5.0);
+  KernelSignature signature = analyzeSegment(*fusion);
+  EXPECT_GT(KernelCache::global().crossCompile(*fusion, signature, avx512), 0u);
+}
+
+}  // namespace
+}  // namespace hostir::test

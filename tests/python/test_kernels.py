@@ -1,0 +1,59 @@
+"""Compiled kernels from Python: a FusionCache restored in a second process
+runs its first call from the disk kernel cache without compiling, and
+compiled results match the ATen interpreter (HOSTIR_KERNELS=aten)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+import hostir
+
+SCRIPT = r"""
+import json, sys, torch, hostir
+path, mode = sys.argv[1], sys.argv[2]
+cache = hostir.FusionCache() if mode == "first" else hostir.FusionCache.deserialize(path)
+with hostir.FusionDefinition(cache) as fd:
+    x = fd.define_tensor(2)
+    y = fd.ops.sigmoid(fd.ops.add(fd.ops.mul(x, 0.5), 1.0))
+    fd.add_output(fd.ops.sum(y, [1]))
+torch.manual_seed(0)
+inp = torch.randn(9, 31)
+(out,) = fd.execute([inp])
+ok = torch.allclose(out, torch.sigmoid(inp * 0.5 + 1.0).sum(1), rtol=1e-5, atol=1e-5)
+if mode == "first":
+    cache.serialize(path)
+stats = hostir._C.kernel_cache_stats()
+print(json.dumps({"hit": fd.cache_hit, "ok": bool(ok), "compiled": stats["compiled"],
+                  "loaded": stats["loaded_from_disk"]}))
+"""
+
+
+def run_script(tmp_path, mode, extra_env=None):
+    env = dict(os.environ, HOSTIR_KERNEL_CACHE_DIR=str(tmp_path / "kernels"))
+    env.update(extra_env or {})
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path / "cache.bin"), mode],
+        env=env, capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_restored_cache_runs_first_call_without_compiling(tmp_path):
+    first = run_script(tmp_path, "first")
+    assert first["ok"] and not first["hit"]
+    assert first["compiled"] >= 1 and first["loaded"] == 0
+    second = run_script(tmp_path, "second")
+    assert second["ok"] and second["hit"]
+    assert second["compiled"] == 0 and second["loaded"] >= 1
+
+
+def test_aten_mode_compiles_nothing(tmp_path):
+    result = run_script(tmp_path, "first", {"HOSTIR_KERNELS": "aten"})
+    assert result["ok"] and result["compiled"] == 0 and result["loaded"] == 0
+
+
+def test_stats_name_the_cache_directory(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOSTIR_KERNEL_CACHE_DIR", str(tmp_path))
+    assert hostir._C.kernel_cache_stats()["directory"].startswith(str(tmp_path))
