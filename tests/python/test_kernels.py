@@ -57,3 +57,26 @@ def test_aten_mode_compiles_nothing(tmp_path):
 def test_stats_name_the_cache_directory(monkeypatch, tmp_path):
     monkeypatch.setenv("HOSTIR_KERNEL_CACHE_DIR", str(tmp_path))
     assert hostir._C.kernel_cache_stats()["directory"].startswith(str(tmp_path))
+
+
+def test_dump_kernels_prints_each_kernel_once(tmp_path):
+    # HOSTIR_DUMP=kernels is a valid dump stage on every path (the pass
+    # pipeline validates HOSTIR_DUMP before lowering) and prints the loop
+    # nest of a kernel once, however often it runs.
+    env = dict(os.environ, HOSTIR_KERNEL_CACHE_DIR=str(tmp_path / "kernels"),
+               HOSTIR_DUMP="kernels")
+    script = r"""
+import torch, hostir
+with hostir.FusionDefinition() as fd:
+    x = fd.define_tensor(2)
+    e = fd.ops.exp(fd.ops.sub(x, fd.ops.broadcast(fd.ops.max(x, [1]), [False, True])))
+    fd.add_output(fd.ops.div(e, fd.ops.broadcast(fd.ops.sum(e, [1]), [False, True])))
+for _ in range(3):
+    (out,) = fd.execute([torch.randn(8, 40)])
+assert torch.allclose(out.sum(1), torch.ones(8), atol=1e-5)
+"""
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout + result.stderr
+    assert text.count("produce out0") == 1, text

@@ -53,7 +53,7 @@ void validatePassOptions() {
     HOSTIR_CHECK(known, "HOSTIR_DISABLE_PASS names '", name,
                  "', which is not a pass; valid: ", joined(passes));
   }
-  const std::vector<std::string> stages{"fusion", "segments", "host_ir", "passes", "all"};
+  const std::vector<std::string> stages{"fusion", "segments", "host_ir", "passes", "kernels", "all"};
   for (const std::string& stage : envList("HOSTIR_DUMP")) {
     bool known = false;
     for (const std::string& valid : stages) {

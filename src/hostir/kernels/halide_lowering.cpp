@@ -60,6 +60,11 @@ Expr convert(Expr value, Halide::Type type) {
   if (type.is_bool()) {
     return value != Halide::Internal::make_zero(value.type());
   }
+  if (type.is_float() && type.bits() == 16 && !type.is_bfloat() && value.type().is_float()) {
+    // Halide 14 converts a float NaN to half infinity; torch keeps it NaN.
+    Expr half_nan = Halide::reinterpret(type, Halide::cast(Halide::UInt(16), 0x7e00));
+    return Halide::select(Halide::is_nan(value), half_nan, Halide::cast(type, value));
+  }
   return Halide::cast(type, value);
 }
 
@@ -161,6 +166,7 @@ class Lowering {
       outputs.push_back(output);
     }
     scheduleReductions(outputs);
+    scheduleSharedRowValues(outputs);
     return HalideKernel{Halide::Pipeline(outputs), arguments_};
   }
 
@@ -442,12 +448,24 @@ class Lowering {
     }
     Func accumulator(numbered("acc", out->name()));
     std::vector<Expr> pure(vars.begin(), vars.end());
-    if (vars.empty()) {
-      accumulator() = init;
-    } else {
-      accumulator(vars) = init;
-    }
-    Expr current = vars.empty() ? accumulator() : accumulator(pure);
+    // torch's max and min return NaN when any element is NaN; the engine's
+    // max/min do not (a NaN accumulator loses to the next element). So a
+    // floating max/min also counts NaN elements, as a second value of the
+    // same reduction (a sum: the pair stays associative, so rfactor still
+    // splits it), and the result is NaN where the count is not zero.
+    const bool counts_nans = type.is_float() && (op->type() == ReductionOpType::Max ||
+                                                 op->type() == ReductionOpType::Min);
+    Expr zero = Halide::Internal::make_zero(type);
+    auto assign = [&](const Halide::Tuple& value) {
+      if (vars.empty()) {
+        accumulator() = value;
+      } else {
+        accumulator(pure) = value;
+      }
+    };
+    assign(counts_nans ? Halide::Tuple(init, zero) : Halide::Tuple(init));
+    Halide::FuncRef current_ref = vars.empty() ? accumulator() : accumulator(pure);
+    Expr current = counts_nans ? Halide::Tuple(current_ref)[0] : Expr(current_ref);
     Expr updated;
     switch (op->type()) {
       case ReductionOpType::Sum: updated = current + element; break;
@@ -455,14 +473,23 @@ class Lowering {
       case ReductionOpType::Max: updated = Halide::max(current, element); break;
       case ReductionOpType::Min: updated = Halide::min(current, element); break;
     }
-    if (vars.empty()) {
-      accumulator() = updated;
+    if (counts_nans) {
+      Expr nans = Halide::Tuple(current_ref)[1] +
+                  Halide::select(Halide::is_nan(element), Halide::Internal::make_one(type), zero);
+      assign(Halide::Tuple(updated, nans));
     } else {
-      accumulator(pure) = updated;
+      assign(Halide::Tuple(updated));
     }
     reductions_.push_back({accumulator, op, !axes.empty() && axes.back() == rank - 1, domain});
     define(out, [&](const Index& i) {
-      return i.empty() ? accumulator() : accumulator(Index(i.rbegin(), i.rend()));
+      Halide::FuncRef ref = i.empty() ? accumulator() : accumulator(Index(i.rbegin(), i.rend()));
+      if (!counts_nans) {
+        return Expr(ref);
+      }
+      Halide::Tuple value(ref);
+      return Halide::select(value[1] > zero,
+                            Halide::cast(type, Expr(std::numeric_limits<double>::quiet_NaN())),
+                            value[0]);
     });
   }
 
@@ -519,7 +546,7 @@ class Lowering {
   void scheduleReductions(std::vector<Func>& outputs) {
     // Consumers first: a reduction can go inside an output's row loop only
     // if every reduction reading it went there too.
-    std::unordered_map<const ReductionOp*, int> placed;  // -> output index
+    std::unordered_map<const ReductionOp*, int>& placed = row_reductions_;
     for (auto it = reductions_.rbegin(); it != reductions_.rend(); ++it) {
       ReductionFunc& reduction = *it;
       const TensorView* out = reduction.op->out();
@@ -574,6 +601,80 @@ class Lowering {
     }
   }
 
+  // An expensive value (one with a transcendental op) that both a reduction
+  // computed in an output's row loop and that output read would otherwise be
+  // inlined into each and computed twice (softmax's exp(x - max) is read by
+  // the sum and by the division): it is computed once per row instead, into a
+  // row buffer that stays in cache.
+  void scheduleSharedRowValues(std::vector<Func>& outputs) {
+    std::set<const TensorView*> materialized;
+    for (const hostir::Expr* expr : fusion_.exprs()) {
+      if (expr->outputs().empty() || dynamic_cast<const ReductionOp*>(expr) != nullptr) {
+        continue;
+      }
+      const auto* tv = dynamic_cast<const TensorView*>(expr->output(0));
+      if (tv == nullptr || tv->rank() == 0 || !funcs_.count(tv) ||
+          std::find(signature_.outputs.begin(), signature_.outputs.end(), tv) !=
+              signature_.outputs.end()) {
+        continue;
+      }
+      std::set<size_t> reading_outputs;
+      std::set<const ReductionOp*> reading_reductions;
+      std::set<const TensorView*> visited;
+      consumersOf(tv, reading_outputs, reading_reductions, visited);
+      if (reading_outputs.size() != 1 || reading_reductions.empty()) {
+        continue;
+      }
+      size_t index = *reading_outputs.begin();
+      bool in_row = std::all_of(
+          reading_reductions.begin(), reading_reductions.end(), [&](const ReductionOp* r) {
+            auto where = row_reductions_.find(r);
+            return where != row_reductions_.end() && where->second == static_cast<int>(index);
+          });
+      const TensorView* output = signature_.outputs[index];
+      if (!in_row || tv->rank() != output->rank() || !sameAxes(tv, output) ||
+          !expensive(tv, materialized)) {
+        continue;
+      }
+      Func& func = funcs_.at(tv);
+      func.compute_at(outputs[index], row_var_.at(outputs[index].name()))
+          .vectorize(Var("d0"), lanes(tv), Halide::TailStrategy::GuardWithIf);
+      materialized.insert(tv);
+    }
+  }
+
+  bool sameAxes(const TensorView* a, const TensorView* b) {
+    for (int64_t axis = 0; axis < a->rank(); ++axis) {
+      if (classes_.classOf(a, axis) != classes_.classOf(b, axis)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Whether computing `tv` inline runs a transcendental op (stopping at
+  // inputs, reductions and values already computed once per row).
+  static bool expensive(const TensorView* tv, const std::set<const TensorView*>& materialized) {
+    const hostir::Expr* definition = tv->definition();
+    if (definition == nullptr || dynamic_cast<const ReductionOp*>(definition) != nullptr) {
+      return false;
+    }
+    if (const auto* unary = dynamic_cast<const UnaryOp*>(definition)) {
+      switch (unary->type()) {
+        case UnaryOpType::Exp:
+        case UnaryOpType::Log:
+        case UnaryOpType::Sigmoid:
+        case UnaryOpType::Tanh:
+        case UnaryOpType::Gelu: return true;
+        default: break;
+      }
+    }
+    return std::any_of(definition->inputs().begin(), definition->inputs().end(), [&](Val* in) {
+      const auto* operand = dynamic_cast<const TensorView*>(in);
+      return operand != nullptr && !materialized.count(operand) && expensive(operand, materialized);
+    });
+  }
+
   // The kernel outputs and the reductions that read `tv` through inlined
   // Funcs (pointwise ops and views are inlined into their readers).
   void consumersOf(const TensorView* tv, std::set<size_t>& outputs,
@@ -622,6 +723,8 @@ class Lowering {
   std::unordered_map<const Val*, Func> funcs_;
   std::vector<ReductionFunc> reductions_;
   std::unordered_map<std::string, Var> row_var_;
+  // Reductions computed inside an output's row loop -> that output's index.
+  std::unordered_map<const ReductionOp*, int> row_reductions_;
   std::unordered_map<std::string, const TensorView*> output_tvs_;
   AxisClasses classes_;
 };

@@ -36,7 +36,7 @@ TensorView* inputOf(const Shaped& shaped) {
 void expectCompiledMatchesAten(
     const std::vector<Shaped>& inputs,
     const std::function<std::vector<TensorView*>(const std::vector<TensorView*>&)>& build,
-    bool positive = false) {
+    bool positive = false, bool with_nans = false) {
   auto make = [&]() {
     auto fusion = std::make_unique<Fusion>();
     FusionGuard guard(fusion.get());
@@ -55,6 +55,12 @@ void expectCompiledMatchesAten(
     at::Tensor t = randomTensor(shaped.sizes, toAtenType(shaped.dtype));
     if (positive) {
       t = t.abs() + 1;
+    }
+    if (with_nans) {  // a few NaNs: some rows and columns have one, most do not
+      at::Tensor flat = t.view({-1});
+      for (int64_t index : {3, 50, 101}) {
+        flat[index % flat.numel()] = std::numeric_limits<double>::quiet_NaN();
+      }
     }
     values.emplace_back(t);
   }
@@ -131,6 +137,21 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, KernelDtypeTest,
                          });
 
 class KernelFloatTest : public ::testing::TestWithParam<DataType> {};
+
+// torch's max and min propagate NaN (any NaN element makes the result NaN);
+// so do the kernels', over inner, outer and all axes. A NaN computed in
+// float and stored as half stays NaN (Halide 14 alone makes it infinity).
+TEST_P(KernelFloatTest, NaNsPropagate) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAten(
+      {{{5, 33, 7}, dtype}},
+      [](const std::vector<TensorView*>& t) {
+        return std::vector<TensorView*>{max(t[0], {2}),    min(t[0], {2}),       max(t[0], {0}),
+                                        min(t[0], {0, 1}), max(t[0], {0, 1, 2}), min(t[0], {1}),
+                                        sqrt(t[0])};
+      },
+      /*positive=*/false, /*with_nans=*/true);
+}
 
 TEST_P(KernelFloatTest, Transcendentals) {
   DataType dtype = GetParam();
