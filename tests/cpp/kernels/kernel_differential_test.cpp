@@ -305,3 +305,26 @@ TEST(KernelTest, ConcurrentRunsOfOneKernel) {
 
 }  // namespace
 }  // namespace hostir::test
+
+namespace hostir::test {
+namespace {
+
+// A kernel indexes its operands by the output's extents, so operands whose
+// symbolic sizes disagree would read out of bounds: each call checks them
+// first and names the op and both sizes (the interpreter's ATen call would
+// fail the same way).
+TEST(KernelTest, PointwiseOperandsOfDifferentSizesAreAnError) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{4}, DataType::Float});
+  TensorView* y = inputOf({{4}, DataType::Float});
+  fusion->addOutput(add(x, y));
+  FusionExecutor executor(std::move(fusion));
+  EXPECT_TRUE(allClose(executor.run({at::ones({4}), at::ones({4})}).at(0), at::full({4}, 2.0)));
+  ASSERT_EQ(executor.execution().rfind("compiled kernel", 0), 0u) << executor.execution();
+  EXPECT_HOSTIR_ERROR(executor.run({at::ones({4}), at::ones({5})}),
+                      {"size mismatch in", "add", "has 4 elements but", "has 5"});
+}
+
+}  // namespace
+}  // namespace hostir::test
