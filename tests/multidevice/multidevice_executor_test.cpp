@@ -859,20 +859,25 @@ TEST_F(MultiDeviceExecutorTest, PipelinedBlockReduceScattersEachChunkInTheLoop) 
     expectCommunications(
         exec, {{CommunicationType::Allgather, 1}, {CommunicationType::ReduceScatter, 1}});
     EXPECT_EQ(pipelinedLoops<LinearOp>(program), 1) << program.toString();
-    // Every linear, the GELU and the reduce-scatter with its Wait are in the
-    // compute loop (the last top-level expr); none is left at the top level.
+    // Every linear, the GELU (a kernel: a HostUnit posted in the loop) and
+    // the reduce-scatter with its Wait are in the compute loop (the last
+    // top-level expr); none is left at the top level.
     const auto* loop = dynamic_cast<const ForLoop*>(program.topLevel().back());
     ASSERT_NE(loop, nullptr) << program.toString();
     std::vector<std::string> kinds;
     for (const Expr* inner : loop->body()) {
       if (inner->isA<LinearOp>() || inner->isA<UnaryOp>() || inner->isA<Wait>()) {
         kinds.push_back(inner->displayName());
+      } else if (const auto* post = dynamic_cast<const PostOnStream*>(inner)) {
+        for (const Expr* op : post->hostUnit()->fusion()->exprs()) {
+          kinds.push_back("kernel: " + op->displayName());
+        }
       } else if (const auto* communication = dynamic_cast<const Communication*>(inner)) {
         kinds.push_back(toString(communication->type()));
       }
     }
-    EXPECT_EQ(kinds, (std::vector<std::string>{"Wait", "linear", "gelu", "linear", "ReduceScatter",
-                                               "Wait"}))
+    EXPECT_EQ(kinds, (std::vector<std::string>{"Wait", "linear", "kernel: gelu", "linear",
+                                               "ReduceScatter", "Wait"}))
         << program.toString();
     for (const Expr* top : program.topLevel()) {
       EXPECT_FALSE(top->isA<LinearOp>() || top->isA<PostOnStream>()) << top->toString();

@@ -6,6 +6,7 @@
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/buffer_shrinking.h"
 #include "hostir/host_ir/passes/communication_lowering.h"
+#include "hostir/host_ir/passes/loop_host_units.h"
 #include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
@@ -55,6 +56,7 @@ HostIrPassManager defaultHostIrPasses() {
   HostIrPassManager passes;
   passes.add("stream_parallelization", parallelizeStreams);
   passes.add("buffer_shrinking", shrinkStreamBuffers);
+  passes.add("loop_host_units", groupLoopOpsIntoHostUnits);
   return passes;
 }
 

@@ -12,7 +12,7 @@ const std::vector<std::string>& knownPassNames() {
       "make_resharding_contiguous",
       // host IR (host_ir/lowering.h)
       "resharding_to_communication", "stream_axes_check", "other_devices_work_removal",
-      "stream_parallelization", "buffer_shrinking", "specialize_encodings"};
+      "stream_parallelization", "buffer_shrinking", "loop_host_units", "specialize_encodings"};
   return names;
 }
 
@@ -53,7 +53,8 @@ void validatePassOptions() {
     HOSTIR_CHECK(known, "HOSTIR_DISABLE_PASS names '", name,
                  "', which is not a pass; valid: ", joined(passes));
   }
-  const std::vector<std::string> stages{"fusion", "segments", "host_ir", "passes", "kernels", "all"};
+  const std::vector<std::string> stages{"fusion", "segments", "host_ir",
+                                        "passes", "kernels",  "all"};
   for (const std::string& stage : envList("HOSTIR_DUMP")) {
     bool known = false;
     for (const std::string& valid : stages) {

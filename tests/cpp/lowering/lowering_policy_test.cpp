@@ -308,8 +308,9 @@ void buildTwoSets(Fusion& fusion) {
   fusion.addOutput(out);
 }
 
-// The default pipeline is stream parallelization then buffer shrinking; both
-// run and are timed, and turn the two bare sets into one stream loop.
+// The default pipeline is stream parallelization, buffer shrinking, then
+// loop host units; all run and are timed, and turn the two bare sets into one
+// stream loop (sets are copies into slices: they stay ops of the loop).
 TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
   buildTwoSets(fusion_);
   HostIrPassManager passes = defaultHostIrPasses();
@@ -317,7 +318,7 @@ TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
   for (const HostIrPass& pass : passes.passes()) {
     names.push_back(pass.name);
   }
-  EXPECT_EQ(names, (Strings{"stream_parallelization", "buffer_shrinking"}));
+  EXPECT_EQ(names, (Strings{"stream_parallelization", "buffer_shrinking", "loop_host_units"}));
 
   std::unique_ptr<HostIrContainer> hic = lowerSegmentsToHostIr(fusion_);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
@@ -329,13 +330,14 @@ TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
     CHECK-NEXT: } // %HostIrContainer
   )"));
   passes.run(*hic);
-  ASSERT_EQ(passes.timings().size(), 2u);
+  ASSERT_EQ(passes.timings().size(), 3u);
   for (const HostIrPassManager::Timing& timing : passes.timings()) {
     EXPECT_FALSE(timing.skipped) << timing.name;
     EXPECT_GE(timing.duration.count(), 0);
   }
   EXPECT_EQ(passes.timings()[0].name, "stream_parallelization");
   EXPECT_EQ(passes.timings()[1].name, "buffer_shrinking");
+  EXPECT_EQ(passes.timings()[2].name, "loop_host_units");
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
     CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
@@ -366,9 +368,10 @@ TEST_F(LoweringPolicyTest, DisablingStreamParallelizationGivesLoopFreeProgram) {
 
   HostIrPassManager passes = defaultHostIrPasses();
   passes.run(*lowerSegmentsToHostIr(fusion_));
-  ASSERT_EQ(passes.timings().size(), 2u);
+  ASSERT_EQ(passes.timings().size(), 3u);
   EXPECT_TRUE(passes.timings()[0].skipped);
   EXPECT_FALSE(passes.timings()[1].skipped);
+  EXPECT_FALSE(passes.timings()[2].skipped);
 
   at::Tensor t0 = at::randn({5, 6});
   expectMatchesAten(fusion_, {t0}, {t0});

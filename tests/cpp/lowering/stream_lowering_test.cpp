@@ -5,18 +5,23 @@
 
 #include <gtest/gtest.h>
 
+#include "common/scoped_env.h"
 #include "core_ir/ir_check.h"
 #include "lowering/lowering_test_utils.h"
 
 namespace hostir::test {
 namespace {
 
+// These check what the stream pass and buffer shrinking print; grouping
+// loop ops into HostUnits (loop_host_units) has its own tests
+// (loop_host_units_test.cpp), so it is off here.
 class StreamLoweringTest : public ::testing::Test {
  protected:
   void SetUp() override {
     at::manual_seed(0);
   }
 
+  ScopedEnv only_stream_passes_{"HOSTIR_DISABLE_PASS", "loop_host_units"};
   Fusion fusion_;
   FusionGuard guard_{&fusion_};
 };
