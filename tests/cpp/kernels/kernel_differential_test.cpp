@@ -328,3 +328,36 @@ TEST(KernelTest, PointwiseOperandsOfDifferentSizesAreAnError) {
 
 }  // namespace
 }  // namespace hostir::test
+
+namespace hostir::test {
+namespace {
+
+// A segment that is one transcendental op runs through ATen's vectorized
+// kernel (compiling saves no pass over memory); with another op it compiles.
+TEST(KernelTest, LoneTranscendentalRunsThroughAtenAndSaysWhy) {
+  auto lone = std::make_unique<Fusion>();
+  {
+    FusionGuard guard(lone.get());
+    TensorView* x = inputOf({{4, 9}, DataType::Float});
+    lone->addOutput(gelu(x));
+  }
+  FusionExecutor lone_executor(std::move(lone));
+  at::Tensor input = at::randn({4, 9});
+  EXPECT_TRUE(allClose(lone_executor.run({input}).at(0), at::gelu(input)));
+  EXPECT_NE(lone_executor.execution().find("ATen: a lone gelu"), std::string::npos)
+      << lone_executor.execution();
+
+  auto fused = std::make_unique<Fusion>();
+  {
+    FusionGuard guard(fused.get());
+    TensorView* x = inputOf({{4, 9}, DataType::Float});
+    fused->addOutput(gelu(add(x, 1.0)));
+  }
+  FusionExecutor fused_executor(std::move(fused));
+  EXPECT_TRUE(allClose(fused_executor.run({input}).at(0), at::gelu(input + 1.0)));
+  EXPECT_EQ(fused_executor.execution().rfind("compiled kernel", 0), 0u)
+      << fused_executor.execution();
+}
+
+}  // namespace
+}  // namespace hostir::test
