@@ -77,7 +77,7 @@ struct CommunicationPlan {
 };
 
 // Classifies a resharding expr (after the presegmentation passes) per the
-// table of DESIGN.md / issue 5. Throws hostir::Error naming the expr and the
+// table of docs/design.md / issue 5. Throws hostir::Error naming the expr and the
 // shardings involved when it reshards in a way no collective implements,
 // or when it does not reshard at all.
 CommunicationPlan classifyResharding(const Expr* expr);

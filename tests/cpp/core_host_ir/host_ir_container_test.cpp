@@ -20,7 +20,7 @@ std::unique_ptr<Fusion> makeReluFusion() {
   return fusion;
 }
 
-// The stream-parallel program of DESIGN.md: allocate the output, then for
+// The stream-parallel program of docs/design.md: allocate the output, then for
 // each chunk along axis 0 pick a stream, wait for the caller's stream, take
 // views of the input and output chunk and run a segment into the view; then
 // an allgather, a nested loop and a kernel launch.

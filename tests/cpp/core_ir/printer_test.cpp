@@ -1,4 +1,4 @@
-// Printer golden strings: the notation of DESIGN.md.
+// Printer golden strings: the notation of docs/design.md.
 
 #include "common/scoped_env.h"
 #include "hostir/ir/ops.h"

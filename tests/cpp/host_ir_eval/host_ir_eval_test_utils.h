@@ -3,7 +3,7 @@
 // Shared helpers for the HostIrEvaluator tests: a fixture that builds a host
 // program by hand in a HostIrContainer and hands it to an evaluator, plus
 // builders for the recurring pieces (segment fusions, the stream-pipelined
-// loop of DESIGN.md "Notation").
+// loop of docs/design.md "Notation").
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
