@@ -159,7 +159,7 @@ class Definition {
         {"set", &hostir::set},   {"neg", &hostir::neg},         {"abs", &hostir::abs},
         {"exp", &hostir::exp},   {"log", &hostir::log},         {"sqrt", &hostir::sqrt},
         {"relu", &hostir::relu}, {"sigmoid", &hostir::sigmoid}, {"tanh", &hostir::tanh},
-        {"gelu", &hostir::gelu}};
+        {"gelu", &hostir::gelu}, {"rsqrt", &hostir::rsqrt},     {"erf", &hostir::erf}};
     auto it = ops.find(op);
     HOSTIR_CHECK(it != ops.end(), "unknown unary op '", op, "'");
     return build([&] { return it->second(tensor(x, op)); });
@@ -192,8 +192,24 @@ class Definition {
       HOSTIR_PY_BINARY(div)
       HOSTIR_PY_BINARY(maximum)
       HOSTIR_PY_BINARY(minimum)
+      HOSTIR_PY_BINARY(pow)
+      HOSTIR_PY_BINARY(eq)
+      HOSTIR_PY_BINARY(ne)
+      HOSTIR_PY_BINARY(lt)
+      HOSTIR_PY_BINARY(le)
+      HOSTIR_PY_BINARY(gt)
+      HOSTIR_PY_BINARY(ge)
 #undef HOSTIR_PY_BINARY
       HOSTIR_THROW("unknown binary op '", op, "'");
+    });
+  }
+
+  int64_t whereOp(int64_t condition, int64_t a, int64_t b) {
+    return build([&] { return where(tensor(condition, "where"), val(a), val(b)); });
+  }
+  int64_t iotaOp(int64_t length, int64_t start, int64_t step, DataType dtype) {
+    return build([&] {
+      return iota(scalar(length, "iota"), scalar(start, "iota"), scalar(step, "iota"), dtype);
     });
   }
 
@@ -685,6 +701,8 @@ PYBIND11_MODULE(_C, m) {
       .def("unary", &Definition::unary)
       .def("binary", &Definition::binary)
       .def("cast", &Definition::cast)
+      .def("where", &Definition::whereOp)
+      .def("iota", &Definition::iotaOp)
       .def("reduction", &Definition::reduction)
       .def("broadcast", &Definition::broadcastOp)
       .def("matmul", &Definition::matmulOp)

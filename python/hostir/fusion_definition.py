@@ -98,6 +98,34 @@ class Value:
     def __neg__(self):
         return self.fd.ops.neg(self)
 
+    def __pow__(self, other):
+        return self._binary("pow", other)
+
+    def __rpow__(self, other):
+        return self._binary("pow", other, True)
+
+    # Comparisons build Bool tensors (as torch's do); a Value stays hashable by
+    # identity.
+    def __eq__(self, other):
+        return self._binary("eq", other)
+
+    def __ne__(self, other):
+        return self._binary("ne", other)
+
+    def __lt__(self, other):
+        return self._binary("lt", other)
+
+    def __le__(self, other):
+        return self._binary("le", other)
+
+    def __gt__(self, other):
+        return self._binary("gt", other)
+
+    def __ge__(self, other):
+        return self._binary("ge", other)
+
+    __hash__ = object.__hash__
+
     def ir(self):
         """This value in IR notation (e.g. T2_l_float[iS4{i0}, iS5{i2}])."""
         return self.fd._cdef.ir_name(self.fid)
@@ -274,6 +302,170 @@ class _Ops:
             fill_value = fd.define_scalar(fill_value)
         return self._tensor_op("ops.full", shape=[fd._scalar_ref(s, "full") for s in shape],
                                fill_value=fd._scalar_ref(fill_value, "full"), dtype=dtype.name)
+
+    def where(self, condition, a, b):
+        """where(condition, a, b): a where the Bool tensor `condition` is true, else b
+        (torch.where); a and b are tensors or scalars (Python numbers become
+        constants), broadcast and promoted as in PyTorch. A primitive op."""
+        fd = self._fd
+        return self._tensor_op("ops.where", condition=fd._tensor_ref(condition, "where"),
+                               a=fd._operand_ref(a, "where"), b=fd._operand_ref(b, "where"))
+
+    def iota(self, length, start=0, step=1, dtype=DataType.Int64):
+        """iota(length, start=0, step=1, dtype=Int64): the 1-D tensor start + i * step for
+        i in [0, length); `length` an integer scalar (e.g. fd.ops.size(x, 0)). An
+        integer dtype needs integer start and step. A primitive op."""
+        fd = self._fd
+        return self._tensor_op("ops.iota", length=fd._scalar_ref(length, "iota"),
+                               start=fd._scalar_ref(start, "iota"),
+                               step=fd._scalar_ref(step, "iota"), dtype=to_dtype(dtype).name)
+
+    def arange(self, start, end=None, step=1, dtype=DataType.Int64):
+        """arange(end) or arange(start, end, step=1) on integers (Python ints or integer
+        scalars of the definition), as torch.arange: iota(ceil_div(end - start, step),
+        start, step). A composition."""
+        if end is None:
+            start, end = 0, start
+        values = (start, end, step)
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            if step == 0 or (end - start) * step < 0:
+                raise self._fd._error(f"arange({start}, {end}, {step}): the step must be "
+                                      "non-zero and lead from start to end", None)
+            length = -((start - end) // step)  # ceil((end - start) / step)
+        else:
+            length = self.ceil_div(self.sub(end, start), step)
+        return self.iota(length, start, step, dtype)
+
+    def causal_mask(self, num_queries, num_keys, query_offset=0):
+        """A [num_queries, num_keys] Bool tensor, true where query query_offset + i may
+        attend key j (query_offset + i >= j): two iotas, broadcast, ge. A composition;
+        use it as fd.ops.where(mask, scores, float("-inf"))."""
+        rows = self.iota(num_queries, query_offset, 1)
+        cols = self.iota(num_keys, 0, 1)
+        return self.ge(self.broadcast(rows, [False, True]), self.broadcast(cols, [True, False]))
+
+    # --- compositions: recorded as the primitive ops they are made of, so a
+    # segment boundary may fall inside one and a fusing layer sees primitives.
+
+    def _floating(self, x, what):
+        self._fd._tensor_ref(x, what)
+        if x.dtype not in (DataType.Float, DataType.Double, DataType.Half, DataType.BFloat16):
+            raise self._fd._error(f"{what}({_describe(x)}): needs a floating-point tensor, got "
+                                  f"{x.dtype.name}; cast it first (fd.ops.cast)", None)
+
+    def _axes(self, x, axes, what):
+        if isinstance(axes, int):
+            axes = [axes]
+        rank = x.ndim
+        normalized = []
+        for axis in axes:
+            axis = int(axis)
+            if not -rank <= axis < rank:
+                raise self._fd._error(f"{what}: axis {axis} is out of range for {_describe(x)} of "
+                                      f"rank {rank}; valid axes are [{-rank}, {rank})", None)
+            normalized.append(axis % rank)
+        if not normalized:
+            raise self._fd._error(f"{what}({_describe(x)}): give at least one axis to reduce",
+                                  None)
+        return sorted(set(normalized))
+
+    def _count(self, x, axes):
+        count = None
+        for axis in axes:
+            size = self.size(x, axis)
+            count = size if count is None else self.mul(count, size)
+        return count
+
+    def _kept(self, reduced, rank, axes):
+        return self.broadcast(reduced, [axis in axes for axis in range(rank)])
+
+    def mean(self, x, axes, keep_dim=False):
+        """mean(x, axes, keep_dim=False): sum / number of elements, as torch.mean. A
+        composition."""
+        self._floating(x, "mean")
+        axes = self._axes(x, axes, "mean")
+        return self.div(self.sum(x, axes, keep_dim), self._count(x, axes))
+
+    def var_mean(self, x, axes, correction=1, keep_dim=False):
+        """var_mean(x, axes, correction=1, keep_dim=False) -> (var, mean), as
+        torch.var_mean: sum((x - mean)^2) / (N - correction). A composition."""
+        self._floating(x, "var_mean")
+        axes = self._axes(x, axes, "var_mean")
+        if int(correction) < 0:
+            raise self._fd._error(f"var_mean({_describe(x)}): correction {correction} is "
+                                  "negative; valid: >= 0 (1: unbiased, 0: population)", None)
+        count = self._count(x, axes)
+        mean = self.div(self.sum(x, axes), count)
+        mean_kept = self._kept(mean, x.ndim, axes)
+        centered = self.sub(x, mean_kept)
+        dof = count if int(correction) == 0 else self.sub(count, int(correction))
+        var = self.div(self.sum(self.mul(centered, centered), axes, keep_dim), dof)
+        return var, (mean_kept if keep_dim else mean)
+
+    def var(self, x, axes, correction=1, keep_dim=False):
+        """var(x, axes, correction=1, keep_dim=False), as torch.var. A composition."""
+        return self.var_mean(x, axes, correction, keep_dim)[0]
+
+    def softmax(self, x, dim):
+        """softmax(x, dim): exp(x - max) / sum(exp(x - max)) (numerically stable), as
+        torch.softmax. A composition."""
+        self._floating(x, "softmax")
+        (dim,) = self._axes(x, dim, "softmax")
+        e = self.exp(self.sub(x, self.max(x, [dim], True)))
+        return self.div(e, self.sum(e, [dim], True))
+
+    def log_softmax(self, x, dim):
+        """log_softmax(x, dim): (x - max) - log(sum(exp(x - max))), as
+        torch.log_softmax. A composition."""
+        self._floating(x, "log_softmax")
+        (dim,) = self._axes(x, dim, "log_softmax")
+        shifted = self.sub(x, self.max(x, [dim], True))
+        return self.sub(shifted, self.log(self.sum(self.exp(shifted), [dim], True)))
+
+    def _normalized_axes(self, x, normalized_ndims, weight, bias, what):
+        self._floating(x, what)
+        rank = x.ndim
+        if not 1 <= int(normalized_ndims) <= rank:
+            raise self._fd._error(f"{what}({_describe(x)}): normalized_ndims {normalized_ndims} "
+                                  f"is out of range; valid: [1, {rank}] (the number of trailing "
+                                  "axes to normalize)", None)
+        for name, t in (("weight", weight), ("bias", bias)):
+            if t is not None:
+                self._fd._tensor_ref(t, what)
+                if t.ndim != int(normalized_ndims):
+                    raise self._fd._error(
+                        f"{what}({_describe(x)}): the {name} {_describe(t)} has rank {t.ndim}; "
+                        f"it must be shaped as the {normalized_ndims} normalized trailing axes",
+                        None)
+        return list(range(rank - int(normalized_ndims), rank))
+
+    def _affine(self, y, weight, bias):
+        if weight is not None:
+            y = self.mul(y, weight)
+        if bias is not None:
+            y = self.add(y, bias)
+        return y
+
+    def layer_norm(self, x, normalized_ndims, weight=None, bias=None, eps=1e-5):
+        """layer_norm(x, normalized_ndims, weight=None, bias=None, eps=1e-5): normalizes
+        the last `normalized_ndims` axes, as torch.layer_norm with a normalized_shape of
+        that many axes: (x - mean) * rsqrt(var + eps) (population variance), * weight,
+        + bias. A composition."""
+        axes = self._normalized_axes(x, normalized_ndims, weight, bias, "layer_norm")
+        count = self._count(x, axes)
+        centered = self.sub(x, self._kept(self.div(self.sum(x, axes), count), x.ndim, axes))
+        variance = self.div(self.sum(self.mul(centered, centered), axes), count)
+        inv_std = self._kept(self.rsqrt(self.add(variance, float(eps))), x.ndim, axes)
+        return self._affine(self.mul(centered, inv_std), weight, bias)
+
+    def rms_norm(self, x, normalized_ndims, weight=None, bias=None, eps=1e-6):
+        """rms_norm(x, normalized_ndims, weight=None, bias=None, eps=1e-6):
+        x * rsqrt(mean(x^2) + eps) over the last `normalized_ndims` axes, * weight,
+        + bias. A composition."""
+        axes = self._normalized_axes(x, normalized_ndims, weight, bias, "rms_norm")
+        mean_square = self.div(self.sum(self.mul(x, x), axes), self._count(x, axes))
+        inv_rms = self._kept(self.rsqrt(self.add(mean_square, float(eps))), x.ndim, axes)
+        return self._affine(self.mul(x, inv_rms), weight, bias)
 
     def zeros(self, shape, dtype=DataType.Float):
         return self.full(shape, 0.0 if to_dtype(dtype) != DataType.Bool else False, dtype)

@@ -18,8 +18,10 @@ from . import _C
 DataType = _C.DataType
 ParallelType = _C.ParallelType
 
-UNARY_OPS = ("set", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "gelu")
-BINARY_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "ceil_div", "mod")
+UNARY_OPS = ("set", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "gelu",
+             "rsqrt", "erf")
+BINARY_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "ceil_div", "mod", "pow",
+              "eq", "ne", "lt", "le", "gt", "ge")
 REDUCTION_OPS = ("sum", "max", "min", "prod")
 
 
@@ -132,6 +134,11 @@ _APPLY = {
                DataType.__members__[a["dtype"]])
     ],
     "ops.size": _apply_size,
+    "ops.where": lambda d, a: [d.where(_fid(a["condition"]), _fid(a["a"]), _fid(a["b"]))],
+    "ops.iota": lambda d, a: [
+        d.iota(_fid(a["length"]), _fid(a["start"]), _fid(a["step"]),
+               DataType.__members__[a["dtype"]])
+    ],
     "sched.split": lambda d, a: d.split(_fid(a["x"]), a["axis"], a["factor"], a["inner_split"])
     or [],
     "sched.merge": lambda d, a: d.merge(_fid(a["x"]), a["axis_outer"], a["axis_inner"]) or [],

@@ -35,29 +35,41 @@ IterDomain* freshId(const IterDomain* like) {
 }
 
 // Of two axes that must match, the one whose extent says the most.
-const IterDomain* moreKnown(const IterDomain* a, const IterDomain* b) {
+IterDomain* moreKnown(IterDomain* a, IterDomain* b) {
   return asConstInt(a->extent()) == nullptr && asConstInt(b->extent()) != nullptr ? b : a;
 }
 
-// The output axes of a pointwise op on two tensors (BinaryOp::validate has
-// checked that they broadcast).
-std::vector<IterDomain*> broadcastShapes(TensorView* lhs, TensorView* rhs) {
-  std::vector<IterDomain*> l = lhs->shapeDomain();
-  std::vector<IterDomain*> r = rhs->shapeDomain();
+// Of each pair of right-aligned axes of two broadcastable shapes
+// (BinaryOp::validate has checked them), the one the result takes.
+std::vector<IterDomain*> pickBroadcastAxes(const std::vector<IterDomain*>& l,
+                                           const std::vector<IterDomain*>& r) {
   size_t rank = std::max(l.size(), r.size());
   std::vector<IterDomain*> out;
   for (size_t i = 0; i < rank; ++i) {
     IterDomain* a = i + l.size() >= rank ? l[i + l.size() - rank] : nullptr;
     IterDomain* b = i + r.size() >= rank ? r[i + r.size() - rank] : nullptr;
     if (a == nullptr || (a->isBroadcast() && b != nullptr)) {
-      out.push_back(freshId(b));
+      out.push_back(b);
     } else if (b == nullptr || b->isBroadcast()) {
-      out.push_back(freshId(a));
+      out.push_back(a);
     } else {
-      out.push_back(freshId(moreKnown(a, b)));
+      out.push_back(moreKnown(a, b));
     }
   }
   return out;
+}
+
+std::vector<IterDomain*> freshIds(const std::vector<IterDomain*>& like) {
+  std::vector<IterDomain*> out;
+  for (IterDomain* id : like) {
+    out.push_back(freshId(id));
+  }
+  return out;
+}
+
+// The output axes of a pointwise op on two tensors.
+std::vector<IterDomain*> broadcastShapes(TensorView* lhs, TensorView* rhs) {
+  return freshIds(pickBroadcastAxes(lhs->shapeDomain(), rhs->shapeDomain()));
 }
 
 bool isFloatPromotingUnary(UnaryOpType type) {
@@ -67,7 +79,9 @@ bool isFloatPromotingUnary(UnaryOpType type) {
     case UnaryOpType::Sqrt:
     case UnaryOpType::Sigmoid:
     case UnaryOpType::Tanh:
-    case UnaryOpType::Gelu: return true;
+    case UnaryOpType::Gelu:
+    case UnaryOpType::Rsqrt:
+    case UnaryOpType::Erf: return true;
     default: return false;
   }
 }
@@ -160,6 +174,9 @@ Val* binaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
   }
   if (type == BinaryOpType::Div && !isFloatingType(dtype)) {
     dtype = DataType::Float;  // true division, as torch.div
+  }
+  if (isComparison(type)) {
+    dtype = DataType::Bool;
   }
   TensorView* out = makeTensorOver(lhs->container(), ids, dtype);
   IrBuilder::createInContainer<BinaryOp>(lhs->container(), std::vector<Val*>{lhs, rhs},
@@ -258,6 +275,12 @@ TensorView* gelu(TensorView* in) {
 TensorView* castOp(DataType dtype, TensorView* in) {
   return unaryOp(UnaryOpType::Cast, in, dtype);
 }
+TensorView* rsqrt(TensorView* in) {
+  return unaryOp(UnaryOpType::Rsqrt, in);
+}
+TensorView* erf(TensorView* in) {
+  return unaryOp(UnaryOpType::Erf, in);
+}
 
 #define HOSTIR_DEFINE_BINARY(name, type)                                           \
   Val* name(Val* lhs, Val* rhs) {                                                  \
@@ -300,6 +323,13 @@ HOSTIR_DEFINE_BINARY(mul, BinaryOpType::Mul)
 HOSTIR_DEFINE_BINARY(div, BinaryOpType::Div)
 HOSTIR_DEFINE_BINARY(maximum, BinaryOpType::Maximum)
 HOSTIR_DEFINE_BINARY(minimum, BinaryOpType::Minimum)
+HOSTIR_DEFINE_BINARY(pow, BinaryOpType::Pow)
+HOSTIR_DEFINE_BINARY(eq, BinaryOpType::Eq)
+HOSTIR_DEFINE_BINARY(ne, BinaryOpType::Ne)
+HOSTIR_DEFINE_BINARY(lt, BinaryOpType::Lt)
+HOSTIR_DEFINE_BINARY(le, BinaryOpType::Le)
+HOSTIR_DEFINE_BINARY(gt, BinaryOpType::Gt)
+HOSTIR_DEFINE_BINARY(ge, BinaryOpType::Ge)
 #undef HOSTIR_DEFINE_BINARY
 
 Val* ceilDiv(Val* lhs, Val* rhs) {
@@ -321,6 +351,267 @@ TensorView* min(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim)
 }
 TensorView* prod(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim) {
   return reductionOp(ReductionOpType::Product, in, axes, keep_dim);
+}
+
+TensorView* where(TensorView* condition, Val* a, Val* b) {
+  HOSTIR_CHECK(condition != nullptr && a != nullptr && b != nullptr, "where: an operand is null");
+  std::vector<Val*> inputs{condition, a, b};
+  WhereOp::validate(inputs, {});
+  Fusion* container = condition->container();
+  HOSTIR_CHECK(a->container() == container && b->container() == container, "where: ",
+               describe(condition), ", ", describe(a), " and ", describe(b),
+               " belong to different fusions");
+  auto* ta = dynamic_cast<TensorView*>(a);
+  auto* tb = dynamic_cast<TensorView*>(b);
+  DataType dtype;
+  if (ta != nullptr && tb != nullptr) {
+    dtype = promoteTypes(ta->dtype(), tb->dtype());
+  } else if (ta != nullptr || tb != nullptr) {
+    TensorView* tv = ta != nullptr ? ta : tb;
+    dtype = promoteTensorWithScalar(tv->dtype(), (ta != nullptr ? b : a)->dtype());
+  } else {
+    // Two Python numbers: torch.where gives the default float dtype for
+    // floating ones.
+    dtype = promoteTypes(a->dtype(), b->dtype());
+    if (isFloatingType(dtype)) {
+      dtype = DataType::Float;
+    }
+  }
+  // The output's shape: the condition's broadcast with each tensor operand.
+  std::vector<IterDomain*> ids = condition->shapeDomain();
+  for (TensorView* tv : {ta, tb}) {
+    if (tv != nullptr) {
+      ids = pickBroadcastAxes(ids, tv->shapeDomain());
+    }
+  }
+  TensorView* out = makeTensorOver(container, freshIds(ids), dtype);
+  IrBuilder::createInContainer<WhereOp>(container, inputs, std::vector<Val*>{out},
+                                        std::vector<Attribute>{});
+  return out;
+}
+
+TensorView* where(TensorView* condition, TensorView* a, double b) {
+  HOSTIR_CHECK(condition != nullptr, "where: the condition is null");
+  return where(condition, a, IrBuilder::createInContainer<Scalar>(condition->container(), b));
+}
+TensorView* where(TensorView* condition, double a, TensorView* b) {
+  HOSTIR_CHECK(condition != nullptr, "where: the condition is null");
+  return where(condition, IrBuilder::createInContainer<Scalar>(condition->container(), a), b);
+}
+TensorView* where(TensorView* condition, TensorView* a, int b) {
+  HOSTIR_CHECK(condition != nullptr, "where: the condition is null");
+  return where(condition, a,
+               IrBuilder::createInContainer<Scalar>(condition->container(), int64_t{b}));
+}
+TensorView* where(TensorView* condition, int a, TensorView* b) {
+  HOSTIR_CHECK(condition != nullptr, "where: the condition is null");
+  return where(condition, IrBuilder::createInContainer<Scalar>(condition->container(), int64_t{a}),
+               b);
+}
+
+TensorView* iota(Val* length, Val* start, Val* step, DataType dtype) {
+  HOSTIR_CHECK(length != nullptr && start != nullptr && step != nullptr,
+               "iota: an operand is null");
+  std::vector<Val*> inputs{length, start, step};
+  IotaOp::validate(inputs, {});
+  HOSTIR_CHECK(dtype != DataType::Bool, "iota(", describe(length),
+               "): dtype Bool is not valid; use a numeric dtype");
+  HOSTIR_CHECK(!isIntegralType(dtype) ||
+                   (isIntegralType(start->dtype()) && isIntegralType(step->dtype())),
+               "iota(", describe(length), ", start=", describe(start), ", step=", describe(step),
+               "): an integer dtype (", toString(dtype),
+               ") needs integer start and step; use a floating dtype");
+  Fusion* container = length->container();
+  auto* id = IrBuilder::createInContainer<IterDomain>(container, length);
+  TensorView* out = makeTensorOver(container, {id}, dtype);
+  IrBuilder::createInContainer<IotaOp>(container, inputs, std::vector<Val*>{out},
+                                       std::vector<Attribute>{});
+  return out;
+}
+
+TensorView* arange(Val* end, DataType dtype) {
+  HOSTIR_CHECK(end != nullptr, "arange: end is null");
+  return arange(constantIn(end->container(), 0), end, constantIn(end->container(), 1), dtype);
+}
+
+TensorView* arange(Val* start, Val* end, Val* step, DataType dtype) {
+  HOSTIR_CHECK(start != nullptr && end != nullptr && step != nullptr,
+               "arange: an operand is null");
+  for (const Val* bound : {start, end, step}) {
+    HOSTIR_CHECK(bound->vtype() == ValType::Scalar && isIntegralType(bound->dtype()),
+                 "arange: start, end and step must be integer scalars, got ", describe(bound),
+                 "; for floating values use iota(length, start, step, dtype)");
+  }
+  const Scalar* c_step = asConstInt(step);
+  HOSTIR_CHECK(c_step == nullptr || c_step->constInt() != 0, "arange(", describe(start), ", ",
+               describe(end), ", step=0): the step must not be zero");
+  const Scalar* c_start = asConstInt(start);
+  const Scalar* c_end = asConstInt(end);
+  if (c_start != nullptr && c_end != nullptr && c_step != nullptr) {
+    int64_t span = c_end->constInt() - c_start->constInt();
+    HOSTIR_CHECK(span == 0 || (span > 0) == (c_step->constInt() > 0), "arange(", describe(start),
+                 ", ", describe(end), ", ", describe(step),
+                 "): the step's sign does not lead from start to end");
+  }
+  // arange(n) has extent n, not ( n - 0 ) (ceilDiv by 1 folds away).
+  Val* span = c_start != nullptr && c_start->constInt() == 0 ? end : sub(end, start);
+  return iota(ceilDiv(span, step), start, step, dtype);
+}
+
+TensorView* causalMask(Val* num_queries, Val* num_keys, Val* query_offset) {
+  HOSTIR_CHECK(num_queries != nullptr && num_keys != nullptr,
+               "causalMask: the number of queries or keys is null");
+  Fusion* container = num_queries->container();
+  if (query_offset == nullptr) {
+    query_offset = constantIn(container, 0);
+  }
+  HOSTIR_CHECK(isIntegralType(query_offset->dtype()) && query_offset->vtype() == ValType::Scalar,
+               "causalMask: the query offset must be an integer scalar, got ",
+               describe(query_offset));
+  TensorView* rows = iota(num_queries, query_offset, constantIn(container, 1));
+  TensorView* cols = iota(num_keys, constantIn(container, 0), constantIn(container, 1));
+  return ge(broadcast(rows, {false, true}), broadcast(cols, {true, false}));
+}
+
+namespace {
+
+void checkFloating(const char* op, const TensorView* in) {
+  HOSTIR_CHECK(in != nullptr, op, ": input is null");
+  HOSTIR_CHECK(isFloatingType(in->dtype()), op, "(", describe(in), "): needs a floating-point ",
+               "tensor, got ", toString(in->dtype()), "; cast it first (castOp)");
+}
+
+// The number of elements `axes` of `in` hold, as an integer scalar, and the
+// axes normalized and sorted.
+std::pair<Val*, std::vector<int64_t>> reducedCount(const char* op, TensorView* in,
+                                                   const std::vector<int64_t>& axes) {
+  std::vector<IterDomain*> shape = in->shapeDomain();
+  auto rank = static_cast<int64_t>(shape.size());
+  std::set<int64_t> normalized;
+  for (int64_t axis : axes) {
+    normalized.insert(normalizeAxis(axis, rank, op, in));
+  }
+  HOSTIR_CHECK(!normalized.empty(), op, "(", describe(in), "): give at least one axis to reduce");
+  Val* count = constantIn(in->container(), 1);
+  for (int64_t axis : normalized) {
+    count = mul(count, shape[static_cast<size_t>(axis)]->extent());
+  }
+  return {count, std::vector<int64_t>(normalized.begin(), normalized.end())};
+}
+
+std::vector<bool> broadcastFlags(size_t rank, const std::vector<int64_t>& axes) {
+  std::vector<bool> flags(rank, false);
+  for (int64_t axis : axes) {
+    flags[static_cast<size_t>(axis)] = true;
+  }
+  return flags;
+}
+
+// The last `normalized_ndims` axes of `in`, checked, with weight and bias
+// shaped as them.
+std::vector<int64_t> normalizedAxes(const char* op, TensorView* in, int64_t normalized_ndims,
+                                    TensorView* weight, TensorView* bias) {
+  checkFloating(op, in);
+  auto rank = static_cast<int64_t>(in->shapeDomain().size());
+  HOSTIR_CHECK(normalized_ndims >= 1 && normalized_ndims <= rank, op, "(", describe(in),
+               "): normalized_ndims ", normalized_ndims, " is out of range; valid: [1, ", rank,
+               "] (the number of trailing axes to normalize)");
+  for (const auto& [what, tv] : {std::pair<const char*, TensorView*>{"weight", weight},
+                                 std::pair<const char*, TensorView*>{"bias", bias}}) {
+    if (tv == nullptr) {
+      continue;
+    }
+    auto tv_rank = static_cast<int64_t>(tv->shapeDomain().size());
+    HOSTIR_CHECK(tv_rank == normalized_ndims, op, "(", describe(in), "): the ", what, " ",
+                 describe(tv), " has rank ", tv_rank, "; it must be shaped as the ",
+                 normalized_ndims, " normalized trailing axes");
+    std::vector<IterDomain*> shape = in->shapeDomain();
+    std::vector<IterDomain*> ws = tv->shapeDomain();
+    for (int64_t i = 0; i < tv_rank; ++i) {
+      const Scalar* a = asConstInt(shape[static_cast<size_t>(rank - tv_rank + i)]->extent());
+      const Scalar* b = asConstInt(ws[static_cast<size_t>(i)]->extent());
+      HOSTIR_CHECK(a == nullptr || b == nullptr || a->constInt() == b->constInt(), op, "(",
+                   describe(in), "): the ", what, " ", describe(tv),
+                   " does not match the normalized axes; it must be shaped as the last ",
+                   normalized_ndims, " axes of the input");
+    }
+  }
+  std::vector<int64_t> axes;
+  for (int64_t i = rank - normalized_ndims; i < rank; ++i) {
+    axes.push_back(i);
+  }
+  return axes;
+}
+
+TensorView* affine(TensorView* y, TensorView* weight, TensorView* bias) {
+  if (weight != nullptr) {
+    y = mul(y, weight);
+  }
+  if (bias != nullptr) {
+    y = add(y, bias);
+  }
+  return y;
+}
+
+}  // namespace
+
+TensorView* mean(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim) {
+  checkFloating("mean", in);
+  auto [count, normalized] = reducedCount("mean", in, axes);
+  return div(sum(in, normalized, keep_dim), count);
+}
+
+std::pair<TensorView*, TensorView*> varMean(TensorView* in, const std::vector<int64_t>& axes,
+                                            int64_t correction, bool keep_dim) {
+  checkFloating("var_mean", in);
+  HOSTIR_CHECK(correction >= 0, "var_mean(", describe(in), "): correction ", correction,
+               " is negative; valid: >= 0 (1: unbiased, 0: population variance)");
+  auto [count, normalized] = reducedCount("var_mean", in, axes);
+  TensorView* m = div(sum(in, normalized), count);
+  TensorView* m_kept = broadcast(m, broadcastFlags(in->shapeDomain().size(), normalized));
+  TensorView* centered = sub(in, m_kept);
+  Val* dof = correction == 0 ? count : sub(count, constantIn(in->container(), correction));
+  TensorView* v = div(sum(mul(centered, centered), normalized, keep_dim), dof);
+  return {v, keep_dim ? m_kept : m};
+}
+
+TensorView* var(TensorView* in, const std::vector<int64_t>& axes, int64_t correction,
+                bool keep_dim) {
+  return varMean(in, axes, correction, keep_dim).first;
+}
+
+TensorView* softmax(TensorView* in, int64_t dim) {
+  checkFloating("softmax", in);
+  TensorView* shifted = sub(in, max(in, {dim}, /*keep_dim=*/true));
+  TensorView* e = exp(shifted);
+  return div(e, sum(e, {dim}, /*keep_dim=*/true));
+}
+
+TensorView* logSoftmax(TensorView* in, int64_t dim) {
+  checkFloating("log_softmax", in);
+  TensorView* shifted = sub(in, max(in, {dim}, /*keep_dim=*/true));
+  return sub(shifted, log(sum(exp(shifted), {dim}, /*keep_dim=*/true)));
+}
+
+TensorView* layerNorm(TensorView* in, int64_t normalized_ndims, TensorView* weight,
+                      TensorView* bias, double eps) {
+  std::vector<int64_t> axes = normalizedAxes("layer_norm", in, normalized_ndims, weight, bias);
+  auto [count, normalized] = reducedCount("layer_norm", in, axes);
+  std::vector<bool> flags = broadcastFlags(in->shapeDomain().size(), normalized);
+  TensorView* centered = sub(in, broadcast(div(sum(in, normalized), count), flags));
+  TensorView* variance = div(sum(mul(centered, centered), normalized), count);
+  TensorView* inv_std = broadcast(rsqrt(add(variance, eps)), flags);
+  return affine(mul(centered, inv_std), weight, bias);
+}
+
+TensorView* rmsNorm(TensorView* in, int64_t normalized_ndims, TensorView* weight,
+                    TensorView* bias, double eps) {
+  std::vector<int64_t> axes = normalizedAxes("rms_norm", in, normalized_ndims, weight, bias);
+  auto [count, normalized] = reducedCount("rms_norm", in, axes);
+  std::vector<bool> flags = broadcastFlags(in->shapeDomain().size(), normalized);
+  TensorView* mean_square = div(sum(mul(in, in), normalized), count);
+  TensorView* inv_rms = broadcast(rsqrt(add(mean_square, eps)), flags);
+  return affine(mul(in, inv_rms), weight, bias);
 }
 
 TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim) {

@@ -2,6 +2,7 @@
 
 #include <initializer_list>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "hostir/ir/ops.h"
@@ -24,6 +25,8 @@ TensorView* sigmoid(TensorView* in);
 TensorView* tanh(TensorView* in);
 TensorView* gelu(TensorView* in);  // tanh approximation off: exact erf GELU
 TensorView* castOp(DataType dtype, TensorView* in);
+TensorView* rsqrt(TensorView* in);  // 1 / sqrt(x); integer inputs compute in float
+TensorView* erf(TensorView* in);    // the error function; integer inputs compute in float
 
 // Binary ops on tensors and/or scalars; tensors broadcast as in PyTorch
 // (right-aligned, size-1 broadcast axes expand). On two scalars they build
@@ -48,7 +51,44 @@ HOSTIR_DECLARE_BINARY(mul)
 HOSTIR_DECLARE_BINARY(div)
 HOSTIR_DECLARE_BINARY(maximum)
 HOSTIR_DECLARE_BINARY(minimum)
+// lhs ** rhs (torch.pow): promoted as add; at least one operand a tensor.
+HOSTIR_DECLARE_BINARY(pow)
+// Comparisons (torch.eq, ne, lt, le, gt, ge): compare in the operands'
+// promoted dtype, give a Bool tensor; at least one operand a tensor. A NaN
+// compares false (ne: true).
+HOSTIR_DECLARE_BINARY(eq)
+HOSTIR_DECLARE_BINARY(ne)
+HOSTIR_DECLARE_BINARY(lt)
+HOSTIR_DECLARE_BINARY(le)
+HOSTIR_DECLARE_BINARY(gt)
+HOSTIR_DECLARE_BINARY(ge)
 #undef HOSTIR_DECLARE_BINARY
+
+// where(condition, a, b) (torch.where): a where the Bool tensor `condition`
+// is true, else b; a and b are tensors or scalars, the three broadcast as in
+// PyTorch and a, b promote as add's operands do. E.g. masked attention
+// scores: where(mask, scores, -INFINITY).
+TensorView* where(TensorView* condition, Val* a, Val* b);
+TensorView* where(TensorView* condition, TensorView* a, double b);
+TensorView* where(TensorView* condition, double a, TensorView* b);
+TensorView* where(TensorView* condition, TensorView* a, int b);
+TensorView* where(TensorView* condition, int a, TensorView* b);
+
+// iota: out[i] = start + i * step for i in [0, length), a 1-D tensor of
+// `dtype` whose extent is `length` (an integer scalar, symbolic or constant).
+// An integer dtype needs integer start and step.
+TensorView* iota(Val* length, Val* start, Val* step, DataType dtype = DataType::Int64);
+// arange (torch.arange) on integer scalars: [0, end) or [start, end) by
+// step, as iota(ceilDiv(end - start, step), start, step, dtype).
+TensorView* arange(Val* end, DataType dtype = DataType::Int64);
+TensorView* arange(Val* start, Val* end, Val* step, DataType dtype = DataType::Int64);
+
+// A causal attention mask: a [num_queries, num_keys] Bool tensor, true where
+// query (query_offset + i) may attend key j, i.e. query_offset + i >= j.
+// Built from two iotas, their broadcasts and ge (a composition); a null
+// query_offset is 0. Use it as where(mask, scores, -INFINITY).
+TensorView* causalMask(Val* num_queries, Val* num_keys, Val* query_offset = nullptr);
+
 
 // Integer scalar arithmetic for extents and loop indices.
 Val* ceilDiv(Val* lhs, Val* rhs);
@@ -58,6 +98,37 @@ TensorView* sum(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim 
 TensorView* max(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim = false);
 TensorView* min(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim = false);
 TensorView* prod(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim = false);
+
+// --- compositions: each emits the primitive ops above (reductions with
+// keep_dim, broadcast, sub, mul, div, exp, log, rsqrt), so a later fusing
+// layer sees only primitives. All need a floating-point input. Axes may be
+// negative (counted from the end).
+
+// sum(in, axes) / (number of elements reduced); as torch.mean.
+TensorView* mean(TensorView* in, const std::vector<int64_t>& axes, bool keep_dim = false);
+// sum((in - mean)^2, axes) / (N - correction), N the number of elements
+// reduced; as torch.var(in, axes, correction=correction). correction 1 is
+// the unbiased estimate, 0 the population variance.
+TensorView* var(TensorView* in, const std::vector<int64_t>& axes, int64_t correction = 1,
+                bool keep_dim = false);
+// {variance, mean}, as torch.var_mean (one mean for both).
+std::pair<TensorView*, TensorView*> varMean(TensorView* in, const std::vector<int64_t>& axes,
+                                            int64_t correction = 1, bool keep_dim = false);
+// exp(x - max) / sum(exp(x - max)) along dim (numerically stable: the max
+// is subtracted first). A row that is all -inf gives NaN, as torch.softmax.
+TensorView* softmax(TensorView* in, int64_t dim);
+// (x - max) - log(sum(exp(x - max))) along dim, as torch.log_softmax.
+TensorView* logSoftmax(TensorView* in, int64_t dim);
+// Layer norm over the last `normalized_ndims` axes (torch.layer_norm with a
+// normalized_shape of that many axes): (x - mean) * rsqrt(var + eps), the
+// population variance, then * weight and + bias when given (each shaped as
+// the normalized axes).
+TensorView* layerNorm(TensorView* in, int64_t normalized_ndims, TensorView* weight = nullptr,
+                      TensorView* bias = nullptr, double eps = 1e-5);
+// RMS norm over the last `normalized_ndims` axes: x * rsqrt(mean(x^2) + eps),
+// then * weight and + bias when given.
+TensorView* rmsNorm(TensorView* in, int64_t normalized_ndims, TensorView* weight = nullptr,
+                    TensorView* bias = nullptr, double eps = 1e-6);
 
 // Inserts size-1 broadcast axes where is_broadcast_dim is true; the false
 // entries must match the input's rank.

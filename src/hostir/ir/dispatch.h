@@ -19,6 +19,8 @@ namespace hostir {
   F(PermuteOp)                         \
   F(ReshapeOp)                         \
   F(FullOp)                            \
+  F(WhereOp)                           \
+  F(IotaOp)                            \
   F(Split)                             \
   F(Merge)
 

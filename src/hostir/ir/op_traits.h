@@ -14,13 +14,13 @@ enum class OpTrait : std::uint32_t {
   // Its output is a view of its input (select, slice, permute, reshape,
   // broadcast): no compute.
   View = 1u << 0,
-  // Elementwise over aligned axes (set, unary, binary).
+  // Elementwise over aligned axes (set, unary, binary, where).
   Pointwise = 1u << 1,
   // Reduces axes (sum, max, min).
   Reduction = 1u << 2,
   // Contracts an axis (matmul, linear).
   Contraction = 1u << 3,
-  // Creates a tensor from scalars (full, zeros).
+  // Creates a tensor from scalars (full, zeros, iota).
   Factory = 1u << 4,
   // Lowered as itself at the top level of a host program, never merged into
   // a segment (a HostUnit): ops that are worth a host node of their own, or

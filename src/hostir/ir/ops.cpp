@@ -23,6 +23,8 @@ std::string toString(UnaryOpType type) {
     case UnaryOpType::Tanh: return "tanh";
     case UnaryOpType::Gelu: return "gelu";
     case UnaryOpType::Cast: return "cast";
+    case UnaryOpType::Rsqrt: return "rsqrt";
+    case UnaryOpType::Erf: return "erf";
   }
   HOSTIR_ASSERT(false, "unknown UnaryOpType");
 }
@@ -37,8 +39,27 @@ std::string toString(BinaryOpType type) {
     case BinaryOpType::Minimum: return "minimum";
     case BinaryOpType::CeilDiv: return "ceilDiv";
     case BinaryOpType::Mod: return "mod";
+    case BinaryOpType::Pow: return "pow";
+    case BinaryOpType::Eq: return "eq";
+    case BinaryOpType::Ne: return "ne";
+    case BinaryOpType::Lt: return "lt";
+    case BinaryOpType::Le: return "le";
+    case BinaryOpType::Gt: return "gt";
+    case BinaryOpType::Ge: return "ge";
   }
   HOSTIR_ASSERT(false, "unknown BinaryOpType");
+}
+
+bool isComparison(BinaryOpType type) {
+  switch (type) {
+    case BinaryOpType::Eq:
+    case BinaryOpType::Ne:
+    case BinaryOpType::Lt:
+    case BinaryOpType::Le:
+    case BinaryOpType::Gt:
+    case BinaryOpType::Ge: return true;
+    default: return false;
+  }
 }
 
 std::string toString(ReductionOpType type) {
@@ -159,6 +180,23 @@ int64_t constantNumel(const TensorView* tv) {
   return numel;
 }
 
+// Right-aligned, as in PyTorch: sizes match or one is a broadcast axis.
+void checkBroadcastable(const std::string& op, const TensorView* lhs, const TensorView* rhs) {
+  std::vector<IterDomain*> l = lhs->shapeDomain();
+  std::vector<IterDomain*> r = rhs->shapeDomain();
+  size_t rank = std::max(l.size(), r.size());
+  for (size_t i = 0; i < rank; ++i) {
+    IterDomain* a = i + l.size() >= rank ? l[i + l.size() - rank] : nullptr;
+    IterDomain* b = i + r.size() >= rank ? r[i + r.size() - rank] : nullptr;
+    if (a == nullptr || b == nullptr || a->isBroadcast() || b->isBroadcast()) {
+      continue;
+    }
+    HOSTIR_CHECK(mayHaveSameExtent(a, b), op, ": cannot broadcast ", describe(lhs), " with ",
+                 describe(rhs), ": ", describe(a), " and ", describe(b),
+                 " differ; sizes must match or one must be a broadcast axis");
+  }
+}
+
 }  // namespace
 
 void LoadStoreOp::validate(const std::vector<Val*>& inputs,
@@ -173,7 +211,7 @@ void LoadStoreOp::validateStructure() const {
 
 void UnaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   expectCounts("UnaryOp", inputs, 1, 1, attributes, 1);
-  auto type = enumAttribute("UnaryOp", attributes, 0, UnaryOpType::Cast);
+  auto type = enumAttribute("UnaryOp", attributes, 0, UnaryOpType::Erf);
   const TensorView* in = tensorOperand(hostir::toString(type), inputs, 0);
   bool bool_ok = type != UnaryOpType::Neg && type != UnaryOpType::Relu && type != UnaryOpType::Abs;
   HOSTIR_CHECK(bool_ok || in->dtype() != DataType::Bool, hostir::toString(type), "(", describe(in),
@@ -194,7 +232,7 @@ std::string UnaryOp::displayName() const {
 
 void BinaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   expectCounts("BinaryOp", inputs, 2, 2, attributes, 1);
-  auto type = enumAttribute("BinaryOp", attributes, 0, BinaryOpType::Mod);
+  auto type = enumAttribute("BinaryOp", attributes, 0, BinaryOpType::Ge);
   const std::string op = hostir::toString(type);
   for (const Val* val : inputs) {
     HOSTIR_CHECK(val != nullptr, op, ": an operand is null");
@@ -204,6 +242,11 @@ void BinaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
   const auto* lhs = dynamic_cast<const TensorView*>(inputs[0]);
   const auto* rhs = dynamic_cast<const TensorView*>(inputs[1]);
   bool integer_only = type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
+  bool tensor_only = type == BinaryOpType::Pow || isComparison(type);
+  HOSTIR_CHECK(!tensor_only || lhs != nullptr || rhs != nullptr, op, "(", describe(inputs[0]),
+               ", ", describe(inputs[1]),
+               ") needs a tensor operand; on two scalars it is not defined (compute the value "
+               "outside the fusion)");
   if (lhs == nullptr && rhs == nullptr) {
     HOSTIR_CHECK(
         !integer_only || (isIntegralType(inputs[0]->dtype()) && isIntegralType(inputs[1]->dtype())),
@@ -215,20 +258,7 @@ void BinaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
   if (lhs == nullptr || rhs == nullptr) {
     return;
   }
-  // Right-aligned, as in PyTorch: sizes match or one is a broadcast axis.
-  std::vector<IterDomain*> l = lhs->shapeDomain();
-  std::vector<IterDomain*> r = rhs->shapeDomain();
-  size_t rank = std::max(l.size(), r.size());
-  for (size_t i = 0; i < rank; ++i) {
-    IterDomain* a = i + l.size() >= rank ? l[i + l.size() - rank] : nullptr;
-    IterDomain* b = i + r.size() >= rank ? r[i + r.size() - rank] : nullptr;
-    if (a == nullptr || b == nullptr || a->isBroadcast() || b->isBroadcast()) {
-      continue;
-    }
-    HOSTIR_CHECK(mayHaveSameExtent(a, b), op, ": cannot broadcast ", describe(lhs), " with ",
-                 describe(rhs), ": ", describe(a), " and ", describe(b),
-                 " differ; sizes must match or one must be a broadcast axis");
-  }
+  checkBroadcastable(op, lhs, rhs);
 }
 
 void BinaryOp::validateStructure() const {
@@ -557,6 +587,85 @@ TensorView* FullOp::out() const {
   return output(0)->as<TensorView>();
 }
 
+void WhereOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
+  expectCounts("WhereOp", inputs, 3, 3, attributes, 0);
+  for (const Val* val : inputs) {
+    HOSTIR_CHECK(val != nullptr, "where: an operand is null");
+  }
+  const auto* condition = dynamic_cast<const TensorView*>(inputs[0]);
+  HOSTIR_CHECK(condition != nullptr, "where(", describe(inputs[0]), ", ", describe(inputs[1]),
+               ", ", describe(inputs[2]),
+               "): the condition must be a Bool tensor, got the scalar ", describe(inputs[0]));
+  const std::string call = "where(" + describe(inputs[0]) + ", " + describe(inputs[1]) + ", " +
+                           describe(inputs[2]) + ")";
+  HOSTIR_CHECK(condition->dtype() == DataType::Bool, call, ": the condition ", describe(condition),
+               " has dtype ", hostir::toString(condition->dtype()),
+               "; it must be Bool (e.g. a comparison such as gt(x, 0))");
+  for (size_t i = 1; i < 3; ++i) {
+    HOSTIR_CHECK(inputs[i]->vtype() == ValType::TensorView || inputs[i]->vtype() == ValType::Scalar,
+                 call, ": ", describe(inputs[i]), " is neither a tensor nor a scalar");
+  }
+  std::vector<const TensorView*> tensors{condition};
+  for (size_t i = 1; i < 3; ++i) {
+    if (const auto* tv = dynamic_cast<const TensorView*>(inputs[i])) {
+      tensors.push_back(tv);
+    }
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    for (size_t j = i + 1; j < tensors.size(); ++j) {
+      checkBroadcastable("where", tensors[i], tensors[j]);
+    }
+  }
+}
+
+void WhereOp::validateStructure() const {
+  expectArity(this, 3, 3, 1, 0);
+  checkNode(this, [&] { validate(inputs_, attributes_); });
+}
+TensorView* WhereOp::condition() const {
+  return input(0)->as<TensorView>();
+}
+TensorView* WhereOp::out() const {
+  return output(0)->as<TensorView>();
+}
+
+void IotaOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
+  expectCounts("IotaOp", inputs, 3, 3, attributes, 0);
+  for (const Val* val : inputs) {
+    HOSTIR_CHECK(val != nullptr && val->vtype() == ValType::Scalar,
+                 "iota: length, start and step must be scalars, got ", describe(val));
+  }
+  HOSTIR_CHECK(isIntegerScalar(inputs[0]), "iota: the length must be an integer scalar, got ",
+               describe(inputs[0]), " of dtype ", hostir::toString(inputs[0]->dtype()));
+  const Scalar* length = asConstInt(inputs[0]);
+  HOSTIR_CHECK(length == nullptr || length->constInt() >= 0, "iota: the length ",
+               describe(inputs[0]), " is negative; valid: >= 0");
+  for (size_t i = 1; i < 3; ++i) {
+    HOSTIR_CHECK(inputs[i]->dtype() != DataType::Bool, "iota: ", i == 1 ? "start " : "step ",
+                 describe(inputs[i]), " is a Bool; give a number");
+  }
+}
+
+void IotaOp::validateStructure() const {
+  expectArity(this, 3, 3, 1, 0);
+  checkNode(this, [&] {
+    validate(inputs_, attributes_);
+    const auto* out = dynamic_cast<const TensorView*>(output(0));
+    HOSTIR_CHECK(out != nullptr && out->shapeDomain().size() == 1, "iota: the output ",
+                 describe(output(0)), " must be a 1-D tensor");
+    HOSTIR_CHECK(out->dtype() != DataType::Bool, "iota: the output ", describe(out),
+                 " has dtype Bool; use a numeric dtype");
+    HOSTIR_CHECK(!isIntegralType(out->dtype()) ||
+                     (isIntegralType(start()->dtype()) && isIntegralType(step()->dtype())),
+                 "iota: an integer result (", describe(out),
+                 ") needs integer start and step, got ", describe(start()), " and ",
+                 describe(step()));
+  });
+}
+TensorView* IotaOp::out() const {
+  return output(0)->as<TensorView>();
+}
+
 HOSTIR_DEFINE_EXPR(LoadStoreOp)
 HOSTIR_DEFINE_EXPR(UnaryOp)
 HOSTIR_DEFINE_EXPR(BinaryOp)
@@ -569,5 +678,7 @@ HOSTIR_DEFINE_EXPR(SliceOp)
 HOSTIR_DEFINE_EXPR(PermuteOp)
 HOSTIR_DEFINE_EXPR(ReshapeOp)
 HOSTIR_DEFINE_EXPR(FullOp)
+HOSTIR_DEFINE_EXPR(WhereOp)
+HOSTIR_DEFINE_EXPR(IotaOp)
 
 }  // namespace hostir

@@ -11,8 +11,33 @@ namespace hostir {
 class IterDomain;
 class TensorView;
 
-enum class UnaryOpType { Neg, Abs, Exp, Log, Sqrt, Relu, Sigmoid, Tanh, Gelu, Cast };
-enum class BinaryOpType { Add, Sub, Mul, Div, Maximum, Minimum, CeilDiv, Mod };
+// New values go at the end (a node's attribute holds the value's number).
+// Rsqrt is 1 / sqrt(x), Erf the error function; both compute integer and
+// bool inputs in float, as exp does (NaN in, NaN out; rsqrt(0) = inf,
+// rsqrt(x < 0) = NaN).
+enum class UnaryOpType { Neg, Abs, Exp, Log, Sqrt, Relu, Sigmoid, Tanh, Gelu, Cast, Rsqrt, Erf };
+// Pow is lhs ** rhs, promoted as add is (an integer tensor to an integer
+// power stays integer). Eq..Ge compare in the promoted dtype of the
+// operands and give Bool; a NaN compares false with everything (Ne: true),
+// as in IEEE and torch. Both are tensor ops: at least one operand is a
+// tensor.
+enum class BinaryOpType {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Maximum,
+  Minimum,
+  CeilDiv,
+  Mod,
+  Pow,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge
+};
 // How a reduction combines values: a fusion's ReductionOp and a reducing
 // collective (host IR's ReduceOp is this enum) use the same one.
 enum class ReductionOpType { Sum, Max, Min, Product };
@@ -20,6 +45,9 @@ enum class ReductionOpType { Sum, Max, Min, Product };
 std::string toString(UnaryOpType type);
 std::string toString(BinaryOpType type);
 std::string toString(ReductionOpType type);
+
+// Whether `type` is a comparison (Eq, Ne, Lt, Le, Gt, Ge: a Bool result).
+bool isComparison(BinaryOpType type);
 
 // Each fusion op has
 //
@@ -236,6 +264,51 @@ class ReshapeOp : public Expr {
   TensorView* out() const;
   std::string displayName() const override {
     return "reshape";
+  }
+};
+
+// out = where(condition, a, b): a where the Bool tensor `condition` is
+// true, else b (torch.where). Inputs: {condition, a, b}; a and b are tensors
+// or scalars; the three broadcast as a binary op's operands do (right-
+// aligned, size-1 broadcast axes expand). out's dtype is a's and b's
+// promoted as add promotes them (two scalars: Float for floating ones,
+// else their promoted dtype). NaNs pass through from the selected operand.
+class WhereOp : public Expr {
+  HOSTIR_DECLARE_EXPR(WhereOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
+  TensorView* condition() const;
+  Val* a() const {
+    return input(1);
+  }
+  Val* b() const {
+    return input(2);
+  }
+  TensorView* out() const;
+  std::string displayName() const override {
+    return "where";
+  }
+};
+
+// out[i] = start + i * step for i in [0, length): a 1-D tensor of extent
+// `length` (symbolic or constant) and out's dtype (torch.arange computes
+// start + i * step in double for floating dtypes, as here). Inputs:
+// {length, start, step}; length is an integer scalar, start and step
+// scalars (integers for an integer dtype; a Bool dtype is invalid).
+class IotaOp : public Expr {
+  HOSTIR_DECLARE_EXPR(IotaOp)
+  static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
+  Val* length() const {
+    return input(0);
+  }
+  Val* start() const {
+    return input(1);
+  }
+  Val* step() const {
+    return input(2);
+  }
+  TensorView* out() const;
+  std::string displayName() const override {
+    return "iota";
   }
 };
 

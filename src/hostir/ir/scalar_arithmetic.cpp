@@ -59,6 +59,7 @@ std::optional<ScalarValue> applyScalarBinaryOp(BinaryOpType type, const ScalarVa
         break;
       case BinaryOpType::Maximum: result = std::max(a, b); break;
       case BinaryOpType::Minimum: result = std::min(a, b); break;
+      default: return std::nullopt;  // tensor-only ops (pow, comparisons)
     }
     HOSTIR_CHECK(!overflow, "integer overflow: ", a, symbol, b,
                  " does not fit in a 64-bit integer, in ", what);

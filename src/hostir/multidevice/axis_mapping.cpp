@@ -164,7 +164,7 @@ AxisMap mapProducerToConsumer(const Expr* expr, const TensorView* producer) {
     for (int64_t i = 0; i < np; ++i) {
       builder.addDims(i, i);
     }
-  } else if (expr->isA<BinaryOp>()) {
+  } else if (expr->isA<BinaryOp>() || expr->isA<WhereOp>()) {
     mapBinary(producer, consumer, builder);
   } else if (expr->isA<ReductionOp>()) {
     // The output keeps reduced axes as reduction IterDomains: same rank.

@@ -74,6 +74,8 @@ class AtenOpEvaluator final : public OptInDispatch {
       case UnaryOpType::Tanh: at::tanh_out(out, in); break;
       case UnaryOpType::Gelu: at::gelu_out(out, in); break;
       case UnaryOpType::Cast: out.copy_(in); break;
+      case UnaryOpType::Rsqrt: at::rsqrt_out(out, in); break;
+      case UnaryOpType::Erf: at::erf_out(out, in); break;
     }
   }
 
@@ -88,6 +90,13 @@ class AtenOpEvaluator final : public OptInDispatch {
       case BinaryOpType::Div: at::div_out(out, lhs, rhs); break;
       case BinaryOpType::Maximum: at::maximum_out(out, lhs, rhs); break;
       case BinaryOpType::Minimum: at::minimum_out(out, lhs, rhs); break;
+      case BinaryOpType::Pow: at::pow_out(out, lhs, rhs); break;
+      case BinaryOpType::Eq: at::eq_out(out, lhs, rhs); break;
+      case BinaryOpType::Ne: at::ne_out(out, lhs, rhs); break;
+      case BinaryOpType::Lt: at::lt_out(out, lhs, rhs); break;
+      case BinaryOpType::Le: at::le_out(out, lhs, rhs); break;
+      case BinaryOpType::Gt: at::gt_out(out, lhs, rhs); break;
+      case BinaryOpType::Ge: at::ge_out(out, lhs, rhs); break;
       default: HOSTIR_THROW(op->displayName(), " is not a tensor op");
     }
     result = out;
@@ -190,6 +199,29 @@ class AtenOpEvaluator final : public OptInDispatch {
     std::vector<int64_t> sizes =
         given_out_ != nullptr ? given_out_->sizes().vec() : ee_.evaluateShape(op->out());
     setView(tensor(op->in()).reshape(sizes));
+  }
+
+  // The selected operands in out's dtype (hostir has promoted them, as
+  // torch.where does; ATen 1.13's where_out wants them to match).
+  void handle(const WhereOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    at::Tensor a = operand(op->a()).to(out.scalar_type());
+    at::Tensor b = operand(op->b()).to(out.scalar_type());
+    at::where_out(out, tensor(op->condition()), a, b);
+    result = out;
+  }
+
+  // start + i * step: in int64 for an integer dtype, else in double (as
+  // torch.arange), then rounded into out's dtype.
+  void handle(const IotaOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    int64_t length = ee_.evaluateInt(op->length());
+    bool integral = at::isIntegralType(out.scalar_type(), /*includeBool=*/false);
+    at::Tensor values =
+        at::arange(length, at::TensorOptions().dtype(integral ? at::kLong : at::kDouble));
+    values.mul_(toAtenScalar(ee_.evaluate(op->step())))
+        .add_(toAtenScalar(ee_.evaluate(op->start())));
+    result = out.copy_(values);
   }
 
   void handle(const FullOp* op) override {

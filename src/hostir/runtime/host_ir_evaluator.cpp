@@ -640,6 +640,12 @@ void HostIrEvaluator::handle(const ReshapeOp* expr) {
 void HostIrEvaluator::handle(const FullOp* expr) {
   enqueueFusionOp(expr);
 }
+void HostIrEvaluator::handle(const WhereOp* expr) {
+  enqueueFusionOp(expr);
+}
+void HostIrEvaluator::handle(const IotaOp* expr) {
+  enqueueFusionOp(expr);
+}
 void HostIrEvaluator::handle(const BroadcastOp* expr) {
   bindViewOrCopy(expr);
 }

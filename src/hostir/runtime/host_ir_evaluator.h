@@ -117,6 +117,8 @@ class HostIrEvaluator final : public OptInDispatch {
   void handle(const PermuteOp* expr) override;
   void handle(const ReshapeOp* expr) override;
   void handle(const FullOp* expr) override;
+  void handle(const WhereOp* expr) override;
+  void handle(const IotaOp* expr) override;
 
   struct PendingWorks;
 
