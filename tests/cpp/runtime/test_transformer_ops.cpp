@@ -147,7 +147,7 @@ TEST_F(TransformerOpsAtenTest, WhereTensorsBroadcastAndPromote) {
   fusion().addOutput(where(cond, a, b));
   fusion().addOutput(where(cond, a, 7));
   fusion().addOutput(where(cond, 0.5, b));
-  at::Tensor tc = at::tensor({true, false, true, false}).reshape({4, 1});
+  at::Tensor tc = at::tensor({1, 0, 1, 0}).to(at::kBool).reshape({4, 1});
   at::Tensor ta = at::randint(-5, 5, {1, 5}, at::kInt);
   at::Tensor tb = at::randn({5}, at::kDouble);
   std::vector<at::Tensor> outs = run({tc, ta, tb});
@@ -196,10 +196,10 @@ TEST_F(TransformerOpsAtenTest, MeanVarVarMeanMatchAten) {
   fusion().addOutput(m);
   at::Tensor t = at::randn({3, 4, 5}) * 3 + 1;
   std::vector<at::Tensor> outs = run({t});
-  EXPECT_TRUE(allClose(outs[0], at::mean(t, {0, 2})));
-  EXPECT_TRUE(allClose(outs[1], at::var(t, {-1}, /*unbiased=*/true)));
-  EXPECT_TRUE(allClose(outs[2], at::var(t, {1}, /*unbiased=*/false, /*keepdim=*/true)));
-  auto [ev, em] = at::var_mean(t, {0, 1}, /*correction=*/1, /*keepdim=*/true);
+  EXPECT_TRUE(allClose(outs[0], at::mean(t, at::IntArrayRef{0, 2})));
+  EXPECT_TRUE(allClose(outs[1], at::var(t, at::IntArrayRef{-1}, /*unbiased=*/true)));
+  EXPECT_TRUE(allClose(outs[2], at::var(t, at::IntArrayRef{1}, /*unbiased=*/false, /*keepdim=*/true)));
+  auto [ev, em] = at::var_mean(t, at::IntArrayRef{0, 1}, c10::optional<int64_t>(1), /*keepdim=*/true);
   EXPECT_TRUE(allClose(outs[3], ev));
   EXPECT_TRUE(allClose(outs[4], em));
 }
