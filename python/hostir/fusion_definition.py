@@ -346,6 +346,9 @@ class _Ops:
 
     # --- compositions: recorded as the primitive ops they are made of, so a
     # segment boundary may fall inside one and a fusing layer sees primitives.
+    # A kept reduced axis is an explicit broadcast record (a keep_dim=True
+    # reduction record would make the reduction's own output a value without
+    # a fid, which a segment cannot exchange).
 
     def _floating(self, x, what):
         self._fd._tensor_ref(x, what)
@@ -384,7 +387,8 @@ class _Ops:
         composition."""
         self._floating(x, "mean")
         axes = self._axes(x, axes, "mean")
-        return self.div(self.sum(x, axes, keep_dim), self._count(x, axes))
+        mean = self.div(self.sum(x, axes), self._count(x, axes))
+        return self._kept(mean, x.ndim, axes) if keep_dim else mean
 
     def var_mean(self, x, axes, correction=1, keep_dim=False):
         """var_mean(x, axes, correction=1, keep_dim=False) -> (var, mean), as
@@ -399,8 +403,10 @@ class _Ops:
         mean_kept = self._kept(mean, x.ndim, axes)
         centered = self.sub(x, mean_kept)
         dof = count if int(correction) == 0 else self.sub(count, int(correction))
-        var = self.div(self.sum(self.mul(centered, centered), axes, keep_dim), dof)
-        return var, (mean_kept if keep_dim else mean)
+        var = self.div(self.sum(self.mul(centered, centered), axes), dof)
+        if keep_dim:
+            return self._kept(var, x.ndim, axes), mean_kept
+        return var, mean
 
     def var(self, x, axes, correction=1, keep_dim=False):
         """var(x, axes, correction=1, keep_dim=False), as torch.var. A composition."""
@@ -411,16 +417,17 @@ class _Ops:
         torch.softmax. A composition."""
         self._floating(x, "softmax")
         (dim,) = self._axes(x, dim, "softmax")
-        e = self.exp(self.sub(x, self.max(x, [dim], True)))
-        return self.div(e, self.sum(e, [dim], True))
+        e = self.exp(self.sub(x, self._kept(self.max(x, [dim]), x.ndim, [dim])))
+        return self.div(e, self._kept(self.sum(e, [dim]), x.ndim, [dim]))
 
     def log_softmax(self, x, dim):
         """log_softmax(x, dim): (x - max) - log(sum(exp(x - max))), as
         torch.log_softmax. A composition."""
         self._floating(x, "log_softmax")
         (dim,) = self._axes(x, dim, "log_softmax")
-        shifted = self.sub(x, self.max(x, [dim], True))
-        return self.sub(shifted, self.log(self.sum(self.exp(shifted), [dim], True)))
+        shifted = self.sub(x, self._kept(self.max(x, [dim]), x.ndim, [dim]))
+        total = self._kept(self.sum(self.exp(shifted), [dim]), x.ndim, [dim])
+        return self.sub(shifted, self.log(total))
 
     def _normalized_axes(self, x, normalized_ndims, weight, bias, what):
         self._floating(x, what)
