@@ -34,9 +34,9 @@ const std::unordered_map<std::string_view, Traits>& table() {
       {"PermuteOp", View | AtenEvaluable},
       {"ReshapeOp", View | AtenEvaluable},
       {"FullOp", Factory | AtenEvaluable | Forwardable},
-      // where is pointwise over three operands: lowered and stream-
-      // parallelized like a BinaryOp.
-      {"WhereOp", Pointwise | HostLowerable | StreamParallelizable | AtenEvaluable},
+      // where is pointwise over three operands: merged into compiled
+      // segments and stream-parallelized like a BinaryOp.
+      {"WhereOp", Pointwise | StreamParallelizable | AtenEvaluable},
       // iota has no tensor operand: recomputed in every segment, like full.
       {"IotaOp", Factory | AtenEvaluable | Forwardable},
       {"Communication", static_cast<Traits>(HostLowerable)},

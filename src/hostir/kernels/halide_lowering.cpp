@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -267,6 +268,10 @@ class Lowering {
       lowerUnary(op);
     } else if (const auto* op = dynamic_cast<const BinaryOp*>(expr)) {
       lowerBinary(op);
+    } else if (const auto* op = dynamic_cast<const WhereOp*>(expr)) {
+      lowerWhere(op);
+    } else if (const auto* op = dynamic_cast<const IotaOp*>(expr)) {
+      lowerIota(op);
     } else if (const auto* op = dynamic_cast<const ReductionOp*>(expr)) {
       lowerReduction(op);
     } else if (const auto* op = dynamic_cast<const BroadcastOp*>(expr)) {
@@ -356,6 +361,10 @@ class Lowering {
         case UnaryOpType::Sigmoid: return vectorSigmoid(x);
         case UnaryOpType::Tanh: return vectorTanh(x);
         case UnaryOpType::Gelu: return vectorGelu(x);
+        // 1 / sqrt(x), two roundings, as ATen's vectorized rsqrt.
+        case UnaryOpType::Rsqrt: return Halide::Internal::make_one(type) / Halide::sqrt(x);
+        // float32 compute (float64 erf is not compiled: kernel_signature.cpp).
+        case UnaryOpType::Erf: return accurateErfFloat32(x);
         case UnaryOpType::Cast: break;
       }
       HOSTIR_ASSERT(false, "unknown unary op");
@@ -363,17 +372,121 @@ class Lowering {
     });
   }
 
+  // The dtype a binary op's operands meet in: the output's, except for a
+  // comparison (whose output is Bool), which compares in the operands'
+  // promoted dtype.
+  static DataType operandDtype(const BinaryOp* op) {
+    if (!isComparison(op->type())) {
+      return op->out()->dtype();
+    }
+    const auto* lt = dynamic_cast<const TensorView*>(op->lhs());
+    const auto* rt = dynamic_cast<const TensorView*>(op->rhs());
+    if (lt != nullptr && rt != nullptr) {
+      return promoteTypes(lt->dtype(), rt->dtype());
+    }
+    return lt != nullptr ? promoteTensorWithScalar(lt->dtype(), op->rhs()->dtype())
+                         : promoteTensorWithScalar(rt->dtype(), op->lhs()->dtype());
+  }
+
+  // A scalar operand in `dtype`'s compute type, rounded to `dtype` first (as
+  // ATen converts a wrapped scalar to the common dtype: half x == 0.1 compares
+  // with 0.1 rounded to half).
+  Expr scalarAs(const Val* operand, DataType dtype) {
+    return convert(convert(scalar(operand), storageType(dtype)), computeType(dtype));
+  }
+
+  // A constant scalar's value, if `val` is one.
+  static std::optional<double> constantValue(const Val* val) {
+    const auto* constant = dynamic_cast<const Scalar*>(val);
+    if (constant == nullptr || !constant->isConst()) {
+      return std::nullopt;
+    }
+    const ScalarValue& value = *constant->value();
+    if (const auto* d = std::get_if<double>(&value)) {
+      return *d;
+    }
+    if (const auto* n = std::get_if<int64_t>(&value)) {
+      return static_cast<double>(*n);
+    }
+    return std::nullopt;
+  }
+
+  // x ** exponent for a floating x: the constant exponents ATen computes
+  // without pow (2, 3, 0.5, -0.5, -1, -2) the same way; else the C
+  // library's pow in double (Halide's float32 pow is an exp/log
+  // approximation that loses the last bits and IEEE's special cases: NaN
+  // exponents, negative bases), rounded back to x's type.
+  static Expr power(const Expr& x, const Expr& exponent, std::optional<double> constant) {
+    Expr one = Halide::Internal::make_one(x.type());
+    if (constant.has_value()) {
+      double e = *constant;
+      if (e == 2.0) {
+        return x * x;
+      }
+      if (e == 3.0) {
+        return x * x * x;
+      }
+      if (e == 0.5) {
+        return Halide::sqrt(x);
+      }
+      if (e == -0.5) {
+        return one / Halide::sqrt(x);
+      }
+      if (e == -1.0) {
+        return one / x;
+      }
+      if (e == -2.0) {
+        return one / (x * x);
+      }
+    }
+    if (x.type().bits() == 64) {
+      return Halide::pow(x, exponent);
+    }
+    Expr wide =
+        Halide::pow(Halide::cast(Halide::Float(64), x), Halide::cast(Halide::Float(64), exponent));
+    return Halide::cast(x.type(), wide);
+  }
+
+  // IEEE comparisons: a NaN operand compares false, and unequal. Halide's
+  // simplifier assumes no NaN (x != x is false, a >= b is !(a < b)), so a
+  // floating comparison tests for NaN explicitly.
+  static Expr compare(BinaryOpType kind, const Expr& a, const Expr& b) {
+    Expr result;
+    switch (kind) {
+      case BinaryOpType::Eq: result = a == b; break;
+      case BinaryOpType::Ne: result = a != b; break;
+      case BinaryOpType::Lt: result = a < b; break;
+      case BinaryOpType::Le: result = a <= b; break;
+      case BinaryOpType::Gt: result = a > b; break;
+      case BinaryOpType::Ge: result = a >= b; break;
+      default: HOSTIR_ASSERT(false, "not a comparison");
+    }
+    if (!a.type().is_float()) {
+      return result;
+    }
+    Expr nan = Halide::is_nan(a) || Halide::is_nan(b);
+    return Halide::select(nan, Halide::cast(Halide::Bool(), kind == BinaryOpType::Ne), result);
+  }
+
   void lowerBinary(const BinaryOp* op) {
     const auto* out = op->out()->as<TensorView>();
-    Halide::Type type = computeType(out->dtype());
+    DataType operand_dtype = operandDtype(op);
+    Halide::Type type = computeType(operand_dtype);
+    if (type.is_bool()) {
+      type = Halide::UInt(8);  // ordered comparisons of bools: false < true
+    }
     for (const Val* operand : {op->lhs(), op->rhs()}) {
       if (const auto* tv = dynamic_cast<const TensorView*>(operand)) {
         uniteAligned(out, tv);
       }
     }
+    const bool comparison = isComparison(op->type());
     auto value = [&](const Val* operand, const Index& i) {
       if (const auto* tv = dynamic_cast<const TensorView*>(operand)) {
         return convert(loadBroadcast(tv, i), type);
+      }
+      if (comparison) {
+        return convert(scalarAs(operand, operand_dtype), type);
       }
       return convert(scalar(operand), type);
     };
@@ -393,10 +506,60 @@ class Lowering {
         case BinaryOpType::Minimum:
           return type.is_float() ? Halide::select(Halide::is_nan(a) || a < b, a, b)
                                  : Halide::min(a, b);
+        // Floating only (an integer pow is not compiled: kernel_signature.cpp).
+        case BinaryOpType::Pow: return power(a, b, constantValue(op->rhs()));
+        case BinaryOpType::Eq:
+        case BinaryOpType::Ne:
+        case BinaryOpType::Lt:
+        case BinaryOpType::Le:
+        case BinaryOpType::Gt:
+        case BinaryOpType::Ge: return compare(kind, a, b);
         default: break;
       }
       HOSTIR_ASSERT(false, "kernel lowering: ", op->displayName(), " on tensors");
       return a;
+    });
+  }
+
+  // The selected operand converted to out's dtype (as ATen converts both
+  // before selecting): a tensor operand broadcast, a scalar rounded to out's
+  // dtype.
+  void lowerWhere(const WhereOp* op) {
+    const TensorView* out = op->out();
+    Halide::Type type = computeType(out->dtype());
+    uniteAligned(out, op->condition());
+    for (const Val* operand : {op->a(), op->b()}) {
+      if (const auto* tv = dynamic_cast<const TensorView*>(operand)) {
+        uniteAligned(out, tv);
+      }
+    }
+    auto value = [&](const Val* operand, const Index& i) {
+      if (const auto* tv = dynamic_cast<const TensorView*>(operand)) {
+        return convert(convert(loadBroadcast(tv, i), storageType(out->dtype())), type);
+      }
+      return convert(scalarAs(operand, out->dtype()), type);
+    };
+    define(out, [&](const Index& i) {
+      Expr condition = convert(loadBroadcast(op->condition(), i), Halide::Bool());
+      return Halide::select(condition, value(op->a(), i), value(op->b(), i));
+    });
+  }
+
+  // start + i * step in int64 for an integer dtype, else in double and then
+  // rounded to out's dtype (through float for half and bfloat16), as the
+  // ATen interpreter computes it (torch.arange).
+  void lowerIota(const IotaOp* op) {
+    const TensorView* out = op->out();
+    const bool integral = isIntegralType(out->dtype());
+    Halide::Type type = integral ? Halide::Int(64) : Halide::Float(64);
+    Expr start = convert(scalar(op->start()), type);
+    Expr step = convert(scalar(op->step()), type);
+    define(out, [&](const Index& i) {
+      Expr value = start + convert(i[0], type) * step;
+      if (out->dtype() == DataType::Half || out->dtype() == DataType::BFloat16) {
+        value = convert(value, Halide::Float(32));
+      }
+      return value;
     });
   }
 
@@ -665,7 +828,8 @@ class Lowering {
         case UnaryOpType::Log:
         case UnaryOpType::Sigmoid:
         case UnaryOpType::Tanh:
-        case UnaryOpType::Gelu: return true;
+        case UnaryOpType::Gelu:
+        case UnaryOpType::Erf: return true;
         default: break;
       }
     }

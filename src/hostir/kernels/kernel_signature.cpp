@@ -49,15 +49,22 @@ bool isCompilableOp(const Expr* expr) {
     return false;  // BLAS, through ATen (docs/kernels.md)
   }
   if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
-    // The kernels' erf is accurate to float32, not float64.
-    return unary->type() != UnaryOpType::Gelu || unary->out()->dtype() != DataType::Double;
+    // The kernels' erf (erf, and gelu's) is accurate to float32, not float64.
+    bool uses_erf = unary->type() == UnaryOpType::Gelu || unary->type() == UnaryOpType::Erf;
+    return !uses_erf || unary->out()->dtype() != DataType::Double;
   }
   if (const auto* binary = dynamic_cast<const BinaryOp*>(expr)) {
+    if (binary->type() == BinaryOpType::Pow) {
+      // An integer power needs exponentiation by squaring with torch's
+      // rules for negative exponents: through ATen.
+      return isFloatingType(binary->out()->dtype());
+    }
     return binary->type() != BinaryOpType::CeilDiv && binary->type() != BinaryOpType::Mod;
   }
   return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<ReductionOp>() ||
          expr->isA<BroadcastOp>() || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||
-         expr->isA<PermuteOp>() || expr->isA<ReshapeOp>() || expr->isA<FullOp>();
+         expr->isA<PermuteOp>() || expr->isA<ReshapeOp>() || expr->isA<FullOp>() ||
+         expr->isA<WhereOp>() || expr->isA<IotaOp>();
 }
 
 std::string exactDouble(double value) {

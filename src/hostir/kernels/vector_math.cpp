@@ -99,6 +99,28 @@ Expr vectorErf(const Expr& x) {
   return Halide::select(a < c(0.5), series, tail);
 }
 
+Expr accurateErfFloat32(const Expr& x) {
+  // The series of Abramowitz and Stegun 7.1.6 (Handbook of Mathematical
+  // Functions, 1964), whose terms are all positive, so nothing cancels:
+  //   erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_{n>=0} (2x^2)^n x / (1*3*...*(2n+1)),
+  // evaluated in double by Horner's rule, x * (1 + a/3 * (1 + a/5 * (...))),
+  // a = 2x^2 (exact in double for a float32 x). 50 terms bring the relative
+  // error below 2e-12 on |x| < 4 (checked against std::erf on a 1e-3 grid);
+  // for |x| >= 4, erf(x) rounds to +-1 in float32 (1 - erf(4) = 1.5e-8, below
+  // half an ulp of 1).
+  constexpr int kTerms = 50;
+  Expr d = Halide::cast(Halide::Float(64), x);
+  Expr a = d * d * Expr(2.0);
+  Expr h = Expr(1.0);
+  for (int n = kTerms; n >= 1; --n) {
+    h = Expr(1.0) + a * h * Expr(1.0 / (2 * n + 1));
+  }
+  Expr series = Expr(1.1283791670955126) * Halide::exp(-(d * d)) * d * h;
+  Expr result = Halide::select(Halide::abs(d) < Expr(4.0), series,
+                               Halide::select(d < Expr(0.0), Expr(-1.0), Expr(1.0)));
+  return Halide::select(Halide::is_nan(x), x, Halide::cast(Halide::Float(32), result));
+}
+
 Expr vectorGelu(const Expr& x) {
   Halide::Type type = x.type();
   Expr half = Halide::cast(type, Expr(0.5));

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <HalideRuntime.h>
 
+#include <algorithm>
 #include <iostream>
 #include <mutex>
 #include <unordered_set>
@@ -103,9 +104,12 @@ CompiledSegment::CompiledSegment(KernelSignature signature,
                                  std::shared_ptr<const CompiledKernel> kernel, const Fusion& fusion)
     : signature_(std::move(signature)), kernel_(std::move(kernel)), fusion_(&fusion) {
   for (const Expr* expr : fusion.exprs()) {
+    // A binary op on two tensors, and where (its condition and tensor
+    // operands), read their operands at one index.
+    auto tensors = std::count_if(expr->inputs().begin(), expr->inputs().end(),
+                                 [](const Val* in) { return in->vtype() == ValType::TensorView; });
     if (expr->isA<SelectOp>() || expr->isA<ReshapeOp>() ||
-        (expr->isA<BinaryOp>() && expr->input(0)->vtype() == ValType::TensorView &&
-         expr->input(1)->vtype() == ValType::TensorView)) {
+        ((expr->isA<BinaryOp>() || expr->isA<WhereOp>()) && tensors >= 2)) {
       checked_.push_back(expr);
     }
   }
@@ -265,23 +269,33 @@ void CompiledSegment::checkShapes(ExpressionEvaluator& ee) const {
                    reshape->out()->toInlineString(), " holds ", count(out), " in\n",
                    expr->toString(1), "a reshape keeps the element count");
     } else {
-      const auto* lhs = expr->input(0)->as<TensorView>();
-      const auto* rhs = expr->input(1)->as<TensorView>();
-      std::vector<int64_t> a = ee.evaluateShape(lhs);
-      std::vector<int64_t> b = ee.evaluateShape(rhs);
-      std::vector<IterDomain*> a_ids = lhs->shapeDomain();
-      std::vector<IterDomain*> b_ids = rhs->shapeDomain();
-      for (size_t k = 1; k <= std::min(a.size(), b.size()); ++k) {
-        size_t i = a.size() - k;
-        size_t j = b.size() - k;
-        if (a_ids[i]->isBroadcast() || b_ids[j]->isBroadcast()) {
-          continue;
+      std::vector<const TensorView*> operands;
+      for (const Val* in : expr->inputs()) {
+        if (const auto* tv = dynamic_cast<const TensorView*>(in)) {
+          operands.push_back(tv);
         }
-        HOSTIR_CHECK(a[i] == b[j], "size mismatch in\n", expr->toString(1), "  ",
-                     lhs->toInlineString(), " axis ", i, " has ", a[i], " elements but ",
-                     rhs->toInlineString(), " axis ", j, " has ", b[j], "; the operands of ",
-                     expr->displayName(),
-                     " must have equal sizes on every axis that is not broadcast");
+      }
+      for (size_t p = 0; p < operands.size(); ++p) {
+        for (size_t q = p + 1; q < operands.size(); ++q) {
+          const TensorView* lhs = operands[p];
+          const TensorView* rhs = operands[q];
+          std::vector<int64_t> a = ee.evaluateShape(lhs);
+          std::vector<int64_t> b = ee.evaluateShape(rhs);
+          std::vector<IterDomain*> a_ids = lhs->shapeDomain();
+          std::vector<IterDomain*> b_ids = rhs->shapeDomain();
+          for (size_t k = 1; k <= std::min(a.size(), b.size()); ++k) {
+            size_t i = a.size() - k;
+            size_t j = b.size() - k;
+            if (a_ids[i]->isBroadcast() || b_ids[j]->isBroadcast()) {
+              continue;
+            }
+            HOSTIR_CHECK(a[i] == b[j], "size mismatch in\n", expr->toString(1), "  ",
+                         lhs->toInlineString(), " axis ", i, " has ", a[i], " elements but ",
+                         rhs->toInlineString(), " axis ", j, " has ", b[j], "; the operands of ",
+                         expr->displayName(),
+                         " must have equal sizes on every axis that is not broadcast");
+          }
+        }
       }
     }
   }

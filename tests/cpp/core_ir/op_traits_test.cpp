@@ -26,6 +26,15 @@ TEST(OpTraits, EachBuilderOpHasItsTraits) {
   EXPECT_EQ(traits(permute(x, {1, 0})), "View|AtenEvaluable");
   EXPECT_EQ(traits(slice(x, 0, 0, 1)), "View|HostLowerable|AtenEvaluable");
   EXPECT_EQ(traits(zeros({2, 3})), "Factory|AtenEvaluable|Forwardable");
+  // The transformer ops merge into compiled segments as the pointwise ops
+  // and factories they are (none is a host node of its own).
+  TensorView* mask = lt(x, w);
+  EXPECT_EQ(traits(mask), "Pointwise|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(pow(x, 2.0)), "Pointwise|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(where(mask, x, 0.0)), "Pointwise|StreamParallelizable|AtenEvaluable");
+  EXPECT_EQ(traits(rsqrt(x)), "Pointwise|StreamParallelizable|AtenEvaluable|Forwardable");
+  EXPECT_EQ(traits(erf(x)), "Pointwise|StreamParallelizable|AtenEvaluable|Forwardable");
+  EXPECT_EQ(traits(arange(x->axis(0)->extent())), "Factory|AtenEvaluable|Forwardable");
 }
 
 // Scalar arithmetic is a BinaryOp too, but not a tensor op.

@@ -31,12 +31,28 @@ TensorView* inputOf(const Shaped& shaped) {
   return tv;
 }
 
+// Where `actual` and `expected` first differ by more than rtol (NaN
+// matching NaN), for a failure message.
+std::string firstMismatch(const at::Tensor& actual, const at::Tensor& expected, double rtol) {
+  at::Tensor a = actual.to(at::kDouble).reshape({-1});
+  at::Tensor e = expected.to(at::kDouble).reshape({-1});
+  at::Tensor bad = ((a - e).abs() > (e.abs() * rtol + rtol)) | (a.isnan() != e.isnan());
+  at::Tensor where = bad.nonzero();
+  if (where.numel() == 0) {
+    return "";
+  }
+  int64_t i = where[0][0].item<int64_t>();
+  return ": first at flat index " + std::to_string(i) + ", " + std::to_string(a[i].item<double>()) +
+         " vs ATen " + std::to_string(e[i].item<double>());
+}
+
 // Builds the segment twice (compiled and ATen), runs both on the same
-// inputs, and compares every output.
+// inputs, and compares every output (tolerance: the dtype's, scaled by
+// tolerance_scale).
 void expectCompiledMatchesAten(
     const std::vector<Shaped>& inputs,
     const std::function<std::vector<TensorView*>(const std::vector<TensorView*>&)>& build,
-    bool positive = false, bool with_nans = false) {
+    bool positive = false, bool with_nans = false, double tolerance_scale = 1.0) {
   auto make = [&]() {
     auto fusion = std::make_unique<Fusion>();
     FusionGuard guard(fusion.get());
@@ -76,8 +92,9 @@ void expectCompiledMatchesAten(
   }
   ASSERT_EQ(compiled_out.size(), aten_out.size());
   for (size_t i = 0; i < aten_out.size(); ++i) {
-    double rtol = rtolFor(aten_out[i].scalar_type());
-    EXPECT_TRUE(allClose(compiled_out[i], aten_out[i], rtol, rtol)) << "output " << i;
+    double rtol = rtolFor(aten_out[i].scalar_type()) * tolerance_scale;
+    EXPECT_TRUE(allClose(compiled_out[i], aten_out[i], rtol, rtol))
+        << "output " << i << firstMismatch(compiled_out[i], aten_out[i], rtol);
   }
 }
 
@@ -129,6 +146,51 @@ TEST_P(KernelDtypeTest, CastsBetweenDtypes) {
       });
 }
 
+// Comparisons give Bool (compared in the operands' promoted dtype, a
+// scalar operand rounded to it); where selects, converting to its promoted
+// dtype; both take Bool tensors.
+TEST_P(KernelDtypeTest, ComparisonsAndWhere) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAten({{{6, 37}, dtype}, {{37}, dtype}, {{6, 37}, DataType::Bool}},
+                            [](const std::vector<TensorView*>& t) {
+                              TensorView* less = lt(t[0], t[1]);
+                              return std::vector<TensorView*>{
+                                  less,
+                                  le(t[0], 0),
+                                  gt(t[0], 0.5),
+                                  ge(1, t[0]),
+                                  eq(t[0], t[1]),
+                                  ne(t[0], 2),
+                                  eq(t[2], less),
+                                  lt(t[2], less),
+                                  where(less, t[0], t[1]),
+                                  where(t[2], t[0], 0.5),
+                                  where(ge(t[0], 0), 3, t[1]),
+                                  where(t[2], less, t[2]),
+                                  sum(castOp(DataType::Int64, gt(t[0], t[1])), {1})};
+                            });
+}
+
+// iota and arange in every numeric dtype, with constant and run-time
+// start and step, and a causal mask of the segment's own extents.
+TEST_P(KernelDtypeTest, IotaArangeAndCausalMask) {
+  DataType dtype = GetParam();
+  const bool integral = isIntegralType(dtype);
+  expectCompiledMatchesAten({{{5, 9}, dtype}}, [dtype,
+                                                integral](const std::vector<TensorView*>& t) {
+    Val* rows = t[0]->axis(0)->extent();
+    Val* cols = t[0]->axis(1)->extent();
+    Val* start =
+        integral ? IrBuilder::create<Scalar>(int64_t{-3}) : IrBuilder::create<Scalar>(-1.25);
+    Val* step = integral ? IrBuilder::create<Scalar>(int64_t{2}) : IrBuilder::create<Scalar>(0.1);
+    TensorView* columns = iota(cols, start, step, dtype);
+    TensorView* mask = causalMask(rows, cols, IrBuilder::create<Scalar>(int64_t{2}));
+    return std::vector<TensorView*>{columns, add(t[0], broadcast(columns, {true, false})),
+                                    arange(rows, dtype), mask,
+                                    where(mask, t[0], castOp(dtype, t[0]))};
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, KernelDtypeTest,
                          ::testing::Values(DataType::Float, DataType::Double, DataType::Half,
                                            DataType::BFloat16, DataType::Int32, DataType::Int64),
@@ -160,15 +222,74 @@ TEST_P(KernelFloatTest, Transcendentals) {
     outs.push_back(exp(outs.back()));  // past exp's overflow and underflow
     if (dtype != DataType::Double) {
       outs.push_back(gelu(t[0]));
+      outs.push_back(erf(t[0]));
+      outs.push_back(erf(mul(t[0], 3.0)));  // erf's tails, past +-4
     }
     return outs;
   });
   expectCompiledMatchesAten(
-      {{{7, 129}, dtype}},
+      {{{7, 129}, dtype}, {{129}, dtype}},
       [](const std::vector<TensorView*>& t) {
-        return std::vector<TensorView*>{log(t[0]), sqrt(t[0])};
+        return std::vector<TensorView*>{log(t[0]),          sqrt(t[0]),        rsqrt(t[0]),
+                                        pow(t[0], t[1]),    pow(t[0], 1.7),    pow(t[0], -0.5),
+                                        pow(t[0], 0.5),     pow(2.0, t[0]),    pow(t[0], -1),
+                                        pow(neg(t[0]), 3),  pow(neg(t[0]), 2), pow(neg(t[0]), t[1]),
+                                        pow(neg(t[0]), 4.0)};
       },
       /*positive=*/true);
+}
+
+// Comparisons are false on NaN (ne: true); where passes NaN through;
+// rsqrt, erf and pow keep NaN.
+TEST_P(KernelFloatTest, NaNsInComparisonsWhereAndNewUnaryOps) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAten(
+      {{{5, 33}, dtype}, {{33}, dtype}},
+      [dtype](const std::vector<TensorView*>& t) {
+        std::vector<TensorView*> outs{
+            lt(t[0], t[1]), ne(t[0], t[0]), ge(t[0], 0.0),  where(gt(t[0], 0.0), t[0], t[1]),
+            rsqrt(t[0]),    pow(t[0], 2),   pow(t[0], t[1])};
+        if (dtype != DataType::Double) {
+          outs.push_back(erf(t[0]));
+        }
+        return outs;
+      },
+      /*positive=*/false, /*with_nans=*/true);
+}
+
+// The compositions are one kernel each (every op they emit compiles),
+// per floating dtype, and match the interpreter running the same ops.
+// In half and bfloat16 each of a composition's 5 to 8 ops rounds to the
+// storage type, so an intermediate one ulp apart (a sum accumulated in
+// another order) grows through the chain: 4x the dtype's tolerance.
+TEST_P(KernelFloatTest, CompositionsAreOneKernel) {
+  DataType dtype = GetParam();
+  const bool narrow = dtype == DataType::Half || dtype == DataType::BFloat16;
+  expectCompiledMatchesAten(
+      {{{12, 40}, dtype}, {{40}, dtype}, {{40}, dtype}},
+      [](const std::vector<TensorView*>& t) {
+        auto [variance, average] = varMean(t[0], {1});
+        return std::vector<TensorView*>{softmax(t[0], 1),
+                                        logSoftmax(t[0], 0),
+                                        layerNorm(t[0], 1, t[1], t[2]),
+                                        rmsNorm(t[0], 1, t[1]),
+                                        variance,
+                                        average,
+                                        var(t[0], {0, 1}, 0, /*keep_dim=*/true)};
+      },
+      /*positive=*/false, /*with_nans=*/false, /*tolerance_scale=*/narrow ? 4.0 : 1.0);
+}
+
+// Masked attention's softmax: where(causal mask, scores, -inf), then
+// softmax over keys, one kernel.
+TEST_P(KernelFloatTest, CausalSoftmaxIsOneKernel) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAten({{{2, 16, 16}, dtype}}, [](const std::vector<TensorView*>& t) {
+    TensorView* mask = causalMask(t[0]->axis(1)->extent(), t[0]->axis(2)->extent());
+    TensorView* masked = where(broadcast(mask, {true, false, false}), t[0],
+                               -std::numeric_limits<double>::infinity());
+    return std::vector<TensorView*>{softmax(masked, 2)};
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Floats, KernelFloatTest,
@@ -177,6 +298,64 @@ INSTANTIATE_TEST_SUITE_P(Floats, KernelFloatTest,
                          [](const ::testing::TestParamInfo<DataType>& info) {
                            return toString(info.param);
                          });
+
+// The erf op is the correctly rounded float32 (but for near-ties: within
+// one ulp) from -6 to 6, as torch.erf (glibc's erff) is; float64 erf and
+// an integer pow run through ATen and say why.
+TEST(KernelTest, ErfIsAccurateToFloatRounding) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{200001}, DataType::Float});
+  fusion->addOutput(erf(x));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor input = at::linspace(-6, 6, 200001);
+  at::Tensor out = executor.run({input}).at(0);
+  ASSERT_EQ(executor.execution().rfind("compiled kernel", 0), 0u) << executor.execution();
+  at::Tensor exact = at::erf(input.to(at::kDouble));
+  at::Tensor ulp = exact.abs().to(at::kFloat).to(at::kDouble) *
+                   static_cast<double>(std::numeric_limits<float>::epsilon());
+  at::Tensor error = (out.to(at::kDouble) - exact).abs();
+  EXPECT_TRUE(error.le(ulp.clamp_min(1e-45)).all().item<bool>())
+      << "max error " << error.max().item<double>();
+  // Rounding to nearest is within half an ulp, but for near-ties.
+  double within_half = error.le(ulp * 0.5 * (1 + 1e-6)).to(at::kDouble).mean().item<double>();
+  EXPECT_GT(within_half, 0.9999) << within_half;
+  EXPECT_TRUE(at::equal(out.slice(0, 0, 10), at::full({10}, -1.0f)));
+}
+
+TEST(KernelTest, Float64ErfAndIntegerPowRunThroughAten) {
+  for (bool use_pow : {false, true}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard guard(fusion.get());
+    TensorView* x = inputOf({{5, 4}, use_pow ? DataType::Int64 : DataType::Double});
+    fusion->addOutput(use_pow ? pow(x, 3) : erf(x));
+    FusionExecutor executor(std::move(fusion));
+    at::Tensor input =
+        use_pow ? at::randint(-5, 5, {5, 4}, at::kLong) : at::randn({5, 4}, at::kDouble);
+    at::Tensor out = executor.run({input}).at(0);
+    EXPECT_TRUE(allClose(out, use_pow ? at::pow(input, 3) : at::erf(input), 1e-12, 1e-12));
+    std::string expected =
+        use_pow ? "ATen: pow has no kernel lowering" : "ATen: erf has no kernel lowering";
+    EXPECT_EQ(executor.execution().rfind(expected, 0), 0u) << executor.execution();
+  }
+}
+
+// A scalar compared with a half tensor is rounded to half first, as torch
+// does (half(0.1) == 0.1 is true).
+TEST(KernelTest, ComparisonRoundsTheScalarToTheTensorDtype) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{3}, DataType::Half});
+  fusion->addOutput(eq(x, 0.1));
+  fusion->addOutput(lt(x, 0.1));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor input = at::tensor({0.1, 0.2, 0.05}).to(at::kHalf);
+  std::vector<at::Tensor> out = executor.run({input});
+  ASSERT_EQ(executor.execution().rfind("compiled kernel", 0), 0u) << executor.execution();
+  EXPECT_TRUE(at::equal(out[0], input.eq(0.1))) << out[0];
+  EXPECT_TRUE(at::equal(out[1], input.lt(0.1))) << out[1];
+  EXPECT_TRUE(out[0][0].item<bool>());
+}
 
 TEST(KernelTest, IntegerDivisionIsTrueDivisionAndBoolCompute) {
   expectCompiledMatchesAten({{{9, 11}, DataType::Int64}, {{9, 11}, DataType::Bool}},

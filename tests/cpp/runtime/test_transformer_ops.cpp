@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "hostir/host_ir/host_unit.h"
+#include "hostir/runtime/compiled_segment.h"
 #include "hostir/runtime/host_executor.h"
 #include "runtime/runtime_test_utils.h"
 
@@ -29,8 +31,8 @@ TEST_P(NewUnaryOpTest, RsqrtAndErfMatchAten) {
   at::Tensor positive = t0.abs() + 1;
   std::vector<at::Tensor> outs = run({positive});
   // Integers compute in float; Half computes in float and rounds.
-  at::Tensor as_float = at::isFloatingType(type) && type != at::kHalf ? positive
-                                                                      : positive.to(at::kFloat);
+  at::Tensor as_float =
+      at::isFloatingType(type) && type != at::kHalf ? positive : positive.to(at::kFloat);
   at::ScalarType out_type = at::isFloatingType(type) ? type : at::kFloat;
   EXPECT_TRUE(allClose(outs[0], at::rsqrt(as_float).to(out_type), rtolFor(out_type), 1e-3));
   EXPECT_TRUE(allClose(outs[1], at::erf(as_float).to(out_type), rtolFor(out_type), 1e-3));
@@ -111,9 +113,9 @@ TEST_P(NewBinaryOpTest, MatchesAten) {
   }
   std::vector<at::Tensor> outs = run({t0, t1});
   EXPECT_TRUE(allClose(outs[0], op.reference(t0, t1), 1e-5, 1e-5));
-  EXPECT_TRUE(allClose(outs[1], op.reference(t0, at::scalar_tensor(2.0, at::kDouble).to(
-                                                         at::result_type(t0, 2.0))),
-                       1e-5, 1e-5));
+  EXPECT_TRUE(allClose(
+      outs[1], op.reference(t0, at::scalar_tensor(2.0, at::kDouble).to(at::result_type(t0, 2.0))),
+      1e-5, 1e-5));
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, NewBinaryOpTest,
@@ -189,7 +191,7 @@ TEST_F(TransformerOpsAtenTest, MeanVarVarMeanMatchAten) {
   TensorView* x = makeContigTensor(3);
   fusion().addInput(x);
   fusion().addOutput(mean(x, {0, 2}));
-  fusion().addOutput(var(x, {-1}));                                   // unbiased
+  fusion().addOutput(var(x, {-1}));                                      // unbiased
   fusion().addOutput(var(x, {1}, /*correction=*/0, /*keep_dim=*/true));  // population
   auto [v, m] = varMean(x, {0, 1}, 1, true);
   fusion().addOutput(v);
@@ -198,8 +200,10 @@ TEST_F(TransformerOpsAtenTest, MeanVarVarMeanMatchAten) {
   std::vector<at::Tensor> outs = run({t});
   EXPECT_TRUE(allClose(outs[0], at::mean(t, at::IntArrayRef{0, 2})));
   EXPECT_TRUE(allClose(outs[1], at::var(t, at::IntArrayRef{-1}, /*unbiased=*/true)));
-  EXPECT_TRUE(allClose(outs[2], at::var(t, at::IntArrayRef{1}, /*unbiased=*/false, /*keepdim=*/true)));
-  auto [ev, em] = at::var_mean(t, at::IntArrayRef{0, 1}, c10::optional<int64_t>(1), /*keepdim=*/true);
+  EXPECT_TRUE(
+      allClose(outs[2], at::var(t, at::IntArrayRef{1}, /*unbiased=*/false, /*keepdim=*/true)));
+  auto [ev, em] =
+      at::var_mean(t, at::IntArrayRef{0, 1}, c10::optional<int64_t>(1), /*keepdim=*/true);
   EXPECT_TRUE(allClose(outs[3], ev));
   EXPECT_TRUE(allClose(outs[4], em));
 }
@@ -278,9 +282,9 @@ TEST_F(TransformerOpsAtenTest, RmsNormMatchesReference) {
 // softmax(where(mask, q @ k^T * scale, -inf)) @ v over a heads axis, the mask
 // from causalMask (iota + ge), against the same math in ATen.
 void buildCausalAttention(Fusion& fusion, double scale) {
-  TensorView* q = makeContigTensor(3);  // [h, s, d]
+  TensorView* q = makeContigTensor(3);   // [h, s, d]
   TensorView* kt = makeContigTensor(3);  // [h, d, s]
-  TensorView* v = makeContigTensor(3);  // [h, s, d]
+  TensorView* v = makeContigTensor(3);   // [h, s, d]
   fusion.addInput(q);
   fusion.addInput(kt);
   fusion.addInput(v);
@@ -340,8 +344,21 @@ TEST_F(TransformerOpsAtenTest, BatchedMatmulOverHeads) {
 
 // --- through the host lowering -------------------------------------------------------------------
 
-// The compositions segmented and lowered to a host program (reductions and
-// binary ops are host nodes of their own, the rest HostUnits), run by the
+// Every HostUnit of `program` runs as a compiled kernel (or through ATen
+// only because HOSTIR_KERNELS=aten, the *.aten variant): no op of the
+// transformer sends its segment to the ATen fallback.
+void expectEveryHostUnitCompiles(const HostIrContainer& program) {
+  ASSERT_FALSE(program.hostUnits().empty()) << program.toString();
+  for (const HostUnit* unit : program.hostUnits()) {
+    std::string how = describeSegmentExecution(*unit->fusion());
+    EXPECT_TRUE(how.rfind("compiled kernel", 0) == 0 || how == "ATen (HOSTIR_KERNELS=aten)")
+        << unit->toInlineString() << ": " << how;
+  }
+}
+
+// The compositions segmented and lowered to a host program (matmul a host
+// node of its own; the pointwise ops, reductions, where and iota between
+// the matmuls merge into HostUnits, each one compiled kernel), run by the
 // HostIrEvaluator on streams.
 TEST_F(TransformerOpsAtenTest, AttentionRunsThroughHostExecutor) {
   const double scale = 0.25;
@@ -356,6 +373,7 @@ TEST_F(TransformerOpsAtenTest, AttentionRunsThroughHostExecutor) {
   EXPECT_TRUE(allClose(outs[1], expected[1], 1e-5, 1e-5));
   std::string program = executor.hostProgram().toString();
   EXPECT_TRUE(containsAll(program, {"= where(", "= max(", "= sum(", "= matmul("})) << program;
+  expectEveryHostUnitCompiles(executor.hostProgram());
 }
 
 TEST_F(TransformerOpsAtenTest, LayerNormAndGeluRunThroughHostExecutor) {
@@ -377,6 +395,7 @@ TEST_F(TransformerOpsAtenTest, LayerNormAndGeluRunThroughHostExecutor) {
   EXPECT_TRUE(allClose(outs[0], ln * (at::erf(ln * M_SQRT1_2) + 1), 1e-4, 1e-5));
   at::Tensor rms = t * at::rsqrt(t.pow(2).mean({-1}, true) + 1e-6);
   EXPECT_TRUE(allClose(outs[1], at::log_softmax(rms, 0), 1e-5, 1e-5));
+  expectEveryHostUnitCompiles(executor.hostProgram());
 }
 
 }  // namespace

@@ -161,6 +161,25 @@ TEST_F(ValidationTest, ShapeMismatchInsideAnOp) {
   EXPECT_TRUE(containsAll(error, {"add", "T0", "T1", out->toInlineString()}));
 }
 
+// where's three operands are checked against each other as a binary op's
+// two are (compiled: the kernel's check; through ATen: ATen's).
+TEST_F(ValidationTest, WhereShapeMismatchInsideAnOp) {
+  TensorView* condition = makeContigTensor(1, DataType::Bool);
+  TensorView* tv1 = makeContigTensor(1);
+  TensorView* tv2 = makeContigTensor(1);
+  fusion().addInput(condition);
+  fusion().addInput(tv1);
+  fusion().addInput(tv2);
+  TensorView* out = where(condition, tv1, tv2);
+  fusion().addOutput(out);
+  at::Tensor mask = at::ones({3}, at::kBool);
+  std::string error = errorMessage([&]() { run({mask, at::randn({3}), at::randn({4})}); });
+  EXPECT_TRUE(containsAll(error, {"where", "T1", "T2", out->toInlineString()})) << error;
+  error = errorMessage([&]() { run({at::ones({5}, at::kBool), at::randn({3}), at::randn({3})}); });
+  EXPECT_TRUE(containsAll(error, {"where", "T0", "T1", out->toInlineString()})) << error;
+  EXPECT_TRUE(allClose(run({mask, at::ones({3}), at::zeros({3})})[0], at::ones({3})));
+}
+
 TEST_F(ValidationTest, MatmulInnerSizeMismatchAtRunTime) {
   TensorView* tv0 = makeContigTensor(2);
   TensorView* tv1 = makeContigTensor(2);
