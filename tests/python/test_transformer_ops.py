@@ -163,6 +163,10 @@ def test_softmax_log_softmax_stable(cache):
     kinds = [r.kind for r in fd.records]
     assert "ops.max" in kinds and "ops.exp" in kinds and "ops.sum" in kinds
     assert not any("softmax" in k for k in kinds)
+    # Its kept axis is an explicit broadcast record, never a keep_dim
+    # reduction record (docs/python.md).
+    assert "ops.broadcast" in kinds
+    assert not any(r.args.get("keep_dim") for r in fd.records if r.kind in ("ops.max", "ops.sum"))
 
 
 def test_layer_norm_and_rms_norm(cache):
@@ -270,3 +274,27 @@ def test_bad_inputs_raise_hostir_errors(cache, build, parts):
             build(fd, t, i)
     for part in parts:
         assert part in str(info.value)
+
+
+def test_layer_norm_and_masked_softmax_run_as_compiled_kernels(cache):
+    """The compositions and where/iota/comparisons compile (a fresh kernel is
+    compiled or loaded from disk for the definition), and match torch."""
+    # A constant no other test uses: the kernel's cache key is new to this process.
+    bias = 0.5 + torch.rand(1).item()
+    x = torch.randn(6, 10)
+
+    def build(fd):
+        t = fd.define_tensor(2)
+        normed = fd.ops.layer_norm(t, 1) + bias
+        mask = fd.ops.causal_mask(fd.ops.size(t, 0), fd.ops.size(t, 1))
+        fd.add_output(fd.ops.softmax(fd.ops.where(mask, normed, float("-inf")), 1))
+
+    before = hostir._C.kernel_cache_stats()
+    _, (out,) = run(cache, build, [x])
+    after = hostir._C.kernel_cache_stats()
+    kernels = lambda stats: stats["compiled"] + stats["loaded_from_disk"]
+    assert kernels(after) > kernels(before)
+    normed = torch.nn.functional.layer_norm(x, [10]) + bias
+    mask = torch.ones(6, 10, dtype=torch.bool).tril()
+    expected = torch.softmax(normed.masked_fill(~mask, float("-inf")), 1)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
