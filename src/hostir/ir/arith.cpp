@@ -358,8 +358,8 @@ TensorView* where(TensorView* condition, Val* a, Val* b) {
   std::vector<Val*> inputs{condition, a, b};
   WhereOp::validate(inputs, {});
   Fusion* container = condition->container();
-  HOSTIR_CHECK(a->container() == container && b->container() == container, "where: ",
-               describe(condition), ", ", describe(a), " and ", describe(b),
+  HOSTIR_CHECK(a->container() == container && b->container() == container,
+               "where: ", describe(condition), ", ", describe(a), " and ", describe(b),
                " belong to different fusions");
   auto* ta = dynamic_cast<TensorView*>(a);
   auto* tb = dynamic_cast<TensorView*>(b);
@@ -416,11 +416,11 @@ TensorView* iota(Val* length, Val* start, Val* step, DataType dtype) {
   IotaOp::validate(inputs, {});
   HOSTIR_CHECK(dtype != DataType::Bool, "iota(", describe(length),
                "): dtype Bool is not valid; use a numeric dtype");
-  HOSTIR_CHECK(!isIntegralType(dtype) ||
-                   (isIntegralType(start->dtype()) && isIntegralType(step->dtype())),
-               "iota(", describe(length), ", start=", describe(start), ", step=", describe(step),
-               "): an integer dtype (", toString(dtype),
-               ") needs integer start and step; use a floating dtype");
+  HOSTIR_CHECK(
+      !isIntegralType(dtype) || (isIntegralType(start->dtype()) && isIntegralType(step->dtype())),
+      "iota(", describe(length), ", start=", describe(start), ", step=", describe(step),
+      "): an integer dtype (", toString(dtype),
+      ") needs integer start and step; use a floating dtype");
   Fusion* container = length->container();
   auto* id = IrBuilder::createInContainer<IterDomain>(container, length);
   TensorView* out = makeTensorOver(container, {id}, dtype);
@@ -435,8 +435,7 @@ TensorView* arange(Val* end, DataType dtype) {
 }
 
 TensorView* arange(Val* start, Val* end, Val* step, DataType dtype) {
-  HOSTIR_CHECK(start != nullptr && end != nullptr && step != nullptr,
-               "arange: an operand is null");
+  HOSTIR_CHECK(start != nullptr && end != nullptr && step != nullptr, "arange: an operand is null");
   for (const Val* bound : {start, end, step}) {
     HOSTIR_CHECK(bound->vtype() == ValType::Scalar && isIntegralType(bound->dtype()),
                  "arange: start, end and step must be integer scalars, got ", describe(bound),
@@ -604,8 +603,8 @@ TensorView* layerNorm(TensorView* in, int64_t normalized_ndims, TensorView* weig
   return affine(mul(centered, inv_std), weight, bias);
 }
 
-TensorView* rmsNorm(TensorView* in, int64_t normalized_ndims, TensorView* weight,
-                    TensorView* bias, double eps) {
+TensorView* rmsNorm(TensorView* in, int64_t normalized_ndims, TensorView* weight, TensorView* bias,
+                    double eps) {
   std::vector<int64_t> axes = normalizedAxes("rms_norm", in, normalized_ndims, weight, bias);
   auto [count, normalized] = reducedCount("rms_norm", in, axes);
   std::vector<bool> flags = broadcastFlags(in->shapeDomain().size(), normalized);

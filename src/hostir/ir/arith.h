@@ -89,7 +89,6 @@ TensorView* arange(Val* start, Val* end, Val* step, DataType dtype = DataType::I
 // query_offset is 0. Use it as where(mask, scores, -INFINITY).
 TensorView* causalMask(Val* num_queries, Val* num_keys, Val* query_offset = nullptr);
 
-
 // Integer scalar arithmetic for extents and loop indices.
 Val* ceilDiv(Val* lhs, Val* rhs);
 Val* mod(Val* lhs, Val* rhs);

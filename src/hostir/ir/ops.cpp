@@ -243,8 +243,8 @@ void BinaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
   const auto* rhs = dynamic_cast<const TensorView*>(inputs[1]);
   bool integer_only = type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
   bool tensor_only = type == BinaryOpType::Pow || isComparison(type);
-  HOSTIR_CHECK(!tensor_only || lhs != nullptr || rhs != nullptr, op, "(", describe(inputs[0]),
-               ", ", describe(inputs[1]),
+  HOSTIR_CHECK(!tensor_only || lhs != nullptr || rhs != nullptr, op, "(", describe(inputs[0]), ", ",
+               describe(inputs[1]),
                ") needs a tensor operand; on two scalars it is not defined (compute the value "
                "outside the fusion)");
   if (lhs == nullptr && rhs == nullptr) {
@@ -593,9 +593,9 @@ void WhereOp::validate(const std::vector<Val*>& inputs, const std::vector<Attrib
     HOSTIR_CHECK(val != nullptr, "where: an operand is null");
   }
   const auto* condition = dynamic_cast<const TensorView*>(inputs[0]);
-  HOSTIR_CHECK(condition != nullptr, "where(", describe(inputs[0]), ", ", describe(inputs[1]),
-               ", ", describe(inputs[2]),
-               "): the condition must be a Bool tensor, got the scalar ", describe(inputs[0]));
+  HOSTIR_CHECK(condition != nullptr, "where(", describe(inputs[0]), ", ", describe(inputs[1]), ", ",
+               describe(inputs[2]), "): the condition must be a Bool tensor, got the scalar ",
+               describe(inputs[0]));
   const std::string call = "where(" + describe(inputs[0]) + ", " + describe(inputs[1]) + ", " +
                            describe(inputs[2]) + ")";
   HOSTIR_CHECK(condition->dtype() == DataType::Bool, call, ": the condition ", describe(condition),
@@ -657,9 +657,8 @@ void IotaOp::validateStructure() const {
                  " has dtype Bool; use a numeric dtype");
     HOSTIR_CHECK(!isIntegralType(out->dtype()) ||
                      (isIntegralType(start()->dtype()) && isIntegralType(step()->dtype())),
-                 "iota: an integer result (", describe(out),
-                 ") needs integer start and step, got ", describe(start()), " and ",
-                 describe(step()));
+                 "iota: an integer result (", describe(out), ") needs integer start and step, got ",
+                 describe(start()), " and ", describe(step()));
   });
 }
 TensorView* IotaOp::out() const {

@@ -45,8 +45,8 @@ TEST_F(TransformerOpsTest, PrintedForms) {
 TEST_F(TransformerOpsTest, ComparisonsGiveBoolAndBroadcast) {
   TensorView* tv0 = makeContigTensor(2, DataType::Int32);
   TensorView* tv1 = makeConcreteTensor({1, 4}, DataType::Double);
-  for (TensorView* out : {eq(tv0, tv1), ne(tv0, 1), lt(tv0, 1.5), le(2, tv0), gt(tv1, tv0),
-                          ge(tv0, tv0)}) {
+  for (TensorView* out :
+       {eq(tv0, tv1), ne(tv0, 1), lt(tv0, 1.5), le(2, tv0), gt(tv1, tv0), ge(tv0, tv0)}) {
     EXPECT_EQ(out->dtype(), DataType::Bool);
     EXPECT_EQ(out->shapeDomain().size(), 2u);
     EXPECT_TRUE(hasTrait(out->definition(), OpTrait::Pointwise));
@@ -84,8 +84,7 @@ TEST_F(TransformerOpsTest, WhereShapesAndDtypes) {
   EXPECT_EQ(constExtent(out->shapeDomain()[0]), 4);
   EXPECT_EQ(constExtent(out->shapeDomain()[1]), 5);
   EXPECT_EQ(where(cond, a, 0.0)->dtype(), DataType::Half);  // a Python number does not widen
-  EXPECT_EQ(where(cond, 1, makeConcreteTensor({4, 1}, DataType::Int32))->dtype(),
-            DataType::Int32);
+  EXPECT_EQ(where(cond, 1, makeConcreteTensor({4, 1}, DataType::Int32))->dtype(), DataType::Int32);
   TensorView* scalars = where(cond, IrBuilder::create<Scalar>(1.0), IrBuilder::create<Scalar>(0.0));
   EXPECT_EQ(scalars->dtype(), DataType::Float);
   EXPECT_EQ(constExtent(scalars->shapeDomain()[0]), 4);
@@ -104,10 +103,9 @@ TEST_F(TransformerOpsTest, WhereBadInputs) {
   EXPECT_HOSTIR_ERROR(where(cond, floats, nullptr), {"where: an operand is null"});
   // A node a pass makes is checked as the builder's is.
   TensorView* out = makeConcreteTensor({4, 5});
-  EXPECT_HOSTIR_ERROR(
-      IrBuilder::create<WhereOp>(std::vector<Val*>{floats, floats, floats}, std::vector<Val*>{out},
-                                 std::vector<Attribute>{}),
-      {"must be Bool", "(making T", "= where("});
+  EXPECT_HOSTIR_ERROR(IrBuilder::create<WhereOp>(std::vector<Val*>{floats, floats, floats},
+                                                 std::vector<Val*>{out}, std::vector<Attribute>{}),
+                      {"must be Bool", "(making T", "= where("});
 }
 
 TEST_F(TransformerOpsTest, IotaAndArange) {
@@ -117,8 +115,8 @@ TEST_F(TransformerOpsTest, IotaAndArange) {
   EXPECT_EQ(range->shapeDomain()[0]->extent(), n);
   EXPECT_TRUE(hasTrait(range->definition(), OpTrait::Factory));
   EXPECT_TRUE(hasTrait(range->definition(), OpTrait::Forwardable));
-  TensorView* floats = iota(n, IrBuilder::create<Scalar>(0.5), IrBuilder::create<Scalar>(0.25),
-                            DataType::Float);
+  TensorView* floats =
+      iota(n, IrBuilder::create<Scalar>(0.5), IrBuilder::create<Scalar>(0.25), DataType::Float);
   EXPECT_EQ(floats->dtype(), DataType::Float);
   // arange(2, 11, 3): ceilDiv(9, 3) = 3 elements, folded.
   TensorView* ar = arange(constant(2), constant(11), constant(3));
@@ -209,8 +207,8 @@ TEST_F(TransformerOpsTest, CompositionBadInputs) {
                       {"softmax(T0", "needs a floating-point tensor", "int64", "cast it first"});
   TensorView* x = makeConcreteTensor({4, 8});
   EXPECT_HOSTIR_ERROR(softmax(x, 2), {"axis 2 is out of range", "T1", "valid axes are [-2, 2)"});
-  EXPECT_HOSTIR_ERROR(layerNorm(x, 3), {"layer_norm(T1", "normalized_ndims 3 is out of range",
-                                        "valid: [1, 2]"});
+  EXPECT_HOSTIR_ERROR(layerNorm(x, 3),
+                      {"layer_norm(T1", "normalized_ndims 3 is out of range", "valid: [1, 2]"});
   EXPECT_HOSTIR_ERROR(layerNorm(x, 1, makeConcreteTensor({4, 8})),
                       {"layer_norm(T1", "the weight T2", "has rank 2", "1 normalized trailing"});
   EXPECT_HOSTIR_ERROR(rmsNorm(x, 1, nullptr, makeConcreteTensor({7})),
