@@ -52,10 +52,12 @@ def torch_dtype(dtype):
     return _DTYPE_TO_TORCH[dtype]
 
 
-OutputSharding = collections.namedtuple("OutputSharding", ["mesh", "axes"])
+OutputSharding = collections.namedtuple("OutputSharding", ["mesh", "axes", "dims"])
 OutputSharding.__doc__ = """How one output of the last execute is laid out: `mesh` is the
 hostir.DeviceMesh it lives on (None: no mesh, the whole tensor on this process), `axes`
-maps a ParallelType (DIDx, DIDy) to the logical axis it shards; empty: replicated."""
+maps a ParallelType (DIDx, DIDy) to the logical axis it shards (empty: replicated), `dims`
+to the dimension of the torch tensor it shards (they differ where a reduction keeps
+reduced axes in the logical domain)."""
 
 
 class Value:
@@ -651,12 +653,24 @@ class FusionDefinition:
 
     # --- running ----------------------------------------------------------------------
 
-    def execute(self, inputs, number_of_streams=None, output=None):
+    def execute(self, inputs, number_of_streams=None, output=None, global_tensors=False):
         """Runs the fusion on `inputs` (torch tensors, Python numbers for scalar
         inputs; with a device mesh: this rank's shards, None for an input this
         rank does not hold). `output`: preallocated tensors to write the outputs
         into. Returns the outputs as a list of torch.Tensor; their shardings are
-        then in fd.last_output_shardings."""
+        then in fd.last_output_shardings. Inputs that require grad are accepted:
+        hostir records no autograd history and its outputs do not require grad.
+        `global_tensors=True`: the inputs are whole tensors; each rank cuts its
+        shards and gathers every output whole (hostir.distributed.execute)."""
+        if isinstance(inputs, torch.Tensor):
+            raise Error("execute: inputs must be a list of tensors (and scalars), got one "
+                        "torch.Tensor; write fd.execute([x])")
+        if global_tensors:
+            if output:
+                raise Error("execute: output= cannot be combined with global_tensors=True")
+            from . import distributed
+
+            return distributed.execute(self, inputs, number_of_streams)
         cdef = self._cdef
         if self._entry is None:
             self._ensure_defined()
@@ -676,7 +690,13 @@ class FusionDefinition:
         shardings = self._cdef.last_output_shardings()
         if shardings is None:
             return None
-        return [OutputSharding(mesh, dict(axes)) for mesh, axes in shardings]
+        return [OutputSharding(mesh, dict(axes), dict(dims)) for mesh, axes, dims in shardings]
+
+    def _input_shardings(self):
+        """Per input: None for a scalar, else (mesh or None, {ParallelType:
+        logical axis}, {ParallelType: tensor dim}) as the definition annotates it."""
+        self._ensure_defined()
+        return self._cdef.input_shardings()
 
     def is_multidevice(self):
         self._ensure_defined()
