@@ -1,6 +1,7 @@
 """hostir.distributed in one process (a world of one) and under launchers;
 inputs that require grad (nn.Module weights)."""
 
+import json
 import os
 import pathlib
 import subprocess
@@ -130,8 +131,8 @@ def test_sharded_fusion_alone_says_to_use_a_launcher():
         fd.execute([torch.randn(4, 4)])
 
 
-def run_script(command, ranks):
-    env = dict(os.environ, HOSTIR_COMM_TIMEOUT_S="60", OMP_NUM_THREADS="1")
+def run_script(command, ranks, **extra_env):
+    env = dict(os.environ, HOSTIR_COMM_TIMEOUT_S="60", OMP_NUM_THREADS="1", **extra_env)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(pathlib.Path(hostir.__file__).resolve().parents[1]), str(HERE)]
         + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
@@ -153,3 +154,16 @@ def test_distributed_helpers_under_hostir_launch():
 def test_distributed_helpers_under_torchrun():
     run_script([sys.executable, str(HERE / "torchrun_py311.py"), "--standalone",
                 "--nproc_per_node=2", str(HERE / "distributed_script.py")], 2)
+
+
+def test_trace_pid_is_the_rank(tmp_path):
+    # Each rank writes its own file; its lanes' pid is the rank, not the OS pid,
+    # so the files merge side by side.
+    run_script([sys.executable, str(HERE / "torchrun_py311.py"), "--standalone",
+                "--nproc_per_node=2", str(HERE / "distributed_script.py")], 2,
+               HOSTIR_TRACE=str(tmp_path / "trace.json"))
+    for rank in range(2):
+        events = json.loads((tmp_path / f"trace.rank{rank}.json").read_text())
+        if isinstance(events, dict):
+            events = events["traceEvents"]
+        assert events and {event["pid"] for event in events} == {rank}, events[:3]
