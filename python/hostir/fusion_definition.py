@@ -224,6 +224,15 @@ class _Ops:
     def __init__(self, fd):
         self._fd = fd
 
+    def __getattr__(self, name):
+        # Only reached for a name that is not an op: list the nearest ones.
+        import difflib
+
+        ops = sorted(n for n in dir(type(self)) if not n.startswith("_"))
+        near = difflib.get_close_matches(name, ops, n=4, cutoff=0.5)
+        hint = f"did you mean {', '.join(near)}? " if near else ""
+        raise AttributeError(f"fd.ops has no op '{name}'; {hint}the ops are: {', '.join(ops)}")
+
     def _tensor_op(self, kind, **args):
         return self._fd._record(kind, args)
 

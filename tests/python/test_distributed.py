@@ -167,3 +167,13 @@ def test_trace_pid_is_the_rank(tmp_path):
         if isinstance(events, dict):
             events = events["traceEvents"]
         assert events and {event["pid"] for event in events} == {rank}, events[:3]
+
+
+def test_unknown_op_lists_the_nearest_names():
+    with hostir.FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], contiguity=[True])
+        with pytest.raises(AttributeError, match=r"no op 'rleu'; did you mean relu.*the ops are:"):
+            fd.ops.rleu(t)
+        with pytest.raises(AttributeError, match=r"no op 'softmax';.*the ops are: .*sum"):
+            fd.ops.softmax(t)
+        fd.add_output(fd.ops.relu(t))
