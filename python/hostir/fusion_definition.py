@@ -315,14 +315,24 @@ def _make_binary(name):
 
 
 def _make_reduction(name):
-    def op(self, x, axes, keep_dim=False):
+    def op(self, x, axes=None, keep_dim=False, *, dims=None, keepdim=None):
+        # nvFuser's frontend spells them dims= and keepdim=; both are accepted.
+        if dims is not None:
+            if axes is not None:
+                raise Error(f"{name}: give the axes once, as axes or dims (its nvFuser alias)")
+            axes = dims
+        if axes is None:
+            raise Error(f"{name}: missing the axes to reduce (axes=[...] or dims=[...])")
+        if keepdim is not None:
+            keep_dim = keepdim
         if isinstance(axes, int):
             axes = [axes]
         return self._tensor_op("ops." + name, x=self._fd._tensor_ref(x, name),
                                axes=[int(a) for a in axes], keep_dim=bool(keep_dim))
 
     op.__name__ = name
-    op.__doc__ = f"{name}(x, axes, keep_dim=False): reduction over `axes`."
+    op.__doc__ = (f"{name}(x, axes, keep_dim=False): reduction over `axes` (nvFuser's "
+                  "dims= and keepdim= are aliases).")
     return op
 
 

@@ -177,3 +177,16 @@ def test_unknown_op_lists_the_nearest_names():
         with pytest.raises(AttributeError, match=r"no op 'softmax';.*the ops are: .*sum"):
             fd.ops.softmax(t)
         fd.add_output(fd.ops.relu(t))
+
+
+def test_nvfuser_keyword_aliases_for_reductions():
+    with hostir.FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.sum(t, dims=[1], keepdim=True))
+        fd.add_output(fd.ops.max(t, axes=[0], keepdim=False))
+        with pytest.raises(hostir.Error, match="axes once"):
+            fd.ops.sum(t, [0], dims=[1])
+    x = torch.randn(3, 5)
+    s, m = fd.execute([x])
+    torch.testing.assert_close(s, x.sum(1, keepdim=True))
+    torch.testing.assert_close(m, x.max(0).values)
