@@ -121,6 +121,23 @@ class Tensor(Value):
         input's extents have negative fids)."""
         return self.fd.ops.size(self, dim)
 
+    @property
+    def T(self):
+        """The transpose of a rank-2 tensor (torch's .T): permute(x, [1, 0])."""
+        if self.ndim != 2:
+            raise Error(f".T of {self.fd._cdef.ir_name(self.fid)}: rank {self.ndim}; .T is "
+                        "defined for rank-2 tensors here, use .mT or fd.ops.permute")
+        return self.fd.ops.permute(self, [1, 0])
+
+    @property
+    def mT(self):
+        """The last two dimensions swapped (torch's .mT); rank 2 or more."""
+        n = self.ndim
+        if n < 2:
+            raise Error(f".mT of {self.fd._cdef.ir_name(self.fid)}: rank {n}; .mT needs at "
+                        "least 2 dimensions")
+        return self.fd.ops.permute(self, list(range(n - 2)) + [n - 1, n - 2])
+
     def __abs__(self):
         return self.fd.ops.abs(self)
 

@@ -190,3 +190,20 @@ def test_nvfuser_keyword_aliases_for_reductions():
     s, m = fd.execute([x])
     torch.testing.assert_close(s, x.sum(1, keepdim=True))
     torch.testing.assert_close(m, x.max(0).values)
+
+
+def test_transpose_properties():
+    with hostir.FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        b = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True])
+        v = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(a @ a.T)
+        fd.add_output(b.mT)
+        with pytest.raises(hostir.Error, match="rank 3"):
+            b.T
+        with pytest.raises(hostir.Error, match="at least 2"):
+            v.mT
+    x, y = torch.randn(3, 4), torch.randn(2, 3, 5)
+    out, yt = fd.execute([x, y, torch.randn(2)])
+    torch.testing.assert_close(out, x @ x.T)
+    torch.testing.assert_close(yt, y.mT)
