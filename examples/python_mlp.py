@@ -3,6 +3,10 @@
 
     /usr/bin/python3 examples/python_mlp.py            # one process
     build/tools/hostir launch -n 2 -- /usr/bin/python3 examples/python_mlp.py --sharded
+    /usr/bin/python3 tests/python/torchrun_py311.py --standalone --nproc_per_node=2 \
+        examples/python_mlp.py --sharded
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 mpirun -np 2 -x MASTER_ADDR -x MASTER_PORT \
+        /usr/bin/python3 examples/python_mlp.py --sharded
 
 One process: y = linear(gelu(linear(x, w1)), w2), the first GEMM's rows
 pipelined over 4 chunks on rotating streams. With --sharded on N ranks: the
@@ -12,11 +16,11 @@ the result reduce-scattered back onto the tokens.
 """
 
 import argparse
-import os
 
 import torch
 
 import hostir
+import hostir.distributed as dist
 
 DIDx = hostir.ParallelType.DIDx
 
@@ -61,7 +65,8 @@ def main():
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--ffn", type=int, default=256)
     args = parser.parse_args()
-    rank, devices = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    # From the launcher's environment: hostir launch, torchrun, mpirun or srun.
+    rank, devices = dist.rank(), dist.world_size()
 
     torch.manual_seed(0)  # every rank draws the same full tensors
     x = torch.randn(args.tokens, args.hidden)
@@ -71,8 +76,7 @@ def main():
 
     fd = Mlp(chunks=4, devices=devices if args.sharded else 0)
     if args.sharded:
-        inputs = [x.chunk(devices, 0)[rank].contiguous(), w1.chunk(devices, 0)[rank].contiguous(),
-                  w2.chunk(devices, 1)[rank].contiguous()]
+        inputs = dist.shard_inputs(fd, [x, w1, w2])  # this rank's shard of each
         expected = expected.chunk(devices, 0)[rank]
     else:
         inputs = [x, w1, w2]

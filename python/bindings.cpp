@@ -8,6 +8,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "hostir/kernels/kernel_cache.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/c10_error_message.h"
+#include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/host_executor.h"
 #include "hostir/runtime/multidevice_executor.h"
@@ -58,6 +60,8 @@ struct Runner {
   std::unique_ptr<MultiDeviceExecutor> multi;
   // Per output: mesh devices, mesh shape, {parallel type: logical axis}.
   std::vector<TensorSharding> shardings;
+  // Per output: the tensor they describe (in the executor's fusion).
+  std::vector<const TensorView*> outputs;
 
   std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
                               const std::vector<at::Tensor>& outputs) {
@@ -421,6 +425,8 @@ class Definition {
 
   // --- running ------------------------------------------------------------------
 
+  // Computes without autograd: inputs (and output buffers) that require grad
+  // are detached (same storage), so the results never require grad.
   std::vector<at::Tensor> execute(const py::list& inputs, const std::vector<at::Tensor>& outputs,
                                   int number_of_streams) {
     std::vector<PolymorphicValue> values;
@@ -428,13 +434,21 @@ class Definition {
     for (const py::handle item : inputs) {
       values.push_back(toValue(item));
     }
+    std::vector<at::Tensor> buffers;
+    buffers.reserve(outputs.size());
+    for (const at::Tensor& output : outputs) {
+      buffers.push_back(withoutGrad(output));
+    }
     Runner& runner = runnerFor(values, number_of_streams);
     last_runner_ = &runner;
     py::gil_scoped_release no_gil;
+    at::NoGradGuard no_grad;
     try {
-      return runner.run(values, outputs);
+      return runner.run(values, buffers);
     } catch (const c10::Error& error) {
-      throw Error(error.what_without_backtrace());
+      throw Error(pythonMessage(error.what_without_backtrace()));
+    } catch (const Error& error) {
+      throw Error(pythonMessage(error.what()));
     }
   }
 
@@ -452,16 +466,23 @@ class Definition {
       return py::none();
     }
     py::list result;
-    for (const TensorSharding& sharding : last_runner_->shardings) {
-      py::object mesh = py::none();
-      if (sharding.mesh.has_value()) {
-        mesh = py::cast(*sharding.mesh);
+    for (size_t i = 0; i < last_runner_->shardings.size(); ++i) {
+      result.append(shardingTuple(last_runner_->shardings[i], last_runner_->outputs[i]));
+    }
+    return result;
+  }
+
+  // Per fusion input: None for a scalar, else (mesh or None, {parallel
+  // type: sharded logical axis}) as the definition annotates it.
+  py::list inputShardings() const {
+    py::list result;
+    for (const Val* input : fusion_->inputs()) {
+      const auto* tv = dynamic_cast<const TensorView*>(input);
+      if (tv == nullptr) {
+        result.append(py::none());
+        continue;
       }
-      py::dict axes;
-      for (const auto& [ptype, axis] : sharding.logical_axes) {
-        axes[py::cast(ptype)] = axis;
-      }
-      result.append(py::make_tuple(mesh, axes));
+      result.append(shardingTuple(shardingOf(tv), tv));
     }
     return result;
   }
@@ -521,9 +542,77 @@ class Definition {
     return v;
   }
 
+  // (mesh or None, {parallel type: logical axis}, {parallel type: dimension
+  // of the torch tensor}); the two differ where a reduction keeps its
+  // reduced axes in the logical domain.
+  static py::tuple shardingTuple(const TensorSharding& sharding, const TensorView* tv) {
+    py::object mesh = py::none();
+    if (sharding.mesh.has_value()) {
+      mesh = py::cast(*sharding.mesh);
+    }
+    py::dict axes;
+    py::dict dims;
+    const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
+    for (const auto& [ptype, axis] : sharding.logical_axes) {
+      axes[py::cast(ptype)] = axis;
+      int64_t dim = 0;
+      for (int64_t k = 0; k < axis && k < static_cast<int64_t>(logical.size()); ++k) {
+        dim += logical[static_cast<size_t>(k)]->isReduction() ? 0 : 1;
+      }
+      dims[py::cast(ptype)] = dim;
+    }
+    return py::make_tuple(mesh, axes, dims);
+  }
+
+  // A sharded fusion needs one process per device of its meshes.
+  void checkEnoughRanks() const {
+    int64_t devices_needed = 0;
+    std::string widest;
+    for (const auto& statement : fusion_->statements()) {
+      const auto* tv = dynamic_cast<const TensorView*>(statement.get());
+      if (tv == nullptr || !tv->hasDeviceMesh()) {
+        continue;
+      }
+      for (int64_t device : tv->getDeviceMesh().vector()) {
+        if (device + 1 > devices_needed) {
+          devices_needed = device + 1;
+          widest = tv->getDeviceMesh().toString();
+        }
+      }
+    }
+    const LaunchEnvironment environment = LaunchEnvironment::fromEnvironment();
+    if (devices_needed <= environment.world_size) {
+      return;
+    }
+    const std::string n = std::to_string(devices_needed);
+    HOSTIR_CHECK(!environment.isSingleProcess(), "this fusion runs on ", widest, " (", n,
+                 " devices, one process each) but this process runs alone: no launcher set "
+                 "RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/SIZE or SLURM_PROCID/NTASKS. Start ",
+                 n, " processes with a launcher: `hostir launch -n ", n,
+                 " -- python3 script.py`, `python3 -m hostir.torchrun --standalone "
+                 "--nproc_per_node=",
+                 n, " script.py` or `mpirun -np ", n, " python3 script.py`");
+    HOSTIR_THROW("this fusion runs on ", widest, " (devices up to ", devices_needed - 1,
+                 ") but the job has ", environment.world_size, " ranks (", environment.toString(),
+                 "); launch ", n, " ranks or use a smaller mesh");
+  }
+
+  static at::Tensor withoutGrad(const at::Tensor& tensor) {
+    return tensor.defined() && tensor.requires_grad() ? tensor.detach() : tensor;
+  }
+
+  // The runtime's messages name C++ values; Python passes None for them.
+  static std::string pythonMessage(std::string message) {
+    const std::string cpp = "an undefined tensor (at::Tensor())";
+    for (size_t at = message.find(cpp); at != std::string::npos; at = message.find(cpp, at)) {
+      message.replace(at, cpp.size(), "None");
+    }
+    return message;
+  }
+
   static PolymorphicValue toValue(py::handle item) {
     if (THPVariable_Check(item.ptr())) {
-      return THPVariable_Unpack(item.ptr());
+      return withoutGrad(THPVariable_Unpack(item.ptr()));
     }
     if (item.is_none()) {
       return at::Tensor();  // an input this rank does not hold
@@ -593,17 +682,20 @@ class Definition {
     auto runner = std::make_unique<Runner>();
     try {
       if (isMultiDevice()) {
+        checkEnoughRanks();
         runner->multi = std::make_unique<MultiDeviceExecutor>(
             *fusion_, Communicator::getInstance(),
             MultiDeviceExecutorParams{.number_of_streams = number_of_streams});
         for (const Val* out : runner->multi->preparedFusion().outputs()) {
           runner->shardings.push_back(shardingOf(out->as<TensorView>()));
+          runner->outputs.push_back(out->as<TensorView>());
         }
       } else {
         runner->single = std::make_unique<HostExecutor>(
             *fusion_, HostIrEvaluatorParams{.number_of_streams = number_of_streams});
         for (const Val* out : fusion_->outputs()) {
           runner->shardings.push_back(shardingOf(out->as<TensorView>()));
+          runner->outputs.push_back(out->as<TensorView>());
         }
       }
     } catch (const c10::Error& error) {
@@ -624,6 +716,103 @@ class Definition {
   Runner* last_runner_ = nullptr;
   int64_t lowerings_ = 0;
 };
+
+// Flattens a nested list/tuple of ints (rows of a 2-D mesh), appending to
+// `devices`; `shape` gets the extents of the first path and every other
+// path must match it.
+void flattenMesh(py::handle item, size_t depth, std::vector<int64_t>& devices,
+                 std::vector<int64_t>& shape) {
+  if (py::isinstance<py::list>(item) || py::isinstance<py::tuple>(item)) {
+    py::sequence sequence = py::reinterpret_borrow<py::sequence>(item);
+    const auto length = static_cast<int64_t>(sequence.size());
+    if (shape.size() == depth) {
+      shape.push_back(length);
+    }
+    HOSTIR_CHECK(shape.size() > depth && shape[depth] == length,
+                 "DeviceMesh: the nested lists are not rectangular (a row of ", length,
+                 " where another has ", shape.size() > depth ? shape[depth] : 0,
+                 "); give rows of equal length");
+    for (py::handle element : sequence) {
+      flattenMesh(element, depth + 1, devices, shape);
+    }
+    return;
+  }
+  HOSTIR_CHECK(py::isinstance<py::int_>(item) && !py::isinstance<py::bool_>(item),
+               "DeviceMesh: device ids must be ints, got ", std::string(py::repr(item)),
+               " of type ", std::string(py::str(item.get_type())));
+  HOSTIR_CHECK(shape.size() == depth, "DeviceMesh: the nested lists are not rectangular (",
+               std::string(py::repr(item)), " where a list was expected)");
+  devices.push_back(item.cast<int64_t>());
+}
+
+// A DeviceMesh from a torch tensor of device ids (1-D or 2-D, as
+// torch.arange(4).reshape(2, 2)) or a (nested) list / tuple of ints.
+DeviceMesh meshFrom(py::handle devices_object, std::vector<int64_t> shape) {
+  std::vector<int64_t> devices;
+  std::vector<int64_t> nested_shape;
+  if (THPVariable_Check(devices_object.ptr())) {
+    const at::Tensor& tensor = THPVariable_Unpack(devices_object.ptr());
+    HOSTIR_CHECK(!at::isFloatingType(tensor.scalar_type()) &&
+                     !at::isComplexType(tensor.scalar_type()) && tensor.scalar_type() != at::kBool,
+                 "DeviceMesh: a tensor of device ids must have an integer dtype, got ",
+                 c10::toString(tensor.scalar_type()));
+    at::Tensor ids = tensor.detach().to(at::kLong).contiguous();
+    devices.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    nested_shape = ids.sizes().vec();
+  } else {
+    flattenMesh(devices_object, 0, devices, nested_shape);
+  }
+  if (nested_shape.size() > 1) {
+    HOSTIR_CHECK(shape.empty() || shape == nested_shape,
+                 "DeviceMesh: shape=", std::string(py::repr(py::cast(shape))),
+                 " contradicts the devices' own shape ",
+                 std::string(py::repr(py::cast(nested_shape))), "; give one or the other");
+    shape = nested_shape;
+  }
+  return DeviceMesh(std::move(devices), std::move(shape));
+}
+
+// torch.distributed's names for this process's place in the job, from the
+// launcher's environment (see hostir/runtime/comm/launch_environment.h).
+py::dict launchEnvironment() {
+  const LaunchEnvironment environment = LaunchEnvironment::fromEnvironment();
+  py::dict result;
+  result["rank"] = environment.rank;
+  result["world_size"] = environment.world_size;
+  result["local_rank"] = environment.local_rank;
+  result["local_world_size"] = environment.local_world_size;
+  result["master_addr"] = environment.master_addr;
+  result["master_port"] = environment.master_port;
+  result["launcher"] = environment.launcher;
+  return result;
+}
+
+// Every member of `team` (device ids) contributes `local` (equal shapes);
+// returns the pieces in the order of `team`. Collective over the team.
+std::vector<at::Tensor> allgatherTeam(const at::Tensor& local, const std::vector<int64_t>& team) {
+  Communicator& communicator = Communicator::getInstance();
+  // A process group of its own, apart from the executors' streams.
+  constexpr int64_t kPythonGatherStreamKey = -10;
+  at::Tensor input = local.detach().contiguous();
+  std::vector<int64_t> sorted = team;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    outputs[0].push_back(at::empty_like(input));
+  }
+  std::vector<at::Tensor> inputs{input};
+  {
+    py::gil_scoped_release no_gil;
+    c10d::ProcessGroup& group = communicator.processGroup(team, kPythonGatherStreamKey);
+    waitWork(group.allgather(outputs, inputs), communicator.timeout(),
+             "hostir.distributed allgather over team " + teamToString(team));
+  }
+  std::vector<at::Tensor> pieces;
+  for (int64_t device : team) {
+    pieces.push_back(outputs[0][static_cast<size_t>(Communicator::rankInTeam(team, device))]);
+  }
+  return pieces;
+}
 
 }  // namespace
 }  // namespace hostir::python
@@ -672,8 +861,18 @@ PYBIND11_MODULE(_C, m) {
       .value("DIDy", ParallelType::DIDy);
 
   py::class_<DeviceMesh>(m, "DeviceMesh")
-      .def(py::init<std::vector<int64_t>, std::vector<int64_t>>(), py::arg("devices"),
-           py::arg("shape") = std::vector<int64_t>{})
+      .def(py::init([](py::object devices, std::vector<int64_t> shape) {
+             return hostir::python::meshFrom(devices, std::move(shape));
+           }),
+           py::arg("devices"), py::arg("shape") = std::vector<int64_t>{})
+      .def(
+          "idx_of",
+          [](const DeviceMesh& mesh, int64_t device, std::optional<ParallelType> ptype) {
+            return ptype ? mesh.idxOf(device, *ptype) : mesh.idxOf(device);
+          },
+          py::arg("device"), py::arg("parallel_type") = py::none())
+      .def("has", &DeviceMesh::has)
+      .def("__contains__", &DeviceMesh::has)
       .def_static("create_for_num_devices", &DeviceMesh::createForNumDevices)
       .def_property_readonly("devices", &DeviceMesh::vector)
       .def_property_readonly("shape", &DeviceMesh::shape)
@@ -693,6 +892,17 @@ PYBIND11_MODULE(_C, m) {
         }
         return text + ")";
       });
+
+  m.def("launch_environment", &hostir::python::launchEnvironment);
+  m.def("init_communicator", [] {
+    Communicator& communicator = Communicator::getInstance();
+    return py::make_tuple(communicator.deviceId(), communicator.size());
+  });
+  m.def("allgather", &hostir::python::allgatherTeam, py::arg("local"), py::arg("team"));
+  m.def("barrier", [] {
+    py::gil_scoped_release no_gil;
+    Communicator::getInstance().barrier();
+  });
 
   py::class_<Definition>(m, "Definition")
       .def(py::init<>())
@@ -733,6 +943,7 @@ PYBIND11_MODULE(_C, m) {
       .def("execute", &Definition::execute)
       .def("host_ir", &Definition::hostIr)
       .def("last_output_shardings", &Definition::lastOutputShardings)
+      .def("input_shardings", &Definition::inputShardings)
       .def("num_lowerings", &Definition::numLowerings)
       .def("num_runners", &Definition::numRunners)
       .def("is_multidevice", &Definition::isMultiDevice);

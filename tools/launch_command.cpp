@@ -410,6 +410,13 @@ int superviseRanks(std::vector<RankProcess>& ranks, double grace_period_s) {
 }  // namespace
 
 int runLaunchCommand(int argc, char** argv) {
+  // --help before the command's `--` prints the usage and succeeds.
+  for (int i = 0; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    if (std::string_view(argv[i]) == "-h" || std::string_view(argv[i]) == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
   std::optional<LaunchOptions> options = parseLaunchOptions(argc, argv);
   if (!options) {
     return kUsageError;

@@ -60,9 +60,16 @@ commands:
   help, --help         this text
 )";
 
+// One line per example: the name, two spaces at least, the description (the
+// column as wide as the longest name, so a name never touches its text).
 int listCommand() {
+  size_t width = 0;
   for (const Example& example : builtinExamples()) {
-    std::cout << std::left << std::setw(12) << example.name << example.description << "\n";
+    width = std::max(width, example.name.size());
+  }
+  for (const Example& example : builtinExamples()) {
+    std::cout << std::left << std::setw(static_cast<int>(width + 2)) << example.name
+              << example.description << "\n";
   }
   return 0;
 }
@@ -145,6 +152,19 @@ int runSubcommand(const std::vector<std::string>& args) {
   return runCommand(example, runs);
 }
 
+// `hostir print EXAMPLE` / `hostir lower EXAMPLE`, parsed with CLI11 (--help,
+// and an extra argument is an error naming it).
+int exampleSubcommand(const std::vector<std::string>& args, const std::string& command,
+                      const std::string& description, int (*body)(const std::string&)) {
+  CLI::App app{description, "hostir " + command};
+  std::string example;
+  app.add_option("EXAMPLE", example, "a built-in example (`hostir list`)")->required();
+  if (!parseArguments(app, args, "hostir " + command)) {
+    return 0;
+  }
+  return body(example);
+}
+
 int dispatchCommand(const std::vector<std::string>& args) {
   if (args.empty() || (args[0].rfind("--", 0) == 0 && args[0] != "--help")) {
     return runSequenceParallelMlp(args);
@@ -161,16 +181,20 @@ int dispatchCommand(const std::vector<std::string>& args) {
     return runTargetsCommand(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (command == "list") {
+    CLI::App app{"list the built-in examples", "hostir list"};
+    if (!parseArguments(app, std::vector<std::string>(args.begin() + 1, args.end()),
+                        "hostir list")) {
+      return 0;
+    }
     return listCommand();
   }
-  if ((command == "print" || command == "run" || command == "lower") && args.size() < 2) {
-    HOSTIR_THROW("hostir ", command, " needs an EXAMPLE; see `hostir list`");
-  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "print") {
-    return printCommand(args[1]);
+    return exampleSubcommand(rest, "print", "print an example's fusion", printCommand);
   }
   if (command == "lower") {
-    return lowerCommand(args[1]);
+    return exampleSubcommand(rest, "lower", "lower an example and print its host program",
+                             lowerCommand);
   }
   if (command == "run") {
     return runSubcommand(std::vector<std::string>(args.begin() + 1, args.end()));

@@ -52,10 +52,12 @@ def torch_dtype(dtype):
     return _DTYPE_TO_TORCH[dtype]
 
 
-OutputSharding = collections.namedtuple("OutputSharding", ["mesh", "axes"])
+OutputSharding = collections.namedtuple("OutputSharding", ["mesh", "axes", "dims"])
 OutputSharding.__doc__ = """How one output of the last execute is laid out: `mesh` is the
 hostir.DeviceMesh it lives on (None: no mesh, the whole tensor on this process), `axes`
-maps a ParallelType (DIDx, DIDy) to the logical axis it shards; empty: replicated."""
+maps a ParallelType (DIDx, DIDy) to the logical axis it shards (empty: replicated), `dims`
+to the dimension of the torch tensor it shards (they differ where a reduction keeps
+reduced axes in the logical domain)."""
 
 
 class Value:
@@ -146,6 +148,23 @@ class Tensor(Value):
         """This tensor's extent along `dim` as a scalar of the definition (an
         input's extents have negative fids)."""
         return self.fd.ops.size(self, dim)
+
+    @property
+    def T(self):
+        """The transpose of a rank-2 tensor (torch's .T): permute(x, [1, 0])."""
+        if self.ndim != 2:
+            raise Error(f".T of {self.fd._cdef.ir_name(self.fid)}: rank {self.ndim}; .T is "
+                        "defined for rank-2 tensors here, use .mT or fd.ops.permute")
+        return self.fd.ops.permute(self, [1, 0])
+
+    @property
+    def mT(self):
+        """The last two dimensions swapped (torch's .mT); rank 2 or more."""
+        n = self.ndim
+        if n < 2:
+            raise Error(f".mT of {self.fd._cdef.ir_name(self.fid)}: rank {n}; .mT needs at "
+                        "least 2 dimensions")
+        return self.fd.ops.permute(self, list(range(n - 2)) + [n - 1, n - 2])
 
     def __abs__(self):
         return self.fd.ops.abs(self)
@@ -249,6 +268,15 @@ class _Ops:
 
     def __init__(self, fd):
         self._fd = fd
+
+    def __getattr__(self, name):
+        # Only reached for a name that is not an op: list the nearest ones.
+        import difflib
+
+        ops = sorted(n for n in dir(type(self)) if not n.startswith("_"))
+        near = difflib.get_close_matches(name, ops, n=4, cutoff=0.5)
+        hint = f"did you mean {', '.join(near)}? " if near else ""
+        raise AttributeError(f"fd.ops has no op '{name}'; {hint}the ops are: {', '.join(ops)}")
 
     def _tensor_op(self, kind, **args):
         return self._fd._record(kind, args)
@@ -503,14 +531,24 @@ def _make_binary(name):
 
 
 def _make_reduction(name):
-    def op(self, x, axes, keep_dim=False):
+    def op(self, x, axes=None, keep_dim=False, *, dims=None, keepdim=None):
+        # nvFuser's frontend spells them dims= and keepdim=; both are accepted.
+        if dims is not None:
+            if axes is not None:
+                raise Error(f"{name}: give the axes once, as axes or dims (its nvFuser alias)")
+            axes = dims
+        if axes is None:
+            raise Error(f"{name}: missing the axes to reduce (axes=[...] or dims=[...])")
+        if keepdim is not None:
+            keep_dim = keepdim
         if isinstance(axes, int):
             axes = [axes]
         return self._tensor_op("ops." + name, x=self._fd._tensor_ref(x, name),
                                axes=[int(a) for a in axes], keep_dim=bool(keep_dim))
 
     op.__name__ = name
-    op.__doc__ = f"{name}(x, axes, keep_dim=False): reduction over `axes`."
+    op.__doc__ = (f"{name}(x, axes, keep_dim=False): reduction over `axes` (nvFuser's "
+                  "dims= and keepdim= are aliases).")
     return op
 
 
@@ -850,12 +888,24 @@ class FusionDefinition:
 
     # --- running ----------------------------------------------------------------------
 
-    def execute(self, inputs, number_of_streams=None, output=None):
+    def execute(self, inputs, number_of_streams=None, output=None, global_tensors=False):
         """Runs the fusion on `inputs` (torch tensors, Python numbers for scalar
         inputs; with a device mesh: this rank's shards, None for an input this
         rank does not hold). `output`: preallocated tensors to write the outputs
         into. Returns the outputs as a list of torch.Tensor; their shardings are
-        then in fd.last_output_shardings."""
+        then in fd.last_output_shardings. Inputs that require grad are accepted:
+        hostir records no autograd history and its outputs do not require grad.
+        `global_tensors=True`: the inputs are whole tensors; each rank cuts its
+        shards and gathers every output whole (hostir.distributed.execute)."""
+        if isinstance(inputs, torch.Tensor):
+            raise Error("execute: inputs must be a list of tensors (and scalars), got one "
+                        "torch.Tensor; write fd.execute([x])")
+        if global_tensors:
+            if output:
+                raise Error("execute: output= cannot be combined with global_tensors=True")
+            from . import distributed
+
+            return distributed.execute(self, inputs, number_of_streams)
         cdef = self._cdef
         if self._entry is None:
             self._ensure_defined()
@@ -875,7 +925,13 @@ class FusionDefinition:
         shardings = self._cdef.last_output_shardings()
         if shardings is None:
             return None
-        return [OutputSharding(mesh, dict(axes)) for mesh, axes in shardings]
+        return [OutputSharding(mesh, dict(axes), dict(dims)) for mesh, axes, dims in shardings]
+
+    def _input_shardings(self):
+        """Per input: None for a scalar, else (mesh or None, {ParallelType:
+        logical axis}, {ParallelType: tensor dim}) as the definition annotates it."""
+        self._ensure_defined()
+        return self._cdef.input_shardings()
 
     def is_multidevice(self):
         self._ensure_defined()

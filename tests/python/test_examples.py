@@ -2,6 +2,8 @@
 
 import os
 import pathlib
+import shutil
+import socket
 import subprocess
 import sys
 
@@ -39,3 +41,29 @@ def test_python_mlp_sharded_two_ranks():
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "[rank 1] max |y - torch|" in output and "axes={<ParallelType.DIDx: 2>: 0}" in output
+
+
+def run_sharded(command):
+    result = subprocess.run(command, env=environment(), capture_output=True, text=True,
+                            timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "[rank 1] max |y - torch|" in output and "axes={<ParallelType.DIDx: 2>: 0}" in output
+
+
+def test_python_mlp_sharded_under_torchrun():
+    run_sharded([sys.executable, str(ROOT / "tests" / "python" / "torchrun_py311.py"),
+                 "--standalone", "--nproc_per_node=2", str(EXAMPLE), "--sharded"])
+
+
+def test_python_mlp_sharded_under_mpirun():
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun (Debian's openmpi-bin) is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # The example reads only Open MPI's OMPI_COMM_WORLD_* (no RANK).
+    run_sharded([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                 "-x", "PYTHONPATH", "-x", "HOSTIR_COMM_TIMEOUT_S", "-x", "MASTER_ADDR=127.0.0.1",
+                 "-x", f"MASTER_PORT={port}", sys.executable, str(EXAMPLE), "--sharded"])

@@ -54,7 +54,11 @@ void writeGlobalTraceAtExit() {
 
 // Times count from the steady clock's epoch (boot), which every process on
 // a machine shares, so the traces of several ranks line up side by side.
-Tracer::Tracer() : epoch_(std::chrono::steady_clock::time_point{}), process_id_(getpid()) {}
+// Under a launcher the trace's pid is the rank (lanes read "rank 1", and the
+// ranks' files merge side by side); alone, the OS process id.
+Tracer::Tracer()
+    : epoch_(std::chrono::steady_clock::time_point{}),
+      process_id_(launchRank().value_or(static_cast<int>(getpid()))) {}
 
 Tracer& Tracer::global() {
   // Never destroyed: stream workers of static pools may still record while

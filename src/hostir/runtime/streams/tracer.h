@@ -53,8 +53,8 @@ class Tracer {
     return enabled_.load(std::memory_order_acquire);
   }
 
-  // The trace's "pid": defaults to the OS process id; a multi-rank run sets
-  // its rank so the ranks' traces can be merged side by side.
+  // The trace's "pid": defaults to the rank in a launched job (launchRank()),
+  // else the OS process id, so the ranks' traces merge side by side.
   void setProcessId(int pid);
 
   // Names the row of `lane` (a stream id, or another lane such as a link's

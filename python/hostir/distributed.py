@@ -1,0 +1,347 @@
+"""hostir.distributed: ranks, meshes and shards from Python.
+
+Follows torch.distributed and DTensor where they fit:
+
+    import hostir.distributed as dist
+    dist.init()                                   # joins the job the launcher started
+    rank, world = dist.rank(), dist.world_size()
+    mesh = hostir.DeviceMesh(torch.arange(world))
+    local = dist.distribute_tensor(full, mesh, [dist.Shard(0)])
+    full_again = dist.full_tensor(local, mesh, [dist.Shard(0)])
+
+and, for a FusionDefinition whose inputs and outputs carry shardings:
+
+    x_local = dist.shard_for(fd, 0, x_full)       # this rank's shard of input 0
+    (y_local,) = fd.execute([x_local])
+    y_full = dist.gather_output(fd, 0, y_local)   # every rank of y's mesh gets all of y
+    (y_full,) = fd.execute([x_full], global_tensors=True)   # both steps in one
+
+The rank, world size and rendezvous come from the environment of the
+launcher: `hostir launch`, torchrun, Open MPI's mpirun or Slurm's srun (see
+docs/python.md, "Several ranks"). Without one the process is a world of one.
+"""
+
+import dataclasses
+
+import torch
+
+from . import _C
+from .fusion_definition import DeviceMesh, Error, ParallelType
+
+__all__ = [
+    "DeviceMesh",
+    "Placement",
+    "Replicate",
+    "Shard",
+    "barrier",
+    "distribute_tensor",
+    "execute",
+    "full_tensor",
+    "gather_output",
+    "gather_outputs",
+    "init",
+    "input_placements",
+    "is_initialized",
+    "launcher",
+    "local_rank",
+    "local_world_size",
+    "output_placements",
+    "rank",
+    "shard_for",
+    "shard_inputs",
+    "world_size",
+]
+
+_initialized = False
+
+
+def _environment():
+    return _C.launch_environment()
+
+
+def init():
+    """Joins the job the launcher started (the rendezvous at MASTER_ADDR:
+    MASTER_PORT; a world of one needs none) and returns this rank. Reads the
+    variables of `hostir launch` and torchrun (RANK, WORLD_SIZE, LOCAL_RANK),
+    Open MPI (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK) or Slurm
+    (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID). Calling it is optional: the
+    first sharded execute joins too. Raises hostir.Error for a bad
+    environment or unreachable ranks."""
+    global _initialized
+    my_rank, _ = _C.init_communicator()
+    _initialized = True
+    return my_rank
+
+
+def is_initialized():
+    return _initialized
+
+
+def rank():
+    """This process's rank in the job (0 without a launcher)."""
+    return _environment()["rank"]
+
+
+def world_size():
+    """The number of ranks in the job (1 without a launcher)."""
+    return _environment()["world_size"]
+
+
+def local_rank():
+    """This process's rank among the ranks on its machine."""
+    return _environment()["local_rank"]
+
+
+def local_world_size():
+    return _environment()["local_world_size"]
+
+
+def launcher():
+    """Which launcher's variables were read: "torchrun" (also `hostir
+    launch`), "Open MPI", "Slurm" or "none"."""
+    return _environment()["launcher"]
+
+
+def barrier():
+    """Waits until every rank reaches it (within HOSTIR_COMM_TIMEOUT_S)."""
+    _C.barrier()
+
+
+# --- placements -----------------------------------------------------------------------
+
+
+class Placement:
+    """How a tensor lies along one dimension of a DeviceMesh (as DTensor's)."""
+
+    def is_shard(self, dim=None):
+        return False
+
+    def is_replicate(self):
+        return False
+
+
+@dataclasses.dataclass(frozen=True)
+class Shard(Placement):
+    """The tensor's dimension `dim` is cut into equal contiguous blocks, one per
+    device along this mesh dimension, in mesh order."""
+
+    dim: int
+
+    def is_shard(self, dim=None):
+        return dim is None or dim == self.dim
+
+
+@dataclasses.dataclass(frozen=True)
+class Replicate(Placement):
+    """Every device along this mesh dimension holds the whole tensor."""
+
+    def is_replicate(self):
+        return True
+
+
+def _mesh_shape(mesh):
+    return list(mesh.shape) if len(mesh.shape) > 0 else [len(mesh.devices)]
+
+
+def _mesh_dim_of(mesh, parallel_type):
+    """The mesh dimension a parallel type indexes: DIDx the last, DIDy the
+    first of a 2-D mesh."""
+    dims = len(_mesh_shape(mesh))
+    if parallel_type == ParallelType.DIDx:
+        return dims - 1
+    if parallel_type == ParallelType.DIDy and dims == 2:
+        return 0
+    raise Error(f"{parallel_type} does not index a dimension of {mesh!r}")
+
+
+def _placements(mesh, dims):
+    """DTensor placements, one per mesh dimension, from {ParallelType: tensor dim}."""
+    placements = [Replicate()] * len(_mesh_shape(mesh))
+    for parallel_type, dim in dims.items():
+        placements[_mesh_dim_of(mesh, parallel_type)] = Shard(int(dim))
+    return placements
+
+
+def _mesh_index(mesh, device):
+    """`device`'s coordinates in the mesh (row-major), or None if absent."""
+    devices = list(mesh.devices)
+    if device not in devices:
+        return None
+    flat = devices.index(device)
+    shape = _mesh_shape(mesh)
+    index = []
+    for extent in reversed(shape):
+        index.append(flat % extent)
+        flat //= extent
+    return list(reversed(index))
+
+
+def _check_placements(mesh, placements, what):
+    if isinstance(placements, Placement):
+        placements = [placements]
+    placements = list(placements)
+    shape = _mesh_shape(mesh)
+    if len(placements) != len(shape):
+        raise Error(f"{what}: {len(placements)} placements for {mesh!r} with {len(shape)} "
+                    "dimension(s); give one Shard(dim) or Replicate() per mesh dimension")
+    for placement in placements:
+        if not isinstance(placement, Placement):
+            raise Error(f"{what}: {placement!r} is not a placement; use "
+                        "hostir.distributed.Shard(dim) or Replicate()")
+    return placements
+
+
+def _as_mesh(mesh):
+    return mesh if isinstance(mesh, DeviceMesh) else DeviceMesh(mesh)
+
+
+def distribute_tensor(full, mesh, placements, device=None):
+    """This rank's piece of the whole tensor `full` laid out on `mesh` by
+    `placements` (one per mesh dimension): along a Shard(d) mesh dimension of
+    n devices, the rank keeps block i of n equal blocks of dim d (i: its index
+    along that mesh dimension). Returns None when the mesh does not hold this
+    rank (pass that None to execute). `device`: the rank to cut for (default
+    this process's)."""
+    mesh = _as_mesh(mesh)
+    placements = _check_placements(mesh, placements, "distribute_tensor")
+    if not isinstance(full, torch.Tensor):
+        raise Error(f"distribute_tensor: expected a torch.Tensor, got {type(full).__name__}")
+    device = rank() if device is None else int(device)
+    index = _mesh_index(mesh, device)
+    if index is None:
+        return None
+    shape = _mesh_shape(mesh)
+    local = full
+    for mesh_dim, placement in enumerate(placements):
+        if not isinstance(placement, Shard):
+            continue
+        dim = placement.dim
+        if not -full.dim() <= dim < full.dim():
+            raise Error(f"distribute_tensor: Shard({dim}) of a tensor of shape "
+                        f"{tuple(full.shape)}: dim out of range")
+        parts = shape[mesh_dim]
+        size = full.shape[dim]
+        if size % parts != 0:
+            raise Error(f"distribute_tensor: dim {dim} of shape {tuple(full.shape)} ({size}) "
+                        f"does not divide by the {parts} devices of mesh dimension "
+                        f"{mesh_dim} of {mesh!r}; hostir needs equal shards")
+        block = size // parts
+        local = local.narrow(dim, index[mesh_dim] * block, block)
+    return local.contiguous()
+
+
+def full_tensor(local, mesh, placements):
+    """The whole tensor from every rank's piece (`local` laid out on `mesh` by
+    `placements`): an allgather over the mesh's devices, so every rank of the
+    mesh must call it. Returns `local` itself when nothing is sharded, and
+    None on a rank outside the mesh (which takes no part)."""
+    mesh = _as_mesh(mesh)
+    placements = _check_placements(mesh, placements, "full_tensor")
+    if _mesh_index(mesh, rank()) is None:
+        return None
+    if not any(isinstance(p, Shard) for p in placements):
+        return local
+    if not isinstance(local, torch.Tensor):
+        raise Error(f"full_tensor: expected this rank's piece as a torch.Tensor, got "
+                    f"{type(local).__name__}")
+    devices = list(mesh.devices)
+    if world_size() < max(devices) + 1:
+        raise Error(f"full_tensor: {mesh!r} needs {max(devices) + 1} ranks but this job has "
+                    f"{world_size()}; run it under a launcher (docs/python.md)")
+    pieces = _C.allgather(local, devices)
+    shape = _mesh_shape(mesh)
+
+    def assemble(mesh_dim, prefix):
+        if mesh_dim == len(shape):
+            flat = 0
+            for extent, i in zip(shape, prefix):
+                flat = flat * extent + i
+            return pieces[flat]
+        placement = placements[mesh_dim]
+        if isinstance(placement, Shard):
+            return torch.cat([assemble(mesh_dim + 1, prefix + [i])
+                              for i in range(shape[mesh_dim])], dim=placement.dim)
+        return assemble(mesh_dim + 1, prefix + [0])  # replicated: any copy
+
+    return assemble(0, [])
+
+
+# --- with a FusionDefinition ------------------------------------------------------------
+
+
+def _input_sharding(fd, i):
+    shardings = fd._input_shardings()
+    if not -len(shardings) <= i < len(shardings):
+        raise Error(f"input {i}: the fusion has {len(shardings)} inputs")
+    sharding = shardings[i]
+    if sharding is None:
+        raise Error(f"input {i} of the fusion is a scalar; only tensors are sharded")
+    return sharding
+
+
+def input_placements(fd, i):
+    """(mesh, placements) of input `i` as the definition annotates it; mesh
+    None for an input without a mesh (every rank passes all of it)."""
+    mesh, _, dims = _input_sharding(fd, i)
+    if mesh is None:
+        return None, []
+    return mesh, _placements(mesh, dims)
+
+
+def output_placements(fd, i):
+    """(mesh, placements) of output `i` of the last execute."""
+    shardings = fd.last_output_shardings
+    if shardings is None:
+        raise Error("output_placements: the fusion has not been executed yet; its outputs' "
+                    "shardings are known after fd.execute")
+    sharding = shardings[i]
+    if sharding.mesh is None:
+        return None, []
+    return sharding.mesh, _placements(sharding.mesh, sharding.dims)
+
+
+def shard_for(fd, i, full):
+    """This rank's shard of the whole tensor `full` for input `i` of `fd`:
+    the whole tensor for a replicated input or one without a mesh, None for
+    an input whose mesh does not hold this rank."""
+    mesh, placements = input_placements(fd, i)
+    if mesh is None:
+        return full
+    shape = fd._cdef.static_shape(fd.state.inputs[i])
+    if isinstance(full, torch.Tensor) and len(shape) == full.dim() and any(
+            fixed not in (-1, size) for fixed, size in zip(shape, full.shape)):
+        raise Error(f"shard_for: input {i} {fd._cdef.ir_name(fd.state.inputs[i])} is declared "
+                    f"with the global shape {tuple(s if s >= 0 else '?' for s in shape)}, but "
+                    f"the tensor given has shape {tuple(full.shape)}")
+    return distribute_tensor(full, mesh, placements)
+
+
+def shard_inputs(fd, inputs):
+    """shard_for of every tensor input; scalars pass through."""
+    shardings = fd._input_shardings()
+    if len(inputs) != len(shardings):
+        raise Error(f"shard_inputs: the fusion has {len(shardings)} inputs but "
+                    f"{len(inputs)} were given")
+    return [value if sharding is None else shard_for(fd, i, value)
+            for i, (value, sharding) in enumerate(zip(inputs, shardings))]
+
+
+def gather_output(fd, i, local):
+    """The whole of output `i` of the last execute from this rank's shard
+    `local` (collective over the output's mesh; None on a rank outside it)."""
+    mesh, placements = output_placements(fd, i)
+    if mesh is None:
+        return local
+    return full_tensor(local, mesh, placements)
+
+
+def gather_outputs(fd, outputs):
+    return [gather_output(fd, i, out) for i, out in enumerate(outputs)]
+
+
+def execute(fd, inputs, number_of_streams=None):
+    """fd.execute on whole tensors: cuts this rank's shard of every input,
+    runs, and gathers every output back into the whole tensor (on the ranks
+    of its mesh). The same as fd.execute(inputs, global_tensors=True)."""
+    local = fd.execute(shard_inputs(fd, list(inputs)), number_of_streams)
+    return gather_outputs(fd, local)

@@ -1,0 +1,209 @@
+"""hostir.distributed in one process (a world of one) and under launchers;
+inputs that require grad (nn.Module weights)."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import hostir
+import hostir.distributed as dist
+from conftest import build_dir
+
+HERE = pathlib.Path(__file__).resolve().parent
+DIDx = hostir.ParallelType.DIDx
+
+
+def test_module_weights_that_require_grad():
+    lin = torch.nn.Linear(4, 3)
+    x = torch.randn(5, 4, requires_grad=True)
+    with hostir.FusionDefinition() as fd:
+        tx = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        tw = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        tb = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(fd.ops.relu(fd.ops.linear(tx, tw, tb)))
+    # Without no_grad, as a user calls it with a module's parameters.
+    (out,) = fd.execute([x, lin.weight, lin.bias])
+    assert not out.requires_grad
+    torch.testing.assert_close(out, torch.relu(lin(x)).detach())
+    with torch.no_grad():
+        (out,) = fd.execute([x, lin.weight, lin.bias])
+    torch.testing.assert_close(out, torch.relu(lin(x)).detach())
+    # The inputs keep their autograd state.
+    assert lin.weight.requires_grad and x.requires_grad
+
+
+def test_preallocated_output_that_requires_grad():
+    with hostir.FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(fd.ops.relu(t))
+    x = torch.randn(6, requires_grad=True)
+    buffer = torch.empty(6, requires_grad=True)
+    (out,) = fd.execute([x], output=[buffer])
+    torch.testing.assert_close(buffer.detach(), torch.relu(x).detach())
+    assert not out.requires_grad
+
+
+def test_execute_with_one_tensor_not_a_list():
+    with hostir.FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(fd.ops.relu(t))
+    with pytest.raises(hostir.Error, match=r"list of tensors.*fd.execute\(\[x\]\)"):
+        fd.execute(torch.randn(2))
+
+
+def test_world_of_one_environment():
+    assert dist.rank() == 0 and dist.world_size() == 1 and dist.local_rank() == 0
+
+
+def test_device_mesh_from_tensor_and_nested_list():
+    mesh = hostir.DeviceMesh(torch.arange(4).reshape(2, 2))
+    assert list(mesh.devices) == [0, 1, 2, 3] and list(mesh.shape) == [2, 2]
+    nested = hostir.DeviceMesh([[0, 1], [2, 3]])
+    assert nested == mesh
+    assert 3 in nested and 4 not in nested
+    flat = hostir.DeviceMesh(torch.arange(3))
+    assert list(flat.devices) == [0, 1, 2]
+    with pytest.raises(hostir.Error, match="not rectangular"):
+        hostir.DeviceMesh([[0, 1], [2]])
+    with pytest.raises(hostir.Error, match="integer dtype"):
+        hostir.DeviceMesh(torch.zeros(2))
+    with pytest.raises(hostir.Error, match="must be ints"):
+        hostir.DeviceMesh(["a"])
+
+
+def test_distribute_tensor_shard_and_replicate():
+    full = torch.arange(24.0).reshape(4, 6)
+    mesh = hostir.DeviceMesh([[0, 1], [2, 3]])
+    # Device 3 is at (1, 1): row block 1 of 2, column block 1 of 2.
+    local = dist.distribute_tensor(full, mesh, [dist.Shard(0), dist.Shard(1)], device=3)
+    torch.testing.assert_close(local, full[2:4, 3:6])
+    local = dist.distribute_tensor(full, mesh, [dist.Replicate(), dist.Shard(1)], device=2)
+    torch.testing.assert_close(local, full[:, 0:3])
+    assert dist.distribute_tensor(full, mesh, [dist.Shard(0), dist.Shard(1)], device=7) is None
+    with pytest.raises(hostir.Error, match="does not divide"):
+        dist.distribute_tensor(full, hostir.DeviceMesh([0, 1, 2]), [dist.Shard(0)], device=0)
+    with pytest.raises(hostir.Error, match="one Shard"):
+        dist.distribute_tensor(full, mesh, [dist.Shard(0)], device=0)
+    # A world of one: nothing to gather for a mesh of one device.
+    one = hostir.DeviceMesh([0])
+    torch.testing.assert_close(dist.full_tensor(full, one, [dist.Shard(0)]), full)
+
+
+def sharded_relu(mesh, rows=None):
+    with hostir.FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[rows or -1, 4], contiguity=[True, True])
+        fd.sched.set_device_mesh(x, mesh)
+        fd.sched.split(x, 0, len(mesh.devices), inner_split=False)
+        fd.sched.parallelize(x, 0, DIDx)
+        y = fd.ops.relu(x)
+        fd.sched.set_device_mesh(y, mesh)
+        fd.sched.split(y, 0, len(mesh.devices), inner_split=False)
+        fd.sched.parallelize(y, 0, DIDx)
+        fd.add_output(y)
+    return fd
+
+
+def test_shard_for_and_placements():
+    fd = sharded_relu(hostir.DeviceMesh([0]), rows=8)
+    mesh, placements = dist.input_placements(fd, 0)
+    assert list(mesh.devices) == [0] and placements == [dist.Shard(0)]
+    full = torch.randn(8, 4)
+    torch.testing.assert_close(dist.shard_for(fd, 0, full), full)
+    (y,) = fd.execute([full], global_tensors=True)
+    torch.testing.assert_close(y, torch.relu(full))
+    assert dist.output_placements(fd, 0)[1] == [dist.Shard(0)]
+
+
+def test_shard_for_shape_mismatch_names_input_and_shapes():
+    fd = sharded_relu(hostir.DeviceMesh([0]), rows=8)
+    with pytest.raises(hostir.Error, match=r"input 0 .*\(8, 4\).*\(16, 4\)"):
+        dist.shard_for(fd, 0, torch.randn(16, 4))
+
+
+def test_sharded_fusion_alone_says_to_use_a_launcher():
+    fd = sharded_relu(hostir.DeviceMesh([0, 1]))
+    with pytest.raises(hostir.Error, match=r"runs alone.*hostir launch -n 2"):
+        fd.execute([torch.randn(4, 4)])
+
+
+def run_script(command, ranks, **extra_env):
+    env = dict(os.environ, HOSTIR_COMM_TIMEOUT_S="60", OMP_NUM_THREADS="1", **extra_env)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(pathlib.Path(hostir.__file__).resolve().parents[1]), str(HERE)]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    for rank in range(ranks):
+        assert f"rank {rank} of {ranks}: OK" in output, output
+
+
+def test_distributed_helpers_under_hostir_launch():
+    launcher = build_dir() / "tools" / "hostir"
+    if not launcher.exists():
+        pytest.skip(f"{launcher} is not built")
+    run_script([str(launcher), "launch", "-n", "2", "--", sys.executable,
+                str(HERE / "distributed_script.py")], 2)
+
+
+def test_distributed_helpers_under_torchrun():
+    run_script([sys.executable, str(HERE / "torchrun_py311.py"), "--standalone",
+                "--nproc_per_node=2", str(HERE / "distributed_script.py")], 2)
+
+
+def test_trace_pid_is_the_rank(tmp_path):
+    # Each rank writes its own file; its lanes' pid is the rank, not the OS pid,
+    # so the files merge side by side.
+    run_script([sys.executable, str(HERE / "torchrun_py311.py"), "--standalone",
+                "--nproc_per_node=2", str(HERE / "distributed_script.py")], 2,
+               HOSTIR_TRACE=str(tmp_path / "trace.json"))
+    for rank in range(2):
+        events = json.loads((tmp_path / f"trace.rank{rank}.json").read_text())
+        if isinstance(events, dict):
+            events = events["traceEvents"]
+        assert events and {event["pid"] for event in events} == {rank}, events[:3]
+
+
+def test_unknown_op_lists_the_nearest_names():
+    with hostir.FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], contiguity=[True])
+        with pytest.raises(AttributeError, match=r"no op 'rleu'; did you mean relu.*the ops are:"):
+            fd.ops.rleu(t)
+        with pytest.raises(AttributeError, match=r"no op 'softmax';.*the ops are: .*sum"):
+            fd.ops.softmax(t)
+        fd.add_output(fd.ops.relu(t))
+
+
+def test_nvfuser_keyword_aliases_for_reductions():
+    with hostir.FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.sum(t, dims=[1], keepdim=True))
+        fd.add_output(fd.ops.max(t, axes=[0], keepdim=False))
+        with pytest.raises(hostir.Error, match="axes once"):
+            fd.ops.sum(t, [0], dims=[1])
+    x = torch.randn(3, 5)
+    s, m = fd.execute([x])
+    torch.testing.assert_close(s, x.sum(1, keepdim=True))
+    torch.testing.assert_close(m, x.max(0).values)
+
+
+def test_transpose_properties():
+    with hostir.FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        b = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True])
+        v = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(a @ a.T)
+        fd.add_output(b.mT)
+        with pytest.raises(hostir.Error, match="rank 3"):
+            b.T
+        with pytest.raises(hostir.Error, match="at least 2"):
+            v.mT
+    x, y = torch.randn(3, 4), torch.randn(2, 3, 5)
+    out, yt = fd.execute([x, y, torch.randn(2)])
+    torch.testing.assert_close(out, x @ x.T)
+    torch.testing.assert_close(yt, y.mT)
