@@ -31,7 +31,7 @@ wait
 export HL_NUM_THREADS=1 OMP_NUM_THREADS=1
 LOG="$BUILD/results.txt"
 {
-  echo "# machine: $(lscpu | grep 'Model name' | sed 's/ \+/ /g'), $(nproc) cores," \
+  echo "# machine: $(lscpu | grep 'Model name' | sed 's/ \+/ /g'), $(nproc --all) cores," \
     "$(grep -o -w -E 'avx512f|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "# uptime before: $(uptime)"
   # Compile latency: 3 fresh compiles in one process per engine.
