@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Engine comparison for docs/kernels.md ("Why Halide"): the 100-op pointwise
 # chain over 16M floats and row softmax over [4096, 1024], float32, symbolic
-# sizes, 1 thread, in Halide 14 (JIT) and LLVM 15 ORC (LLJIT), against a
+# sizes, 1 thread, in Halide 14 (JIT), LLVM 15 ORC (LLJIT) and MLIR 15
+# (linalg -> LLVM, ExecutionEngine), against a
 # plain C++ reference and the memory floor. Standalone: not part of the
 # CMake build. Usage: benchmarks/engine_comparison/run.sh [ROUNDS]
 set -euo pipefail
@@ -18,6 +19,8 @@ need() {
 need g++
 need libhalide14-0-dev
 need llvm-15-dev
+need libmlir-15-dev
+need mlir-15-tools
 
 # -ffp-contract=off: the reference rounds each op (no FMA), like the strict kernels.
 CXX="g++ -std=c++17 -O2 -ffp-contract=off"
@@ -27,6 +30,8 @@ $CXX -I/usr/include/halide14 -o "$BUILD/bench_halide" bench_halide.cpp -lHalide1
 $CXX $LLVM_CXXFLAGS -o "$BUILD/bench_llvm" bench_llvm.cpp \
   -L/usr/lib/llvm-15/lib -Wl,-rpath,/usr/lib/llvm-15/lib -lLLVM-15 &
 wait
+$CXX $LLVM_CXXFLAGS -o "$BUILD/bench_mlir" bench_mlir.cpp \
+  -L/usr/lib/llvm-15/lib -Wl,-rpath,/usr/lib/llvm-15/lib -lMLIR -lLLVM-15
 
 export HL_NUM_THREADS=1 OMP_NUM_THREADS=1
 LOG="$BUILD/results.txt"
@@ -37,14 +42,16 @@ LOG="$BUILD/results.txt"
   # Compile latency: 3 fresh compiles in one process per engine.
   "$BUILD/bench_halide" compile
   "$BUILD/bench_llvm" compile
+  "$BUILD/bench_mlir" compile
   # Kernel time: one sample per kernel per process, rounds interleaved.
   for r in $(seq "$ROUNDS"); do
     "$BUILD/bench_cpp" run
     "$BUILD/bench_halide" run
     "$BUILD/bench_llvm" run
+    "$BUILD/bench_mlir" run
   done
   echo "# uptime after: $(uptime)"
-  for f in bench_halide.cpp bench_llvm.cpp; do
+  for f in bench_halide.cpp bench_llvm.cpp bench_mlir.cpp; do
     echo "loc $f $(sed -n '/BEGIN kernel construction/,/END kernel construction/p' "$f" |
       grep -v -E '^\s*(//.*)?$' | wc -l)"
   done

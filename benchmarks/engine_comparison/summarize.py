@@ -32,7 +32,8 @@ hdr = ("| engine | mode | chain compile ms | chain ms | chain / floor | chain ma
 print(hdr)
 print("|" + "---|" * (hdr.count("|") - 1))
 rows = []
-for engine, label in (("halide", "Halide 14 JIT"), ("llvm", "LLVM 15 ORC")):
+for engine, label in (("halide", "Halide 14 JIT"), ("llvm", "LLVM 15 ORC"),
+                      ("mlir", "MLIR 15")):
     modes = sorted({k[2] for k in times if k[0] == engine},
                    key=lambda m: (m != "strict", m != "fast", m))
     rows += [(label, engine, m) for m in modes]
