@@ -48,6 +48,12 @@ for label, engine, mode in rows:
             cells.append(f"{med(t) / floor:.1f}x")
         cells.append(f"{rel[(engine, kernel, mode)]:.2g}")
     print("| " + " | ".join(cells) + " |")
+for mode in ("strict", "fast"):
+    c = [compiles.get(("halide-aot", k, mode)) for k in ("chain", "softmax")]
+    if all(c):
+        print(f"Halide 14 as hostir compiles ({mode}: object without runtime + cc -shared): "
+              f"chain {med(c[0]):.0f} ms ({c[0][0]:.0f}), softmax {med(c[1]):.0f} ms "
+              f"({c[1][0]:.0f}), median (first) of 3")
 print()
 for f, n in loc.items():
     print(f"kernel construction, {f}: {n} lines (non-blank, non-comment, "
