@@ -170,6 +170,7 @@ std::optional<std::string> loneTranscendental(const Fusion& fusion) {
     case UnaryOpType::Sigmoid:
     case UnaryOpType::Tanh:
     case UnaryOpType::Gelu:
+    case UnaryOpType::Erf:
       return "a lone " + lone->displayName() +
              " saves no pass over memory by compiling, and ATen's vectorized kernel is faster";
     default: return std::nullopt;

@@ -22,8 +22,8 @@ namespace {
 // extents would be scalars of the host program; no view: an alias of its
 // input must stay one).
 bool joinsKernel(const Expr* expr) {
-  return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() || expr->isA<BroadcastOp>() ||
-         expr->isA<ReductionOp>();
+  return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() || expr->isA<WhereOp>() ||
+         expr->isA<BroadcastOp>() || expr->isA<ReductionOp>();
 }
 
 void collectExprs(const Scope& scope, std::vector<const Expr*>& out) {

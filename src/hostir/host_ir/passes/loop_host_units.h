@@ -5,7 +5,7 @@ namespace hostir {
 class HostIrContainer;
 
 // Loop host units: in every loop body, each run of consecutive ops that one
-// compiled kernel can compute (unary, binary, broadcast and reduction ops:
+// compiled kernel can compute (unary, binary, where, broadcast and reduction ops:
 // a chunk's bias, GELU, residual add or row statistics) becomes a HostUnit
 // posted on the loop's current stream:
 //

@@ -42,10 +42,11 @@ std::optional<StreamAxis> streamAxisOf(const Expr* expr) {
     if (!axis) {
       continue;
     }
-    HOSTIR_CHECK(isStreamParallelizable(expr), tv->toInlineString(),
-                 " has a Stream axis but is computed by\n", expr->toString(1),
-                 "which stream parallelization does not support; supported: set, unary, binary, "
-                 "reduction, broadcast, matmul and linear");
+    HOSTIR_CHECK(
+        isStreamParallelizable(expr), tv->toInlineString(),
+        " has a Stream axis but is computed by\n", expr->toString(1),
+        "which stream parallelization does not support; supported: set, unary, binary, where, "
+        "reduction, broadcast, matmul and linear");
     return axis;
   }
   return std::nullopt;
