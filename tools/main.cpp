@@ -16,6 +16,7 @@
 #include "examples.h"
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/lowering.h"
+#include "hostir/host_ir/passes/pass_registry.h"
 #include "hostir/ir/error.h"
 #include "hostir/runtime/compiled_segment.h"
 #include "hostir/runtime/host_executor.h"
@@ -42,6 +43,7 @@ commands:
                        --chunks C (4) --streams K (4) --runs R --dump
                        --trace PATH (writes PATH.rankK.json)
   list                 list the built-in examples
+  passes               list the compiler's passes in the order they run
   print EXAMPLE        print an example's fusion
   lower EXAMPLE        print an example's fusion and its host program
   run EXAMPLE [-n N]   lower and run an example on random inputs, check it
@@ -187,6 +189,16 @@ int dispatchCommand(const std::vector<std::string>& args) {
       return 0;
     }
     return listCommand();
+  }
+  if (command == "passes") {
+    CLI::App app{"list the compiler's passes in the order they run (HOSTIR_DISABLE_PASS names)",
+                 "hostir passes"};
+    if (!parseArguments(app, std::vector<std::string>(args.begin() + 1, args.end()),
+                        "hostir passes")) {
+      return 0;
+    }
+    std::cout << describePasses();
+    return 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "print") {

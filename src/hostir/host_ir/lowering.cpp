@@ -4,12 +4,7 @@
 #include <unordered_set>
 
 #include "hostir/host_ir/host_ir.h"
-#include "hostir/host_ir/passes/buffer_shrinking.h"
-#include "hostir/host_ir/passes/communication_lowering.h"
-#include "hostir/host_ir/passes/loop_host_units.h"
-#include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/host_ir/passes/stream_axis.h"
-#include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/host_ir/passes/verifier.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/tensor_view.h"
@@ -51,33 +46,6 @@ bool runsExprByExpr(const SegmentedGroup& group) {
 }
 
 }  // namespace
-
-HostIrPassManager defaultHostIrPasses() {
-  HostIrPassManager passes;
-  passes.add("stream_parallelization", parallelizeStreams);
-  passes.add("buffer_shrinking", shrinkStreamBuffers);
-  passes.add("loop_host_units", groupLoopOpsIntoHostUnits);
-  return passes;
-}
-
-HostIrPassManager multiDeviceHostIrPasses(int64_t my_device, const DeviceTargets& targets) {
-  HostIrPassManager passes;
-  passes.add("resharding_to_communication", [my_device](HostIrContainer& container) {
-    lowerReshardingToCommunication(container, my_device);
-  });
-  passes.add("specialize_encodings",
-             [targets](HostIrContainer& container) { specializeEncodings(container, targets); });
-  // Before the removal: every rank rejects a Stream axis any rank would.
-  passes.add("stream_axes_check", [](HostIrContainer& container) { checkStreamAxes(container); });
-  passes.add("other_devices_work_removal", [my_device](HostIrContainer& container) {
-    removeOtherDevicesWork(container, my_device);
-  });
-  HostIrPassManager single_device = defaultHostIrPasses();
-  for (const HostIrPass& pass : single_device.passes()) {
-    passes.add(pass.name, pass.run);
-  }
-  return passes;
-}
 
 std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
   Fusion work;

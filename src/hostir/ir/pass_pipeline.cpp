@@ -5,17 +5,6 @@
 
 namespace hostir {
 
-const std::vector<std::string>& knownPassNames() {
-  static const std::vector<std::string> names{
-      // presegmentation (multidevice/presegmentation_passes.h)
-      "validate_shardings", "propagate_shardings", "insert_reshardings", "reorder_sharded_axis",
-      "make_resharding_contiguous",
-      // host IR (host_ir/lowering.h)
-      "resharding_to_communication", "stream_axes_check", "other_devices_work_removal",
-      "stream_parallelization", "buffer_shrinking", "loop_host_units", "specialize_encodings"};
-  return names;
-}
-
 namespace {
 
 std::vector<std::string> envList(const char* variable) {
@@ -43,8 +32,7 @@ std::string joined(const std::vector<std::string>& items) {
 
 }  // namespace
 
-void validatePassOptions() {
-  std::vector<std::string> passes = knownPassNames();
+void validatePassOptions(const std::vector<std::string>& passes) {
   for (const std::string& name : envList("HOSTIR_DISABLE_PASS")) {
     bool known = name == "all";
     for (const std::string& pass : passes) {

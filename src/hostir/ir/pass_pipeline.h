@@ -11,15 +11,10 @@
 
 namespace hostir {
 
-// The names of every pass of every stage (the presegmentation passes over a
-// user's Fusion, the host IR passes over a HostIrContainer), snake_case. One
-// list, so HOSTIR_DISABLE_PASS and HOSTIR_DUMP can be checked against it
-// whichever stage runs first; a pipeline refuses a pass that is not listed.
-const std::vector<std::string>& knownPassNames();
-
-// Throws hostir::Error when HOSTIR_DISABLE_PASS names a pass that does not
-// exist, or HOSTIR_DUMP a stage that is not dumped, listing the valid ones.
-void validatePassOptions();
+// Throws hostir::Error when HOSTIR_DISABLE_PASS names a pass not in
+// `pass_names`, or HOSTIR_DUMP a stage that is not dumped, listing the valid
+// ones.
+void validatePassOptions(const std::vector<std::string>& pass_names);
 
 // Whether every pipeline runs its verifier after each pass: in debug builds,
 // and with HOSTIR_VERIFY=1 (the tests set it).
@@ -32,20 +27,21 @@ struct Pass {
   std::function<void(P&)> run;
 };
 
-// Runs passes in a fixed order, one way for every stage:
-// HOSTIR_DISABLE_PASS=name skips a pass; HOSTIR_DUMP=passes prints the
+// Runs passes in a fixed order, one way for every stage (the stages' passes
+// are registered in host_ir/passes/pass_registry.h, which builds the
+// pipelines): HOSTIR_DISABLE_PASS=name skips a pass; HOSTIR_DUMP=passes prints the
 // program after each ("=== after pass NAME:"); the verifier, when set and
 // enabled, checks the whole program after each pass and names the pass that
 // broke it; each pass is timed (timings()).
 template <typename P>
 class PassPipeline {
  public:
+  // `known_names`: every pass of every stage, so that HOSTIR_DISABLE_PASS may
+  // name a pass of a stage that runs later; empty: this pipeline's passes.
+  explicit PassPipeline(std::vector<std::string> known_names = {})
+      : known_names_(std::move(known_names)) {}
+
   void add(std::string name, std::function<void(P&)> run) {
-    bool known = false;
-    for (const std::string& candidate : knownPassNames()) {
-      known = known || candidate == name;
-    }
-    HOSTIR_ASSERT(known, "pass '", name, "' is not in knownPassNames(); list it there");
     passes_.push_back({std::move(name), std::move(run)});
   }
   // Checks a whole program; throws naming the first broken invariant.
@@ -54,7 +50,13 @@ class PassPipeline {
   }
 
   void run(P& program) {
-    validatePassOptions();
+    std::vector<std::string> names = known_names_;
+    if (names.empty()) {
+      for (const Pass<P>& pass : passes_) {
+        names.push_back(pass.name);
+      }
+    }
+    validatePassOptions(names);
     timings_.clear();
     const bool verify = verifier_ != nullptr && isVerifierEnabled();
     for (const Pass<P>& pass : passes_) {
@@ -95,6 +97,7 @@ class PassPipeline {
   }
 
  private:
+  std::vector<std::string> known_names_;
   std::vector<Pass<P>> passes_;
   std::function<void(const P&)> verifier_;
   std::vector<Timing> timings_;

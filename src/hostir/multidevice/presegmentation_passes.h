@@ -4,19 +4,9 @@ namespace hostir {
 
 class Fusion;
 
-// The multi-device passes that run on a user's fusion before segmentation,
-// in this order (each relies on the previous ones):
-//
-//  1. validate_shardings          every DID annotation is well formed
-//  2. propagate_shardings         every tensor gets a mesh and DID axes
-//  3. insert_reshardings          every resharding expr is one communication
-//  4. reorder_sharded_axis        a resharded axis is outermost
-//  5. make_resharding_contiguous  communicated buffers are contiguous
-//
-// They run through the one pass pipeline (ir/pass_pipeline.h): each is
-// skipped when HOSTIR_DISABLE_PASS names it, and the fusion is printed after
-// it when HOSTIR_DUMP contains "passes".
-void runPresegmentationPasses(Fusion* fusion);
+// The multi-device passes that run on a user's fusion before segmentation.
+// Their order (each relies on the previous ones) is the pass registry's
+// (host_ir/passes/pass_registry.h, `hostir passes`), which also runs them.
 
 // Throws hostir::Error naming the first tensor whose sharding is malformed
 // (see shardingOf).

@@ -8,7 +8,6 @@
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
-#include "hostir/multidevice/presegmentation_passes.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/expression_evaluator.h"
@@ -119,7 +118,8 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& fusion, Communicator& com
   fingerprint_ = fingerprintOf(prepared_->toString());
   int64_t my_device = communicator.deviceId();
   evaluator_ = std::make_unique<HostIrEvaluator>(
-      lowerToHostIr(*prepared_, multiDeviceHostIrPasses(my_device, communicator.deviceTargets())),
+      lowerToHostIr(*prepared_,
+                    hostIrPipeline(MultiDeviceLowering{my_device, communicator.deviceTargets()})),
       HostIrEvaluatorParams{.number_of_streams = params.number_of_streams,
                             .communicator = &communicator,
                             .my_device = my_device});

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "common/scoped_env.h"
+#include "hostir/host_ir/passes/pass_registry.h"
 #include "hostir/ir/arith.h"
 #include "hostir/multidevice/communication_plan.h"
 #include "hostir/multidevice/presegmentation_passes.h"

@@ -313,7 +313,7 @@ void buildTwoSets(Fusion& fusion) {
 // stream loop (sets are copies into slices: they stay ops of the loop).
 TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
   buildTwoSets(fusion_);
-  HostIrPassManager passes = defaultHostIrPasses();
+  HostIrPassManager passes = hostIrPipeline(std::nullopt);
   Strings names;
   for (const HostIrPass& pass : passes.passes()) {
     names.push_back(pass.name);
@@ -366,7 +366,7 @@ TEST_F(LoweringPolicyTest, DisablingStreamParallelizationGivesLoopFreeProgram) {
     CHECK-NEXT: } // %HostIrContainer
   )"));
 
-  HostIrPassManager passes = defaultHostIrPasses();
+  HostIrPassManager passes = hostIrPipeline(std::nullopt);
   passes.run(*lowerSegmentsToHostIr(fusion_));
   ASSERT_EQ(passes.timings().size(), 3u);
   EXPECT_TRUE(passes.timings()[0].skipped);
