@@ -153,7 +153,7 @@ def main(argv):
     # Table 1: medians.
     head = (["link", "hostir pipelined best (C)"] + [f"hostir C={c}" for c in fixed_cols]
             + ["hostir auto (C)", "hostir unchunked", "comm-only", "compute-only",
-               "torch serial", "torch pipelined best (C)"])
+               "torch serial", "torch pipelined best (C, schedule)"])
     times = []
     for rate, h, t in rows:
         r = [rate]
@@ -165,7 +165,9 @@ def main(argv):
         else:
             r += ["—"] * (1 + len(fixed_cols) + 4)
         if t:
-            r += [ms(t.get("serial_ms")), f"{ms(t.get('pipelined_ms'))} ({t.get('chunks')})"]
+            r += [ms(t.get("serial_ms")),
+                  f"{ms(t.get('pipelined_ms'))} ({t.get('chunks')}, "
+                  f"{t.get('schedule', 'one-ahead')})"]
         else:
             r += ["—", "—"]
         times.append(r)
@@ -210,7 +212,8 @@ def main(argv):
                            ms(b1.get("comm_only_ms")), "1.00", "—"])
         for p in t.get("pipelined", []):
             b = bd.get(str(p["chunks"]), {})
-            torch_rows.append([rate, str(p["chunks"]), ms(p["median_ms"]),
+            label = f'{p["chunks"]} ({p.get("schedule", "one-ahead")})'
+            torch_rows.append([rate, label, ms(p["median_ms"]),
                                ms(b.get("compute_only_ms")), ms(b.get("comm_only_ms")),
                                fmt_ratio(ratio(p["median_ms"], ser)),
                                fmt_ratio(ideal_fraction(ser, p["median_ms"],

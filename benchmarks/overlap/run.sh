@@ -31,7 +31,7 @@ usage() {
   --out DIR          results folder (default benchmarks/overlap/results)
   --chunks LIST      hostir chunk counts (default: those of 1,2,4,8,16 that divide
                      S/2, then auto)
-  --torch-chunks LIST  torch pipelined chunk counts (default: the fixed hostir ones)
+  --torch-chunks LIST  torch chunk counts, each run one-ahead and all-ahead (default 2,4,8,16)
   --streams K        hostir --streams (default: hostir's own default)
   --threads N        torch.set_num_threads per torch rank (default 1)
   --timeout SEC      limit of each child process (default 1200)
@@ -87,7 +87,7 @@ if [[ -z $chunks ]]; then
   chunks+=auto
 fi
 fixed_chunks=$(tr ',' '\n' <<<"$chunks" | grep -E '^[0-9]+$' | paste -sd, -)
-[[ -n $torch_chunks ]] || torch_chunks=${fixed_chunks:-4}
+[[ -n $torch_chunks ]] || torch_chunks=2,4,8,16
 
 IFS=, read -r -a rate_list <<<"$rates"
 shaped=0

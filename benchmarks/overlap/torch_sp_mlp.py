@@ -10,13 +10,18 @@ The sequence-parallel transformer MLP block, on WORLD_SIZE ranks:
     partial = linear(g, w2_local)               -> [S, H]
     y_local = reduce_scatter(partial, sum, rows) -> [S/W, H]
 
-Two versions, both timed here:
+Three versions, all timed here:
   serial     allgather, linear, gelu, linear, reduce-scatter, all blocking.
-  pipelined  each rank's local rows split into C chunks; chunk j's allgather
-             gathers chunk j of every rank ([W*rows_j, H], rank-major). The
-             allgather of chunk j+1 is in flight while chunk j's GEMMs run,
-             and chunk j's partial [W*rows_j, H] is reduce-scattered
-             asynchronously while chunk j+1 computes.
+  pipelined  ("one-ahead") each rank's local rows split into C chunks; chunk
+             j's allgather gathers chunk j of every rank ([W*rows_j, H],
+             rank-major). The allgather of chunk j+1 is in flight while chunk
+             j's GEMMs run, and chunk j's partial [W*rows_j, H] is
+             reduce-scattered asynchronously while chunk j+1 computes.
+  prefetched ("all-ahead") the same chunks, but every chunk's allgather is
+             posted up front; chunk j computes as soon as its rows have
+             arrived, its reduce-scatter is in flight while chunk j+1
+             computes, and the sums are taken at the end. This is the
+             strongest of the three on a slow link (issue 18).
 
 Gloo in torch 1.13 has no reduce_scatter / _reduce_scatter_base /
 _allgather_base, so: allgather = dist.all_gather into views of one
@@ -37,8 +42,8 @@ the machine's load hits every program alike; each timed run starts after a
 barrier and ends after a barrier that follows the block (so it lasts until the
 slowest rank is done), like hostir's sp-mlp. Rank 0 reports the medians. Rank 0 prints one JSON line:
     {"serial_ms": .., "pipelined_ms": .., "chunks": C, "check": true, ...}
-With several chunk counts (--chunks 4,8) "pipelined_ms"/"chunks" are the
-best of them and "pipelined" lists every one. "breakdown" gives, for chunk
+"pipelined_ms"/"chunks"/"schedule" are the best of both chunked versions
+over every --chunks value, and "pipelined" lists every (schedule, C). "breakdown" gives, for chunk
 count 1 and each --chunks value, the median of the compute alone (the same
 GEMMs, GELU and final sums, no communication) and of the communication alone
 (the same collectives, no compute); chunking changes the GEMMs' speed on a
@@ -66,8 +71,8 @@ def parse_args(argv):
     p.add_argument("--tokens", type=int, default=4096, help="S (default 4096)")
     p.add_argument("--hidden", type=int, default=1024, help="H (default 1024)")
     p.add_argument("--ffn", type=int, default=4096, help="F (default 4096)")
-    p.add_argument("--chunks", default="4",
-                   help="chunk count(s) of the pipelined version, comma-separated (default 4)")
+    p.add_argument("--chunks", default="2,4,8,16",
+                   help="chunk count(s) of the chunked versions, comma-separated (default 2,4,8,16)")
     p.add_argument("--runs", type=int, default=5, help="timed runs, median reported (default 5)")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
     p.add_argument("--threads", type=int, default=1,
@@ -183,6 +188,22 @@ class Block:
             torch.sum(received.view(world, n, H), 0, out=y_j)
         return self.y
 
+    def prefetched(self, chunks):
+        plan = self.plan(chunks)
+        world, H = self.world, self.H
+        gathers = [dist.all_gather(views, x_j, async_op=True)
+                   for x_j, _, _, views, _, _ in plan]
+        scatters, partials = [], []
+        for j, (_, _, gathered, _, received, _) in enumerate(plan):
+            gathers[j].wait()
+            partial = self.mlp(gathered)
+            scatters.append(dist.all_to_all_single(received, partial, async_op=True))
+            partials.append(partial)
+        for j, (_, y_j, _, _, received, n) in enumerate(plan):
+            scatters[j].wait()
+            torch.sum(received.view(world, n, H), 0, out=y_j)
+        return self.y
+
     # The two halves of the block on their own, for the breakdown: the same
     # GEMMs / collectives as `pipelined(chunks)` (chunks = 1: as `serial`).
     def compute_only(self, chunks):
@@ -239,10 +260,12 @@ def main(argv):
     all_ok = serial_ok
     checks = {}
     programs = {"serial": block.serial}
+    schedules = {"one-ahead": block.pipelined, "all-ahead": block.prefetched}
     for c in args.chunk_list:
-        checks[c] = check(block.pipelined(c).clone())
-        all_ok = all_ok and checks[c][0]
-        programs[f"pipelined {c}"] = lambda c=c: block.pipelined(c)
+        for schedule, run in schedules.items():
+            checks[(schedule, c)] = check(run(c).clone())
+            all_ok = all_ok and checks[(schedule, c)][0]
+            programs[f"{schedule} {c}"] = lambda c=c, run=run: run(c)
     breakdown_chunks = sorted({1} | set(args.chunk_list)) if args.breakdown else []
     for c in breakdown_chunks:
         programs[f"compute-only {c}"] = lambda c=c: block.compute_only(c)
@@ -251,9 +274,11 @@ def main(argv):
     serial_ms, serial_runs = measured["serial"]
     pipelined = []
     for c in args.chunk_list:
-        ms, runs = measured[f"pipelined {c}"]
-        pipelined.append({"chunks": c, "median_ms": ms, "runs_ms": runs, "check": checks[c][0],
-                          "max_abs_diff": checks[c][1]})
+        for schedule in schedules:
+            ms, runs = measured[f"{schedule} {c}"]
+            pipelined.append({"chunks": c, "schedule": schedule, "median_ms": ms,
+                              "runs_ms": runs, "check": checks[(schedule, c)][0],
+                              "max_abs_diff": checks[(schedule, c)][1]})
     breakdown = {}
     for c in breakdown_chunks:
         comp_ms, comp_runs = measured[f"compute-only {c}"]
@@ -263,6 +288,7 @@ def main(argv):
     best = min(pipelined, key=lambda p: p["median_ms"])
     result = {
         "serial_ms": serial_ms, "pipelined_ms": best["median_ms"], "chunks": best["chunks"],
+        "schedule": best["schedule"],
         "check": all_ok,
         "serial_runs_ms": serial_runs, "serial_max_abs_diff": serial_diff,
         "pipelined": pipelined,
