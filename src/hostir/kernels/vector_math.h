@@ -20,7 +20,7 @@ Halide::Expr vectorGelu(const Halide::Expr& x);
 Halide::Expr vectorErf(const Halide::Expr& x);
 // erf of a float32 `x`, as a float32 that is the correctly rounded value
 // but for rare near-ties (computed in double with relative error below
-// 2e-12; torch.erf's float32 is within 1 ulp): the erf op. float64 has no
+// 1e-12; torch.erf's float32 is within 1 ulp): the erf op. float64 has no
 // compiled erf (its segment runs through ATen).
 Halide::Expr accurateErfFloat32(const Halide::Expr& x);
 
