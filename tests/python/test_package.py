@@ -1,6 +1,8 @@
-"""C++ users' packaging: `cmake --install` exports the hostir CMake package,
-and tests/package builds examples/*.cpp against the installed copy with
-find_package(hostir) + hostir::runtime, then runs them."""
+"""C++ users' packaging: `cmake --install` exports the hostir CMake package
+and installs bin/hostir; tests/package builds examples/*.cpp against the
+installed copy with find_package(hostir) + hostir::runtime and no
+CMAKE_CXX_STANDARD of its own (hostir::core carries cxx_std_20), then runs
+them."""
 
 import pathlib
 import shutil
@@ -23,6 +25,12 @@ def test_examples_build_against_installed_package(tmp_path):
     assert install.returncode == 0, install.stdout + install.stderr
     assert (prefix / "lib" / "cmake" / "hostir" / "hostirConfig.cmake").exists()
     assert (prefix / "include" / "hostir" / "ir" / "arith.h").exists()
+    # The CLI and its launcher are installed, and run from there.
+    installed_cli = prefix / "bin" / "hostir"
+    assert installed_cli.exists()
+    passes = subprocess.run([str(installed_cli), "passes"], capture_output=True, text=True,
+                            timeout=60)
+    assert passes.returncode == 0 and "loop_host_units" in passes.stdout, passes.stderr
     package_build = tmp_path / "build"
     configure = subprocess.run(
         ["cmake", "-S", str(ROOT / "tests" / "package"), "-B", str(package_build), "-G",
