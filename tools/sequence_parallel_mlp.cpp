@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -18,6 +21,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <system_error>
 
 #include "cli_arguments.h"
 #include "hostir/ir/arith.h"
@@ -107,14 +111,50 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
+// A folder an output file will be written into exists and is writable: checked
+// before any rank starts, so a typo does not cost the whole run.
+void checkOutputFolder(const std::string& flag, const std::string& path) {
+  if (path.empty()) {
+    return;
+  }
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) {
+    folder = ".";
+  }
+  std::error_code error;
+  HOSTIR_CHECK(std::filesystem::is_directory(folder, error), "--", flag, " ", path,
+               ": the folder '", folder.string(), "' does not exist; create it or pick another");
+  HOSTIR_CHECK(::access(folder.c_str(), W_OK) == 0, "--", flag, " ", path, ": the folder '",
+               folder.string(), "' is not writable");
+}
+
+// Everything about the arguments that does not need the ranks, for `devices`
+// ranks: run by the launching process (once, before starting any rank) and by
+// every rank (which may have been started by another launcher).
+void checkOptions(const SequenceParallelMlpOptions& options, int64_t devices) {
+  HOSTIR_CHECK(options.tokens % devices == 0 && options.ffn % devices == 0, "--tokens (",
+               options.tokens, ") and --ffn (", options.ffn,
+               ") must divide by the number of ranks (", devices, ")");
+  const int64_t local_rows = options.tokens / devices;
+  for (const std::string& request : options.chunks) {
+    if (request == "auto") {
+      continue;
+    }
+    const int64_t chunks = std::stoll(request);
+    HOSTIR_CHECK(chunks >= 1 && local_rows % chunks == 0, "--chunks ", request,
+                 " must divide each rank's ", local_rows, " token rows (--tokens ", options.tokens,
+                 " over ", devices, " ranks)");
+  }
+  checkOutputFolder("trace", options.trace_path);
+  checkOutputFolder("json", options.json_path);
+}
+
 int runOnRank(const SequenceParallelMlpOptions& options) {
   Communicator& communicator = Communicator::getInstance();
   const int64_t devices = communicator.size();
   const int64_t rank = communicator.deviceId();
+  checkOptions(options, devices);
   const int64_t local_rows = options.tokens / devices;
-  HOSTIR_CHECK(options.tokens % devices == 0 && options.ffn % devices == 0, "--tokens (",
-               options.tokens, ") and --ffn (", options.ffn,
-               ") must divide by the number of ranks (", devices, ")");
   std::vector<int64_t> world(static_cast<size_t>(devices));
   std::iota(world.begin(), world.end(), 0);
   runtime::Tracer::global().setProcessId(static_cast<int>(rank));
@@ -164,9 +204,7 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
       program.chunks = auto_choice->chunks;
     } else {
       program.name = "pipelined";
-      program.chunks = std::stoll(request);
-      HOSTIR_CHECK(program.chunks >= 1 && local_rows % program.chunks == 0, "--chunks ", request,
-                   " must divide each rank's ", local_rows, " token rows");
+      program.chunks = std::stoll(request);  // checkOptions: it divides local_rows
     }
     programs.push_back(std::move(program));
   }
@@ -367,7 +405,8 @@ int runSequenceParallelMlp(const std::vector<std::string>& args) {
   if (launchedAsRank()) {
     return runOnRank(options);
   }
-  // Not launched: start the ranks ourselves.
+  // Not launched: check what can be checked once, then start the ranks.
+  checkOptions(options, options.ranks);
   return relaunchAsRanks(options.ranks, "sp-mlp", args);
 }
 
