@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 20, item 6: `--help` of every subcommand prints its usage and exits 0;
-# an extra argument is an error naming it; `hostir list` columns never touch.
+# an extra argument is an error naming it, a mistyped flag gets a "did you
+# mean"; `hostir list` columns never touch.
 # Usage: cli_help_test.sh HOSTIR_BINARY
 set -uo pipefail
 hostir=$1
@@ -32,6 +33,23 @@ for command in print lower; do
     failures=$((failures + 1))
   else
     echo "ok: hostir $command stream_matmul extra -> $(grep -m1 extra <<<"$output")"
+  fi
+done
+
+# A mistyped flag is refused with the nearest flag suggested.
+for case in "sp-mlp --tokns 64|--tokens" "run stream_matmul --runz 3|--runs" \
+            "targets --rank 2|--ranks"; do
+  args=${case%|*}
+  want=${case#*|}
+  # shellcheck disable=SC2086
+  output=$("$hostir" $args 2>&1)
+  status=$?
+  if [[ $status -eq 0 ]] || ! grep -q -- "did you mean $want?" <<<"$output"; then
+    echo "FAIL: hostir $args: exit $status, want 'did you mean $want?':"
+    echo "$output" | tail -3
+    failures=$((failures + 1))
+  else
+    echo "ok: hostir $args -> $(grep -m1 'did you mean' <<<"$output")"
   fi
 done
 
