@@ -1,8 +1,12 @@
 #include "cli_arguments.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <numeric>
+#include <system_error>
 
 #include "hostir/ir/error.h"
 
@@ -71,6 +75,21 @@ bool parseArguments(CLI::App& app, const std::vector<std::string>& args,
     HOSTIR_THROW(command, ": ", error.what(), "; see `", command, " --help`");
   }
   return true;
+}
+
+void checkOutputFolder(const std::string& flag, const std::string& path) {
+  if (path.empty()) {
+    return;
+  }
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) {
+    folder = ".";
+  }
+  std::error_code error;
+  HOSTIR_CHECK(std::filesystem::is_directory(folder, error), flag, " ", path, ": the folder '",
+               folder.string(), "' does not exist; create it or pick another");
+  HOSTIR_CHECK(::access(folder.c_str(), W_OK) == 0, flag, " ", path, ": the folder '",
+               folder.string(), "' is not writable");
 }
 
 }  // namespace hostir::tools

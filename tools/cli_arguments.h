@@ -14,4 +14,9 @@ namespace hostir::tools {
 bool parseArguments(CLI::App& app, const std::vector<std::string>& args,
                     const std::string& command);
 
+// Throws hostir::Error naming `flag` when the folder `path` would be written
+// into does not exist or is not writable: checked before a run, so a typo
+// does not cost the whole run. An empty path is not checked.
+void checkOutputFolder(const std::string& flag, const std::string& path);
+
 }  // namespace hostir::tools

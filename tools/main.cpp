@@ -24,6 +24,7 @@
 #include "sequence_parallel_mlp.h"
 #include "targets_command.h"
 #include "timing.h"
+#include "trace_merge_command.h"
 
 namespace hostir::tools {
 namespace {
@@ -56,6 +57,9 @@ commands:
                        FLAGS: --ranks N (2) --targets LIST (HOSTIR_TARGET's
                        value, default cpu:avx512,cpu:avx2) --tokens --hidden
                        --ffn --runs R (3) (docs/targets.md)
+  trace merge OUT IN...
+                       merge per-rank traces (PREFIX.rankK.json) into one
+                       file for ui.perfetto.dev
   launch -n N [--port P] -- COMMAND...
                        start N local ranks of COMMAND with the torchrun
                        environment set; output lines are prefixed by rank
@@ -189,6 +193,9 @@ int dispatchCommand(const std::vector<std::string>& args) {
       return 0;
     }
     return listCommand();
+  }
+  if (command == "trace") {
+    return runTraceCommand(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (command == "passes") {
     CLI::App app{"list the compiler's passes in the order they run (HOSTIR_DISABLE_PASS names)",

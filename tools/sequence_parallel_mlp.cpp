@@ -6,12 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
-
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -21,7 +18,6 @@
 #include <map>
 #include <numeric>
 #include <optional>
-#include <system_error>
 
 #include "cli_arguments.h"
 #include "hostir/ir/arith.h"
@@ -111,23 +107,6 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// A folder an output file will be written into exists and is writable: checked
-// before any rank starts, so a typo does not cost the whole run.
-void checkOutputFolder(const std::string& flag, const std::string& path) {
-  if (path.empty()) {
-    return;
-  }
-  std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  if (folder.empty()) {
-    folder = ".";
-  }
-  std::error_code error;
-  HOSTIR_CHECK(std::filesystem::is_directory(folder, error), "--", flag, " ", path,
-               ": the folder '", folder.string(), "' does not exist; create it or pick another");
-  HOSTIR_CHECK(::access(folder.c_str(), W_OK) == 0, "--", flag, " ", path, ": the folder '",
-               folder.string(), "' is not writable");
-}
-
 // Everything about the arguments that does not need the ranks, for `devices`
 // ranks: run by the launching process (once, before starting any rank) and by
 // every rank (which may have been started by another launcher).
@@ -145,8 +124,8 @@ void checkOptions(const SequenceParallelMlpOptions& options, int64_t devices) {
                  " must divide each rank's ", local_rows, " token rows (--tokens ", options.tokens,
                  " over ", devices, " ranks)");
   }
-  checkOutputFolder("trace", options.trace_path);
-  checkOutputFolder("json", options.json_path);
+  checkOutputFolder("--trace", options.trace_path);
+  checkOutputFolder("--json", options.json_path);
 }
 
 int runOnRank(const SequenceParallelMlpOptions& options) {
