@@ -3,7 +3,7 @@
 
     /usr/bin/python3 examples/python_mlp.py            # one process
     build/tools/hostir launch -n 2 -- /usr/bin/python3 examples/python_mlp.py --sharded
-    /usr/bin/python3 tests/python/torchrun_py311.py --standalone --nproc_per_node=2 \
+    /usr/bin/python3 -m hostir.torchrun --standalone --nproc_per_node=2 \
         examples/python_mlp.py --sharded
     MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 mpirun -np 2 -x MASTER_ADDR -x MASTER_PORT \
         /usr/bin/python3 examples/python_mlp.py --sharded

@@ -152,14 +152,14 @@ def test_distributed_helpers_under_hostir_launch():
 
 
 def test_distributed_helpers_under_torchrun():
-    run_script([sys.executable, str(HERE / "torchrun_py311.py"), "--standalone",
+    run_script([sys.executable, "-m", "hostir.torchrun", "--standalone",
                 "--nproc_per_node=2", str(HERE / "distributed_script.py")], 2)
 
 
 def test_trace_pid_is_the_rank(tmp_path):
     # Each rank writes its own file; its lanes' pid is the rank, not the OS pid,
     # so the files merge side by side.
-    run_script([sys.executable, str(HERE / "torchrun_py311.py"), "--standalone",
+    run_script([sys.executable, "-m", "hostir.torchrun", "--standalone",
                 "--nproc_per_node=2", str(HERE / "distributed_script.py")], 2,
                HOSTIR_TRACE=str(tmp_path / "trace.json"))
     for rank in range(2):

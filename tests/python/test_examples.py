@@ -52,7 +52,7 @@ def run_sharded(command):
 
 
 def test_python_mlp_sharded_under_torchrun():
-    run_sharded([sys.executable, str(ROOT / "tests" / "python" / "torchrun_py311.py"),
+    run_sharded([sys.executable, "-m", "hostir.torchrun",
                  "--standalone", "--nproc_per_node=2", str(EXAMPLE), "--sharded"])
 
 

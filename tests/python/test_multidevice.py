@@ -47,14 +47,14 @@ def test_hostir_launch_two_ranks():
 
 
 def test_torchrun_standalone_two_ranks():
-    run([sys.executable, str(HERE / "torchrun_py311.py"), "--standalone", "--nproc_per_node=2",
+    run([sys.executable, "-m", "hostir.torchrun", "--standalone", "--nproc_per_node=2",
          str(SCRIPT)], 2)
 
 
 def test_torchrun_agent_store_two_ranks():
     # Static rendezvous: the agent hosts the store on MASTER_PORT and sets
     # TORCHELASTIC_USE_AGENT_STORE=True; rank 0 must join it as a client.
-    run([sys.executable, str(HERE / "torchrun_py311.py"), "--nnodes=1", "--nproc_per_node=2",
+    run([sys.executable, "-m", "hostir.torchrun", "--nnodes=1", "--nproc_per_node=2",
          "--master_addr=127.0.0.1", f"--master_port={free_port()}", str(SCRIPT)], 2)
 
 

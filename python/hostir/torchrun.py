@@ -1,12 +1,15 @@
-"""torchrun for Debian's torch 1.13 on Python 3.11.
+"""torchrun for Debian's torch 1.13 on Python 3.11, installed with hostir.
 
 torch 1.13's torchrun fails there before starting any worker
 (`'NoneType' object has no attribute 'get'` in elastic/multiprocessing/api.py
 to_map): Std.from_str("0") iterates the IntFlag Std, and Python 3.11 no
 longer yields its zero member NONE, so the redirect setting becomes None.
-This wrapper maps that None back to Std.NONE, then runs torchrun unchanged:
+This wrapper maps that None back to Std.NONE, then runs torchrun unchanged
+(every torchrun argument works):
 
-    /usr/bin/python3 tests/python/torchrun_py311.py --standalone --nproc_per_node=2 script.py
+    /usr/bin/python3 -m hostir.torchrun --standalone --nproc_per_node=2 script.py
+
+On a torch whose torchrun works it changes nothing.
 """
 
 import torch.distributed.elastic.multiprocessing as multiprocessing
