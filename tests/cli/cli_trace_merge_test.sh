@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 20, item 7: `hostir trace merge` makes one Chrome trace of every
 # rank's: a 2-rank sp-mlp run traced per rank, merged, holds both ranks'
-# lanes (pid = rank) and their events; a file that is not a trace is an error
-# naming it.
+# lanes (pid = rank) and their events, and timeline.py draws it as one PNG;
+# a file that is not a trace is an error naming it.
 # Usage: cli_trace_merge_test.sh HOSTIR_BINARY
 set -uo pipefail
 hostir=$1
@@ -22,6 +22,13 @@ assert names == {0: "rank 0", 1: "rank 1"}, names
 assert spans == {0, 1}, spans
 print("ok: merged trace has ranks", sorted(names), "with", len(events), "events")
 PY
+
+# One PNG of every rank from the merged file.
+here=$(cd "$(dirname "$0")" && pwd)
+/usr/bin/python3 "$here/../../benchmarks/overlap/timeline.py" "$work/all.json" "$work/all.png" \
+  >"$work/png.log" 2>&1 && [[ -s "$work/all.png" ]] && grep -q "lanes" "$work/png.log" ||
+  { echo "FAIL: timeline.py on the merged trace"; cat "$work/png.log"; exit 1; }
+echo "ok: $(cat "$work/png.log")"
 
 echo '{"not": "a trace"}' >"$work/bad.json"
 output=$("$hostir" trace merge "$work/out.json" "$work/bad.json" 2>&1)
