@@ -41,6 +41,21 @@ bool closeEnough(const at::Tensor& actual, const at::Tensor& expected) {
          at::allclose(actual, expected, /*rtol=*/1e-4, /*atol=*/1e-5, /*equal_nan=*/true);
 }
 
+// The program's inputs in fusion order: its tensors and its scalars.
+std::vector<PolymorphicValue> runInputs(const FuzzProgram& program) {
+  std::vector<PolymorphicValue> values;
+  size_t tensor = 0;
+  size_t scalar = 0;
+  for (const Val* input : program.fusion->inputs()) {
+    if (input->isA<TensorView>()) {
+      values.emplace_back(program.inputs.at(tensor++));
+    } else {
+      values.emplace_back(program.scalar_inputs.at(scalar++));
+    }
+  }
+  return values;
+}
+
 Result runProgram(const FuzzProgram& program) {
   std::unique_ptr<HostExecutor> executor;
   try {
@@ -58,7 +73,7 @@ Result runProgram(const FuzzProgram& program) {
       }
     }
     for (int run = 0; run < 2; ++run) {  // a second run reuses the lowered program
-      std::vector<at::Tensor> outputs = executor->run(program.inputs, buffers);
+      std::vector<at::Tensor> outputs = executor->run(runInputs(program), buffers);
       if (outputs.size() != program.expected.size()) {
         return {Outcome::kFailed, "wrong number of outputs"};
       }
@@ -100,7 +115,8 @@ TEST(Fuzz, DifferentialAgainstAten) {
     if (budget_s > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget_s)) {
       break;
     }
-    FuzzProgram program = Generator(static_cast<uint64_t>(seed)).generate();
+    FuzzProgram program =
+        Generator(static_cast<uint64_t>(seed), GeneratorOptions{.runtime_slices = true}).generate();
     Result result = runProgram(program);
     ++ran;
     switch (result.outcome) {
