@@ -9,6 +9,7 @@ stores the live fusion under the records.
 """
 
 import collections
+import numbers
 
 import torch
 
@@ -992,8 +993,9 @@ def _streams(number_of_streams):
     positive int (0 is an error, never the default)."""
     if number_of_streams is None:
         return _DEFAULT_STREAMS
-    valid = isinstance(number_of_streams, int) and not isinstance(number_of_streams, bool)
+    valid = isinstance(number_of_streams, numbers.Integral) and \
+        not isinstance(number_of_streams, bool)
     if not valid or not 1 <= number_of_streams <= 2**31 - 1:
         raise Error(f"number_of_streams must be a positive int (at least 1; None means the "
                     f"default, {_DEFAULT_STREAMS}), got {number_of_streams!r}")
-    return number_of_streams
+    return int(number_of_streams)

@@ -748,6 +748,13 @@ Val* torchSliceExtent(Val* start, Val* stop, Val* n) {
   }
   Val* first = torchSliceBound(start, n);
   Val* last = torchSliceBound(stop, n);
+  // Both lie in [0, n]: from 0, or up to n itself, the difference is >= 0.
+  if (const Scalar* zero = asConstInt(first); zero != nullptr && zero->constInt() == 0) {
+    return last;
+  }
+  if (last == n) {
+    return scalarBinaryOp(BinaryOpType::Sub, n, first);
+  }
   Fusion* container = start->container();
   return scalarBinaryOp(BinaryOpType::Maximum, scalarBinaryOp(BinaryOpType::Sub, last, first),
                         IrBuilder::createInContainer<Scalar>(container, int64_t{0}));

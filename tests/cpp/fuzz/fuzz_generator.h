@@ -350,13 +350,15 @@ class Generator {
                                              std::numeric_limits<int64_t>::min()};
         const int64_t start = pick(bounds);
         const int64_t stop = pick(bounds);
-        TensorView* rows = slice(a.tv, 0, newScalarInput(start), newScalarInput(stop));
-        TensorView* doubled = mul(rows, 2.0);
-        annotateValue(doubled);  // a Stream axis over the run-time extent
-        push(sub(b.tv, broadcast(sum(doubled, {0}), {true, false})),
-             b.ref - (torchRows(a.ref, start, stop) * 2.0).sum({0}).unsqueeze(0),
+        Scalar* start_input = newScalarInput(start);
+        Scalar* stop_input = newScalarInput(stop);
+        TensorView* rows = slice(a.tv, 0, start_input, stop_input);
+        TensorView* halved = mul(rows, 0.5);
+        annotateValue(halved);  // a Stream axis over the run-time extent
+        push(sub(b.tv, broadcast(sum(halved, {0}), {true, false})),
+             b.ref - (torchRows(a.ref, start, stop) * 0.5).sum({0}).unsqueeze(0),
              "slice rows [" + std::to_string(start) + ", " + std::to_string(stop) +
-                 ") given at run time, *2, sum, broadcast, sub");
+                 ") given at run time, *0.5, sum, broadcast, sub");
         break;
       }
       default: {
