@@ -251,7 +251,7 @@ class FusionCache:
                     raise ValueError(f"two fusions with the same records ({fusion_id})")
                 cache._insert(node, fusion_id, records, state, None)
             cache._next_id = max([int(payload["next_id"])] + [i + 1 for i in seen])
-        except Exception as error:  # noqa: BLE001: a hostile file must not raise (docs/python.md)
+        except Exception as error:  # a hostile file must not raise (docs/python.md)
             # Whatever the content makes fail (a nesting too deep for json,
             # a record the C++ side rejects, a wrong type) means a bad file.
             raise _CacheFileError(f"its content is malformed ({type(error).__name__}: "
