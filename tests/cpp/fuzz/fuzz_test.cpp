@@ -17,6 +17,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "fuzz/fuzz_generator.h"
 #include "hostir/runtime/host_executor.h"
@@ -115,8 +116,9 @@ TEST(Fuzz, DifferentialAgainstAten) {
     if (budget_s > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget_s)) {
       break;
     }
-    FuzzProgram program =
-        Generator(static_cast<uint64_t>(seed), GeneratorOptions{.runtime_slices = true}).generate();
+    GeneratorOptions options;
+    options.runtime_slices = true;
+    FuzzProgram program = Generator(static_cast<uint64_t>(seed), std::move(options)).generate();
     Result result = runProgram(program);
     ++ran;
     switch (result.outcome) {
