@@ -637,7 +637,7 @@ class Definition {
                      std::string(py::str(item)),
                      ", which does not fit in a 64-bit integer; give an integer from ",
                      std::numeric_limits<int64_t>::min(), " to ",
-                     std::numeric_limits<int64_t>::max());
+                     std::numeric_limits<int64_t>::max(), " (a float, for a floating dtype)");
       }
       return static_cast<int64_t>(value);
     }

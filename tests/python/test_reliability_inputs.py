@@ -135,6 +135,47 @@ def test_int_beyond_64_bits_names_the_input(cache, huge):
     assert "64-bit integer" in message
 
 
+SCALAR_DTYPES = [hostir.DataType.Bool, hostir.DataType.Int32, hostir.DataType.Int64,
+                 hostir.DataType.Float, hostir.DataType.Double]
+PYTHON_VALUES = [False, True, 0, 1, 7, -3, 2**31, 2**63 - 1, 2**64, 0.0, 2.5, float("nan"),
+                 float("inf")]
+
+
+def _fits(dtype, value):
+    """Whether `value` is one a scalar of `dtype` takes (docs/python.md)."""
+    if dtype == hostir.DataType.Bool:
+        return isinstance(value, bool) or (isinstance(value, int) and value in (0, 1))
+    if dtype in (hostir.DataType.Int32, hostir.DataType.Int64):
+        bits = 32 if dtype == hostir.DataType.Int32 else 64
+        return isinstance(value, int) and -(2**(bits - 1)) <= value < 2**(bits - 1)
+    return not (isinstance(value, int) and not -(2**63) <= value < 2**63)
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES, ids=str)
+def test_every_scalar_dtype_with_every_python_type(cache, dtype):
+    """A value that fits computes what torch computes with the value taken as
+    the dtype; any other is a hostir.Error naming the input, never another
+    exception."""
+    with hostir.FusionDefinition(cache) as fd:
+        x = fd.define_tensor(shape=[-1], contiguity=[True], dtype=hostir.DataType.Double)
+        s = fd.define_scalar(dtype=dtype)
+        fd.add_output(fd.ops.add(x, s))
+    x = torch.tensor([1.0, -2.0], dtype=torch.float64)
+    for value in PYTHON_VALUES:
+        if _fits(dtype, value):
+            (out,) = fd.execute([x, value])
+            as_dtype = bool(value) if dtype == hostir.DataType.Bool else (
+                int(value) if dtype in (hostir.DataType.Int32, hostir.DataType.Int64)
+                else float(value))
+            torch.testing.assert_close(out, x + as_dtype, equal_nan=True,
+                                       msg=f"{dtype} given {value!r}")
+        else:
+            with pytest.raises(hostir.Error) as info:
+                fd.execute([x, value])
+            assert str(info.value).startswith("scalar value out of its dtype"), (value, info)
+            assert "input 1" in str(info.value)
+
+
 # --- item 3: an output that aliases an input ---------------------------------------
 
 def test_output_aliasing_an_input_is_an_error(cache):
