@@ -14,6 +14,9 @@
 // of range and negative, clamped as torch clamps), permutes, casts. Shapes
 // include 0, 1 and extents that chunk counts do not divide.
 //
+// The fuzz test also gives input 0 as the buffer of an output of its shape
+// and expects the aliasing error.
+//
 // The sharded fuzzer (tests/multidevice/sharded_fuzz_test.cpp) reuses the
 // generator with GeneratorOptions: its own shapes and, instead of Stream
 // axes, hooks that put every input and every value on a device mesh with a

@@ -93,6 +93,20 @@ Result runProgram(const FuzzProgram& program) {
         }
       }
     }
+    // An input given as the buffer of an output of its shape (issue 22):
+    // rejected before anything is written, never zeros or a half-read input.
+    if (program.preallocate_outputs && !program.inputs.empty() && program.inputs[0].numel() > 0 &&
+        program.inputs[0].sizes() == program.expected[0].sizes()) {
+      buffers[0] = program.inputs[0];
+      try {
+        executor->run(runInputs(program), buffers);
+        return {Outcome::kFailed, "an output aliasing input 0 was accepted"};
+      } catch (const Error& error) {
+        if (std::string(error.what()).rfind("an output buffer aliases an input", 0) != 0) {
+          return {Outcome::kFailed, std::string("aliasing gave: ") + error.what()};
+        }
+      }
+    }
   } catch (const std::exception& error) {
     return {Outcome::kFailed, std::string("run threw: ") + error.what()};
   }
