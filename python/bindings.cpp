@@ -9,6 +9,8 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -432,7 +434,7 @@ class Definition {
     std::vector<PolymorphicValue> values;
     values.reserve(inputs.size());
     for (const py::handle item : inputs) {
-      values.push_back(toValue(item));
+      values.push_back(toValue(item, values.size()));
     }
     std::vector<at::Tensor> buffers;
     buffers.reserve(outputs.size());
@@ -455,7 +457,7 @@ class Definition {
   std::string hostIr(const py::list& inputs, int number_of_streams) {
     std::vector<PolymorphicValue> values;
     for (const py::handle item : inputs) {
-      values.push_back(toValue(item));
+      values.push_back(toValue(item, values.size()));
     }
     return runnerFor(values, number_of_streams).hostIr();
   }
@@ -610,7 +612,9 @@ class Definition {
     return message;
   }
 
-  static PolymorphicValue toValue(py::handle item) {
+  // The value of execute's input `index`; an int too large for any integer
+  // dtype is an error naming the input, not pybind11's cast error.
+  PolymorphicValue toValue(py::handle item, size_t index) const {
     if (THPVariable_Check(item.ptr())) {
       return withoutGrad(THPVariable_Unpack(item.ptr()));
     }
@@ -621,7 +625,21 @@ class Definition {
       return item.cast<bool>();
     }
     if (py::isinstance<py::int_>(item)) {
-      return item.cast<int64_t>();
+      int overflow = 0;
+      const long long value = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+      if (overflow != 0) {
+        const std::vector<Val*>& declared = fusion_->inputs();
+        std::string input = index < declared.size()
+                                ? " " + declared[index]->toInlineString() + " (dtype " +
+                                      toString(declared[index]->dtype()) + ")"
+                                : std::string();
+        HOSTIR_THROW("scalar value out of its dtype: execute: input ", index, input, " got ",
+                     std::string(py::str(item)),
+                     ", which does not fit in a 64-bit integer; give an integer from ",
+                     std::numeric_limits<int64_t>::min(), " to ",
+                     std::numeric_limits<int64_t>::max(), " (a float, for a floating dtype)");
+      }
+      return static_cast<int64_t>(value);
     }
     if (py::isinstance<py::float_>(item)) {
       return item.cast<double>();

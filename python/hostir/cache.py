@@ -17,6 +17,7 @@ import collections
 import hashlib
 import json
 import os
+import re
 import warnings
 
 from . import _C
@@ -221,7 +222,7 @@ class FusionCache:
             raise _CacheFileError("it is not a hostir fusion cache (not UTF-8 text)") from None
         try:
             header = json.loads(header_line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise _CacheFileError("it is not a hostir fusion cache (bad header)") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise _CacheFileError("it is not a hostir fusion cache (bad header)")
@@ -250,8 +251,11 @@ class FusionCache:
                     raise ValueError(f"two fusions with the same records ({fusion_id})")
                 cache._insert(node, fusion_id, records, state, None)
             cache._next_id = max([int(payload["next_id"])] + [i + 1 for i in seen])
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise _CacheFileError(f"its content is malformed ({error})") from None
+        except Exception as error:  # a hostile file must not raise (docs/python.md)
+            # Whatever the content makes fail (a nesting too deep for json,
+            # a record the C++ side rejects, a wrong type) means a bad file.
+            raise _CacheFileError(f"its content is malformed ({type(error).__name__}: "
+                                  f"{_first_line(error)})") from None
         return cache
 
 
@@ -259,10 +263,22 @@ class _CacheFileError(Exception):
     pass
 
 
+def _first_line(error):
+    text = str(error)
+    return text.splitlines()[0][:200] if text else ""
+
+
 def _rank():
+    """This process's rank, for the name of its cache file. A value that is
+    not a whole number is a hostir.Error naming the variable, as the C++
+    launch environment reports it (not int()'s ValueError)."""
     for name in ("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"):
         value = os.environ.get(name)
         if value:
+            if re.fullmatch(r"[0-9]+", value) is None:
+                raise _C.Error(f"bad launch environment: {name}={value!r} is not a whole number; "
+                               f"it must be this process's rank (0, 1, ...), which names its "
+                               f"HOSTIR_CACHE_DIR file")
             return int(value)
     return 0
 

@@ -9,6 +9,7 @@ stores the live fusion under the records.
 """
 
 import collections
+import numbers
 
 import torch
 
@@ -840,7 +841,7 @@ class FusionDefinition:
         """The host program lowered for inputs like `inputs`, as text."""
         self._ensure_defined()
         try:
-            return self._cdef.host_ir(list(inputs), number_of_streams or _DEFAULT_STREAMS)
+            return self._cdef.host_ir(list(inputs), _streams(number_of_streams))
         except _C.Error as error:
             raise self._error(str(error), inputs) from None
 
@@ -913,7 +914,7 @@ class FusionDefinition:
         if type(inputs) is not list:
             inputs = list(inputs)
         try:
-            return cdef.execute(inputs, output or [], number_of_streams or _DEFAULT_STREAMS)
+            return cdef.execute(inputs, output or [], _streams(number_of_streams))
         except _C.Error as error:
             raise self._error(str(error), inputs) from None
 
@@ -985,3 +986,16 @@ def _contiguity_from_strides(sizes, strides):
 
 
 _DEFAULT_STREAMS = _C.default_number_of_streams
+
+
+def _streams(number_of_streams):
+    """The number of worker streams to run on: the default for None, else a
+    positive int (0 is an error, never the default)."""
+    if number_of_streams is None:
+        return _DEFAULT_STREAMS
+    valid = isinstance(number_of_streams, numbers.Integral) and \
+        not isinstance(number_of_streams, bool)
+    if not valid or not 1 <= number_of_streams <= 2**31 - 1:
+        raise Error(f"number_of_streams must be a positive int (at least 1; None means the "
+                    f"default, {_DEFAULT_STREAMS}), got {number_of_streams!r}")
+    return int(number_of_streams)

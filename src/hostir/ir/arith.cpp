@@ -709,6 +709,59 @@ TensorView* select(TensorView* in, int64_t dim, int64_t index) {
   return select(in, dim, constantIn(in->container(), index));
 }
 
+namespace {
+
+// A slice bound as torch takes it, in [0, n]: a negative bound counts from
+// the end, then it is clamped. Only min and max on integers, so the extent
+// folds when everything is constant and never overflows at run time
+// (stop = INT64_MAX, start = INT64_MIN): clamped = max(min(b, n), -n) lies
+// in [-n, n], and min(max(-clamped, 0), 1) is 1 exactly when it is negative.
+Val* torchSliceBound(Val* bound, Val* n) {
+  Fusion* container = bound->container();
+  auto constant = [&](int64_t value) -> Val* {
+    return IrBuilder::createInContainer<Scalar>(container, value);
+  };
+  const Scalar* c_bound = asConstInt(bound);
+  if ((c_bound != nullptr && c_bound->constInt() == 0) || bound == n) {
+    return bound;  // 0 and the extent itself (x[s:x.size(0)]) are in range
+  }
+  Val* upper = scalarBinaryOp(BinaryOpType::Minimum, bound, n);
+  if (c_bound != nullptr && c_bound->constInt() > 0) {
+    return upper;  // a constant that cannot be negative: readable extents
+  }
+  Val* clamped = scalarBinaryOp(BinaryOpType::Maximum, upper,
+                                scalarBinaryOp(BinaryOpType::Sub, constant(0), n));
+  Val* negative = scalarBinaryOp(
+      BinaryOpType::Minimum,
+      scalarBinaryOp(BinaryOpType::Maximum, scalarBinaryOp(BinaryOpType::Sub, constant(0), clamped),
+                     constant(0)),
+      constant(1));
+  return scalarBinaryOp(BinaryOpType::Add, clamped, scalarBinaryOp(BinaryOpType::Mul, n, negative));
+}
+
+// The extent torch gives x[start:stop] on an axis of extent n:
+// max(0, bound(stop) - bound(start)). Constant bounds are validated to lie in
+// [0, n] (SliceOp::validate), so their extent stays stop - start.
+Val* torchSliceExtent(Val* start, Val* stop, Val* n) {
+  if (asConstInt(start) != nullptr && asConstInt(stop) != nullptr) {
+    return sub(stop, start);
+  }
+  Val* first = torchSliceBound(start, n);
+  Val* last = torchSliceBound(stop, n);
+  // Both lie in [0, n]: from 0, or up to n itself, the difference is >= 0.
+  if (const Scalar* zero = asConstInt(first); zero != nullptr && zero->constInt() == 0) {
+    return last;
+  }
+  if (last == n) {
+    return scalarBinaryOp(BinaryOpType::Sub, n, first);
+  }
+  Fusion* container = start->container();
+  return scalarBinaryOp(BinaryOpType::Maximum, scalarBinaryOp(BinaryOpType::Sub, last, first),
+                        IrBuilder::createInContainer<Scalar>(container, int64_t{0}));
+}
+
+}  // namespace
+
 TensorView* slice(TensorView* in, int64_t dim, Val* start, Val* stop) {
   HOSTIR_CHECK(in != nullptr && start != nullptr && stop != nullptr, "slice: an operand is null");
   std::vector<IterDomain*> shape = in->shapeDomain();
@@ -717,7 +770,8 @@ TensorView* slice(TensorView* in, int64_t dim, Val* start, Val* stop) {
   std::vector<IterDomain*> ids;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (static_cast<int64_t>(i) == axis) {
-      ids.push_back(IrBuilder::createInContainer<IterDomain>(in->container(), sub(stop, start)));
+      Val* extent = torchSliceExtent(start, stop, shape[i]->extent());
+      ids.push_back(IrBuilder::createInContainer<IterDomain>(in->container(), extent));
     } else {
       ids.push_back(freshId(shape[i]));
     }

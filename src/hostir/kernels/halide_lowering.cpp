@@ -302,10 +302,14 @@ class Lowering {
       });
     } else if (const auto* op = dynamic_cast<const SliceOp*>(expr)) {
       // torch's bounds: a negative start counts from the end, and the
-      // start is clamped into [0, n].
+      // start is clamped into [0, n]; in 64 bits, so a start beyond 32 bits
+      // (-2^32 + 1 given at run time) is clamped, not truncated.
       Expr n = extent(op->in(), op->dim());
-      Expr start = index32(op->start());
-      start = Halide::clamp(Halide::select(start < 0, start + n, start), 0, n);
+      Expr n64 = Halide::cast(Halide::Int(64), n);
+      Expr start64 = Halide::cast(Halide::Int(64), scalar(op->start()));
+      start64 = Halide::select(start64 < 0, start64 + n64, start64);
+      Expr start = Halide::cast(Halide::Int(32),
+                                Halide::clamp(start64, Halide::cast(Halide::Int(64), 0), n64));
       for (int64_t axis = 0; axis < op->out()->rank(); ++axis) {
         classes_.unite(op->in(), axis, op->out(), axis);
       }

@@ -185,8 +185,12 @@ class AtenOpEvaluator final : public OptInDispatch {
   }
 
   void handle(const SliceOp* op) override {
-    setView(tensor(op->in()).slice(op->dim(), ee_.evaluateInt(op->start()),
-                                   ee_.evaluateInt(op->stop())));
+    // Bounds past either end act as -n or n (torch's clamping); ATen 1.13
+    // itself refuses values below -2^62, which it reserves for symbolic ints.
+    const at::Tensor& in = tensor(op->in());
+    const int64_t n = in.size(op->dim());
+    auto bound = [&](const Val* val) { return std::clamp(ee_.evaluateInt(val), -n, n); };
+    setView(in.slice(op->dim(), bound(op->start()), bound(op->stop())));
   }
 
   void handle(const PermuteOp* op) override {

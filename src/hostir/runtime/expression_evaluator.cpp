@@ -10,6 +10,35 @@
 
 namespace hostir {
 
+namespace {
+// A scalar input holds its declared dtype's alternative (validateInputs has
+// checked that the value fits): True given for an Int64 is 1, 3 given for a
+// Double is 3.0, so what reads it finds the type it expects.
+PolymorphicValue asDtype(const PolymorphicValue& value, DataType dtype) {
+  if (!hasValue(value)) {
+    return value;
+  }
+  auto number = [&](auto as) {
+    return std::visit(
+        [&](auto v) -> PolymorphicValue {
+          if constexpr (std::is_arithmetic_v<decltype(v)>) {
+            return static_cast<decltype(as)>(v);
+          } else {
+            return v;
+          }
+        },
+        value);
+  };
+  if (dtype == DataType::Bool) {
+    return std::holds_alternative<int64_t>(value) ? number(bool{}) : value;
+  }
+  if (isIntegralType(dtype)) {
+    return std::holds_alternative<bool>(value) ? number(int64_t{}) : value;
+  }
+  return number(double{});
+}
+}  // namespace
+
 void ExpressionEvaluator::bind(const Val* val, PolymorphicValue value) {
   HOSTIR_ASSERT(val != nullptr);
   if (const auto* tv = dynamic_cast<const TensorView*>(val)) {
@@ -19,7 +48,7 @@ void ExpressionEvaluator::bind(const Val* val, PolymorphicValue value) {
     return;
   }
   HOSTIR_CHECK(!isTensor(value), val->toInlineString(), " is a scalar, got ", describeValue(value));
-  bindings_[val] = std::move(value);
+  bindings_[val] = asDtype(value, val->dtype());
   cache_.clear();
 }
 

@@ -127,6 +127,8 @@ std::vector<at::Tensor> HostIrEvaluator::run(
   HOSTIR_CHECK(outputs.empty() || outputs.size() == program_outputs.size(), "the host program has ",
                program_outputs.size(), " outputs but ", outputs.size(),
                " preallocated buffers were given; give all or none");
+  validateOutputsDoNotAliasInputs(container_->inputs(), inputs, program_outputs, outputs,
+                                  "the host program");
 
   ee_ = ExpressionEvaluator();
   ee_.bindNamed(kNumberOfStreams, int64_t{params_.number_of_streams});

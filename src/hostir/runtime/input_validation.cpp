@@ -1,5 +1,10 @@
 #include "hostir/runtime/input_validation.h"
 
+#include <ATen/MemoryOverlap.h>
+
+#include <cstdint>
+#include <limits>
+
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/sharding.h"
@@ -48,7 +53,86 @@ void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index
                " was declared contiguous (makeContigTensor) but got a tensor with strides ",
                tensor.strides(), "; pass tensor.contiguous() or declare it makeSymbolicTensor");
 }
+
+// A scalar input's value must be one its dtype holds: an integer for Int64
+// and Int32 (in range; a bool counts as 0 or 1, as torch takes it), a bool
+// or 0/1 for Bool, any number for a floating dtype.
+void validateScalar(const Val* input, const PolymorphicValue& value, size_t index,
+                    const std::string& what) {
+  const DataType dtype = input->dtype();
+  auto fail = [&](const std::string& valid) {
+    HOSTIR_THROW("scalar value out of its dtype: ", what, ": input ", index, " ",
+                 input->toInlineString(), " has dtype ", toString(dtype), " but got ",
+                 describeValue(value), "; give ", valid);
+  };
+  const auto* integer = std::get_if<int64_t>(&value);
+  if (dtype == DataType::Bool) {
+    if (!std::holds_alternative<bool>(value) && !(integer && (*integer == 0 || *integer == 1))) {
+      fail("True, False, 0 or 1");
+    }
+  } else if (dtype == DataType::Int32) {
+    constexpr auto low = static_cast<int64_t>(std::numeric_limits<int32_t>::min());
+    constexpr auto high = static_cast<int64_t>(std::numeric_limits<int32_t>::max());
+    if (std::holds_alternative<double>(value) || (integer && (*integer < low || *integer > high))) {
+      fail("an integer from -2147483648 to 2147483647 (or a bool)");
+    }
+  } else if (isIntegralType(dtype)) {
+    if (std::holds_alternative<double>(value)) {
+      fail("an integer (or a bool)");
+    }
+  }
+}
+
+// Whether two tensors may share bytes. ATen decides for dense tensors; for
+// strided ones it gives up (TooHard) and the spans of their storage decide,
+// which may reject two interleaved views that never touch (a column each).
+bool mayOverlap(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.defined() || !b.defined() || a.numel() == 0 || b.numel() == 0) {
+    return false;
+  }
+  at::MemOverlapStatus status = at::get_overlap_status(a, b);
+  if (status != at::MemOverlapStatus::TooHard) {
+    return status != at::MemOverlapStatus::No;
+  }
+  if (!a.storage().is_alias_of(b.storage())) {
+    return false;
+  }
+  auto span = [](const at::Tensor& t) {
+    int64_t low = t.storage_offset();
+    int64_t high = t.storage_offset();
+    for (int64_t axis = 0; axis < t.dim(); ++axis) {
+      const int64_t reach = (t.size(axis) - 1) * t.stride(axis);
+      (reach < 0 ? low : high) += reach;
+    }
+    const auto bytes = static_cast<int64_t>(t.element_size());
+    return std::pair<int64_t, int64_t>{low * bytes, (high + 1) * bytes};
+  };
+  auto [a_low, a_high] = span(a);
+  auto [b_low, b_high] = span(b);
+  return a_low < b_high && b_low < a_high;
+}
 }  // namespace
+
+void validateOutputsDoNotAliasInputs(const std::vector<Val*>& input_vals,
+                                     const std::vector<PolymorphicValue>& inputs,
+                                     const std::vector<Val*>& output_vals,
+                                     const std::vector<at::Tensor>& outputs,
+                                     const std::string& what) {
+  for (size_t o = 0; o < outputs.size() && o < output_vals.size(); ++o) {
+    for (size_t i = 0; i < inputs.size() && i < input_vals.size(); ++i) {
+      const auto* input = std::get_if<at::Tensor>(&inputs[i]);
+      // An output that is the input itself is returned as given.
+      if (input == nullptr || output_vals[o] == input_vals[i] || !mayOverlap(outputs[o], *input)) {
+        continue;
+      }
+      HOSTIR_THROW("an output buffer aliases an input: ", what, ": the buffer given for output ", o,
+                   " ", output_vals[o]->toInlineString(), " shares memory with input ", i, " ",
+                   input_vals[i]->toInlineString(),
+                   "; the program would overwrite the input while reading it. Give an output "
+                   "tensor of its own (e.g. torch.empty_like), or clone the input");
+    }
+  }
+}
 
 void validateInputs(const std::vector<Val*>& expected, const std::vector<PolymorphicValue>& given,
                     const std::string& what, int64_t my_device) {
@@ -72,6 +156,7 @@ void validateInputs(const std::vector<Val*>& expected, const std::vector<Polymor
     } else {
       HOSTIR_CHECK(hasValue(given[i]) && !isTensor(given[i]), what, ": input ", i, " ",
                    input->toInlineString(), " expects a scalar but got ", describeValue(given[i]));
+      validateScalar(input, given[i], i, what);
     }
   }
 }

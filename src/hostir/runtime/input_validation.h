@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "hostir/runtime/polymorphic_value.h"
@@ -15,6 +16,15 @@ class Val;
 // undefined, and a sharded axis must have the size of this device's shard.
 void validateInputs(const std::vector<Val*>& expected, const std::vector<PolymorphicValue>& given,
                     const std::string& what, int64_t my_device = -1);
+
+// Preallocated output buffers must not share memory with an input tensor
+// (ATen's out= ops would read what they already overwrote): an error naming
+// both. An output Val that is an input Val may be given that input.
+void validateOutputsDoNotAliasInputs(const std::vector<Val*>& input_vals,
+                                     const std::vector<PolymorphicValue>& inputs,
+                                     const std::vector<Val*>& output_vals,
+                                     const std::vector<at::Tensor>& outputs,
+                                     const std::string& what);
 
 // Checks preallocated output buffers (shape and dtype come from `ee`-evaluated
 // sizes, given by the caller as `sizes`).

@@ -508,8 +508,28 @@ TEST_F(OpBuilderTest, SliceSymbolicBounds) {
   TensorView* tv1 = slice(tv0, 1, start, stop);
   ASSERT_EQ(tv1->rank(), 2);
   EXPECT_TRUE(tv1->axis(0)->extent()->sameAs(tv0->axis(0)->extent()));
+  // torch's bounds (issue 22): b clamped into [-n, n], plus n when negative,
+  // and the extent max(stop' - start', 0), in min/max only.
+  const std::string n = tv0->axis(1)->extent()->toInlineString();
+  auto bound = [&](Scalar* b) {
+    const std::string clamped =
+        "maximum(minimum(" + b->toInlineString() + ", " + n + "), ( 0 - " + n + " ))";
+    return "( " + clamped + " + ( " + n + " * minimum(maximum(( 0 - " + clamped + " ), 0), 1) ) )";
+  };
   EXPECT_EQ(tv1->axis(1)->extent()->toInlineString(),
-            "( " + stop->toInlineString() + " - " + start->toInlineString() + " )");
+            "maximum(( " + bound(stop) + " - " + bound(start) + " ), 0)");
+  // A constant bound >= 0 and the extent itself stay short: x[0:n], x[2:n].
+  Val* n_val = tv0->axis(1)->extent();
+  EXPECT_EQ(slice(tv0, 1, IrBuilder::create<Scalar>(int64_t{0}), n_val)
+                ->axis(1)
+                ->extent()
+                ->toInlineString(),
+            n);
+  EXPECT_EQ(slice(tv0, 1, IrBuilder::create<Scalar>(int64_t{2}), n_val)
+                ->axis(1)
+                ->extent()
+                ->toInlineString(),
+            "( " + n + " - minimum(2, " + n + ") )");
 }
 
 TEST_F(OpBuilderTest, PermuteReordersAxes) {

@@ -9,8 +9,13 @@
 //
 // The op set is that of arith.h: unary ops, binary ops between tensors and
 // with scalars, broadcasts, reductions (sum/max/min, any axis), matmul,
-// linear with and without bias, slices, permutes, casts. Shapes include 0,
-// 1 and extents that chunk counts do not divide.
+// linear with and without bias, slices (constant bounds, and with
+// GeneratorOptions::runtime_slices bounds that are scalar inputs, in and out
+// of range and negative, clamped as torch clamps), permutes, casts. Shapes
+// include 0, 1 and extents that chunk counts do not divide.
+//
+// The fuzz test also gives input 0 as the buffer of an output of its shape
+// and expects the aliasing error.
 //
 // The sharded fuzzer (tests/multidevice/sharded_fuzz_test.cpp) reuses the
 // generator with GeneratorOptions: its own shapes and, instead of Stream
@@ -19,8 +24,10 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -37,7 +44,10 @@ namespace hostir::fuzz {
 struct FuzzProgram {
   uint64_t seed = 0;
   std::unique_ptr<Fusion> fusion;
+  // The tensor inputs in fusion order; the scalar inputs (run-time slice
+  // bounds) are scalar_inputs, in fusion order among them.
   std::vector<at::Tensor> inputs;
+  std::vector<int64_t> scalar_inputs;
   std::vector<at::Tensor> expected;
   int number_of_streams = 1;
   bool preallocate_outputs = false;
@@ -54,6 +64,9 @@ struct GeneratorOptions {
   // Called on every value a step computes and on the copies of inputs made
   // as outputs (default: a random Stream axis, maybe through a split).
   std::function<void(TensorView*)> on_value;
+  // Also draw slices whose bounds are Int64 scalar inputs (the single-device
+  // fuzzer; the sharded one passes tensors only).
+  bool runtime_slices = false;
 };
 
 class Generator {
@@ -104,6 +117,7 @@ class Generator {
       program.expected.push_back(value.ref);
     }
     program.inputs = inputs_;
+    program.scalar_inputs = scalar_inputs_;
     program.number_of_streams = uniform(1, 7);
     program.preallocate_outputs = chance(0.5);
     program.description = description_.str() + "streams " +
@@ -168,6 +182,24 @@ class Generator {
     return tv;
   }
 
+  // Rows [start, stop) of t by torch's rule (negative from the end, then
+  // clamped into [0, n]); ATen 1.13 refuses bounds below -2^62 itself.
+  static at::Tensor torchRows(const at::Tensor& t, int64_t start, int64_t stop) {
+    const int64_t n = t.size(0);
+    auto bound = [n](int64_t b) { return std::clamp(b < 0 ? b + n : b, int64_t{0}, n); };
+    return t.slice(0, bound(start), std::max(bound(start), bound(stop)));
+  }
+
+  // A new Int64 scalar input given `value` at run time.
+  Scalar* newScalarInput(int64_t value) {
+    auto* scalar = IrBuilder::create<Scalar>(DataType::Int64);
+    fusion_->addInput(scalar);
+    scalar_inputs_.push_back(value);
+    log("scalar input " + std::to_string(scalar_inputs_.size() - 1) + " = " +
+        std::to_string(value));
+    return scalar;
+  }
+
   // A [rows, cols] value, preferring recent ones.
   size_t pickValue() {
     const int n = static_cast<int>(values_.size());
@@ -199,7 +231,7 @@ class Generator {
   void step() {
     const Value a = values_[pickValue()];
     const Value b = values_[pickValue()];
-    switch (uniform(0, 11)) {
+    switch (uniform(0, options_.runtime_slices ? 12 : 11)) {
       case 0: {
         switch (uniform(0, 6)) {
           case 0: push(neg(a.tv), -a.ref, "neg"); break;
@@ -303,6 +335,35 @@ class Generator {
              "slice rows [0, " + std::to_string(cut) + "), *2, sum, broadcast, sub");
         break;
       }
+      case 12: {
+        // Rows [start, stop) with both bounds given at run time, anywhere:
+        // inside, past either end, negative, start after stop, the int64
+        // extremes. The extent is torch's, which the sum then sees.
+        const auto n = rows_;
+        const std::vector<int64_t> bounds = {0,
+                                             1,
+                                             n / 2,
+                                             n,
+                                             n + 5,
+                                             -1,
+                                             -2,
+                                             -n,
+                                             -n - 3,
+                                             std::numeric_limits<int64_t>::max(),
+                                             std::numeric_limits<int64_t>::min()};
+        const int64_t start = pick(bounds);
+        const int64_t stop = pick(bounds);
+        Scalar* start_input = newScalarInput(start);
+        Scalar* stop_input = newScalarInput(stop);
+        TensorView* rows = slice(a.tv, 0, start_input, stop_input);
+        TensorView* halved = mul(rows, 0.5);
+        annotateValue(halved);  // a Stream axis over the run-time extent
+        push(sub(b.tv, broadcast(sum(halved, {0}), {true, false})),
+             b.ref - (torchRows(a.ref, start, stop) * 0.5).sum({0}).unsqueeze(0),
+             "slice rows [" + std::to_string(start) + ", " + std::to_string(stop) +
+                 ") given at run time, *0.5, sum, broadcast, sub");
+        break;
+      }
       default: {
         // A permute there and back (a transpose of a transpose), or a cast
         // round trip through double.
@@ -324,6 +385,7 @@ class Generator {
   int64_t rows_ = 0;
   int64_t cols_ = 0;
   std::vector<at::Tensor> inputs_;
+  std::vector<int64_t> scalar_inputs_;
   std::vector<Value> values_;
   std::ostringstream description_;
 };

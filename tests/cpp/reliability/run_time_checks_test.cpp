@@ -3,9 +3,12 @@
 // together, integer overflow in scalar arithmetic, ATen errors escaping
 // without naming the op — now ends in a short hostir::Error, cause first.
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hostir/ir/scalar.h"
 #include "hostir/runtime/expression_evaluator.h"
@@ -111,22 +114,135 @@ TEST_F(RunTimeCheckTest, ChecksRunOncePerInputSignature) {
 
 // --- item 6: ATen errors name the op, cause first, short ---------------------
 
-TEST_F(RunTimeCheckTest, RunTimeSliceWithStartAfterStopNamesTheSlice) {
+// Rows [start, stop) of t as torch's documented rule takes them: a negative
+// bound counts from the end, then both are clamped into [0, n].
+at::Tensor torchRows(const at::Tensor& t, int64_t start, int64_t stop) {
+  const int64_t n = t.size(0);
+  auto bound = [n](int64_t b) { return std::clamp(b < 0 ? b + n : b, int64_t{0}, n); };
+  return t.slice(0, bound(start), std::max(bound(start), bound(stop)));
+}
+
+// Issue 22, item 1: run-time bounds are taken as torch takes them (negative
+// from the end, clamped into [0, n], start after stop empty), in the
+// extent every later use reads: the op computing on the slice, the output,
+// fd.ops.size of it. Before, the extent was stop - start: rows 2:20 of 6
+// rows made a [18, 3] output that the computed [4, 3] did not fill.
+TEST_F(RunTimeCheckTest, RunTimeSliceBoundsClampLikeTorch) {
   TensorView* x = makeContigTensor(2);
   fusion_.addInput(x);
   Scalar* start = scalarInput(DataType::Int64);
   Scalar* stop = scalarInput(DataType::Int64);
-  TensorView* out = mul(slice(x, 0, start, stop), 2.0);
-  fusion_.addOutput(out);
+  TensorView* sliced = slice(x, 0, start, stop);
+  fusion_.addOutput(mul(sliced, 2.0));
+  fusion_.addOutput(sliced);
+  TensorView* extent =
+      full({sliced->axis(0)->extent()}, IrBuilder::create<Scalar>(1.0), DataType::Float);
+  fusion_.addOutput(extent);
   HostExecutor executor(fusion_);
   at::Tensor t0 = at::randn({6, 3});
-  EXPECT_TRUE(allClose(executor.run(std::vector<PolymorphicValue>{t0, int64_t{1}, int64_t{4}})[0],
-                       t0.slice(0, 1, 4) * 2.0));
-  std::string message = errorMessage([&] {
-    executor.run(std::vector<PolymorphicValue>{t0, int64_t{5}, int64_t{2}});
-  });
-  EXPECT_EQ(message.rfind("negative extent", 0), 0u) << message;
-  EXPECT_TRUE(containsAll(message, {"slice(", "start <= stop"})) << message;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  const std::vector<std::pair<int64_t, int64_t>> bounds = {
+      {1, 4}, {2, 20}, {-2, 6},   {-3, -1},     {-20, 2},
+      {5, 2}, {7, 9},  {0, kMax}, {kMin, kMax}, {6, 6}};
+  for (const auto& [first, last] : bounds) {
+    SCOPED_TRACE("rows " + std::to_string(first) + ":" + std::to_string(last));
+    at::Tensor expected = torchRows(t0, first, last);
+    std::vector<at::Tensor> outs = executor.run(std::vector<PolymorphicValue>{t0, first, last});
+    EXPECT_TRUE(allClose(outs[0], expected * 2.0));
+    EXPECT_TRUE(allClose(outs[1], expected));
+    EXPECT_EQ(outs[2].size(0), expected.size(0));
+    // Preallocated outputs of torch's extents are what the program expects.
+    std::vector<at::Tensor> buffers = {at::empty_like(expected), at::empty_like(expected),
+                                       at::empty({expected.size(0)})};
+    outs = executor.run(std::vector<PolymorphicValue>{t0, first, last}, buffers);
+    EXPECT_TRUE(allClose(buffers[0], expected * 2.0));
+  }
+}
+
+TEST_F(RunTimeCheckTest, RunTimeSliceOverStreamsCoversTorchsRows) {
+  TensorView* x = makeContigTensor(2);
+  fusion_.addInput(x);
+  Scalar* start = scalarInput(DataType::Int64);
+  Scalar* stop = scalarInput(DataType::Int64);
+  TensorView* out = mul(relu(slice(x, 0, start, stop)), 3.0);
+  out->split(0, 2, /*inner_split=*/false);
+  out->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(out);
+  HostExecutor executor(fusion_, HostIrEvaluatorParams{.number_of_streams = 2});
+  at::Tensor t0 = at::randn({8, 4});
+  for (const auto& [first, last] :
+       std::vector<std::pair<int64_t, int64_t>>{{2, 20}, {-5, 100}, {1, 4}, {6, 3}}) {
+    EXPECT_TRUE(allClose(executor.run(std::vector<PolymorphicValue>{t0, first, last})[0],
+                         at::relu(torchRows(t0, first, last)) * 3.0))
+        << first << ":" << last;
+  }
+}
+
+// Issue 22, item 2: a scalar input's value must fit its dtype.
+TEST_F(RunTimeCheckTest, ScalarInputThatDoesNotFitItsDtypeNamesTheInput) {
+  struct Case {
+    DataType dtype;
+    PolymorphicValue value;
+    std::string valid;
+  };
+  const std::vector<Case> bad = {
+      {DataType::Bool, int64_t{7}, "True, False, 0 or 1"},
+      {DataType::Bool, 0.5, "True, False, 0 or 1"},
+      {DataType::Int64, 2.5, "an integer"},
+      {DataType::Int32, int64_t{1} << 31, "an integer from -2147483648 to 2147483647"},
+  };
+  for (const Case& c : bad) {
+    Fusion fusion;
+    FusionGuard guard(&fusion);
+    TensorView* x = makeContigTensor(1);
+    fusion.addInput(x);
+    Scalar* s = scalarInput(c.dtype);
+    fusion.addOutput(mul(x, s));
+    HostExecutor executor(fusion);
+    std::string message = errorMessage([&] {
+      executor.run(std::vector<PolymorphicValue>{at::ones({3}), c.value});
+    });
+    EXPECT_EQ(message.rfind("scalar value out of its dtype", 0), 0u) << message;
+    EXPECT_TRUE(containsAll(message, {"input 1 " + s->toInlineString(),
+                                      "has dtype " + toString(c.dtype) + " but got", c.valid}))
+        << message;
+  }
+  // What fits is taken as torch takes it: a bool for an Int64 extent is 0 or
+  // 1 (before: "std::get: wrong index for variant"), an int for a Double.
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  Scalar* n = scalarInput(DataType::Int64);
+  Scalar* d = scalarInput(DataType::Double);
+  fusion.addOutput(full({n, IrBuilder::create<Scalar>(int64_t{2})}, d, DataType::Float));
+  HostExecutor executor(fusion);
+  at::Tensor out = executor.run(std::vector<PolymorphicValue>{true, int64_t{3}})[0];
+  EXPECT_TRUE(allClose(out, at::full({1, 2}, 3.0)));
+}
+
+// Issue 22, item 3: a preallocated output that shares memory with an input
+// is an error naming both (before: ATen's out= rule gave zeros).
+TEST_F(RunTimeCheckTest, OutputBufferAliasingAnInputIsAnError) {
+  TensorView* x = makeContigTensor(2);
+  fusion_.addInput(x);
+  fusion_.addOutput(add(relu(x), 1.0));
+  HostExecutor executor(fusion_);
+  at::Tensor t0 = at::randn({4, 3});
+  for (const at::Tensor& alias : {t0, t0.view({4, 3}), t0.t().t(), t0.slice(0, 0, 4)}) {
+    std::string message = errorMessage([&] { executor.run({t0}, {alias}); });
+    EXPECT_EQ(message.rfind("an output buffer aliases an input", 0), 0u) << message;
+    // The host program's own copies of the tensors are named (T1, T0).
+    EXPECT_TRUE(containsAll(message, {"output 0 T1_g_float", "input 0 T0_g_float"})) << message;
+  }
+  // Disjoint parts of one storage, and a buffer of its own, are fine.
+  at::Tensor storage = at::randn({8, 3});
+  at::Tensor top = storage.slice(0, 0, 4);
+  at::Tensor bottom = storage.slice(0, 4, 8);
+  executor.run({top}, {bottom});
+  EXPECT_TRUE(allClose(bottom, at::relu(top) + 1.0));
+  at::Tensor own = at::empty({4, 3});
+  executor.run({t0}, {own});
+  EXPECT_TRUE(allClose(own, at::relu(t0) + 1.0));
 }
 
 // Found while writing the test above: a HostUnit reading a tensor whose
