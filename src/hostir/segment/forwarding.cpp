@@ -5,6 +5,7 @@
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
+#include "hostir/segment/host_lowering_policy.h"
 
 namespace hostir {
 
@@ -18,7 +19,10 @@ std::unordered_set<const Expr*> findForwardedExprs(const Fusion& fusion,
   std::unordered_set<const Val*> inputs(fusion.inputs().begin(), fusion.inputs().end());
   std::unordered_set<const Val*> outputs(fusion.outputs().begin(), fusion.outputs().end());
   for (const Expr* expr : exprs) {
-    if (!isForwardableOp(expr)) {
+    // A Stream-parallel op is computed once, in the stream pass's loop: a
+    // copy in each reader's group would be computed whole (and that group
+    // would hold a Stream-parallel expr the lowering must not merge).
+    if (!isForwardableOp(expr) || computesStreamParallelTensor(expr)) {
       continue;
     }
     bool produces_fusion_output =

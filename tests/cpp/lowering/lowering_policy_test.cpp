@@ -298,6 +298,29 @@ TEST_F(LoweringPolicyTest, FullIsForwardedIntoTwoSegments) {
 
 // ---- Pass manager -----------------------------------------------------------
 
+// A Stream-parallel op read straight from an input is not forwarded into its
+// readers' groups (it would be computed whole there, and the reader's group
+// would hold a Stream-parallel expr): found by the differential fuzzer (seed
+// 48 with run-time slices), which hit the merge-policy assertion.
+TEST_F(LoweringPolicyTest, StreamParallelOpOfAnInputIsNotForwarded) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* s = sigmoid(in);
+  s->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(sum(s, {1}));
+  fusion_.addOutput(abs(s));
+
+  std::unique_ptr<HostIrContainer> hic = lowerSegmentsToHostIr(fusion_);
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      T1_l_float[iStreamIdx2{i0}, iS3{i1}]
+    CHECK-NEXT:    = sigmoid( T0_g_float[iS0{i0}, iS1{i1}] )
+    CHECK-NEXT: PostOnStream (HostUnit
+    CHECK-NOT:  sigmoid
+    CHECK:      } // %HostIrContainer
+  )")) << hic->toString();
+  EXPECT_NO_THROW(lowerToHostIr(fusion_));
+}
+
 void buildTwoSets(Fusion& fusion) {
   TensorView* in = makeContigTensor(2);
   fusion.addInput(in);
