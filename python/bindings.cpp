@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -441,12 +442,14 @@ class Definition {
     for (const at::Tensor& output : outputs) {
       buffers.push_back(withoutGrad(output));
     }
-    Runner& runner = runnerFor(values, number_of_streams);
-    last_runner_ = &runner;
+    // Shared, so that an eviction by another thread's execute (the GIL is
+    // released while this one runs) cannot destroy it mid-run.
+    std::shared_ptr<Runner> runner = runnerFor(values, number_of_streams);
+    last_runner_ = runner;
     py::gil_scoped_release no_gil;
     at::NoGradGuard no_grad;
     try {
-      return runner.run(values, buffers);
+      return runner->run(values, buffers);
     } catch (const c10::Error& error) {
       throw Error(pythonMessage(error.what_without_backtrace()));
     } catch (const Error& error) {
@@ -459,7 +462,7 @@ class Definition {
     for (const py::handle item : inputs) {
       values.push_back(toValue(item, values.size()));
     }
-    return runnerFor(values, number_of_streams).hostIr();
+    return runnerFor(values, number_of_streams)->hostIr();
   }
 
   // Shardings of the outputs of the last execute (None before one).
@@ -495,6 +498,10 @@ class Definition {
   int64_t numRunners() const {
     return static_cast<int64_t>(runners_.size());
   }
+  // Each runner's executor owns its stream workers; the bound keeps a
+  // definition run with many signatures (e.g. many number_of_streams values)
+  // from holding executors and threads without end (issue 22).
+  static constexpr size_t kMaxRunners = 32;
   bool isMultiDevice() const {
     for (const auto& statement : fusion_->statements()) {
       const auto* tv = dynamic_cast<const TensorView*>(statement.get());
@@ -691,13 +698,18 @@ class Definition {
     return key;
   }
 
-  Runner& runnerFor(const std::vector<PolymorphicValue>& inputs, int number_of_streams) {
+  // The runner of this signature, most recently used first; beyond
+  // kMaxRunners the least recently used one is dropped (its threads are
+  // joined once no execute still runs it).
+  std::shared_ptr<Runner> runnerFor(const std::vector<PolymorphicValue>& inputs,
+                                    int number_of_streams) {
     std::vector<int64_t> key = signature(inputs, number_of_streams);
     auto it = runners_.find(key);
     if (it != runners_.end()) {
-      return *it->second;
+      recent_.splice(recent_.begin(), recent_, it->second.recent);
+      return it->second.runner;
     }
-    auto runner = std::make_unique<Runner>();
+    auto runner = std::make_shared<Runner>();
     try {
       if (isMultiDevice()) {
         checkEnoughRanks();
@@ -720,8 +732,19 @@ class Definition {
       throw Error(error.what_without_backtrace());
     }
     ++lowerings_;
-    return *runners_.emplace(std::move(key), std::move(runner)).first->second;
+    if (runners_.size() >= kMaxRunners) {
+      runners_.erase(recent_.back());
+      recent_.pop_back();
+    }
+    recent_.push_front(key);
+    runners_.emplace(std::move(key), CachedRunner{runner, recent_.begin()});
+    return runner;
   }
+
+  struct CachedRunner {
+    std::shared_ptr<Runner> runner;
+    std::list<std::vector<int64_t>>::iterator recent;  // its place in recent_
+  };
 
   std::unique_ptr<Fusion> fusion_;
   std::vector<Val*> vals_;     // fid >= 0
@@ -730,8 +753,9 @@ class Definition {
   std::vector<int64_t> input_fids_;
   std::vector<int64_t> output_fids_;
   std::vector<std::tuple<int64_t, int64_t, int64_t>> extent_fids_;
-  std::map<std::vector<int64_t>, std::unique_ptr<Runner>> runners_;
-  Runner* last_runner_ = nullptr;
+  std::map<std::vector<int64_t>, CachedRunner> runners_;
+  std::list<std::vector<int64_t>> recent_;  // signatures, most recently used first
+  std::shared_ptr<Runner> last_runner_;
   int64_t lowerings_ = 0;
 };
 
@@ -841,6 +865,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "hostir's C++ core: fusion builder and executors (use the `hostir` package)";
   m.attr("__version__") = HOSTIR_VERSION;
   m.attr("default_number_of_streams") = runtime::StreamPool::kDefaultNumberOfStreams;
+  m.attr("max_runners_per_definition") = Definition::kMaxRunners;
 
   static py::exception<Error> error_class(m, "Error", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr pointer) {

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -243,9 +244,17 @@ int exitCodeOf(int status) {
 
 // Runs in the forked child: never returns.
 [[noreturn]] void execRank(const LaunchOptions& options, int rank, int port, int stdout_fd,
-                           int stderr_fd) {
+                           int stderr_fd, pid_t launcher) {
   // Its own process group, so ending a rank also ends what it started.
   ::setpgid(0, 0);
+  // A launcher that dies without a chance to end its ranks (kill -9) takes
+  // them with it: the kernel sends SIGKILL when the launcher exits (kept
+  // across exec). A launcher that died before this line is seen by the
+  // parent pid having changed.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != launcher) {
+    ::_exit(kExecFailed);
+  }
   ::dup2(stdout_fd, STDOUT_FILENO);
   ::dup2(stderr_fd, STDERR_FILENO);
   // The launcher ignores SIGPIPE and handles SIGINT/SIGTERM; the rank must
@@ -285,9 +294,10 @@ bool startRank(const LaunchOptions& options, int rank, int port, RankProcess& pr
     ::close(stdout_pipe[1]);
     return false;
   }
+  const pid_t launcher = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {
-    execRank(options, rank, port, stdout_pipe[1], stderr_pipe[1]);
+    execRank(options, rank, port, stdout_pipe[1], stderr_pipe[1], launcher);
   }
   ::close(stdout_pipe[1]);
   ::close(stderr_pipe[1]);

@@ -237,6 +237,52 @@ TEST(LauncherTest, AProcessLeftBehindIsCounted) {
   EXPECT_EQ(result.left_behind, 1);
 }
 
+// Issue 22: `kill -9` of the launcher leaves no rank running (before, the
+// ranks outlived it until their own end). The ranks say they started, then
+// sleep; once the launcher is killed, its orphaned ranks would become this
+// process's children (a subreaper), so none may be alive within 10 s.
+TEST(LauncherTest, RanksDieWithAKilledLauncher) {
+  char out_path[] = "/tmp/hostir_launch_out_XXXXXX";
+  int out_fd = ::mkstemp(out_path);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  pid_t launcher = ::fork();
+  if (launcher == 0) {
+    ::dup2(out_fd, STDOUT_FILENO);
+    std::vector<std::string> args{"-n", "2", "--", "sh", "-c", "echo started; exec sleep 60"};
+    std::vector<char*> argv;
+    for (std::string& arg : args) {
+      argv.push_back(arg.data());
+    }
+    argv.push_back(nullptr);
+    std::_Exit(runLaunchCommand(static_cast<int>(args.size()), argv.data()));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::string out;
+  while (std::chrono::steady_clock::now() < deadline) {
+    out = readFile(out_path);
+    if (contains(out, "[rank 0] started") && contains(out, "[rank 1] started")) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(launcher, SIGKILL);
+  ::waitpid(launcher, nullptr, 0);
+  EXPECT_TRUE(contains(out, "[rank 1] started")) << out;
+  std::vector<pid_t> left = liveChildren();
+  const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!left.empty() && std::chrono::steady_clock::now() < gone_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    left = liveChildren();
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " rank(s) outlived the launcher";
+  for (pid_t orphan : left) {
+    ::kill(orphan, SIGKILL);
+    ::waitpid(orphan, nullptr, 0);
+  }
+  ::close(out_fd);
+  ::unlink(out_path);
+}
+
 // Fault injection (issue 11): a 2-rank job of FaultInjection (in the
 // reliability test binary, fault_injection_test.cpp) with one fault. Every
 // rank that is not the dead one must end with a clear error naming the

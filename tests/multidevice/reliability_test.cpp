@@ -235,6 +235,49 @@ TEST_F(MultiRankReliabilityTest, ReplicatedSizeMismatchRaisesOnEveryRank) {
       {"size mismatch across ranks", "input 0", "axis 1", "rank 0 holds 5", "rank 1 holds 6"});
 }
 
+// Issue 22: ranks whose shape sequences diverge after a signature each has
+// seen before (rank 0: 8, 16, 8 columns; the others 8, 16, 16) raise on
+// every rank on that call, instead of entering the allgather with
+// different sizes (a SIGABRT in Gloo or a wrong result before).
+TEST_F(MultiRankReliabilityTest, RanksOutOfStepOnASeenSignatureRaiseOnEveryRank) {
+  Fusion fusion;
+  buildAllgather(fusion, communicator_.size());
+  MultiDeviceExecutor executor(fusion, communicator_);
+  for (int64_t cols : {8, 16}) {
+    at::Tensor x = at::randn({2, cols});
+    std::vector<at::Tensor> outputs = executor.run({x});
+    EXPECT_EQ(outputs.at(0).size(0), 2 * communicator_.size());
+  }
+  const int64_t cols = me_ == 0 ? 8 : 16;
+  expectErrorOnThisRank(
+      [&] {
+        executor.run({at::randn({2, cols})});
+      },
+      {"size mismatch across ranks", "input 0", "axis 1", "rank 0 holds 8", "rank 1 holds 16"});
+}
+
+// A rank that changes its shapes one call late (rank 0: 8, 16, 16; the
+// others 8, 8, 16): every rank raises on the second call (before: rank 0
+// waited out the communication timeout), and the third, on which the
+// ranks agree again, runs.
+TEST_F(MultiRankReliabilityTest, ARankChangingShapesOneCallLateRaisesOnEveryRankThenRecovers) {
+  Fusion fusion;
+  buildAllgather(fusion, communicator_.size());
+  MultiDeviceExecutor executor(fusion, communicator_);
+  executor.run({at::randn({2, 8})});
+  const int64_t cols = me_ == 0 ? 16 : 8;
+  expectErrorOnThisRank(
+      [&] {
+        executor.run({at::randn({2, cols})});
+      },
+      {"size mismatch across ranks", "axis 1", "rank 0 holds 16", "rank 1 holds 8"});
+  at::Tensor x = at::full({2, 16}, static_cast<double>(me_ + 1));
+  at::Tensor out = executor.run({x}).at(0);
+  ASSERT_EQ(out.sizes(), (std::vector<int64_t>{2 * communicator_.size(), 16}));
+  EXPECT_EQ(out[2 * communicator_.size() - 1][0].item<float>(),
+            static_cast<float>(communicator_.size()));
+}
+
 TEST_F(MultiRankReliabilityTest, DifferentProgramsRaiseOnEveryRank) {
   Fusion fusion;
   buildAllgather(fusion, communicator_.size(), /*use_neg=*/me_ == 1);

@@ -110,6 +110,34 @@ def test_second_level_executors_per_signature(cache):
     assert cdef.num_runners() == 4
 
 
+def live_threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_runners_per_definition_are_bounded(cache):
+    # Issue 22: one lowered executor (with its stream workers) per signature
+    # was kept forever; 300 values of number_of_streams held 300 executors
+    # and their threads. Now the least recently used beyond the bound go.
+    bound = hostir._C.max_runners_per_definition
+    fd = define(cache, split=2)
+    cdef = fd._cdef
+    x = torch.randn(4, 3)
+    expected = torch.relu(x) * 2.0
+    threads_before = live_threads()
+    for streams in range(1, 301):
+        torch.testing.assert_close(fd.execute([x], number_of_streams=streams)[0], expected)
+    assert cdef.num_lowerings() == 300
+    assert cdef.num_runners() == bound
+    # Each runner holds its caller stream and up to 2 loop streams (two
+    # chunks): without the bound this grew by about 900 threads.
+    assert live_threads() - threads_before <= 3 * bound
+    # The most recent signature is kept; an evicted one is lowered again.
+    fd.execute([x], number_of_streams=300)
+    assert cdef.num_lowerings() == 300
+    fd.execute([x], number_of_streams=1)
+    assert cdef.num_lowerings() == 301
+
+
 def test_default_instance_is_shared():
     assert hostir.FusionCache.get() is hostir.FusionCache.get()
     with hostir.FusionDefinition() as fd:

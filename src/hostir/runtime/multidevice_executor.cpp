@@ -46,6 +46,14 @@ at::Tensor allgatherAmongAll(Communicator& communicator, int64_t stream_key, con
   return gathered;
 }
 
+uint64_t signatureHash(const std::vector<int64_t>& sizes) {
+  std::string text;
+  for (int64_t size : sizes) {
+    text += std::to_string(size) + ",";
+  }
+  return fingerprintOf(text);
+}
+
 std::string rankValues(const at::Tensor& values) {
   std::string text;
   for (int64_t rank = 0; rank < values.size(0); ++rank) {
@@ -214,16 +222,19 @@ void MultiDeviceExecutor::checkRanksAgree(const std::vector<at::Tensor>& inputs)
       where.emplace_back(i, axis);
     }
   }
-  if (agreed_signatures_.count(sizes) != 0) {
-    return;
-  }
-  // Check in a process group of its own, apart from the program's.
+  // Every run, every rank shares a header with a hash of its sizes: what
+  // one rank has seen before says nothing about what the others run now
+  // (issue 22). The detailed check runs only for a combination of the
+  // ranks' signatures not agreed on before; every rank decides that from the
+  // same gathered headers, so all take the same path. Check in a process
+  // group of its own, apart from the program's.
   constexpr int64_t kAgreementStreamKey = -3;
   constexpr int64_t kMagic = 0x686f737469720b;  // "hostir", 11
-  at::Tensor header =
-      at::tensor({kMagic, static_cast<int64_t>(fingerprint_ >> 1),
-                  static_cast<int64_t>(number_of_streams_), static_cast<int64_t>(sizes.size())},
-                 at::kLong);
+  constexpr int64_t kSignatureColumn = 4;
+  at::Tensor header = at::tensor(
+      {kMagic, static_cast<int64_t>(fingerprint_ >> 1), static_cast<int64_t>(number_of_streams_),
+       static_cast<int64_t>(sizes.size()), static_cast<int64_t>(signatureHash(sizes) >> 1)},
+      at::kLong);
   at::Tensor headers = allgatherAmongAll(communicator_, kAgreementStreamKey, header,
                                          "the check that all ranks run the same program");
   for (int64_t column : {0, 1, 3}) {
@@ -239,8 +250,10 @@ void MultiDeviceExecutor::checkRanksAgree(const std::vector<at::Tensor>& inputs)
                "the ranks use different numbers of streams (", rankValues(streams),
                "); every rank must run with the same number_of_streams");
 
-  if (sizes.empty()) {
-    agreed_signatures_.insert(std::move(sizes));
+  at::Tensor signatures = headers.select(1, kSignatureColumn).contiguous();
+  std::vector<int64_t> all_signatures(signatures.data_ptr<int64_t>(),
+                                      signatures.data_ptr<int64_t>() + signatures.numel());
+  if (sizes.empty() || agreed_signatures_.count(all_signatures) != 0) {
     return;
   }
   at::Tensor all =
@@ -296,7 +309,10 @@ void MultiDeviceExecutor::checkRanksAgree(const std::vector<at::Tensor>& inputs)
     }
   }
   checkShardsDivide(*prepared_, input_extents);
-  agreed_signatures_.insert(std::move(sizes));
+  if (agreed_signatures_.size() >= kMaxAgreedSignatures) {
+    agreed_signatures_.clear();  // a bound; a combination seen again is checked again
+  }
+  agreed_signatures_.insert(std::move(all_signatures));
 }
 
 std::vector<at::Tensor> MultiDeviceExecutor::run(const std::vector<at::Tensor>& inputs,

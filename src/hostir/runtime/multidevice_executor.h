@@ -28,8 +28,10 @@ struct MultiDeviceExecutorParams {
 // run first allgathers the inputs' symbolic extents among all ranks, so a
 // rank that only receives a tensor still knows its shape.
 //
-// Before the first run of each input signature (this rank's input sizes),
-// every rank checks with the others that they agree on what must agree:
+// Every run, the ranks allgather a small header (the program's fingerprint,
+// numberOfStreams, a hash of this rank's input sizes); the first time the
+// ranks run a combination of signatures, they check in detail that they
+// agree on what must agree:
 // the program (a fingerprint of the prepared fusion, which includes chunk
 // counts and meshes), numberOfStreams, and every input axis's size (equal
 // shards of a sharded axis, equal sizes of a replicated one). A
@@ -39,10 +41,10 @@ struct MultiDeviceExecutorParams {
 // program (inputs, intermediates, outputs: what a scatter, allgather,
 // reduce-scatter or pipelined loop exchanges) must have an extent that its
 // device count divides, else every rank raises "uneven shards" naming the
-// tensor, the op computing it and the extent. The check is itself two small allgathers among all
-// ranks; ranks are assumed to change their input shapes together (SPMD).
-// A rank whose signature changed while another's did not waits in the
-// check until the communication timeout, which then names the check.
+// tensor, the op computing it and the extent. The check costs one small
+// allgather among all ranks per run, and a second the first time a
+// combination is seen; ranks whose sizes disagree on any call (one
+// changed its shapes while another did not) all raise on that call.
 //
 // run() may be called from several threads; runs are serialized.
 class MultiDeviceExecutor {
@@ -79,6 +81,9 @@ class MultiDeviceExecutor {
   std::unique_ptr<Fusion> prepared_;
   uint64_t fingerprint_ = 0;  // of the prepared fusion's printed form
   std::mutex run_mutex_;
+  // The combinations of every rank's signature hash (row r: rank r's) that
+  // passed the detailed check; the same set on every rank.
+  static constexpr size_t kMaxAgreedSignatures = 1024;
   std::set<std::vector<int64_t>> agreed_signatures_;
   std::unique_ptr<HostIrEvaluator> evaluator_;
   std::vector<InputExtent> input_extents_;  // empty: every rank holds every input

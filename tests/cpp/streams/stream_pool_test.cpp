@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "hostir/ir/error.h"
@@ -81,6 +84,71 @@ TEST(StreamPool, WorkerSetupRunsOnEveryWorkerBeforeItsWork) {
   pool.synchronizeAll();
   EXPECT_EQ(work_after_setup.load(), 15);
   EXPECT_EQ(setups.load(), 3);  // once per worker, not once per item
+}
+
+// Issue 22: a worker the system refuses to start (here the test hook, as
+// under `ulimit -u`) is a hostir::Error naming the stream; the pool keeps
+// no empty slot (before: synchronizeAll and the destructor dereferenced
+// it, a SIGSEGV), so it still synchronizes, makes the stream once threads
+// are available again and is destroyed cleanly.
+TEST(StreamPool, AWorkerThatCannotStartIsAnErrorAndThePoolStaysUsable) {
+  StreamPool pool;
+  pool.stream(1);
+  limitWorkerStartsForTesting(1);
+  pool.stream(2);
+  try {
+    pool.stream(3);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("cannot start the worker thread of stream 3"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("thread limit"), std::string::npos) << message;
+  }
+  EXPECT_THROW(pool.channelStream(0), Error);
+  limitWorkerStartsForTesting(std::nullopt);
+  EXPECT_EQ(pool.createdStreamCount(), 2u);
+  pool.synchronizeAll();
+  std::atomic<int> ran{0};
+  pool.stream(3).enqueue("after", [&] { ++ran; });
+  pool.channelStream(0).enqueue("after", [&] { ++ran; });
+  pool.synchronizeAll();
+  EXPECT_EQ(ran.load(), 2);
+}
+
+// Issue 22: when the host's wait times out, the run's error comes only once
+// no worker can touch its buffers: the running item has finished (within
+// the grace bound) and the work queued behind it never starts. Before, the
+// error came at the timeout while the item kept running and the next item
+// wrote afterwards.
+TEST(StreamPool, ATimedOutRunReturnsOnlyOnceNoWorkerTouchesItsBuffers) {
+  StreamPool pool;
+  std::atomic<bool> running_item_finished{false};
+  std::atomic<bool> queued_item_ran{false};
+  std::atomic<bool> other_stream_ran{false};
+  Stream& slow = pool.stream(1);
+  slow.enqueue("slow", [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    running_item_finished = true;
+  });
+  slow.enqueue("behind the slow one", [&] { queued_item_ran = true; });
+  pool.stream(2).waitStream(slow);
+  pool.stream(2).enqueue("waits for the slow stream", [&] { other_stream_ran = true; });
+  try {
+    pool.synchronizeAll(WaitTimeout(20));
+    ADD_FAILURE() << "expected a timeout";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("timed out"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(running_item_finished.load());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(queued_item_ran.load());
+  EXPECT_FALSE(other_stream_ran.load());
+  // Usable again: the cancelled work is gone, new work runs.
+  std::atomic<bool> next_run{false};
+  slow.enqueue("next run", [&] { next_run = true; });
+  pool.synchronizeAll();
+  EXPECT_TRUE(next_run.load());
 }
 
 }  // namespace

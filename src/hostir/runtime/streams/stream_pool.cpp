@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,14 +35,16 @@ Stream& StreamPool::stream(std::int64_t index) {
                "]; index streams with `StreamIdx % numberOfStreams` (numberOfStreams = ",
                number_of_streams_, ")");
   std::lock_guard<std::mutex> lock(mutex_);
-  std::unique_ptr<Stream>& slot = streams_[index];
-  if (!slot) {
-    slot = std::make_unique<Stream>(static_cast<int>(index), tracer_);
-    if (worker_setup_) {
-      slot->setWorkerSetup(worker_setup_);
-    }
+  if (auto found = streams_.find(index); found != streams_.end()) {
+    return *found->second;
   }
-  return *slot;
+  // Made before it is inserted: a worker that fails to start leaves no
+  // empty slot behind.
+  auto stream = std::make_unique<Stream>(static_cast<int>(index), tracer_);
+  if (worker_setup_) {
+    stream->setWorkerSetup(worker_setup_);
+  }
+  return *streams_.emplace(index, std::move(stream)).first->second;
 }
 
 Stream& StreamPool::channelStream(std::int64_t channel, const std::string& trace_name) {
@@ -49,15 +52,14 @@ Stream& StreamPool::channelStream(std::int64_t channel, const std::string& trace
                " is out of range [0, ", kMaxStreamIndex, "]");
   const std::int64_t id = kFirstChannelId + channel;
   std::lock_guard<std::mutex> lock(mutex_);
-  std::unique_ptr<Stream>& slot = streams_[id];
-  if (!slot) {
-    // Posting a collective needs no intra-op threads: no worker setup.
-    slot = std::make_unique<Stream>(static_cast<int>(id), tracer_);
-    tracer_.setLaneName(static_cast<int>(id), trace_name.empty()
-                                                  ? "comm channel " + std::to_string(channel)
-                                                  : trace_name);
+  if (auto found = streams_.find(id); found != streams_.end()) {
+    return *found->second;
   }
-  return *slot;
+  // Posting a collective needs no intra-op threads: no worker setup.
+  auto stream = std::make_unique<Stream>(static_cast<int>(id), tracer_);
+  tracer_.setLaneName(static_cast<int>(id),
+                      trace_name.empty() ? "comm channel " + std::to_string(channel) : trace_name);
+  return *streams_.emplace(id, std::move(stream)).first->second;
 }
 
 std::size_t StreamPool::createdStreamCount() const {
@@ -65,7 +67,8 @@ std::size_t StreamPool::createdStreamCount() const {
   return streams_.size();
 }
 
-void StreamPool::synchronizeAll(std::optional<WaitTimeout> timeout) {
+void StreamPool::synchronizeAll(std::optional<WaitTimeout> timeout,
+                                std::optional<WaitTimeout> grace) {
   std::vector<Stream*> streams;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -91,9 +94,17 @@ void StreamPool::synchronizeAll(std::optional<WaitTimeout> timeout) {
     }
   }
 
+  // Failures stamped after this are the cancellation's own consequences
+  // (waits on cancelled events): not news to the caller.
+  std::uint64_t cancelled_after = UINT64_MAX;
+  if (timed_out) {
+    cancelled_after = makeStreamFailure(-1, "", "").sequence;
+    settleAfterTimeout(streams, grace.value_or(std::max(limit, kMinTimeoutGrace)), *timed_out);
+  }
+
   std::vector<StreamFailure> failures;
   for (Stream* stream : streams) {
-    if (auto failure = stream->takeFailure()) {
+    if (auto failure = stream->takeFailure(); failure && failure->sequence < cancelled_after) {
       failures.push_back(std::move(*failure));
     }
   }
@@ -112,6 +123,30 @@ void StreamPool::synchronizeAll(std::optional<WaitTimeout> timeout) {
   }
   if (timed_out) {
     throw *timed_out;
+  }
+}
+
+void StreamPool::settleAfterTimeout(const std::vector<Stream*>& streams, WaitTimeout grace,
+                                    Error& timed_out) {
+  // The caller gets the error once no worker can touch the run's buffers:
+  // queued work never starts, running items get up to the grace bound.
+  for (Stream* stream : streams) {
+    stream->cancelQueued("cancelled: the run timed out before this stream reached this event");
+  }
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  for (Stream* stream : streams) {
+    const auto left =
+        std::chrono::duration_cast<WaitTimeout>(deadline - std::chrono::steady_clock::now());
+    try {
+      stream->drain(std::max(left, WaitTimeout(1)));
+    } catch (const Error& still_running) {
+      timed_out = Error(std::string(timed_out.what()) + "\n  and after a further " +
+                        describeTimeout(grace) +
+                        " (work not yet started was cancelled): " + still_running.what() +
+                        "; that item may still write into this run's buffers, and the "
+                        "stream's next work waits for it");
+      return;
+    }
   }
 }
 

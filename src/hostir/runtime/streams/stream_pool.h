@@ -8,7 +8,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "hostir/ir/error.h"
 #include "hostir/runtime/streams/stream_queue.h"
 #include "hostir/runtime/streams/stream_timeout.h"
 #include "hostir/runtime/streams/tracer.h"
@@ -63,13 +65,24 @@ class StreamPool {
   // Ends a run: blocks the host until every stream has drained, then if any
   // work failed, clears every stream's failure (so the pool is usable again)
   // and throws hostir::Error describing the first failure, i.e. naming the
-  // work that failed. `timeout` bounds the whole wait.
-  void synchronizeAll(std::optional<WaitTimeout> timeout = std::nullopt);
+  // work that failed. `timeout` bounds the wait for the streams to drain.
+  // Past it, the work not yet started on every stream is cancelled and the
+  // running items get up to max(timeout, kMinTimeoutGrace) more to finish
+  // before the timeout is thrown, so that no worker touches the run's
+  // buffers after the caller has the error. An item still running after
+  // that is named in the error (it may still write; later work on its
+  // stream, and the pool's destruction, wait for it). `grace` replaces that
+  // bound (tests).
+  static constexpr WaitTimeout kMinTimeoutGrace{10'000};
+  void synchronizeAll(std::optional<WaitTimeout> timeout = std::nullopt,
+                      std::optional<WaitTimeout> grace = std::nullopt);
 
   // Installs `setup` on every stream, present and future (Stream::setWorkerSetup).
   void setWorkerSetup(std::function<void()> setup);
 
  private:
+  void settleAfterTimeout(const std::vector<Stream*>& streams, WaitTimeout grace, Error& timed_out);
+
   const int number_of_streams_;
   Tracer& tracer_;
   mutable std::mutex mutex_;

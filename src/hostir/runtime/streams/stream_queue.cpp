@@ -1,6 +1,8 @@
 #include "hostir/runtime/streams/stream_queue.h"
 
+#include <atomic>
 #include <exception>
+#include <system_error>
 #include <utility>
 
 #include "hostir/ir/error.h"
@@ -9,10 +11,38 @@ namespace hostir::runtime {
 namespace {
 // Start time of work that began while tracing was off: not recorded.
 constexpr std::int64_t kNotTraced = -1;
+
+// Worker starts left before a start fails (limitWorkerStartsForTesting);
+// negative: no limit.
+std::atomic<std::int64_t> g_worker_starts_left{-1};
+
+void failIfOutOfTestStarts() {
+  std::int64_t left = g_worker_starts_left.load();
+  while (left >= 0) {
+    if (left == 0) {
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                              "thread creation refused by limitWorkerStartsForTesting");
+    }
+    if (g_worker_starts_left.compare_exchange_weak(left, left - 1)) {
+      return;
+    }
+  }
+}
 }  // namespace
 
+void limitWorkerStartsForTesting(std::optional<std::int64_t> starts) {
+  g_worker_starts_left.store(starts.value_or(-1));
+}
+
 Stream::Stream(int id, Tracer& tracer) : id_(id), tracer_(tracer) {
-  worker_ = std::thread([this] { workerLoop(); });
+  try {
+    failIfOutOfTestStarts();
+    worker_ = std::thread([this] { workerLoop(); });
+  } catch (const std::system_error& error) {
+    HOSTIR_THROW("cannot start the worker thread of stream ", id, ": ", error.what(),
+                 "; the process may have reached its thread limit (ulimit -u, RLIMIT_NPROC): "
+                 "use fewer streams (number_of_streams) or fewer executors, or raise the limit");
+  }
 }
 
 Stream::~Stream() {
@@ -22,18 +52,28 @@ Stream::~Stream() {
 }
 
 void Stream::stop() {
+  discardQueued("the stream was destroyed before it reached this event", /*stop_worker=*/true);
+}
+
+void Stream::cancelQueued(const std::string& reason) {
+  discardQueued(reason, /*stop_worker=*/false);
+}
+
+void Stream::discardQueued(const std::string& reason, bool stop_worker) {
   std::deque<Item> abandoned;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
+    stopping_ = stopping_ || stop_worker;
     abandoned.swap(queue_);
     unfinished_ -= abandoned.size();
+    if (unfinished_ == 0) {
+      drained_cv_.notify_all();
+    }
   }
   work_available_cv_.notify_all();
   for (const Item& item : abandoned) {
     if (item.kind == ItemKind::kRecordEvent) {
-      item.event.complete(makeStreamFailure(
-          id_, item.label, "the stream was destroyed before it reached this event"));
+      item.event.complete(makeStreamFailure(id_, item.label, reason));
     }
   }
   drained_cv_.notify_all();

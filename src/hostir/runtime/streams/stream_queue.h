@@ -28,6 +28,8 @@ namespace hostir::runtime {
 // on them fail too instead of hanging. takeFailure() clears it.
 class Stream {
  public:
+  // Starts the worker thread; a thread the system refuses to start (the
+  // process's thread limit, ulimit -u) is a hostir::Error naming the stream.
   explicit Stream(int id, Tracer& tracer = Tracer::global());
   // Discards work not yet started (its events complete as failed, so no
   // waiter hangs), lets the running item finish and joins the worker.
@@ -38,6 +40,13 @@ class Stream {
   int id() const {
     return id_;
   }
+
+  // Discards the work not yet started (its events complete as failed, so
+  // no waiter hangs) and keeps the stream usable: what is enqueued later
+  // runs. The running item, if any, finishes; drain() waits for it. Used
+  // after a timeout so that a run that raises leaves no queued work behind
+  // to write into its buffers later.
+  void cancelQueued(const std::string& reason);
 
   // The first half of destruction, without the join: discards the work not
   // yet started (completing its events as failed) and tells the worker to
@@ -88,6 +97,9 @@ class Stream {
     WaitTimeout timeout{0};
   };
 
+  // Takes the queue, completing its record-event items as failed; the
+  // caller holds no lock.
+  void discardQueued(const std::string& reason, bool stop_worker);
   void push(Item item);
   void workerLoop();
   void runWork(const Item& item);
@@ -112,5 +124,10 @@ class Stream {
 
   std::thread worker_;  // declared last: starts once every member exists
 };
+
+// Fault injection for tests: after `starts` more worker threads have
+// started, starting one fails as a system out of threads would
+// (std::system_error, EAGAIN). std::nullopt removes the limit.
+void limitWorkerStartsForTesting(std::optional<std::int64_t> starts);
 
 }  // namespace hostir::runtime
