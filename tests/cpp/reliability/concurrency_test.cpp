@@ -120,19 +120,6 @@ TEST(ConcurrentRuns, ThreadsSharingOneHostIrEvaluator) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-// A segment (PostOnStream of a HostUnit) long enough to still be running
-// when the run gives up waiting for it: its closure uses the unit's
-// FusionExecutor, which the evaluator owns.
-void buildLongSegmentFusion(Fusion& fusion) {
-  FusionGuard guard(&fusion);
-  TensorView* x = makeContigTensor(2);
-  fusion.addInput(x);
-  TensorView* value = x;
-  for (int i = 0; i < 12; ++i) {
-    value = i % 2 == 0 ? exp(neg(value)) : sigmoid(value);
-  }
-  fusion.addOutput(value);
-}
 
 TEST(Destruction, DestroyingTheExecutorAfterAStreamTimeoutIsSafe) {
   Fusion fusion;

@@ -42,4 +42,17 @@ inline void onThreads(int threads, const std::function<void(int)>& body) {
   }
 }
 
+// A segment (PostOnStream of a HostUnit) long enough to still be running
+// when a run gives up waiting for it: 12 transcendental steps per element.
+inline void buildLongSegmentFusion(Fusion& fusion) {
+  FusionGuard guard(&fusion);
+  TensorView* x = makeContigTensor(2);
+  fusion.addInput(x);
+  TensorView* value = x;
+  for (int i = 0; i < 12; ++i) {
+    value = i % 2 == 0 ? exp(neg(value)) : sigmoid(value);
+  }
+  fusion.addOutput(value);
+}
+
 }  // namespace hostir::test

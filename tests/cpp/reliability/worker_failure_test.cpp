@@ -64,17 +64,6 @@ TEST(WorkerStartFailure, TheExecutorIsDestructibleAfterIt) {
   executor.reset();
 }
 
-// A segment long enough to be running when the host's wait times out.
-void buildLongSegmentFusion(Fusion& fusion) {
-  FusionGuard guard(&fusion);
-  TensorView* x = makeContigTensor(2);
-  fusion.addInput(x);
-  TensorView* value = x;
-  for (int i = 0; i < 12; ++i) {
-    value = i % 2 == 0 ? exp(neg(value)) : sigmoid(value);
-  }
-  fusion.addOutput(value);
-}
 
 // Before: run raised at the timeout while the segment went on and wrote
 // into the caller's output afterwards. Now, once run has raised, the
