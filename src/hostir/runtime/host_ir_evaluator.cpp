@@ -12,6 +12,7 @@
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/input_validation.h"
 #include "hostir/runtime/packed_gemm.h"
+#include "hostir/runtime/streams/stream_failure.h"
 #include "hostir/runtime/target_detection.h"
 #include "hostir/runtime/thread_budget_aten.h"
 
@@ -171,6 +172,7 @@ std::vector<at::Tensor> HostIrEvaluator::run(
         std::chrono::duration_cast<runtime::WaitTimeout>(params_.communicator->timeout());
   }
   current_ = &pool_.callerStream();
+  inline_on_caller_ = !communicates_;
   try {
     runScope(container_->topLevel());
   } catch (...) {
@@ -314,6 +316,10 @@ void HostIrEvaluator::enqueueCompute(const Expr* expr, std::function<void()> wor
       throw Error(causeOf(error));
     }
   };
+  if (inline_on_caller_ && current_ == &pool_.callerStream()) {
+    runInline(expr, named);
+    return;
+  }
   if (gate_ == nullptr) {
     current_->enqueue(label(expr), std::move(named));
     return;
@@ -329,6 +335,20 @@ void HostIrEvaluator::enqueueCompute(const Expr* expr, std::function<void()> wor
   });
 }
 
+void HostIrEvaluator::runInline(const Expr* expr, const std::function<void()>& work) {
+  runtime::Tracer& tracer = pool_.tracer();
+  const int64_t start_us = tracer.isEnabled() ? tracer.nowUs() : 0;
+  try {
+    work();
+  } catch (const std::exception& error) {
+    // The message the caller's stream would have given.
+    HOSTIR_THROW(runtime::makeStreamFailure(current_->id(), label(expr), error.what()).describe());
+  }
+  if (tracer.isEnabled()) {
+    tracer.record(runtime::TraceEvent{label(expr), current_->id(), start_us, tracer.nowUs()});
+  }
+}
+
 runtime::Stream& HostIrEvaluator::channelFor(const std::vector<int64_t>& team) {
   std::vector<int64_t> sorted = team;
   std::sort(sorted.begin(), sorted.end());
@@ -341,6 +361,7 @@ void HostIrEvaluator::postOnChannel(const Expr* expr, const std::vector<int64_t>
   auto pending = coalescing_ ? coalescing_ : std::make_shared<PendingWorks>();
   pending->what = label(expr);
   works_[expr].push_back(pending);
+  leaveInline();
   runtime::Stream& channel = channelFor(team);
   // The input is ready once the current stream gets here.
   channel.waitEvent(current_->recordEvent(), wait_timeout_);
@@ -533,11 +554,15 @@ void HostIrEvaluator::handle(const GetCurrentStream* expr) {
 
 void HostIrEvaluator::handle(const SetCurrentStream* expr) {
   current_ = &resolveStream(expr->stream());
+  if (current_ != &pool_.callerStream()) {
+    leaveInline();
+  }
 }
 
 void HostIrEvaluator::handle(const Synchronize* expr) {
   runtime::Stream& other = resolveStream(expr->stream());
   if (&other != current_) {
+    leaveInline();
     current_->waitStream(other, wait_timeout_);
   }
 }
@@ -581,6 +606,7 @@ void HostIrEvaluator::handle(const Wait* expr) {
   it->second.pop_front();
   Communicator& comm = communicator(expr);
   // Only this stream waits: first for the channel to post, then for the data.
+  leaveInline();
   current_->waitEvent(pending->posted, wait_timeout_);
   current_->enqueue(
       label(expr),

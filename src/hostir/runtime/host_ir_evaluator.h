@@ -138,6 +138,12 @@ class HostIrEvaluator final : public OptInDispatch {
   // Enqueues compute on the current stream, admitted in program order when
   // the thread budget says so.
   void enqueueCompute(const Expr* expr, std::function<void()> work);
+  // Runs `work` on the calling thread, failing as the caller's stream would.
+  void runInline(const Expr* expr, const std::function<void()>& work);
+  // Called before the run first orders streams or communicates.
+  void leaveInline() {
+    inline_on_caller_ = false;
+  }
   runtime::Stream& channelFor(const std::vector<int64_t>& team);
   // Posts on `team`'s channel once the current stream reaches this point.
   void postOnChannel(const Expr* expr, const std::vector<int64_t>& team,
@@ -159,6 +165,12 @@ class HostIrEvaluator final : public OptInDispatch {
   // Per-run state.
   ExpressionEvaluator ee_;
   runtime::Stream* current_ = nullptr;
+  // True until the run first leaves the caller's stream (switches to another
+  // stream, makes a stream wait, or communicates): until then the caller's
+  // stream has nothing queued and no other stream runs, so its compute runs
+  // inline on the calling thread, in the same order, without a hand-off to
+  // the stream's worker and back (docs/streams.md, "Inline on the caller").
+  bool inline_on_caller_ = false;
   std::unordered_map<const Val*, runtime::Stream*> bound_streams_;
   // Per Communication (or EndCoalescing): its posts not yet waited for, in
   // posting order. A Wait takes the oldest, so a loop that posts every

@@ -13,9 +13,20 @@
 namespace hostir {
 
 namespace {
+// "input 2 T2_g_float[...]", formatted only when a check fails: validation
+// runs on every call, and printing the tensor costs more than the checks.
+struct InputName {
+  size_t index;
+  const TensorView* tv;
+};
+
+std::ostream& operator<<(std::ostream& os, const InputName& name) {
+  return os << "input " << name.index << " " << name.tv->toInlineString();
+}
+
 void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index,
                     const std::string& what) {
-  std::string name = "input " + std::to_string(index) + " " + tv->toInlineString();
+  const InputName name{index, tv};
   HOSTIR_CHECK(tensor.defined(), what, ": ", name, " is an undefined tensor");
   HOSTIR_CHECK(tensor.scalar_type() == toAtenType(tv->dtype()), what, ": ", name, " expects dtype ",
                toString(tv->dtype()), " but got ", c10::toString(tensor.scalar_type()));
