@@ -29,46 +29,12 @@
 #include "hostir/runtime/streams/thread_budget.h"
 #include "hostir/runtime/streams/tracer.h"
 #include "launch_command.h"
+#include "megatron_blocks.h"
 #include "timing.h"
 
 namespace hostir::tools {
 
 namespace {
-
-// x [S, H] sharded on S; w1 [F, H] and w2 [H, F] sharded on F (column- then
-// row-parallel); h = linear(x, w1) needs all of x: with chunks > 1 its rows
-// are Stream-parallel chunks, so the allgather of chunk i+1 overlaps the
-// GEMM of chunk i; y = linear(gelu(h), w2) contracts the sharded F and is
-// reduce-scattered back onto S.
-std::unique_ptr<Fusion> buildBlock(int64_t devices, int64_t chunks) {
-  auto fusion = std::make_unique<Fusion>();
-  FusionGuard fg(fusion.get());
-  DeviceMesh mesh = DeviceMesh::createForNumDevices(devices);
-  auto shard = [&](TensorView* tv, int64_t axis) {
-    tv->setDeviceMesh(mesh);
-    tv->split(axis, devices, /*inner_split=*/false);
-    tv->axis(axis)->parallelize(ParallelType::DIDx);
-  };
-  TensorView* x = makeContigTensor(2);
-  TensorView* w1 = makeContigTensor(2);
-  TensorView* w2 = makeContigTensor(2);
-  fusion->addInput(x);
-  fusion->addInput(w1);
-  fusion->addInput(w2);
-  shard(x, 0);
-  shard(w1, 0);
-  shard(w2, 1);
-  TensorView* h = linear(x, w1);
-  shard(h, 1);
-  if (chunks > 1) {
-    h->split(0, chunks, /*inner_split=*/false);
-    h->axis(0)->parallelize(ParallelType::Stream);
-  }
-  TensorView* y = linear(gelu(h), w2);
-  shard(y, 0);
-  fusion->addOutput(y);
-  return fusion;
-}
 
 struct Program {
   std::string name;  // "pipelined", "pipelined-auto", "unchunked"
@@ -192,7 +158,7 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
   programs.push_back(std::move(unchunked));
   MultiDeviceExecutorParams params{.number_of_streams = options.streams};
   for (Program& program : programs) {
-    program.fusion = buildBlock(devices, program.chunks);
+    program.fusion = buildSequenceParallelMlp(devices, program.chunks);
     program.executor = std::make_unique<MultiDeviceExecutor>(*program.fusion, communicator, params);
   }
 
