@@ -1,6 +1,7 @@
 #include "megatron_blocks.h"
 
 #include <cmath>
+#include <vector>
 
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
@@ -78,23 +79,19 @@ std::unique_ptr<Fusion> buildTransformerLayer(int64_t devices, int64_t head_dim,
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   DeviceMesh mesh = DeviceMesh::createForNumDevices(devices);
-  TensorView* x = input(*fusion, 2, mesh, 0);
-  TensorView* ln1_weight = input(*fusion, 1, mesh, -1);
-  TensorView* ln1_bias = input(*fusion, 1, mesh, -1);
-  TensorView* wq = input(*fusion, 3, mesh, 0);
-  TensorView* wk = input(*fusion, 3, mesh, 0);
-  TensorView* wv = input(*fusion, 3, mesh, 0);
-  TensorView* wo = input(*fusion, 3, mesh, 0);
-  TensorView* ln2_weight = input(*fusion, 1, mesh, -1);
-  TensorView* ln2_bias = input(*fusion, 1, mesh, -1);
-  TensorView* w1 = input(*fusion, 2, mesh, 0);
-  TensorView* w2 = input(*fusion, 2, mesh, 1);
-
-  TensorView* attention = sequenceParallelAttention(layerNorm(x, 1, ln1_weight, ln1_bias), wq, wk,
-                                                    wv, wo, mesh, head_dim);
+  // Each input's rank, in TransformerLayerInput order.
+  constexpr int64_t kInputRank[kLayerInputCount] = {2, 1, 1, 3, 3, 3, 3, 1, 1, 2, 2};
+  std::vector<TensorView*> in;
+  for (int64_t i = 0; i < kLayerInputCount; ++i) {
+    in.push_back(input(*fusion, kInputRank[i], mesh, kLayerShardedAxis[i]));
+  }
+  TensorView* x = in[kLayerX];
+  TensorView* attention = sequenceParallelAttention(
+      layerNorm(x, 1, in[kLayerLn1Weight], in[kLayerLn1Bias]), in[kLayerWq], in[kLayerWk],
+      in[kLayerWv], in[kLayerWo], mesh, head_dim);
   TensorView* h = add(x, attention);
-  TensorView* mlp =
-      sequenceParallelMlp(layerNorm(h, 1, ln2_weight, ln2_bias), w1, w2, mesh, mlp_chunks);
+  TensorView* mlp = sequenceParallelMlp(layerNorm(h, 1, in[kLayerLn2Weight], in[kLayerLn2Bias]),
+                                        in[kLayerW1], in[kLayerW2], mesh, mlp_chunks);
   fusion->addOutput(add(h, mlp));
   return fusion;
 }
