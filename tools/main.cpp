@@ -21,6 +21,7 @@
 #include "hostir/runtime/compiled_segment.h"
 #include "hostir/runtime/host_executor.h"
 #include "launch_command.h"
+#include "sequence_parallel_layer.h"
 #include "sequence_parallel_mlp.h"
 #include "targets_command.h"
 #include "timing.h"
@@ -43,6 +44,12 @@ commands:
                        FLAGS: --ranks N (2) --tokens S --hidden H --ffn F
                        --chunks C (4) --streams K (4) --runs R --dump
                        --trace PATH (writes PATH.rankK.json)
+  sp-layer [FLAGS]     a whole transformer layer, Megatron sequence + tensor
+                       parallel: layer norms on token shards, causal attention
+                       over heads sharded across the ranks, the MLP block;
+                       the same output, checks and timing as sp-mlp.
+                       FLAGS: sp-mlp's and --heads N (8)
+                       (docs/transformer_layer.md)
   list                 list the built-in examples
   passes               list the compiler's passes in the order they run
   print EXAMPLE        print an example's fusion
@@ -182,6 +189,9 @@ int dispatchCommand(const std::vector<std::string>& args) {
   }
   if (command == "sp-mlp") {
     return runSequenceParallelMlp(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (command == "sp-layer") {
+    return runSequenceParallelLayer(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (command == "targets") {
     return runTargetsCommand(std::vector<std::string>(args.begin() + 1, args.end()));

@@ -1,142 +1,24 @@
 #include "sequence_parallel_mlp.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
-#include <algorithm>
-#include <chrono>
+#include <cmath>
 #include <cstdlib>
-#include <iomanip>
-#include <iostream>
-#include <memory>
-
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
-#include <fstream>
-#include <functional>
-#include <map>
-#include <numeric>
-#include <optional>
 
 #include "cli_arguments.h"
-#include "hostir/ir/arith.h"
-#include "hostir/ir/tensor_factories.h"
-#include "hostir/runtime/comm/chunk_choice.h"
-#include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
-#include "hostir/runtime/multidevice_executor.h"
-#include "hostir/runtime/streams/thread_budget.h"
-#include "hostir/runtime/streams/tracer.h"
 #include "launch_command.h"
-#include "timing.h"
+#include "megatron_blocks.h"
 
 namespace hostir::tools {
 
 namespace {
 
-// x [S, H] sharded on S; w1 [F, H] and w2 [H, F] sharded on F (column- then
-// row-parallel); h = linear(x, w1) needs all of x: with chunks > 1 its rows
-// are Stream-parallel chunks, so the allgather of chunk i+1 overlaps the
-// GEMM of chunk i; y = linear(gelu(h), w2) contracts the sharded F and is
-// reduce-scattered back onto S.
-std::unique_ptr<Fusion> buildBlock(int64_t devices, int64_t chunks) {
-  auto fusion = std::make_unique<Fusion>();
-  FusionGuard fg(fusion.get());
-  DeviceMesh mesh = DeviceMesh::createForNumDevices(devices);
-  auto shard = [&](TensorView* tv, int64_t axis) {
-    tv->setDeviceMesh(mesh);
-    tv->split(axis, devices, /*inner_split=*/false);
-    tv->axis(axis)->parallelize(ParallelType::DIDx);
-  };
-  TensorView* x = makeContigTensor(2);
-  TensorView* w1 = makeContigTensor(2);
-  TensorView* w2 = makeContigTensor(2);
-  fusion->addInput(x);
-  fusion->addInput(w1);
-  fusion->addInput(w2);
-  shard(x, 0);
-  shard(w1, 0);
-  shard(w2, 1);
-  TensorView* h = linear(x, w1);
-  shard(h, 1);
-  if (chunks > 1) {
-    h->split(0, chunks, /*inner_split=*/false);
-    h->axis(0)->parallelize(ParallelType::Stream);
-  }
-  TensorView* y = linear(gelu(h), w2);
-  shard(y, 0);
-  fusion->addOutput(y);
-  return fusion;
-}
-
-struct Program {
-  std::string name;  // "pipelined", "pipelined-auto", "unchunked"
-  int64_t chunks = 1;
-  std::unique_ptr<Fusion> fusion;
-  std::unique_ptr<MultiDeviceExecutor> executor;
-};
-
-std::string programTitle(const Program& program) {
-  if (program.name == "unchunked") {
-    return "unchunked";
-  }
-  return (program.name == "pipelined-auto" ? "pipelined, auto (" : "pipelined (") +
-         std::to_string(program.chunks) + " chunks)";
-}
-
-std::vector<double> timedRuns(int runs, Communicator& communicator,
-                              const std::function<void()>& body) {
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    // Each run starts when every rank is ready and ends when every rank is
-    // done.
-    communicator.barrier();
-    auto start = std::chrono::steady_clock::now();
-    body();
-    communicator.barrier();
-    times.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
-  }
-  return times;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-// Everything about the arguments that does not need the ranks, for `devices`
-// ranks: run by the launching process (once, before starting any rank) and by
-// every rank (which may have been started by another launcher).
-void checkOptions(const SequenceParallelMlpOptions& options, int64_t devices) {
-  HOSTIR_CHECK(options.tokens % devices == 0 && options.ffn % devices == 0, "--tokens (",
-               options.tokens, ") and --ffn (", options.ffn,
-               ") must divide by the number of ranks (", devices, ")");
-  const int64_t local_rows = options.tokens / devices;
-  for (const std::string& request : options.chunks) {
-    if (request == "auto") {
-      continue;
-    }
-    const int64_t chunks = std::stoll(request);
-    HOSTIR_CHECK(chunks >= 1 && local_rows % chunks == 0, "--chunks ", request,
-                 " must divide each rank's ", local_rows, " token rows (--tokens ", options.tokens,
-                 " over ", devices, " ranks)");
-  }
-  checkOutputFolder("--trace", options.trace_path);
-  checkOutputFolder("--json", options.json_path);
-}
-
 int runOnRank(const SequenceParallelMlpOptions& options) {
   Communicator& communicator = Communicator::getInstance();
   const int64_t devices = communicator.size();
   const int64_t rank = communicator.deviceId();
-  checkOptions(options, devices);
-  const int64_t local_rows = options.tokens / devices;
-  std::vector<int64_t> world(static_cast<size_t>(devices));
-  std::iota(world.begin(), world.end(), 0);
-  runtime::Tracer::global().setProcessId(static_cast<int>(rank));
+  checkShardedJobOptions(options, devices);
 
   // Every rank draws the same full tensors and keeps its shards.
   at::manual_seed(0);
@@ -147,203 +29,27 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
   auto rows = [&](const at::Tensor& t, int64_t dim) {
     return t.chunk(devices, dim)[rank].contiguous();
   };
-  std::vector<at::Tensor> inputs{rows(x, 0), rows(w1, 0), rows(w2, 1)};
-  at::Tensor expected = rows(reference, 0);
 
-  const runtime::ThreadBudget budget =
-      runtime::computeThreadBudget(options.streams, /*communicates=*/devices > 1,
-                                   static_cast<int>(communicator.environment().local_world_size));
-  at::set_num_threads(budget.intra_op_threads);
+  ShardedJob job;
+  job.build = [&](int64_t chunks) { return buildSequenceParallelMlp(devices, chunks); };
+  job.inputs = {rows(x, 0), rows(w1, 0), rows(w2, 1)};
+  job.expected = rows(reference, 0);
+  job.title = "sequence-parallel MLP block on " + std::to_string(devices) + " ranks over " +
+              options.link + ": x[" + std::to_string(options.tokens) + ", " +
+              std::to_string(options.hidden) + "] sharded on tokens, w1[" +
+              std::to_string(options.ffn) + ", " + std::to_string(options.hidden) + "], w2[" +
+              std::to_string(options.hidden) + ", " + std::to_string(options.ffn) +
+              "] sharded on ffn";
+  setMlpBlockCost(job, options, devices);
 
-  // Chunk counts that split every rank's rows evenly; auto chooses among
-  // the usual powers of two.
-  std::vector<int64_t> candidates;
-  for (int64_t chunks : {1, 2, 4, 8, 16}) {
-    if (local_rows % chunks == 0) {
-      candidates.push_back(chunks);
-    }
-  }
-  std::vector<Program> programs;
-  std::optional<ChunkChoice> auto_choice;
-  for (const std::string& request : options.chunks) {
-    Program program;
-    if (request == "auto") {
-      // Per rank: gather (devices - 1) shards of x, reduce-scatter
-      // (devices - 1) blocks of the partial y; two GEMMs of 2 * S * H * F / D.
-      PipelineCost cost{
-          .link_bytes = 2.0 * static_cast<double>((devices - 1) * local_rows * options.hidden) * 4,
-          .flops = 4.0 * static_cast<double>(options.tokens * options.hidden) *
-                   static_cast<double>(options.ffn / devices),
-          .collectives_per_chunk = 2,
-          .ops_per_chunk = 6};
-      LinkCalibration link = calibrate(communicator, world, options.tokens, options.hidden,
-                                       options.ffn / devices, candidates);
-      auto_choice = agreeOnChunks(communicator, world, cost, link, candidates);
-      program.name = "pipelined-auto";
-      program.chunks = auto_choice->chunks;
-    } else {
-      program.name = "pipelined";
-      program.chunks = std::stoll(request);  // checkOptions: it divides local_rows
-    }
-    programs.push_back(std::move(program));
-  }
-  Program unchunked;
-  unchunked.name = "unchunked";
-  programs.push_back(std::move(unchunked));
-  MultiDeviceExecutorParams params{.number_of_streams = options.streams};
-  for (Program& program : programs) {
-    program.fusion = buildBlock(devices, program.chunks);
-    program.executor = std::make_unique<MultiDeviceExecutor>(*program.fusion, communicator, params);
-  }
-
-  if (rank == 0) {
-    std::cout << "== sequence-parallel MLP block on " << devices << " ranks over " << options.link
-              << ": x[" << options.tokens << ", " << options.hidden << "] sharded on tokens, w1["
-              << options.ffn << ", " << options.hidden << "], w2[" << options.hidden << ", "
-              << options.ffn << "] sharded on ffn; " << options.streams << " streams\n"
-              << "thread budget per rank: " << budget.describe() << "\n";
-    if (auto_choice) {
-      std::cout << "auto chunks: " << auto_choice->chunks << " (" << auto_choice->reason << ")\n";
-    }
-    const Program& shown = programs.front();
-    shown.fusion->print();
-    std::cout << "== host program, " << programTitle(shown) << ":\n"
-              << shown.executor->hostProgram().toString();
-    if (options.dump) {
-      std::cout << "== without stream chunking:\n"
-                << programs.back().executor->hostProgram().toString();
-    }
-  }
-
-  bool ok = true;
-  std::map<const Program*, bool> checks;
-  for (const Program& program : programs) {
-    at::Tensor out = program.executor->run(inputs).at(0);
-    double diff = (out - expected).abs().max().item<double>();
-    bool close = at::allclose(out, expected, 1e-4, 1e-4);
-    std::cout << "check " << programTitle(program)
-              << " against single-process ATen: max |diff| = " << diff << " "
-              << (close ? "OK" : "MISMATCH") << "\n";
-    checks[&program] = close;
-    ok = ok && close;
-  }
-
-  nlohmann::json report;
-  report["config"] = {{"ranks", devices},           {"tokens", options.tokens},
-                      {"hidden", options.hidden},   {"ffn", options.ffn},
-                      {"streams", options.streams}, {"runs", options.runs},
-                      {"link", options.link},       {"thread_budget", budget.describe()}};
-  if (auto_choice) {
-    nlohmann::json predicted;
-    for (const auto& [chunks, ms] : auto_choice->predicted_ms) {
-      predicted[std::to_string(chunks)] = ms;
-    }
-    const LinkCalibration& link = auto_choice->inputs;
-    report["auto"] = {{"chunks", auto_choice->chunks},
-                      {"reason", auto_choice->reason},
-                      {"predicted_ms", predicted},
-                      {"inputs",
-                       {{"bandwidth_MBps", link.bandwidth_mb_per_s},
-                        {"latency_ms", link.latency_ms},
-                        {"comm_cpu_fraction", link.comm_cpu_fraction},
-                        {"gemm_gflops", link.gemm_gflops.at(auto_choice->chunks)},
-                        {"gemm_gflops_by_chunks", [&] {
-                           nlohmann::json rates;
-                           for (const auto& [chunks, rate] : link.gemm_gflops) {
-                             rates[std::to_string(chunks)] = rate;
-                           }
-                           return rates;
-                         }()}}}};
-  }
-  report["programs"] = nlohmann::json::array();
-  // Runs of the programs interleave, so a change in the machine's load hits
-  // them alike.
-  std::vector<std::vector<double>> times(programs.size());
-  for (int run = 0; run < options.runs; ++run) {
-    for (size_t i = 0; i < programs.size(); ++i) {
-      times[i].push_back(
-          timedRuns(1, communicator, [&] { programs[i].executor->run(inputs); }).front());
-    }
-  }
-  std::vector<std::pair<std::string, double>> rows_out;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    report["programs"].push_back({{"name", programs[i].name},
-                                  {"chunks", programs[i].chunks},
-                                  {"median_ms", median(times[i])},
-                                  {"runs_ms", times[i]},
-                                  {"check", checks[&programs[i]]}});
-    rows_out.emplace_back(programTitle(programs[i]), median(times[i]));
-  }
-  if (!options.trace_path.empty()) {
-    // One more run of the first program, traced.
-    runtime::Tracer::global().start();
-    timedRuns(1, communicator, [&] { programs.front().executor->run(inputs); });
-    runtime::Tracer::global().stop();
-    std::string path = options.trace_path + ".rank" + std::to_string(rank) + ".json";
-    runtime::Tracer::global().write(path);
-    std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
-  }
-  double comm_ms = 0;
-  double compute_ms = 0;
+  // --baselines: the same data movement through raw c10d, and the same
+  // compute as plain ATen on whole tensors.
   if (options.baselines) {
-    // The same data movement through raw c10d (postCollective on the same
-    // Gloo group), and the same compute as plain ATen on whole tensors.
-    at::Tensor gathered = at::empty({options.tokens, options.hidden});
-    at::Tensor partial = at::randn({options.tokens, options.hidden});
-    at::Tensor scattered = at::empty({local_rows, options.hidden});
-    CommunicationParams allgather{.type = CommunicationType::Allgather, .team = world};
-    CommunicationParams reduce_scatter{.type = CommunicationType::ReduceScatter,
-                                       .team = world,
-                                       .reduce_op = ReduceOp::Sum,
-                                       .scattered_axis = 0};
-    std::vector<double> comm_times = timedRuns(options.runs, communicator, [&] {
-      waitWork(
-          postCollective(allgather, "comm-only allgather", rank, inputs[0], gathered, communicator),
-          communicator.timeout(), "comm-only allgather");
-      waitWork(postCollective(reduce_scatter, "comm-only reduce-scatter", rank, partial, scattered,
-                              communicator),
-               communicator.timeout(), "comm-only reduce-scatter");
-    });
-    std::vector<double> compute_times = timedRuns(options.runs, communicator, [&] {
-      at::linear(at::gelu(at::linear(x, inputs[1])), inputs[2]);
-    });
-    comm_ms = median(comm_times);
-    compute_ms = median(compute_times);
-    report["programs"].push_back(
-        {{"name", "comm-only"}, {"median_ms", comm_ms}, {"runs_ms", comm_times}});
-    report["programs"].push_back(
-        {{"name", "compute-only"}, {"median_ms", compute_ms}, {"runs_ms", compute_times}});
+    job.communication_only =
+        allgatherReduceScatterOnly(job.inputs[0], options.tokens, /*blocks=*/1);
   }
-
-  if (rank == 0) {
-    const double unchunked_ms = rows_out.back().second;
-    std::cout << "time (median of " << options.runs << " runs, link: " << options.link << "):\n";
-    for (const auto& [title, ms] : rows_out) {
-      std::cout << "  " << std::left << std::setw(30) << title << std::right << std::fixed
-                << std::setprecision(1) << std::setw(9) << ms << " ms   " << std::setprecision(2)
-                << ms / unchunked_ms << " x unchunked\n";
-    }
-    if (options.baselines) {
-      const double ideal = std::max(comm_ms, compute_ms);
-      std::cout << "  " << std::left << std::setw(30) << "communication only" << std::right
-                << std::setprecision(1) << std::setw(9) << comm_ms << " ms\n"
-                << "  " << std::left << std::setw(30) << "compute only" << std::right
-                << std::setw(9) << compute_ms << " ms\n";
-      for (const auto& [title, ms] : rows_out) {
-        if (title != "unchunked" && unchunked_ms > ideal) {
-          std::cout << "  fraction of the ideal gain, " << title << ": " << std::setprecision(2)
-                    << (unchunked_ms - ms) / (unchunked_ms - ideal) << "\n";
-        }
-      }
-    }
-    if (!options.json_path.empty()) {
-      std::ofstream file(options.json_path);
-      HOSTIR_CHECK(file.is_open(), "cannot write --json file '", options.json_path, "'");
-      file << report.dump(2) << "\n";
-    }
-  }
-  std::cout << (ok ? "PASSED" : "FAILED") << "\n";
-  return ok ? 0 : 1;
+  job.compute_only = [&] { at::linear(at::gelu(at::linear(x, job.inputs[1])), job.inputs[2]); };
+  return runShardedJob(options, job);
 }
 
 }  // namespace
@@ -351,28 +57,7 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
 SequenceParallelMlpOptions parseSequenceParallelMlpOptions(const std::vector<std::string>& args) {
   SequenceParallelMlpOptions options;
   CLI::App app{"the main job: a sequence-parallel transformer MLP block", "hostir sp-mlp"};
-  // A positive extent (CLI::PositiveNumber's message would print the double range).
-  auto positive = CLI::Range(int64_t{1}, int64_t{1} << 40);
-  app.add_option("--ranks", options.ranks, "ranks to start when not launched")
-      ->check(CLI::Range(int64_t{1}, int64_t{64}));
-  app.add_option("--tokens", options.tokens, "rows of x (sequence length)")->check(positive);
-  app.add_option("--hidden", options.hidden, "columns of x")->check(positive);
-  app.add_option("--ffn", options.ffn, "the MLP's inner width")->check(positive);
-  app.add_option("--chunks", options.chunks,
-                 "pipelined variants: chunk counts and/or auto, e.g. 4,8,auto")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"auto"}) | CLI::Range(int64_t{1}, int64_t{1} << 20));
-  app.add_option("--streams", options.streams, "worker streams")
-      ->check(CLI::Range(1, static_cast<int>(runtime::StreamPool::kMaxStreamIndex)));
-  app.add_option("--runs", options.runs, "timed runs per program (median)")
-      ->check(CLI::Range(1, 10000));
-  app.add_flag("--dump", options.dump, "also print the unchunked host program");
-  app.add_flag("--baselines", options.baselines,
-               "also time communication-only and compute-only programs");
-  app.add_option("--trace", options.trace_path,
-                 "trace the first pipelined variant into PATH.rankN.json");
-  app.add_option("--json", options.json_path, "write the figures as JSON (rank 0)");
-  app.add_option("--link", options.link, "how the output names the link");
+  addShardedJobOptions(app, options);
   if (!parseArguments(app, args, "hostir sp-mlp")) {
     std::exit(0);
   }
@@ -385,7 +70,7 @@ int runSequenceParallelMlp(const std::vector<std::string>& args) {
     return runOnRank(options);
   }
   // Not launched: check what can be checked once, then start the ranks.
-  checkOptions(options, options.ranks);
+  checkShardedJobOptions(options, options.ranks);
   return relaunchAsRanks(options.ranks, "sp-mlp", args);
 }
 

@@ -7,7 +7,7 @@ set -uo pipefail
 hostir=$1
 failures=0
 
-for command in "" list passes print lower run sp-mlp targets trace launch; do
+for command in "" list passes print lower run sp-mlp sp-layer targets trace launch; do
   # shellcheck disable=SC2086
   output=$("$hostir" $command --help 2>&1)
   status=$?

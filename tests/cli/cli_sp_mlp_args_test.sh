@@ -1,31 +1,37 @@
 #!/usr/bin/env bash
-# Issue 20, item 6: `hostir sp-mlp` checks its arguments before any rank
-# starts: the error is printed once (not once per rank) and no rank runs; an
-# output file's folder is checked before the run, not after it.
+# Issue 20, item 6: `hostir sp-mlp` (and `hostir sp-layer`, issue 19) checks
+# its arguments before any rank starts: the error is printed once (not once
+# per rank) and no rank runs; an output file's folder is checked before the
+# run, not after it.
 # Usage: cli_sp_mlp_args_test.sh HOSTIR_BINARY
 set -uo pipefail
 hostir=$1
 failures=0
 
 expect_early_error() {
-  local want=$1
-  shift
+  local command=$1 want=$2
+  shift 2
   local output status count
-  output=$("$hostir" sp-mlp "$@" 2>&1)
+  output=$("$hostir" "$command" "$@" 2>&1)
   status=$?
   count=$(grep -c -- "$want" <<<"$output")
   if [[ $status -eq 0 ]] || [[ $count -ne 1 ]] || grep -q "^\[rank" <<<"$output"; then
-    echo "FAIL: hostir sp-mlp $*: exit $status, '$want' printed $count times (want once, no rank output):"
+    echo "FAIL: hostir $command $*: exit $status, '$want' printed $count times (want once, no rank output):"
     echo "$output" | tail -5
     failures=$((failures + 1))
   else
-    echo "ok: hostir sp-mlp $* -> $(grep -m1 -- "$want" <<<"$output")"
+    echo "ok: hostir $command $* -> $(grep -m1 -- "$want" <<<"$output")"
   fi
 }
 
-expect_early_error "must divide by the number of ranks (3)" --ranks 3 --tokens 64 --hidden 8 --ffn 48
-expect_early_error "must divide each rank's 32 token rows" --ranks 2 --tokens 64 --hidden 8 --ffn 16 --chunks 5
-expect_early_error "does not exist" --ranks 2 --tokens 64 --hidden 8 --ffn 16 --trace /nonexistent_hostir_dir/t
-expect_early_error "does not exist" --ranks 2 --tokens 64 --hidden 8 --ffn 16 --json /nonexistent_hostir_dir/r.json
+expect_early_error sp-mlp "must divide by the number of ranks (3)" --ranks 3 --tokens 64 --hidden 8 --ffn 48
+expect_early_error sp-mlp "must divide each rank's 32 token rows" --ranks 2 --tokens 64 --hidden 8 --ffn 16 --chunks 5
+expect_early_error sp-mlp "does not exist" --ranks 2 --tokens 64 --hidden 8 --ffn 16 --trace /nonexistent_hostir_dir/t
+expect_early_error sp-mlp "does not exist" --ranks 2 --tokens 64 --hidden 8 --ffn 16 --json /nonexistent_hostir_dir/r.json
+expect_early_error sp-layer "--tokens (64) and --ffn (48) must divide by the number of ranks (3)" --ranks 3 --tokens 64 --hidden 9 --heads 3 --ffn 48
+expect_early_error sp-layer "--heads (6) must divide by the number of ranks (4)" --ranks 4 --tokens 64 --hidden 24 --heads 6 --ffn 16
+expect_early_error sp-layer "--hidden (20) must divide by --heads (8)" --ranks 2 --tokens 64 --hidden 20 --heads 8 --ffn 16
+expect_early_error sp-layer "must divide each rank's 32 token rows" --ranks 2 --tokens 64 --hidden 8 --heads 2 --ffn 16 --chunks 3
+expect_early_error sp-layer "does not exist" --ranks 2 --tokens 64 --hidden 8 --heads 2 --ffn 16 --json /nonexistent_hostir_dir/r.json
 
 exit $((failures > 0))

@@ -13,6 +13,7 @@ from conftest import build_dir
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "python_mlp.py"
+LAYER = ROOT / "examples" / "transformer_layer.py"
 
 
 def environment():
@@ -56,7 +57,7 @@ def test_python_mlp_sharded_under_torchrun():
                  "--standalone", "--nproc_per_node=2", str(EXAMPLE), "--sharded"])
 
 
-def test_python_mlp_sharded_under_mpirun():
+def mpirun_command(script, *args):
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         pytest.skip("mpirun (Debian's openmpi-bin) is not installed")
@@ -64,6 +65,45 @@ def test_python_mlp_sharded_under_mpirun():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     # The example reads only Open MPI's OMPI_COMM_WORLD_* (no RANK).
-    run_sharded([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
-                 "-x", "PYTHONPATH", "-x", "HOSTIR_COMM_TIMEOUT_S", "-x", "MASTER_ADDR=127.0.0.1",
-                 "-x", f"MASTER_PORT={port}", sys.executable, str(EXAMPLE), "--sharded"])
+    return [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+            "-x", "PYTHONPATH", "-x", "HOSTIR_COMM_TIMEOUT_S", "-x", "MASTER_ADDR=127.0.0.1",
+            "-x", f"MASTER_PORT={port}", sys.executable, str(script), *args]
+
+
+def test_python_mlp_sharded_under_mpirun():
+    run_sharded(mpirun_command(EXAMPLE, "--sharded"))
+
+
+# The transformer layer (issue 19): every rank checks its token shard
+# against the layer written the usual way in torch.
+
+
+def test_transformer_layer_one_process():
+    result = subprocess.run([sys.executable, str(LAYER)], env=environment(),
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[rank 0] max |y - torch|" in result.stdout
+
+
+def test_transformer_layer_two_ranks_with_pipelined_mlp():
+    launcher = build_dir() / "tools" / "hostir"
+    if not launcher.exists():
+        pytest.skip(f"{launcher} is not built")
+    command = [str(launcher), "launch", "-n", "2", "--", sys.executable, str(LAYER), "--chunks", "2"]
+    result = subprocess.run(command, env=environment(), capture_output=True, text=True,
+                            timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "[rank 1] max |y - torch|" in output
+    # The host program shows the collectives, the MLP's allgather in the loop.
+    assert output.count("type=Allgather") == 2 and output.count("type=ReduceScatter") == 2, output
+    assert "FOR StreamIdx in" in output, output
+
+
+def test_transformer_layer_under_torchrun():
+    run_sharded([sys.executable, "-m", "hostir.torchrun",
+                 "--standalone", "--nproc_per_node=2", str(LAYER)])
+
+
+def test_transformer_layer_under_mpirun():
+    run_sharded(mpirun_command(LAYER))

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 19: `hostir sp-layer` end to end on 2 local ranks: every rank's
+# output matches the single-process ATen reference (unchunked and with the
+# MLP block in 2 Stream chunks), the printed host program holds the layer's
+# collectives (attention: allgather, reduce-scatter; MLP: allgather in the
+# chunk loop, reduce-scatter), and --json reports the programs and the heads.
+# Usage: cli_sp_layer_test.sh HOSTIR_BINARY
+set -uo pipefail
+hostir=$1
+failures=0
+json=$(mktemp --suffix=.json)
+trap 'rm -f "$json"' EXIT
+
+fail() {
+  echo "FAIL: $1"
+  failures=$((failures + 1))
+}
+
+output=$("$hostir" sp-layer --ranks 2 --tokens 32 --hidden 16 --heads 4 --ffn 32 --chunks 2 \
+  --runs 1 --json "$json" 2>&1)
+status=$?
+[[ $status -eq 0 ]] || fail "hostir sp-layer exited with $status"
+for rank in 0 1; do
+  [[ $(grep -c "^\[rank $rank\] check .* OK$" <<<"$output") -eq 2 ]] ||
+    fail "rank $rank: want 2 checks OK (pipelined, unchunked)"
+  grep -q "^\[rank $rank\] PASSED$" <<<"$output" || fail "rank $rank did not print PASSED"
+done
+program=$(sed -n '/== host program, pipelined (2 chunks):/,/^\[rank 0\] HostUnit/p' <<<"$output")
+[[ $(grep -c "type=Allgather" <<<"$program") -eq 2 ]] || fail "want 2 Allgathers in the program"
+[[ $(grep -c "type=ReduceScatter" <<<"$program") -eq 2 ]] ||
+  fail "want 2 ReduceScatters in the program"
+grep -q "FOR StreamIdx in" <<<"$program" || fail "want the MLP's chunk loop in the program"
+/usr/bin/python3 - "$json" <<'PY' || fail "--json report"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["config"]["heads"] == 4, report["config"]
+names = [p["name"] for p in report["programs"]]
+assert names == ["pipelined", "unchunked"], names
+assert all(p["check"] for p in report["programs"]), report["programs"]
+PY
+
+if [[ $failures -gt 0 ]]; then
+  echo "$output" | tail -40
+  exit 1
+fi
+echo "ok: hostir sp-layer on 2 ranks"

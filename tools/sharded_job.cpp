@@ -1,0 +1,328 @@
+#include "sharded_job.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <optional>
+
+#include "cli_arguments.h"
+#include "hostir/runtime/comm/collectives.h"
+#include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/multidevice_executor.h"
+#include "hostir/runtime/streams/stream_pool.h"
+#include "hostir/runtime/streams/thread_budget.h"
+#include "hostir/runtime/streams/tracer.h"
+
+namespace hostir::tools {
+
+namespace {
+
+struct Program {
+  std::string name;  // "pipelined", "pipelined-auto", "unchunked"
+  int64_t chunks = 1;
+  std::unique_ptr<Fusion> fusion;
+  std::unique_ptr<MultiDeviceExecutor> executor;
+};
+
+std::string programTitle(const Program& program) {
+  if (program.name == "unchunked") {
+    return "unchunked";
+  }
+  return (program.name == "pipelined-auto" ? "pipelined, auto (" : "pipelined (") +
+         std::to_string(program.chunks) + " chunks)";
+}
+
+std::vector<double> timedRuns(int runs, Communicator& communicator,
+                              const std::function<void()>& body) {
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    // Each run starts when every rank is ready and ends when every rank is
+    // done.
+    communicator.barrier();
+    auto start = std::chrono::steady_clock::now();
+    body();
+    communicator.barrier();
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  return times;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+nlohmann::json autoReport(const ChunkChoice& choice) {
+  nlohmann::json predicted;
+  for (const auto& [chunks, ms] : choice.predicted_ms) {
+    predicted[std::to_string(chunks)] = ms;
+  }
+  const LinkCalibration& link = choice.inputs;
+  nlohmann::json rates;
+  for (const auto& [chunks, rate] : link.gemm_gflops) {
+    rates[std::to_string(chunks)] = rate;
+  }
+  return {{"chunks", choice.chunks},
+          {"reason", choice.reason},
+          {"predicted_ms", predicted},
+          {"inputs",
+           {{"bandwidth_MBps", link.bandwidth_mb_per_s},
+            {"latency_ms", link.latency_ms},
+            {"comm_cpu_fraction", link.comm_cpu_fraction},
+            {"gemm_gflops", link.gemm_gflops.at(choice.chunks)},
+            {"gemm_gflops_by_chunks", rates}}}};
+}
+
+}  // namespace
+
+void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options) {
+  // A positive extent (CLI::PositiveNumber's message would print the double range).
+  auto positive = CLI::Range(int64_t{1}, int64_t{1} << 40);
+  app.add_option("--ranks", options.ranks, "ranks to start when not launched")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
+  app.add_option("--tokens", options.tokens, "rows of x (sequence length)")->check(positive);
+  app.add_option("--hidden", options.hidden, "columns of x")->check(positive);
+  app.add_option("--ffn", options.ffn, "the MLP's inner width")->check(positive);
+  app.add_option("--chunks", options.chunks,
+                 "pipelined variants: chunk counts and/or auto, e.g. 4,8,auto")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"auto"}) | CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_option("--streams", options.streams, "worker streams")
+      ->check(CLI::Range(1, static_cast<int>(runtime::StreamPool::kMaxStreamIndex)));
+  app.add_option("--runs", options.runs, "timed runs per program (median)")
+      ->check(CLI::Range(1, 10000));
+  app.add_flag("--dump", options.dump, "also print the unchunked host program");
+  app.add_flag("--baselines", options.baselines,
+               "also time communication-only and compute-only programs");
+  app.add_option("--trace", options.trace_path,
+                 "trace the first pipelined variant into PATH.rankN.json");
+  app.add_option("--json", options.json_path, "write the figures as JSON (rank 0)");
+  app.add_option("--link", options.link, "how the output names the link");
+}
+
+void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
+  HOSTIR_CHECK(options.tokens % devices == 0 && options.ffn % devices == 0, "--tokens (",
+               options.tokens, ") and --ffn (", options.ffn,
+               ") must divide by the number of ranks (", devices, ")");
+  const int64_t local_rows = options.tokens / devices;
+  for (const std::string& request : options.chunks) {
+    if (request == "auto") {
+      continue;
+    }
+    const int64_t chunks = std::stoll(request);
+    HOSTIR_CHECK(chunks >= 1 && local_rows % chunks == 0, "--chunks ", request,
+                 " must divide each rank's ", local_rows, " token rows (--tokens ", options.tokens,
+                 " over ", devices, " ranks)");
+  }
+  checkOutputFolder("--trace", options.trace_path);
+  checkOutputFolder("--json", options.json_path);
+}
+
+void setMlpBlockCost(ShardedJob& job, const ShardedJobOptions& options, int64_t devices) {
+  const int64_t local_rows = options.tokens / devices;
+  // Per rank: gather (devices - 1) shards of x, reduce-scatter (devices - 1)
+  // blocks of the partial y; two GEMMs of 2 * S * H * F / D.
+  job.cost = {
+      .link_bytes = 2.0 * static_cast<double>((devices - 1) * local_rows * options.hidden) * 4,
+      .flops = 4.0 * static_cast<double>(options.tokens * options.hidden) *
+               static_cast<double>(options.ffn / devices),
+      .collectives_per_chunk = 2,
+      .ops_per_chunk = 6};
+  job.gemm_m = options.tokens;
+  job.gemm_k = options.hidden;
+  job.gemm_n = options.ffn / devices;
+}
+
+std::function<void()> allgatherReduceScatterOnly(const at::Tensor& local, int64_t tokens,
+                                                 int blocks) {
+  Communicator& communicator = Communicator::getInstance();
+  const int64_t rank = communicator.deviceId();
+  std::vector<int64_t> world(static_cast<size_t>(communicator.size()));
+  std::iota(world.begin(), world.end(), 0);
+  const int64_t hidden = local.size(1);
+  at::Tensor gathered = at::empty({tokens, hidden});
+  at::Tensor partial = at::randn({tokens, hidden});
+  at::Tensor scattered = at::empty({local.size(0), hidden});
+  CommunicationParams allgather{.type = CommunicationType::Allgather, .team = world};
+  CommunicationParams reduce_scatter{.type = CommunicationType::ReduceScatter,
+                                     .team = world,
+                                     .reduce_op = ReduceOp::Sum,
+                                     .scattered_axis = 0};
+  return [=, &communicator] {
+    for (int block = 0; block < blocks; ++block) {
+      waitWork(
+          postCollective(allgather, "comm-only allgather", rank, local, gathered, communicator),
+          communicator.timeout(), "comm-only allgather");
+      waitWork(postCollective(reduce_scatter, "comm-only reduce-scatter", rank, partial, scattered,
+                              communicator),
+               communicator.timeout(), "comm-only reduce-scatter");
+    }
+  };
+}
+
+int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
+  Communicator& communicator = Communicator::getInstance();
+  const int64_t devices = communicator.size();
+  const int64_t rank = communicator.deviceId();
+  const int64_t local_rows = options.tokens / devices;
+  std::vector<int64_t> world(static_cast<size_t>(devices));
+  std::iota(world.begin(), world.end(), 0);
+  runtime::Tracer::global().setProcessId(static_cast<int>(rank));
+
+  const runtime::ThreadBudget budget =
+      runtime::computeThreadBudget(options.streams, /*communicates=*/devices > 1,
+                                   static_cast<int>(communicator.environment().local_world_size));
+  at::set_num_threads(budget.intra_op_threads);
+
+  // Chunk counts that split every rank's rows evenly; auto chooses among
+  // the usual powers of two.
+  std::vector<int64_t> candidates;
+  for (int64_t chunks : {1, 2, 4, 8, 16}) {
+    if (local_rows % chunks == 0) {
+      candidates.push_back(chunks);
+    }
+  }
+  std::vector<Program> programs;
+  std::optional<ChunkChoice> auto_choice;
+  for (const std::string& request : options.chunks) {
+    Program program;
+    if (request == "auto") {
+      LinkCalibration link =
+          calibrate(communicator, world, job.gemm_m, job.gemm_k, job.gemm_n, candidates);
+      auto_choice = agreeOnChunks(communicator, world, job.cost, link, candidates);
+      program.name = "pipelined-auto";
+      program.chunks = auto_choice->chunks;
+    } else {
+      program.name = "pipelined";
+      program.chunks = std::stoll(request);  // checked: it divides local_rows
+    }
+    programs.push_back(std::move(program));
+  }
+  Program unchunked;
+  unchunked.name = "unchunked";
+  programs.push_back(std::move(unchunked));
+  MultiDeviceExecutorParams params{.number_of_streams = options.streams};
+  for (Program& program : programs) {
+    program.fusion = job.build(program.chunks);
+    program.executor = std::make_unique<MultiDeviceExecutor>(*program.fusion, communicator, params);
+  }
+
+  if (rank == 0) {
+    std::cout << "== " << job.title << "; " << options.streams << " streams\n"
+              << "thread budget per rank: " << budget.describe() << "\n";
+    if (auto_choice) {
+      std::cout << "auto chunks: " << auto_choice->chunks << " (" << auto_choice->reason << ")\n";
+    }
+    const Program& shown = programs.front();
+    shown.fusion->print();
+    std::cout << "== host program, " << programTitle(shown) << ":\n"
+              << shown.executor->hostProgram().toString();
+    if (options.dump) {
+      std::cout << "== without stream chunking:\n"
+                << programs.back().executor->hostProgram().toString();
+    }
+  }
+
+  bool ok = true;
+  std::map<const Program*, bool> checks;
+  for (const Program& program : programs) {
+    at::Tensor out = program.executor->run(job.inputs).at(0);
+    double diff = (out - job.expected).abs().max().item<double>();
+    bool close = at::allclose(out, job.expected, 1e-4, 1e-4);
+    std::cout << "check " << programTitle(program)
+              << " against single-process ATen: max |diff| = " << diff << " "
+              << (close ? "OK" : "MISMATCH") << "\n";
+    checks[&program] = close;
+    ok = ok && close;
+  }
+
+  nlohmann::json report;
+  report["config"] = {{"ranks", devices},           {"tokens", options.tokens},
+                      {"hidden", options.hidden},   {"ffn", options.ffn},
+                      {"streams", options.streams}, {"runs", options.runs},
+                      {"link", options.link},       {"thread_budget", budget.describe()}};
+  report["config"].update(job.config);
+  if (auto_choice) {
+    report["auto"] = autoReport(*auto_choice);
+  }
+  report["programs"] = nlohmann::json::array();
+  // Runs of the programs interleave, so a change in the machine's load hits
+  // them alike.
+  std::vector<std::vector<double>> times(programs.size());
+  for (int run = 0; run < options.runs; ++run) {
+    for (size_t i = 0; i < programs.size(); ++i) {
+      times[i].push_back(
+          timedRuns(1, communicator, [&] { programs[i].executor->run(job.inputs); }).front());
+    }
+  }
+  std::vector<std::pair<std::string, double>> rows_out;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    report["programs"].push_back({{"name", programs[i].name},
+                                  {"chunks", programs[i].chunks},
+                                  {"median_ms", median(times[i])},
+                                  {"runs_ms", times[i]},
+                                  {"check", checks[&programs[i]]}});
+    rows_out.emplace_back(programTitle(programs[i]), median(times[i]));
+  }
+  if (!options.trace_path.empty()) {
+    // One more run of the first program, traced.
+    runtime::Tracer::global().start();
+    timedRuns(1, communicator, [&] { programs.front().executor->run(job.inputs); });
+    runtime::Tracer::global().stop();
+    std::string path = options.trace_path + ".rank" + std::to_string(rank) + ".json";
+    runtime::Tracer::global().write(path);
+    std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
+  }
+  double comm_ms = 0;
+  double compute_ms = 0;
+  if (options.baselines) {
+    std::vector<double> comm_times = timedRuns(options.runs, communicator, job.communication_only);
+    std::vector<double> compute_times = timedRuns(options.runs, communicator, job.compute_only);
+    comm_ms = median(comm_times);
+    compute_ms = median(compute_times);
+    report["programs"].push_back(
+        {{"name", "comm-only"}, {"median_ms", comm_ms}, {"runs_ms", comm_times}});
+    report["programs"].push_back(
+        {{"name", "compute-only"}, {"median_ms", compute_ms}, {"runs_ms", compute_times}});
+  }
+
+  if (rank == 0) {
+    const double unchunked_ms = rows_out.back().second;
+    std::cout << "time (median of " << options.runs << " runs, link: " << options.link << "):\n";
+    for (const auto& [title, ms] : rows_out) {
+      std::cout << "  " << std::left << std::setw(30) << title << std::right << std::fixed
+                << std::setprecision(1) << std::setw(9) << ms << " ms   " << std::setprecision(2)
+                << ms / unchunked_ms << " x unchunked\n";
+    }
+    if (options.baselines) {
+      const double ideal = std::max(comm_ms, compute_ms);
+      std::cout << "  " << std::left << std::setw(30) << "communication only" << std::right
+                << std::setprecision(1) << std::setw(9) << comm_ms << " ms\n"
+                << "  " << std::left << std::setw(30) << "compute only" << std::right
+                << std::setw(9) << compute_ms << " ms\n";
+      for (const auto& [title, ms] : rows_out) {
+        if (title != "unchunked" && unchunked_ms > ideal) {
+          std::cout << "  fraction of the ideal gain, " << title << ": " << std::setprecision(2)
+                    << (unchunked_ms - ms) / (unchunked_ms - ideal) << "\n";
+        }
+      }
+    }
+    if (!options.json_path.empty()) {
+      std::ofstream file(options.json_path);
+      HOSTIR_CHECK(file.is_open(), "cannot write --json file '", options.json_path, "'");
+      file << report.dump(2) << "\n";
+    }
+  }
+  std::cout << (ok ? "PASSED" : "FAILED") << "\n";
+  return ok ? 0 : 1;
+}
+
+}  // namespace hostir::tools

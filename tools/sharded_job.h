@@ -1,0 +1,90 @@
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hostir/ir/fusion.h"
+#include "hostir/runtime/comm/chunk_choice.h"
+
+// What the sharded main jobs (`hostir sp-mlp`, `hostir sp-layer`) share:
+// their common flags and checks, and the run on a rank: build the program
+// unchunked and with each requested chunk count (auto: the chunk-count
+// model), print it, check every rank's output against a single-process
+// reference, time the programs interleaved, and report (table, --json,
+// --trace, --baselines).
+namespace hostir::tools {
+
+struct ShardedJobOptions {
+  int64_t ranks = 2;
+  int64_t tokens = 1024;
+  int64_t hidden = 512;
+  int64_t ffn = 2048;
+  // Pipelined variants to run: chunk counts and/or "auto".
+  std::vector<std::string> chunks = {"auto"};
+  int streams = 4;
+  int runs = 5;
+  bool dump = false;
+  // Also time a communication-only and a compute-only program (the ideal
+  // pipelined time is the larger of the two).
+  bool baselines = false;
+  std::string trace_path;
+  std::string json_path;
+  std::string link = "loopback";  // how the output names the link
+};
+
+// Adds the common flags to `app` (each with its range check).
+void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options);
+
+// Everything about the common arguments that does not need the ranks, for
+// `devices` ranks: run by the launching process (once, before starting any
+// rank) and by every rank (which may have been started by another
+// launcher). Throws hostir::Error.
+void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices);
+
+// One job on this rank.
+struct ShardedJob {
+  // The program for a chunk count (1: unchunked).
+  std::function<std::unique_ptr<Fusion>(int64_t chunks)> build;
+  std::vector<at::Tensor> inputs;  // this rank's
+  at::Tensor expected;             // this rank's shard of the reference output
+  // What rank 0 prints first, after "== " (the block, ranks, link, shapes).
+  std::string title;
+  // Extra "config" entries of the --json report (e.g. the layer's heads).
+  nlohmann::json config = nlohmann::json::object();
+  // --chunks auto: the pipelined part's cost per rank, and the shape of its
+  // GEMM ([m, k] x [k, n], unchunked) that the link calibration times.
+  PipelineCost cost;
+  int64_t gemm_m = 0;
+  int64_t gemm_k = 0;
+  int64_t gemm_n = 0;
+  // --baselines: the job's data movement through raw c10d, and its compute
+  // as plain ATen on whole tensors.
+  std::function<void()> communication_only;
+  std::function<void()> compute_only;
+};
+
+// --chunks auto for a job whose pipelined part is the MLP block of
+// megatron_blocks.h (tokens x hidden rows, ffn sharded over `devices`): sets
+// job.cost and the calibration GEMM.
+void setMlpBlockCost(ShardedJob& job, const ShardedJobOptions& options, int64_t devices);
+
+// A --baselines communication for `blocks` blocks that each allgather the
+// token-sharded [T, H] rows `local` and reduce-scatter a [T, H] partial back
+// onto the tokens, through raw c10d (postCollective on the job's Gloo
+// group). Allocates its buffers now.
+std::function<void()> allgatherReduceScatterOnly(const at::Tensor& local, int64_t tokens,
+                                                 int blocks);
+
+// Runs `job` on this rank (the Communicator's); returns the exit status (0
+// when every rank's check passed on this rank).
+int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job);
+
+}  // namespace hostir::tools
