@@ -15,9 +15,11 @@ import torch
 import hostir
 
 # The stream timeout is read from the environment once per process, so the
-# timed-out run happens in a process of its own. Its one segment (12
+# timed-out run happens in a process of its own. Its segment (12
 # transcendental steps over 1500 x 1500 elements, tens of milliseconds) is
-# still running when the 1 ms timeout fires.
+# still running when the 1 ms timeout fires; its rows are split in 2 over a
+# Stream axis, so it runs on worker streams that the host waits for (work on
+# the caller's stream alone may run inline, with no wait to time out).
 _TIMED_OUT_RUN = textwrap.dedent("""
     import time
     import torch
@@ -28,6 +30,8 @@ _TIMED_OUT_RUN = textwrap.dedent("""
         for step in range(12):
             value = fd.ops.exp(fd.ops.neg(value)) if step % 2 == 0 else fd.ops.sigmoid(value)
         fd.add_output(value)
+        fd.sched.split(value, 0, 2, inner_split=False)
+        fd.sched.parallelize(value, 0, hostir.ParallelType.Stream)
     x = torch.randn(1500, 1500)
     out = torch.zeros(1500, 1500)
     try:
