@@ -34,6 +34,7 @@
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/host_executor.h"
 #include "hostir/runtime/multidevice_executor.h"
+#include "hostir/runtime/streams/stream_queue.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
 
@@ -888,6 +889,12 @@ PYBIND11_MODULE(_C, m) {
     stats["directory"] = KernelCache::global().directory().string();
     return stats;
   });
+
+  // Fault injection for tests/python only, not part of the API (issue 22,
+  // item 7): the next `starts` stream worker starts succeed, then each
+  // fails as a refused pthread_create does; None lifts the limit.
+  py::module_ testing = m.def_submodule("_testing", "test-only hooks; not part of hostir's API");
+  testing.def("limit_worker_starts", &runtime::limitWorkerStartsForTesting, py::arg("starts"));
 
   py::enum_<DataType>(m, "DataType")
       .value("Float", DataType::Float)
