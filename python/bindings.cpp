@@ -374,18 +374,14 @@ class Definition {
   // A group input without a fid (a derived scalar) is reported as its IR
   // string in `unmapped`.
   py::list segments() const {
-    Fusion work;
-    IrCloner cloner = copyFusion(*fusion_, work);
-    std::unordered_map<const Val*, int64_t> fid_of_copy;
-    for (const auto& [v, fid] : fid_of_) {
-      fid_of_copy.emplace(cloner.clone(v), fid);
-    }
+    // Segmentation only reads the definition: no copy.
     SegmentOptions options;
     options.should_merge = hostLoweringMergePolicy();
-    std::unique_ptr<SegmentedFusion> segmented = SegmentCandidateFinder::segment(&work, options);
+    std::unique_ptr<SegmentedFusion> segmented =
+        SegmentCandidateFinder::segment(fusion_.get(), options);
     auto fidOf = [&](const Val* v) -> py::object {
-      auto it = fid_of_copy.find(v);
-      if (it == fid_of_copy.end()) {
+      auto it = fid_of_.find(v);
+      if (it == fid_of_.end()) {
         return py::str(v->toInlineString());
       }
       return py::int_(it->second);
@@ -409,14 +405,14 @@ class Definition {
       py::list extents_of_inputs;
       for (const Val* in : group->inputs()) {
         const auto* tv = dynamic_cast<const TensorView*>(in);
-        auto tensor_fid = fid_of_copy.find(in);
-        if (tv == nullptr || tensor_fid == fid_of_copy.end()) {
+        auto tensor_fid = fid_of_.find(in);
+        if (tv == nullptr || tensor_fid == fid_of_.end()) {
           continue;
         }
         std::vector<IterDomain*> shape = tv->shapeDomain();
         for (size_t axis = 0; axis < shape.size(); ++axis) {
-          auto extent_fid = fid_of_copy.find(shape[axis]->extent());
-          if (extent_fid != fid_of_copy.end()) {
+          auto extent_fid = fid_of_.find(shape[axis]->extent());
+          if (extent_fid != fid_of_.end()) {
             extents_of_inputs.append(
                 py::make_tuple(extent_fid->second, tensor_fid->second, static_cast<int64_t>(axis)));
           }

@@ -22,9 +22,11 @@
 #include <vector>
 
 #include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/lowering_count.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/error.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/fusion_copy_count.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/sharding.h"
@@ -179,6 +181,31 @@ TEST_F(MultiDeviceExecutorTest, UnannotatedIntermediatesTakeTheInputsSharding) {
   at::Tensor fx = randn({4 * n_, 6});
   at::Tensor out = exec.run({localShard(fx, all_, 0)}).at(0);
   expectShard(out, at::exp(-fx), all_, 0);
+}
+
+// One run path: the executor copies the fusion once (its prepared
+// definition) and lowers it once; runs with the same and with a new input
+// signature copy and lower nothing more.
+TEST_F(MultiDeviceExecutorTest, CopiesAndLowersOncePerDefinition) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 0);
+  fusion.addInput(x);
+  TensorView* z = shard(relu(x), all_, 0);
+  fusion.addOutput(z);
+
+  const int64_t copies = fusionCopyCount();
+  const int64_t lowerings = hostIrLoweringCount();
+  MultiDeviceExecutor exec(fusion, comm_);
+  EXPECT_EQ(fusionCopyCount() - copies, 1);
+  EXPECT_EQ(hostIrLoweringCount() - lowerings, 1);
+  at::manual_seed(4);
+  for (at::Tensor full : {randn({2 * n_, 3}), randn({2 * n_, 3}), randn({4 * n_, 5})}) {
+    at::Tensor out = exec.run({localShard(full, all_, 0)}).at(0);
+    expectShard(out, at::relu(full), all_, 0);
+  }
+  EXPECT_EQ(fusionCopyCount() - copies, 1) << "a run copied the fusion";
+  EXPECT_EQ(hostIrLoweringCount() - lowerings, 1) << "a run lowered the fusion again";
 }
 
 // --- set: one mesh ----------------------------------------------------------

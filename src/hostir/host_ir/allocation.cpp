@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "hostir/ir/dispatch.h"
+#include "hostir/host_ir/host_dispatch.h"
 #include "hostir/ir/tensor_view.h"
 
 namespace hostir {
@@ -74,7 +74,7 @@ std::string Deallocate::toString(int indent) const {
   return indentString(indent) + "Deallocate " + buffer()->toInlineString() + "\n";
 }
 
-HOSTIR_DEFINE_EXPR(Allocate)
-HOSTIR_DEFINE_EXPR(Deallocate)
+HOSTIR_DEFINE_HOST_EXPR(Allocate)
+HOSTIR_DEFINE_HOST_EXPR(Deallocate)
 
 }  // namespace hostir

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "hostir/host_ir/host_dispatch.h"
 #include "hostir/ir/cloner.h"
-#include "hostir/ir/dispatch.h"
 #include "hostir/ir/tensor_view.h"
 
 namespace hostir {
@@ -298,10 +298,10 @@ std::string Wait::toString(int indent) const {
   return indentString(indent) + toInlineString() + "\n";
 }
 
-HOSTIR_DEFINE_EXPR(Communication)
-HOSTIR_DEFINE_EXPR(P2PCommunication)
-HOSTIR_DEFINE_EXPR(StartCoalescing)
-HOSTIR_DEFINE_EXPR(EndCoalescing)
-HOSTIR_DEFINE_EXPR(Wait)
+HOSTIR_DEFINE_HOST_EXPR(Communication)
+HOSTIR_DEFINE_HOST_EXPR(P2PCommunication)
+HOSTIR_DEFINE_HOST_EXPR(StartCoalescing)
+HOSTIR_DEFINE_HOST_EXPR(EndCoalescing)
+HOSTIR_DEFINE_HOST_EXPR(Wait)
 
 }  // namespace hostir

@@ -131,6 +131,12 @@ class EndCoalescing : public Expr {
 // Completes a posted Communication, P2PCommunication or coalesced group
 // (EndCoalescing), in order on the current stream.
 //
+// Pairing: the n-th run of a Wait completes the n-th run of its post. So a
+// post has at most one Wait, which follows it and runs as often: in the
+// same loops, or in loops of its own over the same iterations (a prefetch
+// loop posts chunk i, a compute loop's iteration i waits for it).
+// verifyHostProgram checks it; the evaluator completes posts in that order.
+//
 // The Wait refers to the communication expr itself, not to its tensors: a
 // Send has no output and one tensor may be communicated several times, so
 // only the expr identifies the posted work unambiguously (the runtime keys

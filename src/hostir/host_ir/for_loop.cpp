@@ -1,7 +1,7 @@
 #include "hostir/host_ir/for_loop.h"
 
+#include "hostir/host_ir/host_dispatch.h"
 #include "hostir/ir/cloner.h"
-#include "hostir/ir/dispatch.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/scalar_names.h"
@@ -97,6 +97,6 @@ std::string ForLoop::toString(int indent) const {
   return text + body_.toString(indent + 1);
 }
 
-HOSTIR_DEFINE_EXPR(ForLoop)
+HOSTIR_DEFINE_HOST_EXPR(ForLoop)
 
 }  // namespace hostir

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <sstream>
 
+#include "hostir/host_ir/host_dispatch.h"
 #include "hostir/host_ir/printing.h"
 #include "hostir/ir/cloner.h"
-#include "hostir/ir/dispatch.h"
 
 namespace hostir {
 
@@ -143,7 +143,7 @@ std::string PostOnStream::toString(int indent) const {
   return ss.str();
 }
 
-HOSTIR_DEFINE_EXPR(HostUnit)
-HOSTIR_DEFINE_EXPR(PostOnStream)
+HOSTIR_DEFINE_HOST_EXPR(HostUnit)
+HOSTIR_DEFINE_HOST_EXPR(PostOnStream)
 
 }  // namespace hostir

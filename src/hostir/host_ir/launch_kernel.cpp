@@ -2,8 +2,8 @@
 
 #include <sstream>
 
+#include "hostir/host_ir/host_dispatch.h"
 #include "hostir/host_ir/printing.h"
-#include "hostir/ir/dispatch.h"
 
 namespace hostir {
 
@@ -28,6 +28,6 @@ std::string LaunchKernel::toString(int indent) const {
   return ss.str();
 }
 
-HOSTIR_DEFINE_EXPR(LaunchKernel)
+HOSTIR_DEFINE_HOST_EXPR(LaunchKernel)
 
 }  // namespace hostir

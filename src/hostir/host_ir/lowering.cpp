@@ -1,9 +1,11 @@
 #include "hostir/host_ir/lowering.h"
 
 #include <algorithm>
+#include <atomic>
 #include <unordered_set>
 
 #include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/lowering_count.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/passes/verifier.h"
 #include "hostir/ir/cloner.h"
@@ -47,10 +49,19 @@ bool runsExprByExpr(const SegmentedGroup& group) {
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> lowerings{0};
+}  // namespace
+
+int64_t hostIrLoweringCount() {
+  return lowerings.load();
+}
+
 std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
-  Fusion work;
-  copyFusion(fusion, work);
-  for (Val* input : work.inputs()) {
+  ++lowerings;
+  // Segmentation only reads the fusion, and the program is made of clones:
+  // the caller's fusion is lowered as it is, without a copy of its own.
+  for (Val* input : fusion.inputs()) {
     if (auto* tv = dynamic_cast<TensorView*>(input)) {
       HOSTIR_CHECK(!findStreamAxis(tv).has_value(), "fusion input ", tv->toInlineString(),
                    " has a Stream axis; inputs arrive whole, so stream-parallelize the tensors "
@@ -59,11 +70,11 @@ std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
   }
   SegmentOptions options;
   options.should_merge = hostLoweringMergePolicy(staysAlone);
-  std::unique_ptr<SegmentedFusion> segmented = SegmentCandidateFinder::segment(&work, options);
+  std::unique_ptr<SegmentedFusion> segmented = SegmentCandidateFinder::segment(&fusion, options);
 
   auto container = std::make_unique<HostIrContainer>();
   IrCloner cloner(container.get());
-  for (Val* input : work.inputs()) {
+  for (Val* input : fusion.inputs()) {
     container->addInput(cloner.clone(input));
   }
   std::unordered_set<const Expr*> emitted;
@@ -97,7 +108,7 @@ std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
     container->pushBackTopLevelExpr(IrBuilder::createInContainer<PostOnStream>(
         container.get(), unit, cloner.clone(group->inputs()), cloner.clone(group->outputs())));
   }
-  for (Val* output : work.outputs()) {
+  for (Val* output : fusion.outputs()) {
     container->addOutput(cloner.clone(output));
   }
   return container;

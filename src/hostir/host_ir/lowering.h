@@ -7,7 +7,7 @@
 
 namespace hostir {
 
-// Lowers a fusion to a host program: copies it, segments the copy with the
+// Lowers a fusion to a host program: segments it (read only, no copy) with the
 // host-lowering merge policy (segment/host_lowering_policy.h), emits one
 // top-level expr per segment in run order — the op itself for a
 // host-lowerable segment (after any forwarded chain it reads), its exprs one

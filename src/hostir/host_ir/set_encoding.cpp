@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "hostir/ir/dispatch.h"
+#include "hostir/host_ir/host_dispatch.h"
 #include "hostir/ir/tensor_view.h"
 
 namespace hostir {
@@ -138,7 +138,7 @@ std::string UnsetEncoding::toString(int indent) const {
   return printConversion(this, "UnsetEncoding", indent, indentString(indent));
 }
 
-HOSTIR_DEFINE_EXPR(SetEncoding)
-HOSTIR_DEFINE_EXPR(UnsetEncoding)
+HOSTIR_DEFINE_HOST_EXPR(SetEncoding)
+HOSTIR_DEFINE_HOST_EXPR(UnsetEncoding)
 
 }  // namespace hostir

@@ -1,6 +1,6 @@
 #include "hostir/host_ir/stream_ops.h"
 
-#include "hostir/ir/dispatch.h"
+#include "hostir/host_ir/host_dispatch.h"
 
 namespace hostir {
 
@@ -56,8 +56,8 @@ std::string Synchronize::toString(int indent) const {
   return indentString(indent) + "Synchronize " + stream()->toInlineString() + "\n";
 }
 
-HOSTIR_DEFINE_EXPR(GetCurrentStream)
-HOSTIR_DEFINE_EXPR(SetCurrentStream)
-HOSTIR_DEFINE_EXPR(Synchronize)
+HOSTIR_DEFINE_HOST_EXPR(GetCurrentStream)
+HOSTIR_DEFINE_HOST_EXPR(SetCurrentStream)
+HOSTIR_DEFINE_HOST_EXPR(Synchronize)
 
 }  // namespace hostir

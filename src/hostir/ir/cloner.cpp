@@ -1,8 +1,10 @@
 #include "hostir/ir/cloner.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/fusion_copy_count.h"
 
 namespace hostir {
 
@@ -48,8 +50,17 @@ Expr* IrCloner::clone(const Expr* expr) {
   return result;
 }
 
+namespace {
+std::atomic<int64_t> fusion_copies{0};
+}  // namespace
+
+int64_t fusionCopyCount() {
+  return fusion_copies.load();
+}
+
 IrCloner copyFusion(const Fusion& from, Fusion& to) {
   HOSTIR_ASSERT(to.statements().empty(), "copyFusion needs an empty target");
+  ++fusion_copies;
   IrCloner cloner(&to);
   for (const auto& statement : from.statements()) {
     Statement* clone = nullptr;

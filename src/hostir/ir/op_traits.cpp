@@ -17,8 +17,8 @@ constexpr Traits operator|(Traits a, OpTrait b) {
   return a | static_cast<Traits>(b);
 }
 
-// By the expr's class (opName): host IR nodes live in a layer above this
-// one, so they are named, not included.
+// By the expr's class (opName). Only the core IR's ops: host IR nodes
+// (host_ir/) are placed by their own passes and have no op traits.
 const std::unordered_map<std::string_view, Traits>& table() {
   using enum OpTrait;
   static const std::unordered_map<std::string_view, Traits> traits{
@@ -39,8 +39,6 @@ const std::unordered_map<std::string_view, Traits>& table() {
       {"WhereOp", Pointwise | StreamParallelizable | AtenEvaluable},
       // iota has no tensor operand: recomputed in every segment, like full.
       {"IotaOp", Factory | AtenEvaluable | Forwardable},
-      {"Communication", static_cast<Traits>(HostLowerable)},
-      {"P2PCommunication", static_cast<Traits>(HostLowerable)},
   };
   return traits;
 }

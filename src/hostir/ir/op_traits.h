@@ -23,8 +23,7 @@ enum class OpTrait : std::uint32_t {
   // Creates a tensor from scalars (full, zeros, iota).
   Factory = 1u << 4,
   // Lowered as itself at the top level of a host program, never merged into
-  // a segment (a HostUnit): ops that are worth a host node of their own, or
-  // that may reshard (communications).
+  // a segment: ops that are worth a host node of their own.
   HostLowerable = 1u << 5,
   // Stream parallelization can run it slice by slice in a stream loop.
   StreamParallelizable = 1u << 6,
@@ -35,8 +34,8 @@ enum class OpTrait : std::uint32_t {
   Forwardable = 1u << 8,
 };
 
-// Whether `expr` has `trait`. Exprs absent from the table (host IR nodes
-// other than communications, scalar arithmetic on scalars) have none.
+// Whether `expr` has `trait`. Exprs absent from the table (the nodes of the
+// layers above, scalar arithmetic on scalars) have none.
 bool hasTrait(const Expr* expr, OpTrait trait);
 
 // "View|Pointwise|..." for messages and tests.

@@ -24,8 +24,8 @@ class ScalarNames {
 
   // "i45", or "" when `scalar` is not named.
   static std::string nameOf(const Scalar* scalar);
-  // The definitions to print at the top of `scope` (a ForLoop, or nullptr),
-  // operands first; empty when no ScalarNames is active.
+  // The definitions to print at the top of `scope` (a host IR loop, or
+  // nullptr), operands first; empty when no ScalarNames is active.
   static std::vector<const Scalar*> definitionsIn(const Expr* scope);
   // "i45 = ( StreamIdx * i30 )"
   static std::string definitionLine(const Scalar* scalar);

@@ -178,8 +178,8 @@ class Expr : public Statement {
 
   virtual void accept(OptInDispatch& dispatcher) const = 0;
 
-  // Whether outputs are defined by this expr. HirAliasSelect, for example,
-  // binds its output as a view and so must not become its definition.
+  // Whether outputs are defined by this expr. A node that binds its output
+  // as a view of another tensor, for example, must not become its definition.
   virtual bool definesOutputs() const {
     return true;
   }
@@ -256,20 +256,24 @@ class Expr : public Statement {
                                                                                           \
  public:
 
-// Defines the out-of-line boilerplate in the node's .cpp file.
-#define HOSTIR_DEFINE_EXPR(ClassName)                                                         \
+// Defines newObject, shared by every layer's nodes.
+#define HOSTIR_DEFINE_EXPR_NEW_OBJECT(ClassName)                                              \
   Expr* ClassName::newObject(Fusion* container, std::vector<Val*> inputs,                     \
                              std::vector<Val*> outputs, std::vector<Attribute> attributes,    \
                              std::vector<Val*> attribute_vals) const {                        \
     return IrBuilder::createInContainer<ClassName>(container, std::move(inputs),              \
                                                    std::move(outputs), std::move(attributes), \
                                                    std::move(attribute_vals));                \
-  }                                                                                           \
-  void ClassName::accept(OptInDispatch& dispatcher) const {                                   \
-    dispatcher.handle(this);                                                                  \
-  }                                                                                           \
-  void OptInDispatch::handle(const ClassName* expr) {                                         \
-    unhandled(expr);                                                                          \
+  }
+
+// Defines the out-of-line boilerplate of a core IR node in its .cpp file.
+#define HOSTIR_DEFINE_EXPR(ClassName)                       \
+  HOSTIR_DEFINE_EXPR_NEW_OBJECT(ClassName)                  \
+  void ClassName::accept(OptInDispatch& dispatcher) const { \
+    dispatcher.handle(this);                                \
+  }                                                         \
+  void OptInDispatch::handle(const ClassName* expr) {       \
+    unhandled(expr);                                        \
   }
 
 }  // namespace hostir

@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hostir/host_ir/host_dispatch.h"
 #include "hostir/host_ir/host_ir_container.h"
-#include "hostir/ir/dispatch.h"
 #include "hostir/ir/encoding.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/fusion_executor.h"
@@ -60,7 +60,7 @@ struct HostIrEvaluatorParams {
 // queued work is discarded and running work finishes before the executors,
 // the gate and the channels it refers to go away, whatever state the last
 // run left (a timeout, a failure, work still queued).
-class HostIrEvaluator final : public OptInDispatch {
+class HostIrEvaluator final : public HostIrDispatch {
  public:
   explicit HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
                            HostIrEvaluatorParams params = {});

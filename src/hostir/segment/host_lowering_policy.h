@@ -9,12 +9,11 @@ namespace hostir {
 // The segmentation policy of the host IR lowering.
 //
 // A host-lowerable op is one the host program runs directly, as a top-level
-// expr of its own (a set, matmul, linear, select or slice, and host
-// Communication nodes): each stays in a group of its own (plus its copy of
-// any forwarded chain it reads). Every other op (pointwise, reduction,
-// broadcast, permute, reshape, full, ...) merges with its neighbours into a
-// group that the lowering wraps in a HostUnit, which runs as one compiled
-// kernel (docs/kernels.md).
+// expr of its own (a set, matmul, linear, select or slice): each stays in
+// a group of its own (plus its copy of any forwarded chain it reads). Every
+// other op (pointwise, reduction, broadcast, permute, reshape, full, ...)
+// merges with its neighbours into a group that the lowering wraps in a
+// HostUnit, which runs as one compiled kernel (docs/kernels.md).
 bool isHostLowerable(const Expr* expr);
 
 // An op computing a tensor with a Stream axis also stays alone: the stream

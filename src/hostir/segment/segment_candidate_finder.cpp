@@ -37,7 +37,7 @@ void removeGroup(std::vector<SegmentedGroup*>& groups, const SegmentedGroup* gro
 
 }  // namespace
 
-std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::segment(Fusion* fusion,
+std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::segment(const Fusion* fusion,
                                                                  const SegmentOptions& options) {
   HOSTIR_CHECK(fusion != nullptr, "segment: no Fusion given");
   SegmentCandidateFinder finder(fusion, options);
@@ -53,7 +53,7 @@ std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::segment(Fusion* fusion,
   return result;
 }
 
-SegmentCandidateFinder::SegmentCandidateFinder(Fusion* fusion, const SegmentOptions& options)
+SegmentCandidateFinder::SegmentCandidateFinder(const Fusion* fusion, const SegmentOptions& options)
     : options_(options), segmented_(new SegmentedFusion(fusion)) {}
 
 void SegmentCandidateFinder::buildSingletonGroups() {

@@ -37,11 +37,11 @@ struct SegmentOptions {
 class SegmentCandidateFinder {
  public:
   // `fusion` must outlive the result. Prints it when HOSTIR_DUMP=segments.
-  static std::unique_ptr<SegmentedFusion> segment(Fusion* fusion,
+  static std::unique_ptr<SegmentedFusion> segment(const Fusion* fusion,
                                                   const SegmentOptions& options = {});
 
  private:
-  SegmentCandidateFinder(Fusion* fusion, const SegmentOptions& options);
+  SegmentCandidateFinder(const Fusion* fusion, const SegmentOptions& options);
 
   void buildSingletonGroups();
   // One pass over the groups in topological order; whether anything merged.

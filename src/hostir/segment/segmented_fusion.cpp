@@ -10,7 +10,7 @@
 
 namespace hostir {
 
-SegmentedFusion::SegmentedFusion(Fusion* fusion)
+SegmentedFusion::SegmentedFusion(const Fusion* fusion)
     : fusion_(fusion),
       fusion_inputs_(fusion->inputs().begin(), fusion->inputs().end()),
       fusion_outputs_(fusion->outputs().begin(), fusion->outputs().end()) {}

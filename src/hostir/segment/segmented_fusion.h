@@ -19,7 +19,7 @@ class SegmentedFusion {
   SegmentedFusion(const SegmentedFusion&) = delete;
   SegmentedFusion& operator=(const SegmentedFusion&) = delete;
 
-  Fusion* completeFusion() const {
+  const Fusion* completeFusion() const {
     return fusion_;
   }
 
@@ -52,7 +52,7 @@ class SegmentedFusion {
   friend class SegmentCandidateFinder;
   friend class SegmentedGroup;
 
-  explicit SegmentedFusion(Fusion* fusion);
+  explicit SegmentedFusion(const Fusion* fusion);
 
   // Position of a dataflow expr in the complete fusion's topological order.
   int64_t topoIndex(const Expr* expr) const;
@@ -70,7 +70,7 @@ class SegmentedFusion {
     return fusion_outputs_.count(val) != 0;
   }
 
-  Fusion* fusion_;
+  const Fusion* fusion_;
   std::unordered_set<const Val*> fusion_inputs_;
   std::unordered_set<const Val*> fusion_outputs_;
   std::unordered_map<const Expr*, int64_t> topo_index_;

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "core_host_ir/host_ir_test_utils.h"
+#include "hostir/host_ir/host_dispatch.h"
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/ir/arith.h"
-#include "hostir/ir/dispatch.h"
 #include "hostir/ir/tensor_factories.h"
 
 namespace hostir {
@@ -291,8 +291,8 @@ TEST_F(HostIrNodesTest, LaunchKernelRunsARegisteredKernelById) {
       IrBuilder::create<LaunchKernel>(0, std::vector<Val*>{in}, std::vector<Val*>{out})));
 }
 
-// Every host node reaches its own OptInDispatch::handle overload.
-class HostNodeNamer : public OptInDispatch {
+// Every host node reaches its own HostIrDispatch::handle overload.
+class HostNodeNamer : public HostIrDispatch {
  public:
   std::vector<std::string> handled;
 #define HOSTIR_RECORD(T)                \
@@ -341,6 +341,12 @@ TEST_F(HostIrNodesTest, DispatchReachesEveryHostNode) {
   OptInDispatch strict;
   EXPECT_HOSTIR_ERROR(strict.dispatch(nodes[8]), "unsupported op here: Synchronize",
                       "Synchronize Stream 0");
+  // A host IR visitor without a handler for a node errors the same way; a
+  // core opt-out visitor skips host nodes.
+  HostIrDispatch host_strict;
+  EXPECT_HOSTIR_ERROR(host_strict.dispatch(nodes[12]), "unsupported op here: Wait");
+  OptOutDispatch skipping;
+  EXPECT_NO_THROW(skipping.dispatch(nodes[12]));
 }
 
 }  // namespace hostir

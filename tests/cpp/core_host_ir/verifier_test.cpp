@@ -82,6 +82,91 @@ TEST(HostProgramVerifier, RejectsAWaitBeforeItsCommunication) {
                       "a Wait must follow its communication");
 }
 
+// in -> ALLOCATE out, an allgather of in into out, and what a test adds.
+struct CommunicationProgram {
+  HostIrContainer hic;
+  TensorView* in = nullptr;
+  TensorView* out = nullptr;
+  Communication* communication = nullptr;
+
+  CommunicationProgram() {
+    FusionGuard fg(&hic);
+    in = makeContigTensor(1);
+    out = makeContigTensor(1);
+    hic.addInput(in);
+    hic.topLevel().push_back(IrBuilder::create<Allocate>(out));
+    communication = IrBuilder::create<Communication>(
+        in, out, CommunicationParams{.type = CommunicationType::Allgather, .team = {0, 1}});
+  }
+
+  ForLoop* loopOver(Val* extent) {
+    FusionGuard fg(&hic);
+    auto* index = IrBuilder::create<Scalar>(std::string(kStreamIdx), DataType::Int64);
+    auto* axis = IrBuilder::create<IterDomain>(extent, IterType::Iteration, ParallelType::Stream);
+    return IrBuilder::create<ForLoop>(index, axis);
+  }
+
+  Wait* waitFor(Expr* post) {
+    FusionGuard fg(&hic);
+    return IrBuilder::create<Wait>(post);
+  }
+};
+
+// A pass dropped the communication but kept its Wait.
+TEST(HostProgramVerifier, RejectsAWaitWhosePostIsNotInTheProgram) {
+  CommunicationProgram program;
+  program.hic.topLevel().push_back(program.waitFor(program.communication));
+  EXPECT_HOSTIR_ERROR(verifyHostProgram(program.hic), "Wait Communication", "waits for",
+                      "which is not in this program");
+}
+
+TEST(HostProgramVerifier, RejectsTwoWaitsForOnePost) {
+  CommunicationProgram program;
+  Scope& top = program.hic.topLevel();
+  top.push_back(program.communication);
+  top.push_back(program.waitFor(program.communication));
+  EXPECT_NO_THROW(verifyHostProgram(program.hic));
+  top.push_back(program.waitFor(program.communication));
+  EXPECT_HOSTIR_ERROR(verifyHostProgram(program.hic), "Communication", "has two Waits",
+                      "in the top level and in the top level",
+                      "each run of a post is completed by exactly one Wait");
+}
+
+// Posted once, waited for in every iteration: the second iteration would
+// wait for a post that never comes.
+TEST(HostProgramVerifier, RejectsAWaitInALoopOnAPostOutsideIt) {
+  CommunicationProgram program;
+  program.hic.topLevel().push_back(program.communication);
+  ForLoop* loop = program.loopOver(program.in->axis(0)->extent());
+  loop->body().push_back(program.waitFor(program.communication));
+  program.hic.topLevel().push_back(loop);
+  EXPECT_HOSTIR_ERROR(verifyHostProgram(program.hic), "Wait Communication",
+                      "does not run as often as its post in the top level",
+                      "put the Wait in the post's loops, or in loops over the same iterations");
+}
+
+// The pipelined GEMM's shape: a prefetch loop posts, a second loop over the
+// same iterations waits; a second loop over other iterations may not.
+TEST(HostProgramVerifier, PairsAPrefetchLoopWithALoopOverTheSameIterations) {
+  CommunicationProgram program;
+  Val* extent = program.in->axis(0)->extent();
+  ForLoop* prefetch = program.loopOver(extent);
+  prefetch->body().push_back(program.communication);
+  program.hic.topLevel().push_back(prefetch);
+  ForLoop* compute = program.loopOver(extent);
+  compute->body().push_back(program.waitFor(program.communication));
+  program.hic.topLevel().push_back(compute);
+  EXPECT_NO_THROW(verifyHostProgram(program.hic));
+
+  program.hic.topLevel().erase(compute);
+  FusionGuard fg(&program.hic);
+  ForLoop* other = program.loopOver(IrBuilder::create<Scalar>(int64_t{3}));
+  other->body().push_back(program.waitFor(program.communication));
+  program.hic.topLevel().push_back(other);
+  EXPECT_HOSTIR_ERROR(verifyHostProgram(program.hic), "does not run as often as its post",
+                      "FOR StreamIdx");
+}
+
 // A per-iteration value (a tensor whose extent uses the loop index) used
 // after the loop.
 TEST(HostProgramVerifier, RejectsALoopIndexUsedOutsideItsLoop) {

@@ -5,7 +5,7 @@
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/stream_axis.h"
-#include "hostir/host_ir/passes/stream_parallelization.h"
+#include "hostir/host_ir/passes/stream_loop.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/tensor_factories.h"
@@ -198,18 +198,9 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   }
   TensorView* gathered_slots = makeTensorOfExtents(&container, slots_extents, a->dtype());
   emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, gathered_slots));
-  emitted.push_back(makeStreamSyncLoop(container, chunks, caller));
-  emitted.push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, caller));
+  appendWorkerSync(container, chunks, caller, emitted);
 
-  // This iteration's rows of the chunk and where they are gathered.
-  auto chunk_bounds = [&](Val* index) {
-    // Clamped: with ceilDiv-sized chunks the last ones may start past the
-    // end (10 rows in 8 chunks: 2+2+2+2+2+0+0+0); they are empty, never
-    // negative.
-    Val* start = minimum(mul(index, chunk_rows), local_rows);
-    Val* stop = minimum(add(start, chunk_rows), local_rows);
-    return std::make_pair(start, stop);
-  };
+  // Where this iteration's rows of the chunk are gathered.
   auto gathered_slot = [&](Val* index, Val* rows, std::vector<Expr*>& exprs) {
     std::vector<Val*> slot_extents(slots_extents.begin() + 1, slots_extents.end());
     TensorView* slot = makeTensorOfExtents(&container, slot_extents, a->dtype());
@@ -232,10 +223,10 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   // order: it is the program's.
   std::vector<Communication*> allgathers;
   {
-    auto* index = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
-    auto* prefetch = IrBuilder::createInContainer<ForLoop>(&container, index, stream->loop_id);
+    ForLoop* prefetch = makeStreamIndexLoop(container, stream->loop_id);
+    Val* index = prefetch->index();
     std::vector<Expr*> exprs;
-    auto [start, stop] = chunk_bounds(index);
+    auto [start, stop] = chunkBounds(index, chunk_rows, local_rows);
     Val* rows = sub(stop, start);
     TensorView* a_chunk =
         makeTensorOfExtents(&container, {rows, a->shapeDomain()[1]->extent()}, a->dtype());
@@ -255,13 +246,10 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
     emitted.push_back(prefetch);
   }
 
-  auto* index = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
-  auto* loop = IrBuilder::createInContainer<ForLoop>(&container, index, stream->loop_id);
-  Stream* worker = makeWorkerStream(container, index);
-  Scope& body = loop->body();
+  StreamMainLoop main_loop(container, stream->loop_id, caller);
+  Val* index = main_loop.index();
   std::vector<Expr*> body_exprs;
-  body_exprs.push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, worker));
-  auto [start, stop] = chunk_bounds(index);
+  auto [start, stop] = chunkBounds(index, chunk_rows, local_rows);
   Val* rows = sub(stop, start);
   // The Waits match the prefetch loop's posts in order: iteration i waits
   // for chunk i only, on the stream that computes it.
@@ -323,12 +311,10 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
         std::vector<Attribute>{int64_t{0}}));
     appendCollectives(container, tail->plan, my_device, partial, y_chunk, body_exprs);
   }
-  body_exprs.push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, caller));
-  body_exprs.push_back(IrBuilder::createInContainer<Synchronize>(&container, worker));
   for (Expr* expr : body_exprs) {
-    body.push_back(expr);
+    main_loop.loop()->body().push_back(expr);
   }
-  emitted.push_back(loop);
+  emitted.push_back(main_loop.finish());
   return emitted;
 }
 

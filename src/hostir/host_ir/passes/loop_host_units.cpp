@@ -5,8 +5,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "hostir/host_ir/alias_select.h"
 #include "hostir/host_ir/host_ir.h"
-#include "hostir/host_ir/passes/alias_select.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/ops.h"

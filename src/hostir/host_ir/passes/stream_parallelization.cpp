@@ -5,6 +5,7 @@
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/stream_axis.h"
+#include "hostir/host_ir/passes/stream_loop.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/tensor_factories.h"
@@ -85,18 +86,16 @@ TensorView* localSliceTensor(const TensorView* tv, int64_t logical_pos, Val* chu
   return makeTensorOver(tv->container(), ids, tv->dtype());
 }
 
-// Builds one main loop: slices every tensor once and rewrites the exprs
-// onto the slices.
+// Builds one main loop (stream_loop.h): slices every tensor once and
+// rewrites the exprs onto the slices.
 class StreamLoopBuilder {
  public:
   StreamLoopBuilder(HostIrContainer& container, const StreamAxis& axis, Stream* caller_stream)
-      : container_(container), axis_(axis), caller_stream_(caller_stream) {
-    index_ = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
-    worker_stream_ = makeWorkerStream(container, index_);
-    loop_ = IrBuilder::createInContainer<ForLoop>(&container, index_, axis.loop_id);
-    loop_->body().push_back(
-        IrBuilder::createInContainer<SetCurrentStream>(&container, worker_stream_));
-  }
+      : container_(container),
+        axis_(axis),
+        main_loop_(container, axis.loop_id, caller_stream),
+        index_(main_loop_.index()),
+        loop_(main_loop_.loop()) {}
 
   // Whether `expr` can join: every tensor it reads that this loop produces
   // is read along that tensor's Stream axis.
@@ -151,10 +150,7 @@ class StreamLoopBuilder {
   }
 
   ForLoop* finish() {
-    loop_->body().push_back(
-        IrBuilder::createInContainer<SetCurrentStream>(&container_, caller_stream_));
-    loop_->body().push_back(IrBuilder::createInContainer<Synchronize>(&container_, worker_stream_));
-    return loop_;
+    return main_loop_.finish();
   }
 
   const std::vector<TensorView*>& outputs() const {
@@ -192,11 +188,7 @@ class StreamLoopBuilder {
           IrBuilder::createInContainer<HirAliasSelect>(&container_, tv, slice, dim, index_));
     } else {
       Val* extent = tv->getLogicalDomain()[static_cast<size_t>(logical_pos)]->extent();
-      // Clamped: with ceilDiv-sized chunks, the last chunks may start past
-      // the end (5 rows in 4 chunks: 2+2+1+0); their length must be 0, not
-      // negative.
-      Val* start = minimum(mul(index_, axis_.chunk_size), extent);
-      Val* stop = minimum(hostir::add(start, axis_.chunk_size), extent);
+      auto [start, stop] = chunkBounds(index_, axis_.chunk_size, extent);
       slice = localSliceTensor(tv, logical_pos, sub(stop, start));
       loop_->body().push_back(IrBuilder::createInContainer<SliceOp>(
           &container_, std::vector<Val*>{tv, start, stop}, std::vector<Val*>{slice},
@@ -232,9 +224,8 @@ class StreamLoopBuilder {
 
   HostIrContainer& container_;
   StreamAxis axis_;
-  Stream* caller_stream_;
+  StreamMainLoop main_loop_;
   Val* index_;
-  Stream* worker_stream_;
   ForLoop* loop_;
   std::unordered_map<const TensorView*, TensorView*> slices_;
   std::unordered_map<const TensorView*, int64_t> produced_;
@@ -242,25 +233,6 @@ class StreamLoopBuilder {
 };
 
 }  // namespace
-
-Stream* makeWorkerStream(HostIrContainer& container, Val* index) {
-  auto* streams =
-      IrBuilder::createInContainer<Scalar>(&container, kNumberOfStreams, DataType::Int64);
-  return IrBuilder::createInContainer<Stream>(&container, mod(index, streams));
-}
-
-ForLoop* makeStreamSyncLoop(HostIrContainer& container, Val* iterations, Stream* caller) {
-  auto* index = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
-  auto* streams =
-      IrBuilder::createInContainer<Scalar>(&container, kNumberOfStreams, DataType::Int64);
-  auto* loop = IrBuilder::createInContainer<ForLoop>(
-      &container, index, IrBuilder::createInContainer<Scalar>(&container, int64_t{0}),
-      minimum(iterations, streams), IrBuilder::createInContainer<Scalar>(&container, int64_t{1}));
-  loop->body().push_back(IrBuilder::createInContainer<SetCurrentStream>(
-      &container, makeWorkerStream(container, index)));
-  loop->body().push_back(IrBuilder::createInContainer<Synchronize>(&container, caller));
-  return loop;
-}
 
 void checkStreamAxes(const HostIrContainer& container) {
   for (Val* input : container.inputs()) {
@@ -311,8 +283,7 @@ void parallelizeStreams(HostIrContainer& container) {
     for (TensorView* output : builder.outputs()) {
       replacement.push_back(IrBuilder::createInContainer<Allocate>(&container, output));
     }
-    replacement.push_back(makeStreamSyncLoop(container, axis->loop_id->extent(), caller));
-    replacement.push_back(IrBuilder::createInContainer<SetCurrentStream>(&container, caller));
+    appendWorkerSync(container, axis->loop_id->extent(), caller, replacement);
     replacement.push_back(builder.finish());
     // Drop the whole-tensor exprs the loop now computes slice by slice.
     while (std::next(it) != last) {

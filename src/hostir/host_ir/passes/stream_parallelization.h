@@ -2,10 +2,7 @@
 
 namespace hostir {
 
-class ForLoop;
 class HostIrContainer;
-class Stream;
-class Val;
 
 // The stream parallelization pass. Every top-level expr whose output has a
 // Stream axis becomes the body of a host loop over that axis:
@@ -24,10 +21,8 @@ class Val;
 //     SetCurrentStream to callerStream
 //     Synchronize Stream ( StreamIdx % numberOfStreams )
 //
-// Waiting for the caller's stream in a loop of its own, before the main
-// loop, is what lets iterations overlap: a wait at the top of each main-loop
-// iteration would order iteration i+1 after everything the caller's stream
-// has seen, including iteration i's final Synchronize.
+// The sync loop and the main loop's stream switches are built by
+// stream_loop.h, which says why the sync loop comes first.
 // Consecutive exprs whose Stream axes iterate alike (same extent and
 // chunking) and whose in-loop producers are read slice by slice share one
 // loop; an expr without a Stream axis runs between loops on the caller's
@@ -41,12 +36,5 @@ void parallelizeStreams(HostIrContainer& container);
 // runs it before dropping other devices' work, so every rank rejects what
 // any rank would (a rank that rejected alone left the others waiting).
 void checkStreamAxes(const HostIrContainer& container);
-
-// `Stream ( index % numberOfStreams )`: the worker stream of a loop index.
-Stream* makeWorkerStream(HostIrContainer& container, Val* index);
-
-// FOR StreamIdx in [0, min(iterations, numberOfStreams)): each worker
-// stream waits for what `caller` has enqueued so far (the sync loop above).
-ForLoop* makeStreamSyncLoop(HostIrContainer& container, Val* iterations, Stream* caller);
 
 }  // namespace hostir

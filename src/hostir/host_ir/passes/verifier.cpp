@@ -1,6 +1,7 @@
 #include "hostir/host_ir/passes/verifier.h"
 
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -21,6 +22,7 @@ class HostProgramVerifier {
     for (const Val* input : program.inputs()) {
       defined_.insert(input);
     }
+    collectPosts(program.topLevel());
   }
 
   void verify(const Scope& scope) {
@@ -28,26 +30,90 @@ class HostProgramVerifier {
       checkIndicesInScope(expr);
       checkDefinedBeforeUse(expr);
       if (const auto* wait = dynamic_cast<const Wait*>(expr)) {
-        HOSTIR_CHECK(posted_.count(wait->communication()) > 0, expr->toInlineString(),
-                     " comes before ", wait->communication()->toInlineString(),
-                     ", which it waits for; a Wait must follow its communication");
+        checkWaitPairing(wait);
       }
-      if (expr->isA<Communication>() || expr->isA<P2PCommunication>() ||
-          expr->isA<EndCoalescing>()) {
-        posted_.insert(expr);
+      if (isPost(expr)) {
+        posted_.emplace(expr, loops_);
       }
       for (const Val* output : expr->outputs()) {
         defined_.insert(output);
       }
       if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
         in_scope_.push_back(loop->index());
+        loops_.push_back(loop);
         verify(loop->body());
+        loops_.pop_back();
         in_scope_.pop_back();
       }
     }
   }
 
  private:
+  // What a Wait can complete (Wait's own constructor enforces the kinds).
+  static bool isPost(const Expr* expr) {
+    return expr->isA<Communication>() || expr->isA<P2PCommunication>() ||
+           expr->isA<EndCoalescing>();
+  }
+
+  void collectPosts(const Scope& scope) {
+    for (const Expr* expr : scope) {
+      if (isPost(expr)) {
+        all_posts_.insert(expr);
+      }
+      if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
+        collectPosts(loop->body());
+      }
+    }
+  }
+
+  static std::string placeOf(const std::vector<const ForLoop*>& loops) {
+    if (loops.empty()) {
+      return "the top level";
+    }
+    std::string place = "\"";
+    place += loops.back()->toInlineString();
+    place += '"';
+    return place;
+  }
+
+  static bool sameIterations(const ForLoop* a, const ForLoop* b) {
+    return a == b || (a->start()->sameAs(b->start()) && a->stop()->sameAs(b->stop()) &&
+                      a->step()->sameAs(b->step()));
+  }
+
+  // The pairing rule (Wait in host_ir/communication.h): the n-th run of a
+  // Wait completes the n-th run of its post, so the post is in this
+  // program, comes first, has no other Wait, and runs as often: both sit in
+  // the same loops, or in loops of their own over the same iterations (a
+  // prefetch loop posting, a compute loop waiting).
+  void checkWaitPairing(const Wait* wait) {
+    const Expr* post = wait->communication();
+    HOSTIR_CHECK(all_posts_.count(post) > 0, wait->toInlineString(), " waits for ",
+                 post->toInlineString(),
+                 ", which is not in this program; a Wait completes a post of its own program");
+    auto posted = posted_.find(post);
+    HOSTIR_CHECK(posted != posted_.end(), wait->toInlineString(), " comes before ",
+                 post->toInlineString(),
+                 ", which it waits for; a Wait must follow its communication");
+    auto [first, inserted] = waited_.emplace(post, loops_);
+    HOSTIR_CHECK(inserted, post->toInlineString(), " has two Waits, in ", placeOf(first->second),
+                 " and in ", placeOf(loops_),
+                 "; each run of a post is completed by exactly one Wait, remove one");
+    const std::vector<const ForLoop*>& post_loops = posted->second;
+    size_t shared = 0;
+    while (shared < post_loops.size() && shared < loops_.size() &&
+           post_loops[shared] == loops_[shared]) {
+      ++shared;
+    }
+    bool same_runs = post_loops.size() == loops_.size();
+    for (size_t i = shared; same_runs && i < loops_.size(); ++i) {
+      same_runs = sameIterations(post_loops[i], loops_[i]);
+    }
+    HOSTIR_CHECK(same_runs, wait->toInlineString(), " in ", placeOf(loops_),
+                 " does not run as often as its post in ", placeOf(post_loops),
+                 "; put the Wait in the post's loops, or in loops over the same iterations");
+  }
+
   static std::vector<const ForLoop*> loopsOf(const Scope& scope) {
     std::vector<const ForLoop*> loops;
     for (const Expr* expr : scope) {
@@ -122,7 +188,11 @@ class HostProgramVerifier {
   std::unordered_set<const Val*> all_indices_;
   std::vector<const Val*> in_scope_;
   std::unordered_set<const Val*> defined_;
-  std::unordered_set<const Expr*> posted_;
+  std::unordered_set<const Expr*> all_posts_;
+  // The loops each post (or Wait) seen so far sits in, outermost first.
+  std::unordered_map<const Expr*, std::vector<const ForLoop*>> posted_;
+  std::unordered_map<const Expr*, std::vector<const ForLoop*>> waited_;
+  std::vector<const ForLoop*> loops_;
   std::unordered_map<const Val*, std::set<const Val*>> indices_;
 };
 

@@ -1,8 +1,8 @@
-#include "hostir/host_ir/passes/alias_select.h"
+#include "hostir/host_ir/alias_select.h"
 
 #include <sstream>
 
-#include "hostir/ir/dispatch.h"
+#include "hostir/host_ir/host_dispatch.h"
 #include "hostir/ir/tensor_view.h"
 
 namespace hostir {
@@ -57,6 +57,6 @@ std::string HirAliasSelect::toString(int indent) const {
   return ss.str();
 }
 
-HOSTIR_DEFINE_EXPR(HirAliasSelect)
+HOSTIR_DEFINE_HOST_EXPR(HirAliasSelect)
 
 }  // namespace hostir

@@ -1,0 +1,37 @@
+# Fails when the core IR (src/hostir/ir/) names a host IR node: the nodes,
+# their traits and their dispatch belong to host_ir/, whose list of nodes
+# (HOSTIR_FOR_ALL_HOST_EXPRS in host_ir/host_dispatch.h) this reads.
+# Run as a CTest test (tests/CMakeLists.txt).
+cmake_minimum_required(VERSION 3.22)
+file(READ "${HOSTIR_SRC_ROOT}/host_ir/host_dispatch.h" dispatch)
+string(REGEX MATCHALL "\n  F\\([A-Za-z0-9_]+\\)" entries "${dispatch}")
+set(nodes "")
+foreach(entry IN LISTS entries)
+  string(REGEX REPLACE "^\n  F\\(([A-Za-z0-9_]+)\\)$" "\\1" node "${entry}")
+  list(APPEND nodes "${node}")
+endforeach()
+list(LENGTH nodes count)
+if(count LESS 10)
+  message(FATAL_ERROR "found only ${count} host nodes in host_ir/host_dispatch.h; "
+                      "the check no longer matches HOSTIR_FOR_ALL_HOST_EXPRS's format")
+endif()
+file(GLOB_RECURSE sources "${HOSTIR_SRC_ROOT}/ir/*.h" "${HOSTIR_SRC_ROOT}/ir/*.cpp")
+set(problems "")
+foreach(source IN LISTS sources)
+  file(STRINGS "${source}" lines)
+  set(line_number 0)
+  foreach(line IN LISTS lines)
+    math(EXPR line_number "${line_number} + 1")
+    foreach(node IN LISTS nodes)
+      if(line MATCHES "(^|[^A-Za-z0-9_])${node}([^A-Za-z0-9_]|$)")
+        file(RELATIVE_PATH relative "${HOSTIR_SRC_ROOT}" "${source}")
+        string(APPEND problems "\n  src/hostir/${relative}:${line_number} names ${node}")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(problems)
+  message(FATAL_ERROR "the core IR names host IR nodes (declare and place them in host_ir/):"
+                      "${problems}")
+endif()
+message(STATUS "src/hostir/ir/ names none of the ${count} host nodes")
