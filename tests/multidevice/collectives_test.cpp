@@ -385,6 +385,8 @@ TEST_F(CollectivesTest, ProcessGroupsAreCachedPerTeamAndStream) {
   std::iota(world.begin(), world.end(), 0);
   std::vector<int64_t> reversed(world.rbegin(), world.rend());
   c10d::ProcessGroup& stream_0 = communicator_.processGroup(world, /*stream_key=*/0);
+  // HOSTIR_COMM_BACKEND chose the library (gloo by default).
+  EXPECT_EQ(stream_0.getBackendName(), toString(communicator_.backend()));
   const int64_t groups_before = communicator_.numProcessGroups();
   EXPECT_EQ(&communicator_.processGroup(world, 0), &stream_0);
   EXPECT_EQ(&communicator_.processGroup(reversed, 0), &stream_0) << "the team's order is no key";
@@ -419,18 +421,31 @@ TEST_F(CollectivesTest, TimeoutWhenAPeerNeverJoinsNamesTheCollective) {
     return;
   }
   communicator_.processGroup(team, kStreamKey);  // both members create it
-  if (me_ == 1) {
-    return;  // device 1 never joins the collective
-  }
-  const auto previous_timeout = communicator_.timeout();
-  communicator_.setTimeout(std::chrono::milliseconds(1500));
   const auto& communication = makeCommunication(
       {.type = CommunicationType::Allreduce, .team = team, .reduce_op = ReduceOp::Sum});
   at::Tensor buffer = localTensor(me_, 180);
+  // MPI cannot abandon a collective: once device 0 has timed out, device 1
+  // joins late (told so by a message of its own) so that the job can
+  // finalise. A Gloo collective that timed out is over on its own.
+  const bool joins_late = communicator_.backend() == CommBackend::Mpi;
+  at::Tensor timed_out = at::zeros({1});
+  if (me_ == 1) {
+    if (joins_late) {
+      waitWork(
+          postP2P(P2PCommunicationType::Recv, 0, me_, timed_out, communicator_, kStreamKey + 1),
+          communicator_.timeout(), "device 0's word that it timed out");
+      waitWork(postCollective(communication, me_, buffer, buffer, communicator_, kStreamKey),
+               communicator_.timeout(), "the late allreduce");
+    }
+    return;  // device 1 does not join the collective in time
+  }
+  const auto previous_timeout = communicator_.timeout();
+  communicator_.setTimeout(std::chrono::milliseconds(1500));
   const auto start = std::chrono::steady_clock::now();
   std::string message;
+  c10::intrusive_ptr<c10d::Work> work;
   try {
-    auto work = postCollective(communication, me_, buffer, buffer, communicator_, kStreamKey);
+    work = postCollective(communication, me_, buffer, buffer, communicator_, kStreamKey);
     waitWork(work, communicator_.timeout(),
              describeCollective({.type = CommunicationType::Allreduce, .team = team},
                                 communication.toInlineString()));
@@ -440,6 +455,11 @@ TEST_F(CollectivesTest, TimeoutWhenAPeerNeverJoinsNamesTheCollective) {
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   communicator_.setTimeout(previous_timeout);
+  if (joins_late) {
+    waitWork(postP2P(P2PCommunicationType::Send, 1, me_, timed_out, communicator_, kStreamKey + 1),
+             communicator_.timeout(), "telling device 1");
+    work->wait(communicator_.timeout());  // the late allreduce lands
+  }
   EXPECT_NE(message.find("Allreduce (" + communication.toInlineString() + ")"), std::string::npos)
       << message;
   EXPECT_NE(message.find("timeout"), std::string::npos) << message;
