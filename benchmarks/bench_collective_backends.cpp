@@ -5,7 +5,7 @@
 // that every round times both under the same machine load.
 //
 // Run it under mpirun (the MPI world; Gloo meets at MASTER_ADDR:MASTER_PORT):
-//   MASTER_PORT=29731 mpirun --oversubscribe -np 2 -x MASTER_PORT \
+//   MASTER_PORT=29731 mpirun --oversubscribe -np 2 -x MASTER_PORT
 //       build/benchmarks/bench_collective_backends [--rounds R]
 //
 // Sizes are those of `hostir sp-mlp --tokens 4096 --hidden 1024 --ffn 4096`
@@ -127,6 +127,54 @@ int run(int argc, char** argv) {
                   *std::min_element(mpi_ms.begin(), mpi_ms.end()),
                   median(mpi_ms) / median(gloo_ms));
     }
+  }
+  // MPI's reduce-scatter two ways, on one MPI group: the native
+  // MPI_Ireduce_scatter_block against Gloo's composition (an all-to-all,
+  // then the local sum of the received blocks).
+  const int64_t m = 16 * kMiB / 4;
+  at::Tensor send = at::randn({n, m / n});
+  at::Tensor received = at::empty_like(send);
+  at::Tensor native_output = at::empty({m / n});
+  at::Tensor composed_output = at::empty({m / n});
+  c10d::ProcessGroup& group = mpi.processGroup(world);
+  auto native = [&] {
+    c10d::ReduceScatterOptions options;
+    at::Tensor flat = send.view({-1});
+    group._reduce_scatter_base(native_output, flat, options)->wait(mpi.timeout());
+  };
+  auto composed = [&] {
+    std::vector<int64_t> equal_split;
+    group.alltoall_base(received, send, equal_split, equal_split)->wait(mpi.timeout());
+    at::sum_out(composed_output, received, 0);
+  };
+  auto timed = [&](const std::function<void()>& op) {
+    mpi.barrier();
+    const auto start = Clock::now();
+    op();
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
+  native();
+  composed();
+  HOSTIR_CHECK(at::allclose(native_output, composed_output, 1e-5, 1e-5),
+               "the native and composed reduce-scatters disagree");
+  std::vector<double> native_ms;
+  std::vector<double> composed_ms;
+  for (int round = 0; round < rounds; ++round) {
+    if (round % 2 == 0) {
+      native_ms.push_back(timed(native));
+      composed_ms.push_back(timed(composed));
+    } else {
+      composed_ms.push_back(timed(composed));
+      native_ms.push_back(timed(native));
+    }
+  }
+  if (printer) {
+    std::printf(
+        "mpi ReduceScatter, 16 MiB: native %.2f (%.2f), all-to-all + sum %.2f (%.2f), "
+        "native/composed %.2f\n",
+        median(native_ms), *std::min_element(native_ms.begin(), native_ms.end()),
+        median(composed_ms), *std::min_element(composed_ms.begin(), composed_ms.end()),
+        median(native_ms) / median(composed_ms));
   }
   gloo.barrier();
   return 0;

@@ -409,6 +409,51 @@ TEST_F(CollectivesTest, ProcessGroupsAreCachedPerTeamAndStream) {
   EXPECT_TRUE(at::equal(b, stackInputs(world, 171).sum(0)));
 }
 
+// The mpi backend's group operations that postCollective does not use
+// (it composes reduce-scatter from alltoall_base): MPI's own reduce-scatter
+// (the benchmark's baseline), the flat allgather and an uneven all-to-all.
+TEST_F(CollectivesTest, MpiGroupOperationsOutsidePostCollective) {
+  if (communicator_.backend() != CommBackend::Mpi) {
+    GTEST_SKIP() << "the mpi backend's (multidevice.mpi.* tests)";
+  }
+  const int64_t n = communicator_.size();
+  std::vector<int64_t> world(static_cast<size_t>(n));
+  std::iota(world.begin(), world.end(), 0);
+  c10d::ProcessGroup& group = communicator_.processGroup(world);
+  const auto timeout = communicator_.timeout();
+
+  at::Tensor input = localTensor(me_, 190, {n * 3, kCols});
+  at::Tensor block = at::empty({3, kCols});
+  at::Tensor flat = input.view({-1});
+  c10d::ReduceScatterOptions sum;
+  group._reduce_scatter_base(block, flat, sum)->wait(timeout);
+  at::Tensor all = at::zeros_like(input);
+  for (int64_t device = 0; device < n; ++device) {
+    all += localTensor(device, 190, {n * 3, kCols});
+  }
+  EXPECT_TRUE(at::allclose(block, all.narrow(0, me_ * 3, 3), 1e-5, 1e-5));
+
+  at::Tensor mine = localTensor(me_, 191);
+  at::Tensor gathered = at::empty({n * kRows, kCols});
+  group._allgather_base(gathered, mine)->wait(timeout);
+  EXPECT_TRUE(at::equal(gathered, stackInputs(world, 191).view({n * kRows, kCols})));
+
+  // Device d sends d + 1 rows of value 100 * d + p to the device at p.
+  std::vector<int64_t> send_rows(static_cast<size_t>(n), me_ + 1);
+  std::vector<int64_t> receive_rows;
+  std::vector<at::Tensor> sent;
+  std::vector<at::Tensor> expected;
+  for (int64_t device = 0; device < n; ++device) {
+    receive_rows.push_back(device + 1);
+    sent.push_back(at::full({me_ + 1, 2}, 100.0 * me_ + device));
+    expected.push_back(at::full({device + 1, 2}, 100.0 * device + me_));
+  }
+  at::Tensor send = at::cat(sent);
+  at::Tensor receive = at::empty({n * (n + 1) / 2, 2});
+  group.alltoall_base(receive, send, receive_rows, send_rows)->wait(timeout);
+  EXPECT_TRUE(at::equal(receive, at::cat(expected)));
+}
+
 TEST_F(CollectivesTest, TimeoutWhenAPeerNeverJoinsNamesTheCollective) {
   if (communicator_.size() < 2) {
     GTEST_SKIP() << "needs a peer";

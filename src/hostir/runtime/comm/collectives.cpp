@@ -16,7 +16,6 @@
 
 #include "hostir/ir/error.h"
 #include "hostir/runtime/comm/c10_error_message.h"
-#include "hostir/runtime/comm/mpi_world.h"
 
 namespace hostir {
 namespace {
@@ -456,8 +455,10 @@ class CollectivePoster {
   // block p of each member's input to the member at position p, which then
   // reduces the n blocks it received locally. This moves the same bytes as a
   // real reduce-scatter ((n-1)/n of the input per rank); an allreduce
-  // followed by a slice would move about twice as many. A group with a
-  // native reduce-scatter (the mpi backend) gets the same send buffer.
+  // followed by a slice would move about twice as many. The mpi backend
+  // composes it the same way: Open MPI's MPI_Ireduce_scatter_block took 2.2x
+  // as long as its all-to-all plus this sum (docs/performance.md,
+  // "Collective backends").
   c10::intrusive_ptr<c10d::Work> postReduceScatter() {
     checkDefined(input_, "input");
     checkDefined(output_, "output");
@@ -479,14 +480,6 @@ class CollectivePoster {
     at::Tensor send = (axis == 0 && team_is_sorted && input_.is_contiguous())
                           ? input_.view({team_size_, -1})
                           : at::stack(rows).view({team_size_, -1});
-    if (hasNativeReduceScatter(*group_)) {
-      WritableBuffer out(output_);
-      at::Tensor block = out.buffer.view({-1});
-      c10d::ReduceScatterOptions options;
-      options.reduceOp = toC10dReduceOp(*params_.reduce_op);
-      options.timeout = timeout();
-      return withCopyBack(group_->_reduce_scatter_base(block, send, options), out);
-    }
     at::Tensor received = reduceScatterScratch().acquire(send);
     std::vector<int64_t> equal_split;  // empty: n equal blocks along axis 0
     c10d::AllToAllOptions options;

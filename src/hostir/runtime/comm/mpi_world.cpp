@@ -202,8 +202,4 @@ std::vector<std::string> MpiWorld::allgatherStrings(const std::string& mine,
   return all;
 }
 
-bool hasNativeReduceScatter(const c10d::ProcessGroup& group) {
-  return group.getBackendName() == ProcessGroupMpi::kBackendName;
-}
-
 }  // namespace hostir

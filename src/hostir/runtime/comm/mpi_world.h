@@ -60,9 +60,4 @@ class MpiWorld {
   bool gave_up_ = false;  // a bounded wait timed out
 };
 
-// Whether `group` reduce-scatters natively (_reduce_scatter_base: the mpi
-// backend's groups), so that the collectives need not compose it from an
-// all-to-all and a local sum.
-bool hasNativeReduceScatter(const c10d::ProcessGroup& group);
-
 }  // namespace hostir
