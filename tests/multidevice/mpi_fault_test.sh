@@ -57,8 +57,8 @@ run_fault() {
   fi
 }
 
-run_fault dead_before_first_collective 30 "rank 1"
-run_fault dead_after_first_collective 30 "rank 1"
+run_fault dead_before_first_collective 30 "mpirun has exited due to process rank 1" "exiting improperly"
+run_fault dead_after_first_collective 30 "mpirun has exited due to process rank 1" "exiting improperly"
 run_fault stuck_before_first_collective 30 "fault injection: device 0 failed:" \
   "did not complete within the communication timeout of 3 s" "MPI_Abort"
 exit $((failures > 0))
