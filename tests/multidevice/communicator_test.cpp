@@ -271,5 +271,21 @@ TEST(CommunicatorTest, MpiBackendNeedsAnMpiLauncher) {
   EXPECT_TRUE(contains(message, "start them with mpirun")) << message;
 }
 
+TEST(CommunicatorTest, BadMpiPollIntervalIsRejectedBeforeMpiStarts) {
+  const char* saved = std::getenv("HOSTIR_MPI_POLL_US");
+  const std::string saved_value = saved ? saved : "";
+  ::setenv("HOSTIR_MPI_POLL_US", "fast", 1);
+  std::string message = errorOf([] {
+    Communicator communicator(LaunchEnvironment{}, std::chrono::milliseconds(1000),
+                              CommBackend::Mpi);
+  });
+  ::unsetenv("HOSTIR_MPI_POLL_US");
+  if (saved) {
+    ::setenv("HOSTIR_MPI_POLL_US", saved_value.c_str(), 1);
+  }
+  EXPECT_TRUE(contains(message, "HOSTIR_MPI_POLL_US='fast' is not a number of microseconds"))
+      << message;
+}
+
 }  // namespace
 }  // namespace hostir

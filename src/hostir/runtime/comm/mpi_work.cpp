@@ -74,7 +74,8 @@ std::chrono::microseconds MpiProgress::pollInterval() {
   return std::chrono::microseconds(value);
 }
 
-MpiProgress::MpiProgress() : poll_interval_(pollInterval()), thread_([this] { run(); }) {}
+MpiProgress::MpiProgress(std::chrono::microseconds poll_interval)
+    : poll_interval_(poll_interval), thread_([this] { run(); }) {}
 
 MpiProgress::~MpiProgress() {
   {

@@ -59,7 +59,7 @@ class MpiProgress {
   // the core between tests instead of sleeping. Throws for another value.
   static std::chrono::microseconds pollInterval();
 
-  MpiProgress();
+  explicit MpiProgress(std::chrono::microseconds poll_interval);
   // Stops the thread; unfinished works stay unfinished.
   ~MpiProgress();
   MpiProgress(const MpiProgress&) = delete;

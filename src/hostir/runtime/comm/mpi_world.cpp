@@ -50,6 +50,8 @@ c10::intrusive_ptr<c10d::Work> postWork(MpiProgress& progress, std::vector<MPI_R
 
 MpiWorld::MpiWorld(int64_t rank, int64_t world_size, const std::string& description) {
   const std::string where = "the mpi collective backend (" + description + "): ";
+  // Checked before MPI starts: a bad value must not leave MPI unfinalised.
+  const std::chrono::microseconds poll_interval = MpiProgress::pollInterval();
   int initialized = 0;
   int finalized = 0;
   MPI_Initialized(&initialized);
@@ -78,7 +80,7 @@ MpiWorld::MpiWorld(int64_t rank, int64_t world_size, const std::string& descript
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   HOSTIR_CHECK(rank_ == rank && size_ == world_size, where, "MPI's world is rank ", rank_, " of ",
                size_, ", not the launch environment's; start every rank with one mpirun (or srun)");
-  progress_ = std::make_unique<MpiProgress>();
+  progress_ = std::make_unique<MpiProgress>(poll_interval);
 }
 
 MpiWorld::~MpiWorld() {
