@@ -318,8 +318,6 @@ void Communicator::shutdown() {
         store_->set("hostir/shutdown/all", std::vector<uint8_t>{1});
       }
       if (environment_.rank == 0) {
-        // After a failed collective a peer may be gone for good: wait a
-        // moment for the live ones, not a whole timeout for the dead one.
         store_->wait({"hostir/shutdown/all"}, grace);
       }
     } catch (const std::exception& error) {
