@@ -17,8 +17,9 @@ set_property(TARGET hostir_core PROPERTY INTERFACE_INCLUDE_DIRECTORIES
 set_target_properties(hostir_core PROPERTIES EXPORT_NAME core)
 set_target_properties(hostir_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(hostir_kernels PROPERTIES EXPORT_NAME kernels)
+set_target_properties(hostir_comm_mpi PROPERTIES EXPORT_NAME comm_mpi)
 
-install(TARGETS hostir_core hostir_kernels hostir_runtime EXPORT hostirTargets
+install(TARGETS hostir_core hostir_kernels hostir_comm_mpi hostir_runtime EXPORT hostirTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/src/hostir DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

@@ -385,6 +385,8 @@ TEST_F(CollectivesTest, ProcessGroupsAreCachedPerTeamAndStream) {
   std::iota(world.begin(), world.end(), 0);
   std::vector<int64_t> reversed(world.rbegin(), world.rend());
   c10d::ProcessGroup& stream_0 = communicator_.processGroup(world, /*stream_key=*/0);
+  // HOSTIR_COMM_BACKEND chose the library (gloo by default).
+  EXPECT_EQ(stream_0.getBackendName(), toString(communicator_.backend()));
   const int64_t groups_before = communicator_.numProcessGroups();
   EXPECT_EQ(&communicator_.processGroup(world, 0), &stream_0);
   EXPECT_EQ(&communicator_.processGroup(reversed, 0), &stream_0) << "the team's order is no key";
@@ -407,6 +409,51 @@ TEST_F(CollectivesTest, ProcessGroupsAreCachedPerTeamAndStream) {
   EXPECT_TRUE(at::equal(b, stackInputs(world, 171).sum(0)));
 }
 
+// The mpi backend's group operations that postCollective does not use
+// (it composes reduce-scatter from alltoall_base): MPI's own reduce-scatter
+// (the benchmark's baseline), the flat allgather and an uneven all-to-all.
+TEST_F(CollectivesTest, MpiGroupOperationsOutsidePostCollective) {
+  if (communicator_.backend() != CommBackend::Mpi) {
+    GTEST_SKIP() << "the mpi backend's (multidevice.mpi.* tests)";
+  }
+  const int64_t n = communicator_.size();
+  std::vector<int64_t> world(static_cast<size_t>(n));
+  std::iota(world.begin(), world.end(), 0);
+  c10d::ProcessGroup& group = communicator_.processGroup(world);
+  const auto timeout = communicator_.timeout();
+
+  at::Tensor input = localTensor(me_, 190, {n * 3, kCols});
+  at::Tensor block = at::empty({3, kCols});
+  at::Tensor flat = input.view({-1});
+  c10d::ReduceScatterOptions sum;
+  group._reduce_scatter_base(block, flat, sum)->wait(timeout);
+  at::Tensor all = at::zeros_like(input);
+  for (int64_t device = 0; device < n; ++device) {
+    all += localTensor(device, 190, {n * 3, kCols});
+  }
+  EXPECT_TRUE(at::allclose(block, all.narrow(0, me_ * 3, 3), 1e-5, 1e-5));
+
+  at::Tensor mine = localTensor(me_, 191);
+  at::Tensor gathered = at::empty({n * kRows, kCols});
+  group._allgather_base(gathered, mine)->wait(timeout);
+  EXPECT_TRUE(at::equal(gathered, stackInputs(world, 191).view({n * kRows, kCols})));
+
+  // Device d sends d + 1 rows of value 100 * d + p to the device at p.
+  std::vector<int64_t> send_rows(static_cast<size_t>(n), me_ + 1);
+  std::vector<int64_t> receive_rows;
+  std::vector<at::Tensor> sent;
+  std::vector<at::Tensor> expected;
+  for (int64_t device = 0; device < n; ++device) {
+    receive_rows.push_back(device + 1);
+    sent.push_back(at::full({me_ + 1, 2}, 100.0 * me_ + device));
+    expected.push_back(at::full({device + 1, 2}, 100.0 * device + me_));
+  }
+  at::Tensor send = at::cat(sent);
+  at::Tensor receive = at::empty({n * (n + 1) / 2, 2});
+  group.alltoall_base(receive, send, receive_rows, send_rows)->wait(timeout);
+  EXPECT_TRUE(at::equal(receive, at::cat(expected)));
+}
+
 TEST_F(CollectivesTest, TimeoutWhenAPeerNeverJoinsNamesTheCollective) {
   if (communicator_.size() < 2) {
     GTEST_SKIP() << "needs a peer";
@@ -419,18 +466,31 @@ TEST_F(CollectivesTest, TimeoutWhenAPeerNeverJoinsNamesTheCollective) {
     return;
   }
   communicator_.processGroup(team, kStreamKey);  // both members create it
-  if (me_ == 1) {
-    return;  // device 1 never joins the collective
-  }
-  const auto previous_timeout = communicator_.timeout();
-  communicator_.setTimeout(std::chrono::milliseconds(1500));
   const auto& communication = makeCommunication(
       {.type = CommunicationType::Allreduce, .team = team, .reduce_op = ReduceOp::Sum});
   at::Tensor buffer = localTensor(me_, 180);
+  // MPI cannot abandon a collective: once device 0 has timed out, device 1
+  // joins late (told so by a message of its own) so that the job can
+  // finalise. A Gloo collective that timed out is over on its own.
+  const bool joins_late = communicator_.backend() == CommBackend::Mpi;
+  at::Tensor timed_out = at::zeros({1});
+  if (me_ == 1) {
+    if (joins_late) {
+      waitWork(
+          postP2P(P2PCommunicationType::Recv, 0, me_, timed_out, communicator_, kStreamKey + 1),
+          communicator_.timeout(), "device 0's word that it timed out");
+      waitWork(postCollective(communication, me_, buffer, buffer, communicator_, kStreamKey),
+               communicator_.timeout(), "the late allreduce");
+    }
+    return;  // device 1 does not join the collective in time
+  }
+  const auto previous_timeout = communicator_.timeout();
+  communicator_.setTimeout(std::chrono::milliseconds(1500));
   const auto start = std::chrono::steady_clock::now();
   std::string message;
+  c10::intrusive_ptr<c10d::Work> work;
   try {
-    auto work = postCollective(communication, me_, buffer, buffer, communicator_, kStreamKey);
+    work = postCollective(communication, me_, buffer, buffer, communicator_, kStreamKey);
     waitWork(work, communicator_.timeout(),
              describeCollective({.type = CommunicationType::Allreduce, .team = team},
                                 communication.toInlineString()));
@@ -440,6 +500,11 @@ TEST_F(CollectivesTest, TimeoutWhenAPeerNeverJoinsNamesTheCollective) {
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   communicator_.setTimeout(previous_timeout);
+  if (joins_late) {
+    waitWork(postP2P(P2PCommunicationType::Send, 1, me_, timed_out, communicator_, kStreamKey + 1),
+             communicator_.timeout(), "telling device 1");
+    work->wait(communicator_.timeout());  // the late allreduce lands
+  }
   EXPECT_NE(message.find("Allreduce (" + communication.toInlineString() + ")"), std::string::npos)
       << message;
   EXPECT_NE(message.find("timeout"), std::string::npos) << message;

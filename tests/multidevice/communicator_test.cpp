@@ -175,8 +175,10 @@ TEST(CommunicatorTest, TimeoutComesFromTheEnvironment) {
 }
 
 // A world of one needs no network: its collectives still run.
+// (Gloo's: under mpirun the process's MPI world is the job's.)
 TEST(CommunicatorTest, WorldOfOneRunsCollectivesWithoutARendezvous) {
-  Communicator communicator(LaunchEnvironment{}, std::chrono::milliseconds(5000));
+  Communicator communicator(LaunchEnvironment{}, std::chrono::milliseconds(5000),
+                            CommBackend::Gloo);
   EXPECT_EQ(communicator.size(), 1);
   EXPECT_EQ(communicator.deviceId(), 0);
   at::Tensor input = at::arange(6, at::kFloat).view({2, 3});
@@ -215,8 +217,9 @@ TEST(CommunicatorTest, UnreachableMasterFailsAtStartUpWithinTheTimeout) {
   environment.local_rank = 1;
   environment.master_port = freeLoopbackPort();  // nobody hosts a store there
   const auto start = std::chrono::steady_clock::now();
-  std::string message =
-      errorOf([&] { Communicator communicator(environment, std::chrono::milliseconds(1000)); });
+  std::string message = errorOf([&] {
+    Communicator communicator(environment, std::chrono::milliseconds(1000), CommBackend::Gloo);
+  });
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(contains(message, "could not reach the rendezvous store at 127.0.0.1:" +
@@ -230,6 +233,58 @@ TEST(CommunicatorTest, BadTimeoutIsRejected) {
   std::string message =
       errorOf([] { Communicator communicator(LaunchEnvironment{}, std::chrono::milliseconds(0)); });
   EXPECT_TRUE(contains(message, "timeout must be positive")) << message;
+}
+
+TEST(CommunicatorTest, UnknownBackendNameListsTheValidOnes) {
+  std::string message = errorOf([] { parseCommBackend("nccl", "HOSTIR_COMM_BACKEND"); });
+  EXPECT_TRUE(contains(message, "unknown collective backend 'nccl' (HOSTIR_COMM_BACKEND)"))
+      << message;
+  EXPECT_TRUE(contains(message, "gloo") && contains(message, "mpi")) << message;
+  EXPECT_EQ(parseCommBackend("gloo", "test"), CommBackend::Gloo);
+  EXPECT_EQ(parseCommBackend("mpi", "test"), CommBackend::Mpi);
+
+  const char* saved = std::getenv("HOSTIR_COMM_BACKEND");
+  const std::string saved_value = saved ? saved : "";
+  ::setenv("HOSTIR_COMM_BACKEND", "Gloo", 1);
+  message = errorOf([] { Communicator communicator(LaunchEnvironment{}); });
+  ::unsetenv("HOSTIR_COMM_BACKEND");
+  EXPECT_EQ(commBackendFromEnvironment(), CommBackend::Gloo) << "gloo is the default";
+  if (saved) {
+    ::setenv("HOSTIR_COMM_BACKEND", saved_value.c_str(), 1);
+  }
+  EXPECT_TRUE(contains(message, "unknown collective backend 'Gloo'")) << message;
+}
+
+// Ranks that `hostir launch` started share no MPI world: the mpi backend
+// says so before touching MPI.
+TEST(CommunicatorTest, MpiBackendNeedsAnMpiLauncher) {
+  LaunchEnvironment environment;
+  environment.launcher = "torchrun";
+  environment.rank = 1;
+  environment.world_size = 2;
+  environment.local_world_size = 2;
+  environment.local_rank = 1;
+  std::string message = errorOf([&] {
+    Communicator communicator(environment, std::chrono::milliseconds(1000), CommBackend::Mpi);
+  });
+  EXPECT_TRUE(contains(message, "the mpi collective backend (rank 1 of 2")) << message;
+  EXPECT_TRUE(contains(message, "start them with mpirun")) << message;
+}
+
+TEST(CommunicatorTest, BadMpiPollIntervalIsRejectedBeforeMpiStarts) {
+  const char* saved = std::getenv("HOSTIR_MPI_POLL_US");
+  const std::string saved_value = saved ? saved : "";
+  ::setenv("HOSTIR_MPI_POLL_US", "fast", 1);
+  std::string message = errorOf([] {
+    Communicator communicator(LaunchEnvironment{}, std::chrono::milliseconds(1000),
+                              CommBackend::Mpi);
+  });
+  ::unsetenv("HOSTIR_MPI_POLL_US");
+  if (saved) {
+    ::setenv("HOSTIR_MPI_POLL_US", saved_value.c_str(), 1);
+  }
+  EXPECT_TRUE(contains(message, "HOSTIR_MPI_POLL_US='fast' is not a number of microseconds"))
+      << message;
 }
 
 }  // namespace

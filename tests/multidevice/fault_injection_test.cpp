@@ -17,15 +17,23 @@
 //   dead_before_first_collective  device 1 joins the job and exits before
 //                                 the program's first collective
 //   dead_after_first_collective   device 1 exits after one complete run
+//   stuck_before_first_collective device 1 sleeps past the communication
+//                                 timeout before the first collective, then
+//                                 leaves as a dead rank does (the mpi
+//                                 backend's test: under mpirun a rank that
+//                                 exits takes the job with it, so only a
+//                                 stuck peer lets the others time out)
 //   mismatched_shards             the last device holds 3 rows, the others 4
 //   mismatched_programs           device 1 runs neg where the others run relu
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include "hostir/ir/arith.h"
 #include "hostir/ir/error.h"
@@ -74,6 +82,10 @@ TEST(FaultInjection, EveryRankEndsWithAClearError) {
       rows = 3;
     }
     if (fault == "dead_before_first_collective" && me == 1) {
+      dieSilently();
+    }
+    if (fault == "stuck_before_first_collective" && me == 1) {
+      std::this_thread::sleep_for(communicator.timeout() + std::chrono::seconds(20));
       dieSilently();
     }
     at::Tensor mine = at::randn({rows, 5});

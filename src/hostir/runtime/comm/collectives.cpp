@@ -455,7 +455,10 @@ class CollectivePoster {
   // block p of each member's input to the member at position p, which then
   // reduces the n blocks it received locally. This moves the same bytes as a
   // real reduce-scatter ((n-1)/n of the input per rank); an allreduce
-  // followed by a slice would move about twice as many.
+  // followed by a slice would move about twice as many. The mpi backend
+  // composes it the same way: Open MPI's MPI_Ireduce_scatter_block took 2.2x
+  // as long as its all-to-all plus this sum (docs/performance.md,
+  // "Collective backends").
   c10::intrusive_ptr<c10d::Work> postReduceScatter() {
     checkDefined(input_, "input");
     checkDefined(output_, "output");

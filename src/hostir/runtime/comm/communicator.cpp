@@ -15,6 +15,7 @@
 #include "hostir/ir/error.h"
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collectives.h"
+#include "hostir/runtime/comm/mpi_world.h"
 #include "hostir/runtime/streams/stream_timeout.h"
 #include "hostir/runtime/target_detection.h"
 
@@ -54,13 +55,31 @@ int64_t Communicator::collectivesInFlight() {
 }
 
 Communicator::Communicator(const LaunchEnvironment& environment,
-                           std::optional<std::chrono::milliseconds> timeout)
-    : environment_(environment), timeout_ms_(timeout.value_or(timeoutFromEnvironment()).count()) {
+                           std::optional<std::chrono::milliseconds> timeout,
+                           std::optional<CommBackend> backend)
+    : environment_(environment),
+      backend_(backend.value_or(commBackendFromEnvironment())),
+      timeout_ms_(timeout.value_or(timeoutFromEnvironment()).count()) {
   environment_.validate();
   HOSTIR_CHECK(timeout_ms_.load() > 0, "the communication timeout must be positive, got ",
                timeout_ms_.load(), " ms");
+  if (backend_ == CommBackend::Mpi) {
+    // MPI's launcher is the rendezvous: no store, no Gloo device.
+    HOSTIR_CHECK(environment_.launcher != "torchrun" || environment_.isSingleProcess(),
+                 "the mpi collective backend (", environment_.toString(),
+                 "): ranks started by `hostir launch` or torchrun cannot form an MPI world; "
+                 "start them with mpirun (or srun), or use HOSTIR_COMM_BACKEND=gloo");
+    mpi_ = std::make_unique<MpiWorld>(environment_.rank, environment_.world_size,
+                                      environment_.toString());
+    exchangeTargets();
+    return;
+  }
   connectStore();
   exchangeTargets();
+  createGlooDevice();
+}
+
+void Communicator::createGlooDevice() {
   try {
     if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
       gloo_device_ = c10d::ProcessGroupGloo::createDeviceForInterface(interface);
@@ -112,6 +131,13 @@ void Communicator::connectStore() {
 void Communicator::exchangeTargets() {
   const std::string prefix = "hostir/target/";
   std::string mine = localTarget().toString();
+  if (mpi_) {
+    std::vector<std::string> all = mpi_->allgatherStrings(mine, timeout());
+    for (int64_t rank = 0; rank < environment_.world_size; ++rank) {
+      device_targets_[rank] = parseTarget(all[static_cast<size_t>(rank)]);
+    }
+    return;
+  }
   store_->set(prefix + std::to_string(environment_.rank),
               std::vector<uint8_t>(mine.begin(), mine.end()));
   for (int64_t rank = 0; rank < environment_.world_size; ++rank) {
@@ -192,6 +218,9 @@ c10d::ProcessGroup& Communicator::processGroup(const std::vector<int64_t>& team,
 
 c10::intrusive_ptr<c10d::ProcessGroup> Communicator::createProcessGroup(
     const std::vector<int64_t>& sorted_team, int64_t stream_key) {
+  if (mpi_) {
+    return mpi_->createGroup(sorted_team, stream_key, timeout());
+  }
   std::ostringstream prefix;
   prefix << "hostir/group/team=";
   for (size_t i = 0; i < sorted_team.size(); ++i) {
@@ -263,6 +292,15 @@ void Communicator::shutdown() {
     return;
   }
   shut_down_ = true;
+  // After a failed collective a peer may be gone for good: wait a moment
+  // for the live ones, not a whole timeout for the dead one.
+  const std::chrono::milliseconds grace =
+      collectiveFailed() ? std::min(timeout(), std::chrono::milliseconds(1000)) : timeout();
+  if (mpi_) {
+    // MPI owns the buffers of operations in flight: let them land first
+    // (MpiWorld aborts the job if some never do).
+    mpi_->drain(grace);
+  }
   std::map<GroupKey, std::shared_ptr<GroupEntry>> groups;
   {
     std::lock_guard<std::mutex> lock(groups_mutex_);
@@ -280,11 +318,7 @@ void Communicator::shutdown() {
         store_->set("hostir/shutdown/all", std::vector<uint8_t>{1});
       }
       if (environment_.rank == 0) {
-        // After a failed collective a peer may be gone for good: wait a
-        // moment for the live ones, not a whole timeout for the dead one.
-        store_->wait(
-            {"hostir/shutdown/all"},
-            collectiveFailed() ? std::min(timeout(), std::chrono::milliseconds(1000)) : timeout());
+        store_->wait({"hostir/shutdown/all"}, grace);
       }
     } catch (const std::exception& error) {
       std::fprintf(stderr,
@@ -296,6 +330,7 @@ void Communicator::shutdown() {
   }
   store_.reset();
   gloo_device_.reset();
+  mpi_.reset();
 }
 
 }  // namespace hostir

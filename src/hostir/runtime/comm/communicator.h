@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hostir/multidevice/target.h"
+#include "hostir/runtime/comm/comm_backend.h"
 #include "hostir/runtime/comm/launch_environment.h"
 
 namespace gloo::transport {
@@ -21,6 +22,8 @@ class Device;
 }
 
 namespace hostir {
+
+class MpiWorld;
 
 // This process's membership in a multi-process job: one rank is one device
 // (device id == rank). Ranks meet through a c10d TCPStore hosted by rank 0
@@ -34,6 +37,11 @@ namespace hostir {
 //
 // A world of one needs no network: its store is in memory.
 //
+// The groups are Gloo's by default; with the mpi backend
+// (HOSTIR_COMM_BACKEND=mpi, ranks started by mpirun or srun) they are
+// ProcessGroupMpi over MPI communicators, and MPI, not a TCPStore, is the
+// rendezvous (docs/multidevice.md, "Collective backends").
+//
 // Every collective posted through this communicator, and the rendezvous
 // itself, is bounded by timeout(): HOSTIR_COMM_TIMEOUT_S (seconds, may be
 // fractional) or 60 s, changeable with setTimeout().
@@ -44,8 +52,10 @@ class Communicator {
   // Joins the job `environment` describes; throws hostir::Error when the
   // other ranks cannot be reached within the timeout. nullopt: the timeout
   // from the environment (HOSTIR_COMM_TIMEOUT_S) or the default.
+  // nullopt backend: HOSTIR_COMM_BACKEND, or Gloo.
   explicit Communicator(const LaunchEnvironment& environment,
-                        std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+                        std::optional<std::chrono::milliseconds> timeout = std::nullopt,
+                        std::optional<CommBackend> backend = std::nullopt);
   // Shuts down (see shutdown()).
   ~Communicator();
   Communicator(const Communicator&) = delete;
@@ -78,6 +88,9 @@ class Communicator {
   }
   const LaunchEnvironment& environment() const {
     return environment_;
+  }
+  CommBackend backend() const {
+    return backend_;
   }
 
   // Every device's target (docs/targets.md), exchanged through the store
@@ -128,12 +141,15 @@ class Communicator {
                                                             int64_t stream_key);
   void connectStore();
   void exchangeTargets();
+  void createGlooDevice();
 
   LaunchEnvironment environment_;
+  CommBackend backend_;
   std::atomic<int64_t> timeout_ms_;
   c10::intrusive_ptr<c10d::Store> store_;
   DeviceTargets device_targets_;
   std::shared_ptr<gloo::transport::Device> gloo_device_;
+  std::unique_ptr<MpiWorld> mpi_;  // the mpi backend only
 
   mutable std::mutex groups_mutex_;
   std::map<GroupKey, std::shared_ptr<GroupEntry>> groups_;
