@@ -7,6 +7,11 @@
 #        [--tokens 4096 --hidden 1024 --ffn 4096 | --demo-sizes] [--runs 5] [--out DIR]
 #        [--chunks LIST] [--torch-chunks LIST] [--streams K] [--threads N]
 #        [--timeout SEC] [--no-timeline] [--no-hostir] [--no-torch]
+#        [--layer [--heads 16] [--rounds 2]]
+#
+# --layer: the whole transformer layer instead (hostir sp-layer against
+# torch_sp_layer.py), default sizes 2048/1024/4096 with 16 heads, rates
+# 500mbit,loopback, results in benchmarks/overlap/results_layer.
 #
 # A rate R other than "loopback" places each rank in its own network namespace
 # (hostir_ov0/1, addresses 10.213.1.1-2 only inside them) joined by a veth pair
@@ -20,7 +25,7 @@ repo=$(cd "$here/../.." && pwd)
 torch_python=/usr/bin/python3
 
 usage() {
-  sed -n '6,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '6,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   cat <<'EOF'
   --rates LIST       link rates (tc tbf syntax) and/or "loopback" (default all four:
                      200mbit,500mbit,1gbit,loopback)
@@ -38,15 +43,21 @@ usage() {
   --burst B / --latency L   tbf burst (default 512kbit) and latency (default 100ms)
   --no-timeline      skip the traced hostir run and its timeline PNG
   --no-hostir / --no-torch  run only one side
+  --layer            the transformer layer: `hostir sp-layer` against torch_sp_layer.py
+                     (defaults: --tokens 2048 --hidden 1024 --heads 16 --ffn 4096,
+                     --rates 500mbit,loopback, --out benchmarks/overlap/results_layer)
+  --heads N          attention heads of the layer (default 16; --layer only)
+  --rounds N         --layer only: N rounds per link of one hostir and one torch run each,
+                     alternating which goes first; the report pools their runs (default 2)
 EOF
 }
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 
 build=build
-rates=200mbit,500mbit,1gbit,loopback
-tokens=4096 hidden=1024 ffn=4096 runs=5
-out=$here/results
+rates="" tokens="" hidden="" ffn="" out=""
+runs=5
+layer=0 heads=16 rounds=2
 chunks="" torch_chunks="" streams="" threads=1 child_timeout=1200
 burst=512kbit latency=100ms
 do_timeline=1 do_hostir=1 do_torch=1
@@ -70,15 +81,29 @@ while [[ $# -gt 0 ]]; do
     --no-timeline) do_timeline=0; shift ;;
     --no-hostir) do_hostir=0; do_timeline=0; shift ;;
     --no-torch) do_torch=0; shift ;;
+    --layer) layer=1; shift ;;
+    --heads) heads=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
   esac
 done
-for v in tokens hidden ffn runs threads child_timeout; do
+if (( layer )); then
+  : "${rates:=500mbit,loopback}" "${tokens:=2048}" "${hidden:=1024}" "${ffn:=4096}"
+  : "${out:=$here/results_layer}"
+else
+  : "${rates:=200mbit,500mbit,1gbit,loopback}" "${tokens:=4096}" "${hidden:=1024}"
+  : "${ffn:=4096}" "${out:=$here/results}"
+fi
+for v in tokens hidden ffn runs threads child_timeout heads rounds; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v//_/-} needs a positive integer, got '${!v}'"
 done
 [[ -z $streams || $streams =~ ^[1-9][0-9]*$ ]] || die "--streams needs a positive integer"
 (( tokens % 2 == 0 && ffn % 2 == 0 )) || die "--tokens and --ffn must be even (2 ranks)"
+if (( layer )); then
+  (( heads % 2 == 0 && hidden % heads == 0 )) ||
+    die "--heads must be even (2 ranks) and divide --hidden"
+fi
 (( runs >= 5 )) || echo "run.sh: warning: --runs $runs < 5" >&2
 
 # Default chunk lists: the counts of 1,2,4,8,16 that divide each rank's rows.
@@ -200,7 +225,11 @@ trap 'exit 130' INT TERM
 # ---- runs --------------------------------------------------------------------
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 {
-  echo "command: $0 $build --rates $rates --tokens $tokens --hidden $hidden --ffn $ffn --runs $runs --chunks $chunks --torch-chunks $torch_chunks --threads $threads${streams:+ --streams $streams}"
+  if (( layer )); then
+    echo "command: $0 $build --layer --rates $rates --tokens $tokens --hidden $hidden --heads $heads --ffn $ffn --runs $runs --rounds $rounds --chunks $chunks --torch-chunks $torch_chunks --threads $threads${streams:+ --streams $streams}"
+  else
+    echo "command: $0 $build --rates $rates --tokens $tokens --hidden $hidden --ffn $ffn --runs $runs --chunks $chunks --torch-chunks $torch_chunks --threads $threads${streams:+ --streams $streams}"
+  fi
   echo "started: $started"
   echo "host: $(uname -srm), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out/logs/run.txt"
@@ -208,6 +237,69 @@ stream_flag=()
 [[ -n $streams ]] && stream_flag=(--streams "$streams")
 (( shaped )) && shaped_link_up
 failures=0
+
+# ---- the transformer layer (--layer) -------------------------------------------
+layer_hostir() {  # layer_hostir TAG RATE ROUND
+  echo "  round $3: hostir sp-layer --chunks $chunks"
+  launch "hostir_layer_$1.r$3" "$2" "$hostir" sp-layer --tokens "$tokens" --hidden "$hidden" \
+    --heads "$heads" --ffn "$ffn" --chunks "$chunks" --runs "$runs" "${stream_flag[@]}" \
+    --baselines --link "$2" --json "$out/raw/hostir_layer_$1.r$3.json"
+}
+layer_torch() {  # layer_torch TAG RATE ROUND
+  echo "  round $3: torch_sp_layer.py --chunks $torch_chunks --threads $threads"
+  launch "torch_layer_$1.r$3" "$2" "$torch_python" "$here/torch_sp_layer.py" \
+    --tokens "$tokens" --hidden "$hidden" --heads "$heads" --ffn "$ffn" \
+    --chunks "$torch_chunks" --runs "$runs" --threads "$threads" --timeout "$child_timeout" \
+    --json "$out/raw/torch_layer_$1.r$3.json"
+}
+if (( layer )); then
+  for rate in "${rate_list[@]}"; do
+    echo "== link $rate"
+    [[ $rate == loopback ]] || shaped_link_rate "$rate" "$burst" "$latency"
+    tag=${rate//[^A-Za-z0-9]/_}
+    rm -f "$out/raw/hostir_layer_$tag".json "$out/raw/hostir_layer_$tag".r*.json \
+      "$out/raw/torch_layer_$tag".json "$out/raw/torch_layer_$tag".r*.json \
+      "$out/traces/hostir_layer_$tag".rank*.json
+    # Rounds alternate which side goes first (hostir, torch, torch, hostir, ...),
+    # so a drift of the machine's load between them hits both alike.
+    for ((round = 1; round <= rounds; round++)); do
+      order=(hostir torch)
+      (( round % 2 == 0 )) && order=(torch hostir)
+      for side in "${order[@]}"; do
+        if [[ $side == hostir ]] && (( do_hostir )); then
+          layer_hostir "$tag" "$rate" "$round" || failures=$((failures + 1))
+        elif [[ $side == torch ]] && (( do_torch )); then
+          layer_torch "$tag" "$rate" "$round" || failures=$((failures + 1))
+        fi
+      done
+    done
+    if (( do_timeline )) && [[ -s $out/raw/hostir_layer_$tag.r1.json ]]; then
+      c=$(best_fixed_chunks "$out/raw/hostir_layer_$tag.r1.json" || true)
+      c=${c:-${fixed_chunks%%,*}}
+      if [[ -n $c ]]; then
+        echo "  hostir sp-layer --chunks $c --runs 1 --trace (timeline)"
+        if launch "hostir_layer_trace_$tag" "$rate" "$hostir" sp-layer --tokens "$tokens" \
+            --hidden "$hidden" --heads "$heads" --ffn "$ffn" --chunks "$c" --runs 1 \
+            "${stream_flag[@]}" --json "$out/raw/hostir_layer_trace_$tag.json" \
+            --trace "$out/traces/hostir_layer_$tag"; then
+          timeout 300 "$torch_python" "$here/timeline.py" "$out/traces/hostir_layer_$tag" \
+            "$out/timeline_layer_$tag.png" \
+            --title "hostir sp-layer, MLP half pipelined in $c chunks, link $rate" ||
+            echo "  timeline failed" >&2
+        fi
+      fi
+    fi
+  done
+  echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/logs/run.txt"
+  "$torch_python" "$here/report.py" "$out" --layer --rates "$rates" \
+    --run-info "$out/logs/run.txt" --config "$tokens,$hidden,$ffn,$runs,$heads"
+  if (( failures )); then
+    echo "run.sh: $failures program run(s) failed; see $out/logs" >&2
+    exit 1
+  fi
+  exit 0
+fi
+
 for rate in "${rate_list[@]}"; do
   echo "== link $rate"
   [[ $rate == loopback ]] || shaped_link_rate "$rate" "$burst" "$latency"
