@@ -12,6 +12,7 @@
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/communication_lowering.h"
 #include "hostir/host_ir/passes/pass_registry.h"
+#include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/ir/arith.h"
 #include "multidevice_test_utils.h"
 
@@ -51,6 +52,26 @@ TEST_F(CommunicationPassesTest, ShardedToReplicatedSetBecomesAllgather) {
     CHECK-NOT:  = Set(
     CHECK:      } // %HostIrContainer
   )")) << program->toString();
+}
+
+// stream_axes_check after resharding_to_communication: a Stream split on a
+// plain allgather's output was dropped without a word (the collective moves
+// the tensor whole); now every rank rejects it, naming the tensor and the
+// collective, and says what pipelines instead.
+TEST_F(CommunicationPassesTest, StreamAxisOnACollectivesOutputIsAnError) {
+  TensorView* x = shardedTensor({8, 4}, mesh2_, 0);
+  fusion_.addInput(x);
+  TensorView* gathered = sharded(set(x), mesh2_, -1);
+  gathered->split(0, 2, /*inner_split=*/false);
+  gathered->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(gathered);
+  for (int64_t rank : {0, 1}) {
+    std::unique_ptr<HostIrContainer> program = lowered();
+    lowerReshardingToCommunication(*program, rank);
+    EXPECT_HOSTIR_ERROR(checkStreamAxes(*program),
+                        {"a Stream axis on a collective's output is not pipelined",
+                         "type=Allgather", "stream-parallelize the tensors computed from it"});
+  }
 }
 
 // resharding_to_communication: a sum over the sharded axis becomes the local
