@@ -18,16 +18,7 @@ using std::chrono::milliseconds;
 // waited for it, so a run longer than the stream timeout raised "timed out".
 TEST(InlineOnTheCaller, AOneStreamRunHasNoWaitToTimeOut) {
   Fusion fusion;
-  {
-    FusionGuard guard(&fusion);
-    TensorView* x = makeContigTensor(2);
-    fusion.addInput(x);
-    TensorView* value = x;
-    for (int i = 0; i < 12; ++i) {
-      value = i % 2 == 0 ? exp(neg(value)) : sigmoid(value);
-    }
-    fusion.addOutput(value);
-  }
+  buildLongSegmentFusion(fusion, /*on_worker_streams=*/false);
   HostExecutor executor(fusion);
   ASSERT_FALSE(exprsOfKind<PostOnStream>(executor.hostProgram()).empty())
       << executor.hostProgram().toString();

@@ -44,10 +44,10 @@ inline void onThreads(int threads, const std::function<void(int)>& body) {
 
 // A segment (PostOnStream of a HostUnit) long enough to still be running
 // when a run gives up waiting for it: 12 transcendental steps per element.
-// Its rows are split in 2 over a Stream axis, so it runs on worker streams
-// that the host waits for (work on the caller's stream alone runs inline,
-// with no wait to time out).
-inline void buildLongSegmentFusion(Fusion& fusion) {
+// By default its rows are split in 2 over a Stream axis, so it runs on
+// worker streams that the host waits for (work on the caller's stream alone
+// runs inline, with no wait to time out).
+inline void buildLongSegmentFusion(Fusion& fusion, bool on_worker_streams = true) {
   FusionGuard guard(&fusion);
   TensorView* x = makeContigTensor(2);
   fusion.addInput(x);
@@ -55,8 +55,10 @@ inline void buildLongSegmentFusion(Fusion& fusion) {
   for (int i = 0; i < 12; ++i) {
     value = i % 2 == 0 ? exp(neg(value)) : sigmoid(value);
   }
-  value->split(0, 2, /*inner_split=*/false);
-  value->axis(0)->parallelize(ParallelType::Stream);
+  if (on_worker_streams) {
+    value->split(0, 2, /*inner_split=*/false);
+    value->axis(0)->parallelize(ParallelType::Stream);
+  }
   fusion.addOutput(value);
 }
 
