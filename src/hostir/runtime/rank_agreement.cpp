@@ -1,0 +1,311 @@
+#include "hostir/runtime/rank_agreement.h"
+
+#include <numeric>
+#include <tuple>
+#include <unordered_set>
+
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/sharding.h"
+#include "hostir/runtime/comm/collectives.h"
+#include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/expression_evaluator.h"
+
+namespace hostir {
+
+namespace {
+
+// FNV-1a: the same on every rank for the same text, whatever the platform's
+// std::hash.
+uint64_t fingerprintOf(const std::string& text) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+// Allgathers `mine` (the same length on every rank) among `world`; row r is
+// rank r's.
+at::Tensor allgatherAmongAll(Communicator& communicator, int64_t stream_key, const at::Tensor& mine,
+                             const std::string& what) {
+  std::vector<int64_t> world(static_cast<size_t>(communicator.size()));
+  std::iota(world.begin(), world.end(), 0);
+  c10d::ProcessGroup& group = communicator.processGroup(world, stream_key);
+  at::Tensor gathered = at::empty({communicator.size(), mine.numel()}, at::kLong);
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int64_t rank = 0; rank < communicator.size(); ++rank) {
+    outputs[0].push_back(gathered[rank]);
+  }
+  std::vector<at::Tensor> contribution{mine};
+  c10d::AllgatherOptions options;
+  options.timeout = communicator.timeout();
+  waitWork(group.allgather(outputs, contribution, options), communicator.timeout(), what);
+  return gathered;
+}
+
+uint64_t signatureHash(const std::vector<int64_t>& signature) {
+  std::string text;
+  for (int64_t entry : signature) {
+    text += std::to_string(entry) + ",";
+  }
+  return fingerprintOf(text);
+}
+
+std::string rankValues(const at::Tensor& values) {
+  std::string text;
+  for (int64_t rank = 0; rank < values.size(0); ++rank) {
+    text += (rank == 0 ? "" : ", ") + std::string("rank ") + std::to_string(rank) + ": " +
+            std::to_string(values[rank].item<int64_t>());
+  }
+  return text;
+}
+
+// Every sharded axis of every tensor of `fusion` must split evenly over its
+// devices: the collectives (allgather, reduce-scatter, scatter, the
+// pipelined loop's per-chunk ones) exchange equal shards, and each device
+// allocates ceilDiv(extent, devices) rows. `input_extents` holds, per
+// (input, axis), the logical extent every rank agreed on. A tensor whose
+// extent cannot be evaluated from them is skipped.
+void checkShardsDivide(const Fusion& fusion,
+                       const std::vector<std::tuple<size_t, int64_t, int64_t>>& input_extents) {
+  ExpressionEvaluator ee;
+  for (const auto& [input, axis, extent] : input_extents) {
+    const auto* tv = dynamic_cast<const TensorView*>(fusion.inputs().at(input));
+    if (tv == nullptr) {
+      continue;
+    }
+    const Val* symbol = tv->shapeDomain().at(static_cast<size_t>(axis))->extent();
+    if (!symbol->as<Scalar>()->isConst() && symbol->definition() == nullptr &&
+        !ee.isBound(symbol)) {
+      ee.bind(symbol, extent);
+    }
+  }
+  for (const std::unique_ptr<Statement>& statement : fusion.statements()) {
+    const auto* tv = dynamic_cast<const TensorView*>(statement.get());
+    if (tv == nullptr || !tv->hasDeviceMesh()) {
+      continue;
+    }
+    const std::vector<int64_t> divisors = shardDivisors(tv);
+    const std::vector<IterDomain*> shape = tv->shapeDomain();
+    for (size_t axis = 0; axis < shape.size() && axis < divisors.size(); ++axis) {
+      const int64_t devices = divisors[axis];
+      if (devices <= 1 || !ee.canEvaluate(shape[axis]->extent())) {
+        continue;
+      }
+      const int64_t extent = ee.evaluateInt(shape[axis]->extent());
+      if (extent % devices == 0) {
+        continue;
+      }
+      const Expr* def = tv->definition();
+      HOSTIR_THROW("uneven shards: ", tv->toInlineString(),
+                   def == nullptr ? std::string(" (an input)")
+                                  : " (the output of " + def->toInlineString() + ")",
+                   " axis ", axis, " has extent ", extent, " but is sharded over ", devices,
+                   " devices, which cannot hold equal shards (torch.chunk would give ",
+                   (extent + devices - 1) / devices,
+                   " rows to the first); collectives exchange "
+                   "equal shards, so uneven torch.chunk layouts are not supported: pad the axis "
+                   "to a multiple of ",
+                   devices);
+    }
+  }
+}
+
+}  // namespace
+
+RankAgreement::RankAgreement(const Fusion& prepared, const HostIrContainer& program,
+                             Communicator& communicator)
+    : prepared_(prepared),
+      program_(program),
+      communicator_(communicator),
+      fingerprint_(fingerprintOf(prepared.toString())) {
+  // Only when some rank misses an input do the ranks need to share shapes;
+  // every rank decides the same from the same fusion.
+  const std::vector<Val*>& inputs = program.inputs();
+  bool some_rank_lacks_an_input = false;
+  for (const Val* input : inputs) {
+    const auto* tv = dynamic_cast<const TensorView*>(input);
+    for (int64_t device = 0; tv != nullptr && device < communicator.size(); ++device) {
+      some_rank_lacks_an_input |= tv->hasDeviceMesh() && !tv->getDeviceMesh().has(device);
+    }
+  }
+  if (!some_rank_lacks_an_input) {
+    return;
+  }
+  std::unordered_set<const Val*> seen;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto* tv = dynamic_cast<const TensorView*>(inputs[i]);
+    if (tv == nullptr) {
+      continue;
+    }
+    std::vector<IterDomain*> shape = tv->shapeDomain();
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      const auto* extent = shape[axis]->extent()->as<Scalar>();
+      if (!extent->isConst() && extent->definition() == nullptr && seen.insert(extent).second) {
+        input_extents_.push_back({extent, i, static_cast<int64_t>(axis)});
+      }
+    }
+  }
+}
+
+std::vector<std::pair<const Val*, PolymorphicValue>> RankAgreement::exchangeInputExtents(
+    const std::vector<at::Tensor>& inputs) {
+  if (input_extents_.empty()) {
+    return {};
+  }
+  HOSTIR_CHECK(inputs.size() == program_.inputs().size(), "the program expects ",
+               program_.inputs().size(), " inputs but got ", inputs.size());
+  const auto known = static_cast<int64_t>(input_extents_.size());
+  at::Tensor mine = at::full({known}, -1, at::kLong);
+  for (int64_t j = 0; j < known; ++j) {
+    const InputExtent& extent = input_extents_[static_cast<size_t>(j)];
+    const at::Tensor& tensor = inputs[extent.input];
+    if (tensor.defined() && extent.axis < tensor.dim()) {
+      const auto* tv = program_.inputs()[extent.input]->as<TensorView>();
+      mine[j] = tensor.size(extent.axis) * shardDivisors(tv)[static_cast<size_t>(extent.axis)];
+    }
+  }
+  // Every rank takes part, in the same order on every run; a stream key of
+  // its own keeps this off the program's process groups.
+  constexpr int64_t kExtentExchangeStreamKey = -2;
+  std::vector<int64_t> world(static_cast<size_t>(communicator_.size()));
+  std::iota(world.begin(), world.end(), 0);
+  c10d::ProcessGroup& group = communicator_.processGroup(world, kExtentExchangeStreamKey);
+  at::Tensor gathered = at::empty({communicator_.size(), known}, at::kLong);
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int64_t rank = 0; rank < communicator_.size(); ++rank) {
+    outputs[0].push_back(gathered[rank]);
+  }
+  std::vector<at::Tensor> contribution{mine};
+  c10d::AllgatherOptions options;
+  options.timeout = communicator_.timeout();
+  waitWork(group.allgather(outputs, contribution, options), communicator_.timeout(),
+           "the exchange of input extents among all ranks");
+  at::Tensor values = std::get<0>(gathered.max(0));
+  std::vector<std::pair<const Val*, PolymorphicValue>> symbols;
+  for (int64_t j = 0; j < known; ++j) {
+    int64_t value = values[j].item<int64_t>();
+    const InputExtent& extent = input_extents_[static_cast<size_t>(j)];
+    HOSTIR_CHECK(value >= 0, "no rank was given input ",
+                 program_.inputs()[extent.input]->toInlineString(), ", so its extent ",
+                 extent.symbol->toInlineString(), " is unknown");
+    symbols.emplace_back(extent.symbol, value);
+  }
+  return symbols;
+}
+
+void RankAgreement::check(const std::vector<at::Tensor>& inputs,
+                          const std::vector<int64_t>& signature, int number_of_streams) {
+  const std::vector<Val*>& program_inputs = program_.inputs();
+  HOSTIR_CHECK(inputs.size() == program_inputs.size(), "the program expects ",
+               program_inputs.size(), " inputs but got ", inputs.size());
+  // What this rank holds: per input axis, its local size (-1: not held).
+  std::vector<int64_t> sizes;
+  std::vector<std::pair<size_t, int64_t>> where;  // (input, axis) of each entry
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto* tv = dynamic_cast<const TensorView*>(program_inputs[i]);
+    if (tv == nullptr) {
+      continue;
+    }
+    for (int64_t axis = 0; axis < tv->rank(); ++axis) {
+      const at::Tensor& tensor = inputs[i];
+      sizes.push_back(tensor.defined() && axis < tensor.dim() ? tensor.size(axis) : -1);
+      where.emplace_back(i, axis);
+    }
+  }
+  // Every run, every rank shares a header with a hash of its input
+  // signature (the same key the run path uses): what one rank has seen before says nothing about
+  // what the others run now (issue 22). The detailed check runs only for a combination of the
+  // ranks' signatures not agreed on before; every rank decides that from the
+  // same gathered headers, so all take the same path. Check in a process
+  // group of its own, apart from the program's.
+  constexpr int64_t kAgreementStreamKey = -3;
+  constexpr int64_t kMagic = 0x686f737469720b;  // "hostir", 11
+  constexpr int64_t kSignatureColumn = 4;
+  at::Tensor header = at::tensor(
+      {kMagic, static_cast<int64_t>(fingerprint_ >> 1), static_cast<int64_t>(number_of_streams),
+       static_cast<int64_t>(sizes.size()), static_cast<int64_t>(signatureHash(signature) >> 1)},
+      at::kLong);
+  at::Tensor headers = allgatherAmongAll(communicator_, kAgreementStreamKey, header,
+                                         "the check that all ranks run the same program");
+  for (int64_t column : {0, 1, 3}) {
+    at::Tensor values = headers.select(1, column);
+    HOSTIR_CHECK(at::equal(values, values[0].expand_as(values)),
+                 "the ranks run different programs: the fingerprints of their fusions differ (",
+                 rankValues(headers.select(1, 1)),
+                 "); every rank must build the same fusion (same ops, meshes, shardings and "
+                 "chunk counts) and construct its executors in the same order");
+  }
+  at::Tensor streams = headers.select(1, 2);
+  HOSTIR_CHECK(at::equal(streams, streams[0].expand_as(streams)),
+               "the ranks use different numbers of streams (", rankValues(streams),
+               "); every rank must run with the same number_of_streams");
+
+  at::Tensor signatures = headers.select(1, kSignatureColumn).contiguous();
+  std::vector<int64_t> all_signatures(signatures.data_ptr<int64_t>(),
+                                      signatures.data_ptr<int64_t>() + signatures.numel());
+  if (sizes.empty() || agreed_signatures_.count(all_signatures) != 0) {
+    return;
+  }
+  at::Tensor all =
+      allgatherAmongAll(communicator_, kAgreementStreamKey, at::tensor(sizes, at::kLong),
+                        "the check that all ranks agree on the input sizes");
+  for (size_t j = 0; j < where.size(); ++j) {
+    const auto [input, axis] = where[j];
+    const auto* tv = program_inputs[input]->as<TensorView>();
+    const int64_t devices = shardDivisors(tv)[static_cast<size_t>(axis)];
+    at::Tensor column = all.select(1, static_cast<int64_t>(j));
+    int64_t first_rank = -1;
+    for (int64_t rank = 0; rank < column.size(0); ++rank) {
+      const int64_t size = column[rank].item<int64_t>();
+      if (size < 0) {
+        continue;  // this rank does not hold the input
+      }
+      if (first_rank < 0) {
+        first_rank = rank;
+        continue;
+      }
+      const int64_t first = column[first_rank].item<int64_t>();
+      if (size == first) {
+        continue;
+      }
+      std::string holders;
+      for (int64_t r = 0; r < column.size(0); ++r) {
+        if (column[r].item<int64_t>() >= 0) {
+          holders += (holders.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) +
+                     " holds " + std::to_string(column[r].item<int64_t>());
+        }
+      }
+      if (devices > 1) {
+        HOSTIR_THROW("uneven shards: input ", input, " ", tv->toInlineString(), " axis ", axis,
+                     " is sharded over ", devices, " devices but its shards differ (", holders,
+                     "); every device must hold the same number of rows (uneven torch.chunk "
+                     "layouts are not supported: pad the axis to a multiple of ",
+                     devices, ")");
+      }
+      HOSTIR_THROW("size mismatch across ranks: input ", input, " ", tv->toInlineString(), " axis ",
+                   axis, " is not sharded, so every rank must give it the same size (", holders,
+                   ")");
+    }
+  }
+  // The ranks agree on the inputs, so on every extent derived from them:
+  // every rank raises the same error here, before any collective.
+  std::vector<std::tuple<size_t, int64_t, int64_t>> input_extents;
+  for (size_t j = 0; j < where.size(); ++j) {
+    const auto [input, axis] = where[j];
+    const int64_t held = all.select(1, static_cast<int64_t>(j)).max().item<int64_t>();
+    if (held >= 0) {
+      const auto* tv = program_inputs[input]->as<TensorView>();
+      input_extents.emplace_back(input, axis, held * shardDivisors(tv)[static_cast<size_t>(axis)]);
+    }
+  }
+  checkShardsDivide(prepared_, input_extents);
+  if (agreed_signatures_.size() >= kMaxAgreedSignatures) {
+    agreed_signatures_.clear();  // a bound; a combination seen again is checked again
+  }
+  agreed_signatures_.insert(std::move(all_signatures));
+}
+
+}  // namespace hostir
