@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,8 +31,7 @@
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
-#include "hostir/runtime/host_executor.h"
-#include "hostir/runtime/multidevice_executor.h"
+#include "hostir/runtime/executor.h"
 #include "hostir/runtime/streams/stream_queue.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
@@ -57,37 +55,6 @@ std::string valKey(const Val* val) {
   key += std::to_string(val->name());
   return key;
 }
-
-// One lowered program for one input signature.
-struct Runner {
-  std::unique_ptr<HostExecutor> single;
-  std::unique_ptr<MultiDeviceExecutor> multi;
-  // Per output: mesh devices, mesh shape, {parallel type: logical axis}.
-  std::vector<TensorSharding> shardings;
-  // Per output: the tensor they describe (in the executor's fusion).
-  std::vector<const TensorView*> outputs;
-
-  std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
-                              const std::vector<at::Tensor>& outputs) {
-    if (single) {
-      return single->run(inputs, outputs);
-    }
-    std::vector<at::Tensor> tensors;
-    tensors.reserve(inputs.size());
-    for (const PolymorphicValue& input : inputs) {
-      HOSTIR_CHECK(isTensor(input), "a fusion with a device mesh takes tensor inputs only; got ",
-                   describeValue(input));
-      tensors.push_back(std::get<at::Tensor>(input));
-    }
-    return multi->run(tensors, outputs);
-  }
-  std::string hostIr() const {
-    return single ? single->hostProgram().toString() : multi->hostProgram().toString();
-  }
-};
-
-// Input kinds in a signature.
-enum SignatureKind : int64_t { kTensor = 1, kInt, kDouble, kBool, kUndefined };
 
 class Definition {
  public:
@@ -439,14 +406,13 @@ class Definition {
     for (const at::Tensor& output : outputs) {
       buffers.push_back(withoutGrad(output));
     }
-    // Shared, so that an eviction by another thread's execute (the GIL is
-    // released while this one runs) cannot destroy it mid-run.
-    std::shared_ptr<Runner> runner = runnerFor(values, number_of_streams);
-    last_runner_ = runner;
+    Executor& executor = prepared();
     py::gil_scoped_release no_gil;
     at::NoGradGuard no_grad;
     try {
-      return runner->run(values, buffers);
+      std::vector<at::Tensor> results = executor.run(values, buffers, number_of_streams);
+      executed_ = true;
+      return results;
     } catch (const c10::Error& error) {
       throw Error(pythonMessage(error.what_without_backtrace()));
     } catch (const Error& error) {
@@ -454,22 +420,20 @@ class Definition {
     }
   }
 
-  std::string hostIr(const py::list& inputs, int number_of_streams) {
-    std::vector<PolymorphicValue> values;
-    for (const py::handle item : inputs) {
-      values.push_back(toValue(item, values.size()));
-    }
-    return runnerFor(values, number_of_streams)->hostIr();
+  // The lowered program (one per definition, whatever the inputs).
+  std::string hostIr() {
+    return prepared().hostProgram().toString();
   }
 
   // Shardings of the outputs of the last execute (None before one).
   py::object lastOutputShardings() const {
-    if (last_runner_ == nullptr) {
+    if (!executed_) {
       return py::none();
     }
     py::list result;
-    for (size_t i = 0; i < last_runner_->shardings.size(); ++i) {
-      result.append(shardingTuple(last_runner_->shardings[i], last_runner_->outputs[i]));
+    for (const Val* out : executor_->preparedFusion().outputs()) {
+      const auto* tv = out->as<TensorView>();
+      result.append(shardingTuple(shardingOf(tv), tv));
     }
     return result;
   }
@@ -490,15 +454,15 @@ class Definition {
   }
 
   int64_t numLowerings() const {
-    return lowerings_;
+    return executor_ == nullptr ? 0 : 1;
   }
-  int64_t numRunners() const {
-    return static_cast<int64_t>(runners_.size());
+  // Stream workers of the definition's executor (created on first use and
+  // shared by every run, whatever its number_of_streams).
+  int64_t numStreamWorkers() const {
+    return executor_ == nullptr
+               ? 0
+               : static_cast<int64_t>(executor_->evaluator().streamPool().createdStreamCount());
   }
-  // Each runner's executor owns its stream workers; the bound keeps a
-  // definition run with many signatures (e.g. many number_of_streams values)
-  // from holding executors and threads without end (issue 22).
-  static constexpr size_t kMaxRunners = 32;
   bool isMultiDevice() const {
     for (const auto& statement : fusion_->statements()) {
       const auto* tv = dynamic_cast<const TensorView*>(statement.get());
@@ -652,96 +616,25 @@ class Definition {
                  std::string(py::str(item.get_type())));
   }
 
-  std::vector<int64_t> signature(const std::vector<PolymorphicValue>& inputs,
-                                 int number_of_streams) const {
-    std::vector<int64_t> key{number_of_streams, static_cast<int64_t>(inputs.size())};
-    const std::vector<Val*>& declared = fusion_->inputs();
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const PolymorphicValue& value = inputs[i];
-      if (const auto* tensor = std::get_if<at::Tensor>(&value)) {
-        if (!tensor->defined()) {
-          key.push_back(kUndefined);
-          continue;
-        }
-        key.push_back(kTensor);
-        key.push_back(static_cast<int64_t>(tensor->scalar_type()));
-        key.push_back(tensor->dim());
-        key.push_back(tensor->is_contiguous());
-        const auto* tv =
-            i < declared.size() ? dynamic_cast<const TensorView*>(declared[i]) : nullptr;
-        std::vector<IterDomain*> shape;
-        if (tv != nullptr) {
-          shape = tv->shapeDomain();
-        }
-        for (int64_t axis = 0; axis < tensor->dim(); ++axis) {
-          const int64_t size = tensor->size(axis);
-          bool fixed = false;
-          if (static_cast<size_t>(axis) < shape.size()) {
-            const auto* extent = dynamic_cast<const Scalar*>(shape[axis]->extent());
-            fixed = extent != nullptr && extent->isConst();
-          }
-          // Fixed sizes are part of the key; otherwise only the broadcast
-          // pattern (size 1 or not).
-          key.push_back(fixed ? size : (size == 1 ? -1 : -2));
-        }
-      } else if (std::holds_alternative<bool>(value)) {
-        key.push_back(kBool);
-      } else if (std::holds_alternative<int64_t>(value)) {
-        key.push_back(kInt);
-      } else {
-        key.push_back(kDouble);
-      }
+  // The definition's one executor (executor.h: one copy, one lowering),
+  // made by the first execute; every input signature and number_of_streams
+  // runs through it.
+  Executor& prepared() {
+    if (executor_ != nullptr) {
+      return *executor_;
     }
-    return key;
-  }
-
-  // The runner of this signature, most recently used first; beyond
-  // kMaxRunners the least recently used one is dropped (its threads are
-  // joined once no execute still runs it).
-  std::shared_ptr<Runner> runnerFor(const std::vector<PolymorphicValue>& inputs,
-                                    int number_of_streams) {
-    std::vector<int64_t> key = signature(inputs, number_of_streams);
-    auto it = runners_.find(key);
-    if (it != runners_.end()) {
-      recent_.splice(recent_.begin(), recent_, it->second.recent);
-      return it->second.runner;
-    }
-    auto runner = std::make_shared<Runner>();
     try {
+      ExecutorParams params;
       if (isMultiDevice()) {
         checkEnoughRanks();
-        runner->multi = std::make_unique<MultiDeviceExecutor>(
-            *fusion_, Communicator::getInstance(),
-            MultiDeviceExecutorParams{.number_of_streams = number_of_streams});
-        for (const Val* out : runner->multi->preparedFusion().outputs()) {
-          runner->shardings.push_back(shardingOf(out->as<TensorView>()));
-          runner->outputs.push_back(out->as<TensorView>());
-        }
-      } else {
-        runner->single = std::make_unique<HostExecutor>(
-            *fusion_, HostIrEvaluatorParams{.number_of_streams = number_of_streams});
-        for (const Val* out : fusion_->outputs()) {
-          runner->shardings.push_back(shardingOf(out->as<TensorView>()));
-          runner->outputs.push_back(out->as<TensorView>());
-        }
+        params.communicator = &Communicator::getInstance();
       }
+      executor_ = std::make_unique<Executor>(*fusion_, params);
     } catch (const c10::Error& error) {
       throw Error(error.what_without_backtrace());
     }
-    ++lowerings_;
-    if (runners_.size() >= kMaxRunners) {
-      runners_.erase(recent_.back());
-      recent_.pop_back();
-    }
-    recent_.push_front(key);
-    runners_.emplace(std::move(key), CachedRunner{runner, recent_.begin()});
-    return runner;
+    return *executor_;
   }
-
-  struct CachedRunner {
-    std::shared_ptr<Runner> runner;
-    std::list<std::vector<int64_t>>::iterator recent;  // its place in recent_
-  };
 
   std::unique_ptr<Fusion> fusion_;
   std::vector<Val*> vals_;     // fid >= 0
@@ -750,10 +643,8 @@ class Definition {
   std::vector<int64_t> input_fids_;
   std::vector<int64_t> output_fids_;
   std::vector<std::tuple<int64_t, int64_t, int64_t>> extent_fids_;
-  std::map<std::vector<int64_t>, CachedRunner> runners_;
-  std::list<std::vector<int64_t>> recent_;  // signatures, most recently used first
-  std::shared_ptr<Runner> last_runner_;
-  int64_t lowerings_ = 0;
+  std::unique_ptr<Executor> executor_;
+  bool executed_ = false;  // an execute has finished (output shardings are known)
 };
 
 // Flattens a nested list/tuple of ints (rows of a 2-D mesh), appending to
@@ -862,7 +753,6 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "hostir's C++ core: fusion builder and executors (use the `hostir` package)";
   m.attr("__version__") = HOSTIR_VERSION;
   m.attr("default_number_of_streams") = runtime::StreamPool::kDefaultNumberOfStreams;
-  m.attr("max_runners_per_definition") = Definition::kMaxRunners;
 
   static py::exception<Error> error_class(m, "Error", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr pointer) {
@@ -991,6 +881,6 @@ PYBIND11_MODULE(_C, m) {
       .def("last_output_shardings", &Definition::lastOutputShardings)
       .def("input_shardings", &Definition::inputShardings)
       .def("num_lowerings", &Definition::numLowerings)
-      .def("num_runners", &Definition::numRunners)
+      .def("num_stream_workers", &Definition::numStreamWorkers)
       .def("is_multidevice", &Definition::isMultiDevice);
 }

@@ -837,13 +837,16 @@ class FusionDefinition:
             self._ensure_defined()
         return self._cdef.fusion_ir()
 
-    def host_ir(self, inputs, number_of_streams=None):
-        """The host program lowered for inputs like `inputs`, as text."""
+    def host_ir(self, inputs=None, number_of_streams=None):
+        """The host program, as text. A definition is lowered once: the same
+        program runs every input signature and every number_of_streams (bound
+        when it runs), so both arguments are optional and only checked."""
         self._ensure_defined()
+        _streams(number_of_streams)
         try:
-            return self._cdef.host_ir(list(inputs), _streams(number_of_streams))
+            return self._cdef.host_ir()
         except _C.Error as error:
-            raise self._error(str(error), inputs) from None
+            raise self._error(str(error), inputs or []) from None
 
     def _name_of(self, fid):
         if fid < 0:

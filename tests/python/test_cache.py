@@ -95,47 +95,45 @@ def test_reset(cache):
                              "evictions": 0}
 
 
-def test_second_level_executors_per_signature(cache):
+def test_one_lowering_per_definition_whatever_the_signature(cache):
+    # The one run path (issue 21): a definition is copied and lowered once;
+    # other sizes, strides, broadcast patterns and numbers of streams run the
+    # same program.
     fd = define(cache)
     cdef = fd._cdef
-    fd.execute([torch.randn(4, 5)])
-    fd.execute([torch.randn(6, 7)])  # other sizes, same signature (symbolic)
+    assert cdef.num_lowerings() == 0
+    for x, streams in [(torch.randn(4, 5), None), (torch.randn(6, 7), None),
+                       (torch.randn(4, 5).t(), None),  # non-contiguous
+                       (torch.randn(1, 5), None),  # broadcast pattern differs
+                       (torch.randn(4, 5), 2), (torch.randn(3, 3), 7)]:
+        torch.testing.assert_close(fd.execute([x], number_of_streams=streams)[0],
+                                   torch.relu(x) * 2.0)
     assert cdef.num_lowerings() == 1
-    fd.execute([torch.randn(4, 5).t()])  # non-contiguous: another signature
-    fd.execute([torch.randn(1, 5)])  # broadcast pattern differs
-    assert cdef.num_lowerings() == 3
-    fd.execute([torch.randn(4, 5)], number_of_streams=2)
-    assert cdef.num_lowerings() == 4
-    fd.execute([torch.randn(3, 3)], number_of_streams=2)
-    assert cdef.num_runners() == 4
 
 
 def live_threads():
     return len(os.listdir("/proc/self/task"))
 
 
-def test_runners_per_definition_are_bounded(cache):
+def test_stream_workers_are_shared_across_numbers_of_streams(cache):
     # Issue 22: one lowered executor (with its stream workers) per signature
     # was kept forever; 300 values of number_of_streams held 300 executors
-    # and their threads. Now the least recently used beyond the bound go.
-    bound = hostir._C.max_runners_per_definition
+    # and about 900 threads. Now one executor serves them all, and its
+    # streams are the ones the program uses (the caller's and one per chunk
+    # of the 2-chunk loop), made once.
     fd = define(cache, split=2)
     cdef = fd._cdef
     x = torch.randn(4, 3)
     expected = torch.relu(x) * 2.0
+    torch.testing.assert_close(fd.execute([x], number_of_streams=1)[0], expected)
     threads_before = live_threads()
+    workers_before = cdef.num_stream_workers()
+    assert 1 <= workers_before <= 3
     for streams in range(1, 301):
         torch.testing.assert_close(fd.execute([x], number_of_streams=streams)[0], expected)
-    assert cdef.num_lowerings() == 300
-    assert cdef.num_runners() == bound
-    # Each runner holds its caller stream and up to 2 loop streams (two
-    # chunks): without the bound this grew by about 900 threads.
-    assert live_threads() - threads_before <= 3 * bound
-    # The most recent signature is kept; an evicted one is lowered again.
-    fd.execute([x], number_of_streams=300)
-    assert cdef.num_lowerings() == 300
-    fd.execute([x], number_of_streams=1)
-    assert cdef.num_lowerings() == 301
+    assert cdef.num_lowerings() == 1
+    assert cdef.num_stream_workers() <= 3
+    assert live_threads() - threads_before <= 3
 
 
 def test_default_instance_is_shared():

@@ -17,9 +17,11 @@ import hostir
 # The stream timeout is read from the environment once per process, so the
 # timed-out run happens in a process of its own. Its segment (12
 # transcendental steps over 1500 x 1500 elements, tens of milliseconds) is
-# still running when the 1 ms timeout fires; its rows are split in 2 over a
-# Stream axis, so it runs on worker streams that the host waits for (work on
-# the caller's stream alone may run inline, with no wait to time out).
+# still running when the 1 ms timeout fires; every step's rows are split in 2
+# over a Stream axis, so the whole chain runs in one stream loop on worker
+# streams that the host waits for (work on the caller's stream alone runs
+# inline, with no wait to time out: a split on the last step only left the
+# first eleven there, and the run often finished without timing out).
 _TIMED_OUT_RUN = textwrap.dedent("""
     import time
     import torch
@@ -29,9 +31,9 @@ _TIMED_OUT_RUN = textwrap.dedent("""
         value = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
         for step in range(12):
             value = fd.ops.exp(fd.ops.neg(value)) if step % 2 == 0 else fd.ops.sigmoid(value)
+            fd.sched.split(value, 0, 2, inner_split=False)
+            fd.sched.parallelize(value, 0, hostir.ParallelType.Stream)
         fd.add_output(value)
-        fd.sched.split(value, 0, 2, inner_split=False)
-        fd.sched.parallelize(value, 0, hostir.ParallelType.Stream)
     x = torch.randn(1500, 1500)
     out = torch.zeros(1500, 1500)
     try:

@@ -5,7 +5,6 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "hostir/ir/cloner.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/one_line.h"
 #include "hostir/ir/scalar.h"
@@ -156,9 +155,7 @@ void checkSplitFactors(const Fusion& fusion, ExpressionEvaluator& ee) {
   }
 }
 
-FusionChecks::FusionChecks(const Fusion& fusion) : fusion_(std::make_unique<Fusion>()) {
-  copyFusion(fusion, *fusion_);
-}
+FusionChecks::FusionChecks(const Fusion& fusion) : fusion_(fusion) {}
 
 size_t FusionChecks::checkedSignatures() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -166,16 +163,12 @@ size_t FusionChecks::checkedSignatures() const {
 }
 
 void FusionChecks::check(const std::vector<PolymorphicValue>& inputs,
-                         const std::function<void()>& validate) {
-  std::vector<int64_t> signature = inputSignature(inputs);
+                         const std::vector<int64_t>& signature) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (checked_.count(signature) != 0) {
       return;
     }
-  }
-  if (validate) {
-    validate();
   }
   checkOnce(inputs);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -184,11 +177,11 @@ void FusionChecks::check(const std::vector<PolymorphicValue>& inputs,
   if (checked_.size() >= kMaxSignatures) {
     checked_.clear();
   }
-  checked_.insert(std::move(signature));
+  checked_.insert(signature);
 }
 
 void FusionChecks::checkOnce(const std::vector<PolymorphicValue>& inputs) {
-  const Fusion& fusion = *fusion_;
+  const Fusion& fusion = fusion_;
   HOSTIR_ASSERT(inputs.size() == fusion.inputs().size(), "inputs were not validated");
   ExpressionEvaluator ee;
   for (size_t i = 0; i < inputs.size(); ++i) {

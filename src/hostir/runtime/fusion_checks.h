@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -35,14 +34,14 @@ class ExpressionEvaluator;
 // set lookup.
 class FusionChecks {
  public:
-  // Keeps a copy of `fusion`.
+  // Reads `fusion`, which outlives this object.
   explicit FusionChecks(const Fusion& fusion);
 
-  // Throws hostir::Error if `inputs` do not fit the fusion. The first run
-  // of each input signature checks (after calling `validate`, which checks
-  // the inputs against the program's inputs and gives those messages
-  // first); later ones return at once.
-  void check(const std::vector<PolymorphicValue>& inputs, const std::function<void()>& validate);
+  // Throws hostir::Error if `inputs` (already validated against the
+  // program's inputs, whose messages come first) do not fit the fusion.
+  // The first run of each input signature (`signature` is
+  // inputSignature(inputs)) checks; later ones return at once.
+  void check(const std::vector<PolymorphicValue>& inputs, const std::vector<int64_t>& signature);
 
   // How many distinct signatures have been checked (for tests).
   size_t checkedSignatures() const;
@@ -50,7 +49,7 @@ class FusionChecks {
  private:
   void checkOnce(const std::vector<PolymorphicValue>& inputs);
 
-  std::unique_ptr<Fusion> fusion_;
+  const Fusion& fusion_;
   mutable std::mutex mutex_;
   std::set<std::vector<int64_t>> checked_;
 };
@@ -59,8 +58,9 @@ class FusionChecks {
 // can evaluate is not positive, naming the tensor and the split.
 void checkSplitFactors(const Fusion& fusion, ExpressionEvaluator& ee);
 
-// The signature `FusionChecks` keys its cache by: per input, its kind,
-// dtype, sizes (tensors) or value bits (scalars).
+// The one key of a run's inputs (executor.h): per input, its kind, dtype,
+// sizes (tensors) or value bits (scalars). FusionChecks keys its cache by it;
+// a sharded run's ranks compare its hash.
 std::vector<int64_t> inputSignature(const std::vector<PolymorphicValue>& inputs);
 
 }  // namespace hostir

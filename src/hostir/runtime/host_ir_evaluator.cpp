@@ -116,12 +116,8 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<at::Tensor>& inpu
   return run(std::vector<PolymorphicValue>(inputs.begin(), inputs.end()), outputs);
 }
 
-std::vector<at::Tensor> HostIrEvaluator::run(
-    const std::vector<PolymorphicValue>& inputs, const std::vector<at::Tensor>& outputs,
-    const std::vector<std::pair<const Val*, PolymorphicValue>>& symbols) {
-  // Runs are serialized: the per-run state below (bindings, current stream,
-  // pending works) and the streams themselves belong to one run at a time.
-  std::lock_guard<std::mutex> run_lock(run_mutex_);
+void HostIrEvaluator::validate(const std::vector<PolymorphicValue>& inputs,
+                               const std::vector<at::Tensor>& outputs) const {
   int64_t my_device = params_.communicator != nullptr ? params_.my_device : -1;
   validateInputs(container_->inputs(), inputs, "the host program", my_device);
   const std::vector<Val*>& program_outputs = container_->outputs();
@@ -130,13 +126,29 @@ std::vector<at::Tensor> HostIrEvaluator::run(
                " preallocated buffers were given; give all or none");
   validateOutputsDoNotAliasInputs(container_->inputs(), inputs, program_outputs, outputs,
                                   "the host program");
+}
+
+std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>& inputs,
+                                             const std::vector<at::Tensor>& outputs,
+                                             const HostIrRunOptions& options) {
+  const int number_of_streams = options.number_of_streams.value_or(params_.number_of_streams);
+  HOSTIR_CHECK(number_of_streams > 0, "numberOfStreams must be positive, got ", number_of_streams);
+  // Runs are serialized: the per-run state below (bindings, current stream,
+  // pending works) and the streams themselves belong to one run at a time.
+  std::lock_guard<std::mutex> run_lock(run_mutex_);
+  int64_t my_device = params_.communicator != nullptr ? params_.my_device : -1;
+  if (!options.inputs_validated) {
+    validate(inputs, outputs);
+  }
+  const std::vector<Val*>& program_outputs = container_->outputs();
 
   ee_ = ExpressionEvaluator();
-  ee_.bindNamed(kNumberOfStreams, int64_t{params_.number_of_streams});
+  ee_.bindNamed(kNumberOfStreams, int64_t{number_of_streams});
+  pool_.setNumberOfStreams(number_of_streams);
   bound_streams_.clear();
   works_.clear();
   coalescing_.reset();
-  for (const auto& [symbol, value] : symbols) {
+  for (const auto& [symbol, value] : options.symbols) {
     ee_.bind(symbol, value);
   }
   for (size_t i = 0; i < inputs.size(); ++i) {

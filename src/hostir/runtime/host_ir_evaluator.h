@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,12 +30,25 @@ class Communicator;
 class Stream;
 
 struct HostIrEvaluatorParams {
-  // Worker streams a program rotates over; bound to `numberOfStreams`.
+  // Worker streams a program rotates over; bound to `numberOfStreams`
+  // (a run may give another number: RunOptions).
   int number_of_streams = runtime::StreamPool::kDefaultNumberOfStreams;
   // Needed only by programs with communications.
   Communicator* communicator = nullptr;
   // This rank's device id.
   int64_t my_device = 0;
+};
+
+struct HostIrRunOptions {
+  // Binds scalars the inputs cannot (e.g. extents of tensors this device
+  // does not hold, learned from the other ranks).
+  std::vector<std::pair<const Val*, PolymorphicValue>> symbols;
+  // This run's `numberOfStreams` (default: the params'). The pool's
+  // streams are made on first use and kept, so runs with different
+  // numbers share their workers.
+  std::optional<int> number_of_streams;
+  // The caller has called validate() on these inputs and outputs.
+  bool inputs_validated = false;
 };
 
 // Runs a host program. The host thread walks the program and decides every
@@ -65,11 +79,9 @@ class HostIrEvaluator final : public HostIrDispatch {
   explicit HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
                            HostIrEvaluatorParams params = {});
 
-  // `symbols` binds scalars the inputs cannot (e.g. extents of tensors this
-  // device does not hold, learned from the other ranks).
-  std::vector<at::Tensor> run(
-      const std::vector<PolymorphicValue>& inputs, const std::vector<at::Tensor>& outputs = {},
-      const std::vector<std::pair<const Val*, PolymorphicValue>>& symbols = {});
+  std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
+                              const std::vector<at::Tensor>& outputs = {},
+                              const HostIrRunOptions& options = {});
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
                               const std::vector<at::Tensor>& outputs = {});
   // `run({t0, t1})`: a braced list of tensors would be ambiguous between the
@@ -78,6 +90,13 @@ class HostIrEvaluator final : public HostIrDispatch {
                               const std::vector<at::Tensor>& outputs = {}) {
     return run(std::vector<at::Tensor>(inputs), outputs);
   }
+
+  // Throws hostir::Error if `inputs` (and preallocated `outputs`) do not
+  // fit the program's inputs: count, kinds, dtypes, ranks, contiguity,
+  // scalar values, outputs aliasing inputs. run() calls it unless told the
+  // caller did.
+  void validate(const std::vector<PolymorphicValue>& inputs,
+                const std::vector<at::Tensor>& outputs) const;
 
   const HostIrContainer& container() const {
     return *container_;

@@ -42,11 +42,13 @@ inline void onThreads(int threads, const std::function<void(int)>& body) {
   }
 }
 
-// A segment (PostOnStream of a HostUnit) long enough to still be running
-// when a run gives up waiting for it: 12 transcendental steps per element.
-// By default its rows are split in 2 over a Stream axis, so it runs on
-// worker streams that the host waits for (work on the caller's stream alone
-// runs inline, with no wait to time out).
+// Work long enough to still be running when a run gives up waiting for
+// it: 12 transcendental steps per element. By default every step's rows are
+// split in 2 over a Stream axis, so the whole chain runs in one stream loop
+// on worker streams (one kernel per chunk) that the host waits for. Work on
+// the caller's stream alone runs inline on the calling thread, with no wait
+// to time out; a split on the last step only would leave the first eleven
+// there.
 inline void buildLongSegmentFusion(Fusion& fusion, bool on_worker_streams = true) {
   FusionGuard guard(&fusion);
   TensorView* x = makeContigTensor(2);
@@ -54,10 +56,10 @@ inline void buildLongSegmentFusion(Fusion& fusion, bool on_worker_streams = true
   TensorView* value = x;
   for (int i = 0; i < 12; ++i) {
     value = i % 2 == 0 ? exp(neg(value)) : sigmoid(value);
-  }
-  if (on_worker_streams) {
-    value->split(0, 2, /*inner_split=*/false);
-    value->axis(0)->parallelize(ParallelType::Stream);
+    if (on_worker_streams) {
+      value->split(0, 2, /*inner_split=*/false);
+      value->axis(0)->parallelize(ParallelType::Stream);
+    }
   }
   fusion.addOutput(value);
 }

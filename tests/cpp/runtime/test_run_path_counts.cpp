@@ -51,6 +51,27 @@ TEST(RunPathCounts, HostExecutorCopiesAndLowersOncePerDefinition) {
   EXPECT_EQ(executor.checks().checkedSignatures(), 3u);
 }
 
+// The number of streams is bound per run: one prepared program and one pool
+// of stream workers serve every value (Python passes number_of_streams per
+// execute; it used to lower, and start workers, once per value).
+TEST(RunPathCounts, EveryNumberOfStreamsRunsTheOneProgram) {
+  Fusion fusion;
+  buildStreamedFusion(fusion);
+  Counts before;
+  HostExecutor executor(fusion);
+  at::Tensor x = at::randn({4, 3});
+  for (int streams : {1, 2, 7, 300, 1}) {
+    at::Tensor out = executor.run({PolymorphicValue(x)}, {}, streams).at(0);
+    EXPECT_TRUE(at::allclose(out, at::relu(x) + x)) << streams << " streams";
+  }
+  EXPECT_EQ(fusionCopyCount() - before.copies, 1);
+  EXPECT_EQ(hostIrLoweringCount() - before.lowerings, 1);
+  // The caller's stream and one per chunk of the 2-chunk loop, at most.
+  EXPECT_LE(executor.evaluator().streamPool().createdStreamCount(), 3u);
+  EXPECT_HOSTIR_ERROR(executor.run({PolymorphicValue(x)}, {}, 0),
+                      {"number_of_streams must be positive, got 0"});
+}
+
 // `hostir lower` and `hostir run` (tools/main.cpp) call lowerToHostIr and
 // HostExecutor; the lowering itself reads the fusion without copying it.
 TEST(RunPathCounts, LoweringReadsTheFusionWithoutCopyingIt) {

@@ -17,6 +17,12 @@ StreamPool::StreamPool(int number_of_streams, Tracer& tracer)
                number_of_streams);
 }
 
+void StreamPool::setNumberOfStreams(int number_of_streams) {
+  HOSTIR_CHECK(number_of_streams >= 1, "numberOfStreams must be at least 1, got ",
+               number_of_streams);
+  number_of_streams_.store(number_of_streams, std::memory_order_relaxed);
+}
+
 StreamPool::~StreamPool() {
   std::map<std::int64_t, std::unique_ptr<Stream>> streams;
   {
@@ -33,7 +39,7 @@ Stream& StreamPool::stream(std::int64_t index) {
   HOSTIR_CHECK(index >= 0 && index <= kMaxStreamIndex, "stream index ", index,
                " is out of range [0, ", kMaxStreamIndex,
                "]; index streams with `StreamIdx % numberOfStreams` (numberOfStreams = ",
-               number_of_streams_, ")");
+               numberOfStreams(), ")");
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto found = streams_.find(index); found != streams_.end()) {
     return *found->second;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -23,8 +24,8 @@ namespace hostir::runtime {
 // caller's stream (asynchronous like the others, with its own worker).
 // Streams are created on first use and kept, so later runs reuse their
 // workers. numberOfStreams is how many streams a program is expected to use
-// at once (the evaluator binds it to the `numberOfStreams` scalar); it also
-// sizes the thread budget (thread_budget.h).
+// at once (the evaluator binds it to the `numberOfStreams` scalar, per run);
+// it also sizes the thread budget (thread_budget.h).
 class StreamPool {
  public:
   static constexpr int kDefaultNumberOfStreams = 4;
@@ -41,8 +42,11 @@ class StreamPool {
   StreamPool& operator=(const StreamPool&) = delete;
 
   int numberOfStreams() const {
-    return number_of_streams_;
+    return number_of_streams_.load(std::memory_order_relaxed);
   }
+  // A run's number (the evaluator sets it when a run starts): streams are
+  // made on first use and kept, so runs with different numbers share them.
+  void setNumberOfStreams(int number_of_streams);
   Tracer& tracer() {
     return tracer_;
   }
@@ -83,7 +87,7 @@ class StreamPool {
  private:
   void settleAfterTimeout(const std::vector<Stream*>& streams, WaitTimeout grace, Error& timed_out);
 
-  const int number_of_streams_;
+  std::atomic<int> number_of_streams_;
   Tracer& tracer_;
   mutable std::mutex mutex_;
   std::map<std::int64_t, std::unique_ptr<Stream>> streams_;

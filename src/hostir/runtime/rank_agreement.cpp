@@ -1,15 +1,14 @@
-#include "hostir/runtime/multidevice_executor.h"
+#include "hostir/runtime/rank_agreement.h"
 
 #include <numeric>
 #include <tuple>
 #include <unordered_set>
 
-#include "hostir/host_ir/lowering.h"
-#include "hostir/ir/cloner.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/collectives.h"
+#include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/expression_evaluator.h"
 
 namespace hostir {
@@ -46,10 +45,10 @@ at::Tensor allgatherAmongAll(Communicator& communicator, int64_t stream_key, con
   return gathered;
 }
 
-uint64_t signatureHash(const std::vector<int64_t>& sizes) {
+uint64_t signatureHash(const std::vector<int64_t>& signature) {
   std::string text;
-  for (int64_t size : sizes) {
-    text += std::to_string(size) + ",";
+  for (int64_t entry : signature) {
+    text += std::to_string(entry) + ",";
   }
   return fingerprintOf(text);
 }
@@ -116,25 +115,15 @@ void checkShardsDivide(const Fusion& fusion,
 
 }  // namespace
 
-MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& fusion, Communicator& communicator,
-                                         MultiDeviceExecutorParams params)
-    : communicator_(communicator),
-      number_of_streams_(params.number_of_streams),
-      prepared_(std::make_unique<Fusion>()) {
-  copyFusion(fusion, *prepared_);
-  runPresegmentationPasses(prepared_.get());
-  fingerprint_ = fingerprintOf(prepared_->toString());
-  int64_t my_device = communicator.deviceId();
-  evaluator_ = std::make_unique<HostIrEvaluator>(
-      lowerToHostIr(*prepared_,
-                    hostIrPipeline(MultiDeviceLowering{my_device, communicator.deviceTargets()})),
-      HostIrEvaluatorParams{.number_of_streams = params.number_of_streams,
-                            .communicator = &communicator,
-                            .my_device = my_device});
-
+RankAgreement::RankAgreement(const Fusion& prepared, const HostIrContainer& program,
+                             Communicator& communicator)
+    : prepared_(prepared),
+      program_(program),
+      communicator_(communicator),
+      fingerprint_(fingerprintOf(prepared.toString())) {
   // Only when some rank misses an input do the ranks need to share shapes;
   // every rank decides the same from the same fusion.
-  const std::vector<Val*>& inputs = evaluator_->container().inputs();
+  const std::vector<Val*>& inputs = program.inputs();
   bool some_rank_lacks_an_input = false;
   for (const Val* input : inputs) {
     const auto* tv = dynamic_cast<const TensorView*>(input);
@@ -161,17 +150,20 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& fusion, Communicator& com
   }
 }
 
-std::vector<std::pair<const Val*, PolymorphicValue>> MultiDeviceExecutor::exchangeInputExtents(
+std::vector<std::pair<const Val*, PolymorphicValue>> RankAgreement::exchangeInputExtents(
     const std::vector<at::Tensor>& inputs) {
-  HOSTIR_CHECK(inputs.size() == evaluator_->container().inputs().size(), "the program expects ",
-               evaluator_->container().inputs().size(), " inputs but got ", inputs.size());
+  if (input_extents_.empty()) {
+    return {};
+  }
+  HOSTIR_CHECK(inputs.size() == program_.inputs().size(), "the program expects ",
+               program_.inputs().size(), " inputs but got ", inputs.size());
   const auto known = static_cast<int64_t>(input_extents_.size());
   at::Tensor mine = at::full({known}, -1, at::kLong);
   for (int64_t j = 0; j < known; ++j) {
     const InputExtent& extent = input_extents_[static_cast<size_t>(j)];
     const at::Tensor& tensor = inputs[extent.input];
     if (tensor.defined() && extent.axis < tensor.dim()) {
-      const auto* tv = evaluator_->container().inputs()[extent.input]->as<TensorView>();
+      const auto* tv = program_.inputs()[extent.input]->as<TensorView>();
       mine[j] = tensor.size(extent.axis) * shardDivisors(tv)[static_cast<size_t>(extent.axis)];
     }
   }
@@ -197,15 +189,16 @@ std::vector<std::pair<const Val*, PolymorphicValue>> MultiDeviceExecutor::exchan
     int64_t value = values[j].item<int64_t>();
     const InputExtent& extent = input_extents_[static_cast<size_t>(j)];
     HOSTIR_CHECK(value >= 0, "no rank was given input ",
-                 evaluator_->container().inputs()[extent.input]->toInlineString(),
-                 ", so its extent ", extent.symbol->toInlineString(), " is unknown");
+                 program_.inputs()[extent.input]->toInlineString(), ", so its extent ",
+                 extent.symbol->toInlineString(), " is unknown");
     symbols.emplace_back(extent.symbol, value);
   }
   return symbols;
 }
 
-void MultiDeviceExecutor::checkRanksAgree(const std::vector<at::Tensor>& inputs) {
-  const std::vector<Val*>& program_inputs = evaluator_->container().inputs();
+void RankAgreement::check(const std::vector<at::Tensor>& inputs,
+                          const std::vector<int64_t>& signature, int number_of_streams) {
+  const std::vector<Val*>& program_inputs = program_.inputs();
   HOSTIR_CHECK(inputs.size() == program_inputs.size(), "the program expects ",
                program_inputs.size(), " inputs but got ", inputs.size());
   // What this rank holds: per input axis, its local size (-1: not held).
@@ -222,9 +215,9 @@ void MultiDeviceExecutor::checkRanksAgree(const std::vector<at::Tensor>& inputs)
       where.emplace_back(i, axis);
     }
   }
-  // Every run, every rank shares a header with a hash of its sizes: what
-  // one rank has seen before says nothing about what the others run now
-  // (issue 22). The detailed check runs only for a combination of the
+  // Every run, every rank shares a header with a hash of its input
+  // signature (the same key the run path uses): what one rank has seen before says nothing about
+  // what the others run now (issue 22). The detailed check runs only for a combination of the
   // ranks' signatures not agreed on before; every rank decides that from the
   // same gathered headers, so all take the same path. Check in a process
   // group of its own, apart from the program's.
@@ -232,8 +225,8 @@ void MultiDeviceExecutor::checkRanksAgree(const std::vector<at::Tensor>& inputs)
   constexpr int64_t kMagic = 0x686f737469720b;  // "hostir", 11
   constexpr int64_t kSignatureColumn = 4;
   at::Tensor header = at::tensor(
-      {kMagic, static_cast<int64_t>(fingerprint_ >> 1), static_cast<int64_t>(number_of_streams_),
-       static_cast<int64_t>(sizes.size()), static_cast<int64_t>(signatureHash(sizes) >> 1)},
+      {kMagic, static_cast<int64_t>(fingerprint_ >> 1), static_cast<int64_t>(number_of_streams),
+       static_cast<int64_t>(sizes.size()), static_cast<int64_t>(signatureHash(signature) >> 1)},
       at::kLong);
   at::Tensor headers = allgatherAmongAll(communicator_, kAgreementStreamKey, header,
                                          "the check that all ranks run the same program");
@@ -308,25 +301,11 @@ void MultiDeviceExecutor::checkRanksAgree(const std::vector<at::Tensor>& inputs)
       input_extents.emplace_back(input, axis, held * shardDivisors(tv)[static_cast<size_t>(axis)]);
     }
   }
-  checkShardsDivide(*prepared_, input_extents);
+  checkShardsDivide(prepared_, input_extents);
   if (agreed_signatures_.size() >= kMaxAgreedSignatures) {
     agreed_signatures_.clear();  // a bound; a combination seen again is checked again
   }
   agreed_signatures_.insert(std::move(all_signatures));
-}
-
-std::vector<at::Tensor> MultiDeviceExecutor::run(const std::vector<at::Tensor>& inputs,
-                                                 const std::vector<at::Tensor>& outputs) {
-  std::lock_guard<std::mutex> lock(run_mutex_);
-  if (communicator_.size() > 1) {
-    checkRanksAgree(inputs);
-  }
-  std::vector<std::pair<const Val*, PolymorphicValue>> symbols;
-  if (!input_extents_.empty()) {
-    symbols = exchangeInputExtents(inputs);
-  }
-  return evaluator_->run(std::vector<PolymorphicValue>(inputs.begin(), inputs.end()), outputs,
-                         symbols);
 }
 
 }  // namespace hostir

@@ -1,0 +1,90 @@
+#include "hostir/runtime/executor.h"
+
+#include "hostir/host_ir/lowering.h"
+#include "hostir/host_ir/passes/pass_registry.h"
+#include "hostir/ir/cloner.h"
+#include "hostir/multidevice/presegmentation_passes.h"
+#include "hostir/runtime/comm/communicator.h"
+
+namespace hostir {
+
+namespace {
+
+std::unique_ptr<Fusion> copyOf(const Fusion& fusion) {
+  auto copy = std::make_unique<Fusion>();
+  copyFusion(fusion, *copy);
+  return copy;
+}
+
+}  // namespace
+
+Executor::Executor(const Fusion& fusion, ExecutorParams params)
+    : number_of_streams_(params.number_of_streams), prepared_(copyOf(fusion)) {
+  HOSTIR_CHECK(number_of_streams_ > 0, "numberOfStreams must be positive, got ",
+               number_of_streams_);
+  Communicator* communicator = params.communicator;
+  if (communicator == nullptr) {
+    evaluator_ = std::make_unique<HostIrEvaluator>(
+        lowerToHostIr(*prepared_), HostIrEvaluatorParams{.number_of_streams = number_of_streams_});
+    checks_ = std::make_unique<FusionChecks>(*prepared_);
+    return;
+  }
+  runPresegmentationPasses(prepared_.get());
+  const int64_t my_device = communicator->deviceId();
+  evaluator_ = std::make_unique<HostIrEvaluator>(
+      lowerToHostIr(*prepared_,
+                    hostIrPipeline(MultiDeviceLowering{my_device, communicator->deviceTargets()})),
+      HostIrEvaluatorParams{.number_of_streams = number_of_streams_,
+                            .communicator = communicator,
+                            .my_device = my_device});
+  agreement_ = std::make_unique<RankAgreement>(*prepared_, evaluator_->container(), *communicator);
+}
+
+Executor::~Executor() = default;
+
+const FusionChecks& Executor::checks() const {
+  HOSTIR_ASSERT(checks_ != nullptr, "a sharded run has no single-process fusion checks");
+  return *checks_;
+}
+
+std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs,
+                                      const std::vector<at::Tensor>& outputs) {
+  return run(std::vector<PolymorphicValue>(inputs.begin(), inputs.end()), outputs);
+}
+
+std::vector<at::Tensor> Executor::run(const std::vector<PolymorphicValue>& inputs,
+                                      const std::vector<at::Tensor>& outputs,
+                                      std::optional<int> number_of_streams) {
+  const int streams = number_of_streams.value_or(number_of_streams_);
+  HOSTIR_CHECK(streams > 0, "number_of_streams must be positive, got ", streams,
+               " (the default is ", runtime::StreamPool::kDefaultNumberOfStreams, ")");
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  // Key once: the one signature of these inputs.
+  const std::vector<int64_t> signature = inputSignature(inputs);
+  HostIrRunOptions options;
+  options.number_of_streams = streams;
+  if (agreement_ != nullptr) {
+    std::vector<at::Tensor> tensors;
+    tensors.reserve(inputs.size());
+    for (const PolymorphicValue& input : inputs) {
+      HOSTIR_CHECK(isTensor(input), "a fusion with a device mesh takes tensor inputs only; got ",
+                   describeValue(input));
+      tensors.push_back(std::get<at::Tensor>(input));
+    }
+    // Before anything that one rank alone could reject: a rank that raised
+    // here while the others went on would leave them waiting in a collective.
+    if (agreement_->communicator().size() > 1) {
+      agreement_->check(tensors, signature, streams);
+    }
+    options.symbols = agreement_->exchangeInputExtents(tensors);
+  } else {
+    // Validate once, then (for a signature not seen before) the fusion
+    // checks, which need validated inputs.
+    evaluator_->validate(inputs, outputs);
+    checks_->check(inputs, signature);
+    options.inputs_validated = true;
+  }
+  return evaluator_->run(inputs, outputs, options);
+}
+
+}  // namespace hostir

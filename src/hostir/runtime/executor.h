@@ -1,0 +1,90 @@
+#pragma once
+
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "hostir/ir/fusion.h"
+#include "hostir/runtime/fusion_checks.h"
+#include "hostir/runtime/host_ir_evaluator.h"
+#include "hostir/runtime/rank_agreement.h"
+
+namespace hostir {
+
+class Communicator;
+
+struct ExecutorParams {
+  // The streams a run rotates over when run() is not given a number.
+  int number_of_streams = runtime::StreamPool::kDefaultNumberOfStreams;
+  // Set: the fusion runs sharded over this communicator's ranks (its
+  // presegmentation passes run, the program is lowered for this rank).
+  Communicator* communicator = nullptr;
+};
+
+// The one run path (docs/architecture.md, "One run path"). Every entry
+// point (HostExecutor, MultiDeviceExecutor, Python's fd.execute, the CLI)
+// runs a fusion through it:
+//  1. prepare, once per definition (the constructor): one copy of the
+//     fusion (on a mesh of ranks, the presegmentation passes run on it),
+//     one segmentation and lowering of that copy;
+//  2. key, once per call: one input signature (inputSignature), which keys
+//     the fusion checks of a single process and the cross-rank agreement of
+//     a sharded run alike, and one validation of the inputs (the
+//     evaluator's);
+//  3. run the host program.
+// The number of streams is an argument of the run, not of the preparation:
+// one prepared program and one pool of stream workers serve every value.
+//
+// run() may be called from several threads; runs are serialized.
+class Executor {
+ public:
+  Executor(const Fusion& fusion, ExecutorParams params);
+  virtual ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Inputs are this device's shards in a sharded run (an undefined tensor
+  // for an input whose mesh does not hold this device); outputs likewise.
+  std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
+                              const std::vector<at::Tensor>& outputs = {},
+                              std::optional<int> number_of_streams = std::nullopt);
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
+                              const std::vector<at::Tensor>& outputs = {});
+  // `run({t0, t1})`: a braced list of tensors would be ambiguous between the
+  // two overloads above.
+  std::vector<at::Tensor> run(std::initializer_list<at::Tensor> inputs,
+                              const std::vector<at::Tensor>& outputs = {}) {
+    return run(std::vector<at::Tensor>(inputs), outputs);
+  }
+
+  // The lowered program, for inspection.
+  const HostIrContainer& hostProgram() const {
+    return evaluator_->container();
+  }
+  // The fusion that was lowered: the caller's copy, after the
+  // presegmentation passes in a sharded run.
+  const Fusion& preparedFusion() const {
+    return *prepared_;
+  }
+  HostIrEvaluator& evaluator() {
+    return *evaluator_;
+  }
+  // The per-signature checks of a single-process run (a sharded run's
+  // inputs are shards, which the agreement among ranks checks instead).
+  const FusionChecks& checks() const;
+  bool isSharded() const {
+    return agreement_ != nullptr;
+  }
+
+ private:
+  int number_of_streams_;
+  std::unique_ptr<Fusion> prepared_;
+  std::unique_ptr<FusionChecks> checks_;        // single process
+  std::unique_ptr<RankAgreement> agreement_;    // sharded run
+  std::unique_ptr<HostIrEvaluator> evaluator_;  // last: destroyed first
+  std::mutex run_mutex_;
+};
+
+}  // namespace hostir
