@@ -170,19 +170,8 @@ std::vector<std::pair<const Val*, PolymorphicValue>> RankAgreement::exchangeInpu
   // Every rank takes part, in the same order on every run; a stream key of
   // its own keeps this off the program's process groups.
   constexpr int64_t kExtentExchangeStreamKey = -2;
-  std::vector<int64_t> world(static_cast<size_t>(communicator_.size()));
-  std::iota(world.begin(), world.end(), 0);
-  c10d::ProcessGroup& group = communicator_.processGroup(world, kExtentExchangeStreamKey);
-  at::Tensor gathered = at::empty({communicator_.size(), known}, at::kLong);
-  std::vector<std::vector<at::Tensor>> outputs(1);
-  for (int64_t rank = 0; rank < communicator_.size(); ++rank) {
-    outputs[0].push_back(gathered[rank]);
-  }
-  std::vector<at::Tensor> contribution{mine};
-  c10d::AllgatherOptions options;
-  options.timeout = communicator_.timeout();
-  waitWork(group.allgather(outputs, contribution, options), communicator_.timeout(),
-           "the exchange of input extents among all ranks");
+  at::Tensor gathered = allgatherAmongAll(communicator_, kExtentExchangeStreamKey, mine,
+                                          "the exchange of input extents among all ranks");
   at::Tensor values = std::get<0>(gathered.max(0));
   std::vector<std::pair<const Val*, PolymorphicValue>> symbols;
   for (int64_t j = 0; j < known; ++j) {
