@@ -136,6 +136,35 @@ def test_stream_workers_are_shared_across_numbers_of_streams(cache):
     assert live_threads() - threads_before <= 3
 
 
+def test_threads_share_one_definition_safely(cache):
+    # One executor per definition: concurrent executes from Python threads
+    # (the GIL is released while one runs) are serialized on it and each gets
+    # its own, correct, result; another definition runs beside them.
+    import threading
+
+    shared = define(cache, split=2)
+    other = define(cache, scale=3.0)
+    errors = []
+
+    def work(fd, scale, seed):
+        generator = torch.Generator().manual_seed(seed)
+        try:
+            for _ in range(40):
+                x = torch.randn(6, 5, generator=generator)
+                torch.testing.assert_close(fd.execute([x])[0], torch.relu(x) * scale)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(shared, 2.0, seed)) for seed in range(3)]
+    threads.append(threading.Thread(target=work, args=(other, 3.0, 99)))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert shared._cdef.num_lowerings() == 1 and other._cdef.num_lowerings() == 1
+
+
 def test_default_instance_is_shared():
     assert hostir.FusionCache.get() is hostir.FusionCache.get()
     with hostir.FusionDefinition() as fd:
