@@ -305,14 +305,16 @@ def median(values):
 
 
 def round_files(raw, side, rate):
-    """raw/<side>_layer_<rate>.json and raw/<side>_layer_<rate>.rN.json, by round."""
+    """{round: JSON} of raw/<side>_layer_<rate>.json (round 0) and
+    raw/<side>_layer_<rate>.rN.json (round N), those that load."""
     base = os.path.join(raw, f"{side}_layer_{tag(rate)}")
-    files = glob.glob(base + ".json") + glob.glob(base + ".r[0-9]*.json")
-
-    def round_of(path):
+    found = {}
+    for path in glob.glob(base + ".json") + glob.glob(base + ".r[0-9]*.json"):
         m = re.search(r"\.r([0-9]+)\.json$", path)
-        return int(m.group(1)) if m else 0
-    return sorted(files, key=round_of)
+        data = load(path)
+        if data:
+            found[int(m.group(1)) if m else 0] = data
+    return dict(sorted(found.items()))
 
 
 def merge_hostir(datas):
@@ -393,11 +395,25 @@ def layer_report(args, raw):
 
     rows, notes, summary = [], [], {}
     all_fixed, config, torch_threads, rounds = set(), {}, set(), set()
+    per_round = []
     for rate in rates:
-        h_files = [d for d in map(load, round_files(raw, "hostir", rate)) if d]
-        t_files = [d for d in map(load, round_files(raw, "torch", rate)) if d]
+        h_rounds = round_files(raw, "hostir", rate)
+        t_rounds = round_files(raw, "torch", rate)
+        h_files, t_files = list(h_rounds.values()), list(t_rounds.values())
         h_data = merge_hostir(h_files) if h_files else None
         t = merge_torch(t_files) if t_files else None
+        for n in sorted(set(h_rounds) | set(t_rounds)):
+            hr = hostir_summary(h_rounds[n]) if n in h_rounds else None
+            tr = t_rounds.get(n)
+            hr_best = hr["best"] if hr else None
+            t_pipe = tr.get("pipelined_ms") if tr else None
+            per_round.append([
+                rate, str(n),
+                f"{ms(hr_best[0])} ({hr_best[1]})" if hr_best else "—",
+                ms(hr["unchunked"]) if hr else "—",
+                ms(tr.get("serial_ms")) if tr else "—",
+                f"{ms(t_pipe)} ({tr.get('chunks')})" if tr and t_pipe is not None else "—",
+                fmt_ratio(ratio(hr_best[0] if hr_best else None, t_pipe))])
         h = hostir_summary(h_data) if h_data else None
         if h:
             all_fixed |= set(h["fixed"])
@@ -509,6 +525,14 @@ def layer_report(args, raw):
               "Ratios below 1 mean the numerator is faster. hostir best = its best fixed C; "
               "torch pipelined = its best C. Issue 19's targets (500 Mbit/s): hostir pipelined "
               "≤ 0.90 × torch pipelined and ≤ 0.80 × hostir unchunked."]
+    if len(per_round) > len(rows):
+        parts += ["", "## Per round (ms)", "",
+                  table(["link", "round", "hostir best (C)", "hostir unchunked", "torch serial",
+                         "torch pipelined best (C)", "hostir best / torch pipelined"],
+                        per_round),
+                  "", "Each round's own medians (odd rounds ran hostir first, even rounds "
+                  "torch first): a change of the machine's load between the two sides of a "
+                  "round shows here."]
     if torch_rows:
         parts += ["", "## torch.distributed per chunk count (ms)", "", table(head3, torch_rows),
                   "", "Fraction of ideal gain (same C) = (Tserial − TC) / (Tserial − "
