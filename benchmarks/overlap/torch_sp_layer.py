@@ -78,14 +78,13 @@ import datetime
 import json
 import math
 import os
-import statistics
-import subprocess
 import sys
-import time
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+
+from torch_harness import add_common_arguments, launch_local, parse_with_common, timed
 
 EPS = 1e-5
 
@@ -96,53 +95,10 @@ def parse_args(argv):
     p.add_argument("--hidden", type=int, default=1024, help="H (default 1024)")
     p.add_argument("--heads", type=int, default=16, help="attention heads (default 16)")
     p.add_argument("--ffn", type=int, default=4096, help="F (default 4096)")
-    p.add_argument("--chunks", default="2,4,8,16",
-                   help="chunk counts of the pipelined version, comma-separated; those that "
-                        "do not divide each rank's tokens are skipped (default 2,4,8,16)")
-    p.add_argument("--runs", type=int, default=5, help="timed runs, median reported (default 5)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch.set_num_threads per rank (default 1: ~1 core per rank)")
-    p.add_argument("--no-breakdown", dest="breakdown", action="store_false",
-                   help="skip timing compute-only and comm-only (chunks 1 and each --chunks)")
-    p.add_argument("--json", default=None, help="rank 0 also writes its JSON line here")
-    p.add_argument("--ranks", type=int, default=2,
-                   help="ranks to start when RANK is not in the environment (default 2)")
-    p.add_argument("--port", type=int, default=29632,
-                   help="MASTER_PORT when this script starts its own ranks")
-    p.add_argument("--timeout", type=float, default=600,
-                   help="seconds for the process group timeout / local launch (default 600)")
-    args = p.parse_args(argv)
-    try:
-        args.chunk_list = [int(c) for c in args.chunks.split(",") if c.strip()]
-    except ValueError:
-        args.chunk_list = []
-    if not args.chunk_list or min(args.chunk_list) < 1:
-        p.error("--chunks: a comma-separated list of positive integers")
-    if args.runs < 1:
-        p.error("--runs must be >= 1")
-    return args
-
-
-def launch_local(args, argv):
-    """Starts args.ranks processes of this script on 127.0.0.1."""
-    procs = []
-    for r in range(args.ranks):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(args.ranks), LOCAL_RANK=str(r),
-                   LOCAL_WORLD_SIZE=str(args.ranks), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(args.port))
-        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__)] + argv, env=env))
-    status = 0
-    deadline = time.monotonic() + args.timeout + 60
-    for p in procs:
-        try:
-            rc = p.wait(timeout=max(1.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            rc = 124
-        status = status or rc
-    return status
+    add_common_arguments(
+        p, "chunk counts of the pipelined version, comma-separated; those that do not divide "
+        "each rank's tokens are skipped (default 2,4,8,16)", default_port=29632)
+    return parse_with_common(p, argv)
 
 
 def draw(tokens, hidden, ffn, seed=0):
@@ -405,28 +361,10 @@ class Layer:
             w.wait()
 
 
-def timed(args, programs):
-    """Median ms of each program; the runs are interleaved (run k of every
-    program, then run k+1), so a change in the machine's load hits every
-    program alike. Each timed run lies between two barriers."""
-    for _ in range(args.warmup):
-        for fn in programs.values():
-            fn()
-    times = {name: [] for name in programs}
-    for _ in range(args.runs):
-        for name, fn in programs.items():
-            dist.barrier()
-            start = time.perf_counter()
-            fn()
-            dist.barrier()
-            times[name].append((time.perf_counter() - start) * 1e3)
-    return {name: (statistics.median(t), t) for name, t in times.items()}
-
-
 def main(argv):
     args = parse_args(argv)
     if "RANK" not in os.environ:
-        return launch_local(args, argv)
+        return launch_local(__file__, args, argv)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     torch.set_num_threads(args.threads)
     dist.init_process_group("gloo", rank=rank, world_size=world,

@@ -1,0 +1,87 @@
+"""What the hand-written torch.distributed baselines share: their common
+flags, starting their own ranks on 127.0.0.1 when no launcher did, and the
+interleaved timing between barriers."""
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch.distributed as dist
+
+
+def add_common_arguments(parser, chunks_help, default_port):
+    """The flags every baseline takes (sizes are each script's own)."""
+    parser.add_argument("--chunks", default="2,4,8,16", help=chunks_help)
+    parser.add_argument("--runs", type=int, default=5,
+                        help="timed runs, median reported (default 5)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch.set_num_threads per rank (default 1: ~1 core per rank)")
+    parser.add_argument("--no-breakdown", dest="breakdown", action="store_false",
+                        help="skip timing compute-only and comm-only (chunks 1 and each --chunks)")
+    parser.add_argument("--json", default=None, help="rank 0 also writes its JSON line here")
+    parser.add_argument("--ranks", type=int, default=2,
+                        help="ranks to start when RANK is not in the environment (default 2)")
+    parser.add_argument("--port", type=int, default=default_port,
+                        help="MASTER_PORT when this script starts its own ranks")
+    parser.add_argument("--timeout", type=float, default=600,
+                        help="seconds for the process group timeout / local launch (default 600)")
+
+
+def parse_with_common(parser, argv):
+    """Parses argv and checks the common flags; args.chunk_list holds the
+    chunk counts."""
+    args = parser.parse_args(argv)
+    try:
+        args.chunk_list = [int(c) for c in args.chunks.split(",") if c.strip()]
+    except ValueError:
+        args.chunk_list = []
+    if not args.chunk_list or min(args.chunk_list) < 1:
+        parser.error("--chunks: a comma-separated list of positive integers")
+    if args.runs < 1:
+        parser.error("--runs must be >= 1")
+    return args
+
+
+def launch_local(script, args, argv):
+    """Starts args.ranks processes of `script` on 127.0.0.1; the first
+    non-zero exit status, 124 if they outlive the timeout (then all are
+    killed)."""
+    procs = []
+    for r in range(args.ranks):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(args.ranks), LOCAL_RANK=str(r),
+                   LOCAL_WORLD_SIZE=str(args.ranks), MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(args.port))
+        procs.append(subprocess.Popen([sys.executable, os.path.abspath(script)] + argv, env=env))
+    status = 0
+    deadline = time.monotonic() + args.timeout + 60
+    for p in procs:
+        try:
+            rc = p.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            rc = 124
+        status = status or rc
+    return status
+
+
+def timed(args, programs):
+    """Median ms of each program; the runs are interleaved (run k of every
+    program, then run k+1), so a change in the machine's load during the
+    measurement hits every program alike. Each timed run lies between two
+    barriers."""
+    for _ in range(args.warmup):
+        for fn in programs.values():
+            fn()
+    times = {name: [] for name in programs}
+    for _ in range(args.runs):
+        for name, fn in programs.items():
+            dist.barrier()
+            start = time.perf_counter()
+            fn()
+            dist.barrier()
+            times[name].append((time.perf_counter() - start) * 1e3)
+    return {name: (statistics.median(t), t) for name, t in times.items()}
