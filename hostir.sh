@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # hostir's front door. On a fresh Debian 12 machine, as root:
 #   ./hostir.sh demo [hostir args...]   install, build, run the main job
-#   ./hostir.sh test                    install, build, run the whole test suite
+#   ./hostir.sh test                    install, build, run the whole test suite,
+#                                       then the sanitizer job (as `sanitize`)
 #   ./hostir.sh sanitize [--long]       the fuzzers and bad-input suites under ASan + UBSan
 #   ./hostir.sh build | bench           build only | run the benchmarks
 # Every step is idempotent: packages already installed and an up-to-date
@@ -42,18 +43,22 @@ build() {
 # The sanitizer job (docs/reliability.md, "AddressSanitizer and
 # UndefinedBehaviorSanitizer"): the fuzzers and the bad-input suites built
 # with ASan + UBSan in a folder of their own, the ctest label `sanitize` (a
-# fixed-seed subset of the fuzzers); with --long also `sanitize_long`. Not
-# yet part of `test`: it has not had a complete clean run (issue 22).
+# fixed-seed subset of the fuzzers); with --long also `sanitize_long`.
+# `test` runs it after the Release suites.
 sanitize_test() {
-  local labels='^sanitize$' started=$SECONDS status=0
+  local labels='^sanitize$' started=$SECONDS built status=0
   [[ ${1:-} == --long ]] && labels='^sanitize(_long)?$'
   cmake -S . -B "$SANITIZE_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DHOSTIR_SANITIZE=address,undefined -DHOSTIR_BUILD_PYTHON=OFF \
-    -DHOSTIR_BUILD_BENCHMARKS=OFF >/dev/null
-  cmake --build "$SANITIZE_BUILD_DIR" -j "$JOBS" --target sanitize_tests &&
+    -DHOSTIR_BUILD_BENCHMARKS=OFF >/dev/null &&
+    cmake --build "$SANITIZE_BUILD_DIR" -j "$JOBS" --target sanitize_tests || status=$?
+  built=$SECONDS
+  if ((status == 0)); then
     (cd "$SANITIZE_BUILD_DIR" && ctest --output-on-failure -j "$JOBS" --timeout 900 -L "$labels") ||
-    status=$?
-  echo "hostir: the sanitizer job (build and tests) took $((SECONDS - started)) s"
+      status=$?
+  fi
+  echo "hostir: the sanitizer job took $((SECONDS - started)) s: build $((built - started)) s," \
+    "tests $((SECONDS - built)) s"
   return $status
 }
 
@@ -111,6 +116,9 @@ case "$command" in
     # The Python suite after the C++ one; either failing fails the command.
     HOSTIR_BUILD_DIR="$(cd "$BUILD_DIR" && pwd)" PYTHONPATH="$(cd "$BUILD_DIR" && pwd)/python" \
       timeout 1200 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python || status=$?
+    # Then the sanitizer job (ASan + UBSan, build-sanitize); its failure
+    # fails the command too.
+    sanitize_test || status=$?
     exit $status
     ;;
   sanitize)

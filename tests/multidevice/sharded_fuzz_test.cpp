@@ -393,5 +393,22 @@ TEST_F(ShardedFuzz, StreamsSeed8809AReplicatedWeightBesideAShardedBiasIsNotPipel
   EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
 }
 
+// Found by the sanitizer job's long run (`./hostir.sh sanitize --long`,
+// seeds 301..2300 with Stream axes; not a sanitizer report): a replicated
+// value moved onto device 1 alone with a Stream split on it. Only device 1
+// joins that Broadcast, and only device 1 rejected the program; device 0
+// ran it and met device 1's next program in the cross-rank check. Now the
+// check looks at every device's collectives and both ranks reject it.
+TEST_F(ShardedFuzz, StreamsSeed371AStreamAxisOnAOneDeviceCollectiveIsRejectedOnEveryRank) {
+  if (n_ != 2) {
+    GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
+  }
+  SeedRun run = runSeed(371, /*streams=*/true);
+  EXPECT_EQ(run.result.outcome, Outcome::kRejected) << run.result.message << "\n" << run.program;
+  EXPECT_NE(run.result.message.find("a Stream axis on a collective's output is not pipelined"),
+            std::string::npos)
+      << run.result.message;
+}
+
 }  // namespace
 }  // namespace hostir::fuzz

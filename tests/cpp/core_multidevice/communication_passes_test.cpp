@@ -7,12 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
 #include "core_ir/ir_check.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/communication_lowering.h"
 #include "hostir/host_ir/passes/pass_registry.h"
-#include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/ir/arith.h"
 #include "multidevice_test_utils.h"
 
@@ -54,10 +54,10 @@ TEST_F(CommunicationPassesTest, ShardedToReplicatedSetBecomesAllgather) {
   )")) << program->toString();
 }
 
-// stream_axes_check after resharding_to_communication: a Stream split on a
-// plain allgather's output was dropped without a word (the collective moves
-// the tensor whole); now every rank rejects it, naming the tensor and the
-// collective, and says what pipelines instead.
+// resharding_to_communication: a Stream split on a plain allgather's output
+// was dropped without a word (the collective moves the tensor whole); now
+// every rank rejects it, naming the tensor and the collective, and says
+// what pipelines instead.
 TEST_F(CommunicationPassesTest, StreamAxisOnACollectivesOutputIsAnError) {
   TensorView* x = shardedTensor({8, 4}, mesh2_, 0);
   fusion_.addInput(x);
@@ -67,10 +67,34 @@ TEST_F(CommunicationPassesTest, StreamAxisOnACollectivesOutputIsAnError) {
   fusion_.addOutput(gathered);
   for (int64_t rank : {0, 1}) {
     std::unique_ptr<HostIrContainer> program = lowered();
-    lowerReshardingToCommunication(*program, rank);
-    EXPECT_HOSTIR_ERROR(checkStreamAxes(*program),
+    EXPECT_HOSTIR_ERROR(lowerReshardingToCommunication(*program, rank),
                         {"a Stream axis on a collective's output is not pipelined",
                          "type=Allgather", "stream-parallelize the tensors computed from it"});
+  }
+}
+
+// Found by the sharded fuzzer with Stream axes (seed 371, 2 ranks, the
+// sanitizer job's long run): a replicated tensor moved onto device 1 alone
+// (a Broadcast whose team is {1}) with a Stream split on the result. The
+// check (then in stream_axes_check) looked at the Communications of this
+// rank's program, and device 0, outside the team, has none: device 1
+// rejected the program, device 0 ran it and met device 1's next program in
+// the cross-rank check. Now each rank's whole pipeline rejects it,
+// whichever collectives the rank joins.
+TEST_F(CommunicationPassesTest, StreamAxisOnACollectiveThisRankDoesNotJoinIsAnErrorToo) {
+  TensorView* x = shardedTensor({8, 4}, mesh2_, -1);
+  fusion_.addInput(x);
+  TensorView* y = sharded(relu(x), mesh2_, -1);
+  TensorView* on_device_1 = sharded(set(y), DeviceMesh({1}), -1);
+  on_device_1->split(0, 4, /*inner_split=*/false);
+  on_device_1->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(sharded(set(on_device_1), mesh2_, -1));
+  runPresegmentationPasses(&fusion_);
+  for (int64_t rank : {0, 1}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    EXPECT_HOSTIR_ERROR(
+        lowerToHostIr(fusion_, hostIrPipeline(MultiDeviceLowering{rank, {}})),
+        {"a Stream axis on a collective's output is not pipelined", "type=Broadcast, team=(1)"});
   }
 }
 

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/passes/stream_loop.h"
 #include "hostir/ir/arith.h"
+#include "hostir/ir/device_mesh.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/axis_mapping.h"
@@ -318,10 +320,38 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   return emitted;
 }
 
+// A collective moves whole tensors; only a matmul/linear's gathered input
+// is pipelined (PipelinedAllgatherGemm, docs/multidevice.md). A Stream axis
+// on another collective's output would be dropped unseen, so it is an
+// error. Checked against every collective of the plan, not only those this
+// device joins: a device outside their teams must reject the program too
+// (a Broadcast onto device 1 alone was rejected by device 1 only, and
+// device 0 ran on to the cross-rank check with the next program).
+void checkCollectiveOutputHasNoStreamAxis(const Expr* expr, const CommunicationPlan& plan,
+                                          const TensorView* out) {
+  if (plan.collectives.empty() || !findStreamAxis(out).has_value()) {
+    return;
+  }
+  std::string collectives;
+  for (const Collective& collective : plan.collectives) {
+    collectives += (collectives.empty() ? "" : ", ") + std::string("(type=") +
+                   toString(collective.type) + ", team=" + teamToString(collective.team) + ")";
+  }
+  HOSTIR_THROW("a Stream axis on a collective's output is not pipelined: ", out->toInlineString(),
+               " is the output of\n", expr->toString(1), "which becomes the collectives ",
+               collectives,
+               ", moving it whole; remove the Stream split from it and stream-parallelize the "
+               "tensors computed from it (a matmul or linear reading the gathered rows pipelines "
+               "the allgather itself)");
+}
+
 std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64_t my_device,
                                    const std::optional<PipelineTail>& tail) {
   CommunicationPlan plan = classifyResharding(expr);
   TensorView* out = tensorOutput(expr);
+  if (plan.pattern != ReshardingPattern::PipelinedAllgatherGemm) {
+    checkCollectiveOutputHasNoStreamAxis(expr, plan, out);
+  }
   std::vector<Expr*> emitted;
   switch (plan.pattern) {
     case ReshardingPattern::Set: {
