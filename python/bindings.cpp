@@ -9,6 +9,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -644,7 +645,9 @@ class Definition {
   std::vector<int64_t> output_fids_;
   std::vector<std::tuple<int64_t, int64_t, int64_t>> extent_fids_;
   std::unique_ptr<Executor> executor_;
-  bool executed_ = false;  // an execute has finished (output shardings are known)
+  // An execute has finished (output shardings are known). Atomic: executes
+  // on several threads set it with the GIL released.
+  std::atomic<bool> executed_{false};
 };
 
 // Flattens a nested list/tuple of ints (rows of a 2-D mesh), appending to

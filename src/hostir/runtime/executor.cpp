@@ -20,8 +20,7 @@ std::unique_ptr<Fusion> copyOf(const Fusion& fusion) {
 
 Executor::Executor(const Fusion& fusion, ExecutorParams params)
     : number_of_streams_(params.number_of_streams), prepared_(copyOf(fusion)) {
-  HOSTIR_CHECK(number_of_streams_ > 0, "numberOfStreams must be positive, got ",
-               number_of_streams_);
+  // The evaluator checks params.number_of_streams when it is built.
   Communicator* communicator = params.communicator;
   if (communicator == nullptr) {
     evaluator_ = std::make_unique<HostIrEvaluator>(
@@ -56,6 +55,7 @@ std::vector<at::Tensor> Executor::run(const std::vector<PolymorphicValue>& input
                                       const std::vector<at::Tensor>& outputs,
                                       std::optional<int> number_of_streams) {
   const int streams = number_of_streams.value_or(number_of_streams_);
+  // Checked here, before a sharded run's first collective.
   HOSTIR_CHECK(streams > 0, "number_of_streams must be positive, got ", streams,
                " (the default is ", runtime::StreamPool::kDefaultNumberOfStreams, ")");
   std::lock_guard<std::mutex> lock(run_mutex_);

@@ -98,8 +98,7 @@ HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
                                  HostIrEvaluatorParams params)
     : container_(std::move(container)), params_(params), pool_(params.number_of_streams) {
   HOSTIR_CHECK(container_ != nullptr, "HostIrEvaluator needs a host program");
-  HOSTIR_CHECK(params_.number_of_streams > 0, "numberOfStreams must be positive, got ",
-               params_.number_of_streams);
+  // params_.number_of_streams below 1 was rejected by the pool (pool_).
   // The program owns the segments' fusions and outlives their executors
   // (container_ is declared before them), so the executors borrow them.
   for (HostUnit* unit : container_->hostUnits()) {
@@ -132,10 +131,10 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
                                              const std::vector<at::Tensor>& outputs,
                                              const HostIrRunOptions& options) {
   const int number_of_streams = options.number_of_streams.value_or(params_.number_of_streams);
-  HOSTIR_CHECK(number_of_streams > 0, "numberOfStreams must be positive, got ", number_of_streams);
   // Runs are serialized: the per-run state below (bindings, current stream,
   // pending works) and the streams themselves belong to one run at a time.
   std::lock_guard<std::mutex> run_lock(run_mutex_);
+  pool_.setNumberOfStreams(number_of_streams);  // rejects a number below 1
   int64_t my_device = params_.communicator != nullptr ? params_.my_device : -1;
   if (!options.inputs_validated) {
     validate(inputs, outputs);
@@ -144,7 +143,6 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
 
   ee_ = ExpressionEvaluator();
   ee_.bindNamed(kNumberOfStreams, int64_t{number_of_streams});
-  pool_.setNumberOfStreams(number_of_streams);
   bound_streams_.clear();
   works_.clear();
   coalescing_.reset();

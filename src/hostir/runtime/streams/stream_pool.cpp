@@ -12,9 +12,8 @@
 namespace hostir::runtime {
 
 StreamPool::StreamPool(int number_of_streams, Tracer& tracer)
-    : number_of_streams_(number_of_streams), tracer_(tracer) {
-  HOSTIR_CHECK(number_of_streams >= 1, "numberOfStreams must be at least 1, got ",
-               number_of_streams);
+    : number_of_streams_(kDefaultNumberOfStreams), tracer_(tracer) {
+  setNumberOfStreams(number_of_streams);
 }
 
 void StreamPool::setNumberOfStreams(int number_of_streams) {
