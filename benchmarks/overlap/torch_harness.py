@@ -2,12 +2,14 @@
 flags, starting their own ranks on 127.0.0.1 when no launcher did, and the
 interleaved timing between barriers."""
 
+import datetime
 import os
 import statistics
 import subprocess
 import sys
 import time
 
+import torch
 import torch.distributed as dist
 
 
@@ -66,6 +68,19 @@ def launch_local(script, args, argv):
             rc = 124
         status = status or rc
     return status
+
+
+def join_ranks(script, args, argv):
+    """This process's (rank, world) in a Gloo group, with args.threads
+    intra-op threads. Where no launcher set RANK, starts args.ranks copies of
+    `script` that join, and exits with their status."""
+    if "RANK" not in os.environ:
+        raise SystemExit(launch_local(script, args, argv))
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    torch.set_num_threads(args.threads)
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=args.timeout))
+    return rank, world
 
 
 def timed(args, programs):

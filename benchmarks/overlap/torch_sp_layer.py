@@ -74,7 +74,6 @@ compute).
 """
 
 import argparse
-import datetime
 import json
 import math
 import os
@@ -84,7 +83,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import add_common_arguments, launch_local, parse_with_common, timed
+from torch_harness import add_common_arguments, join_ranks, parse_with_common, timed
 
 EPS = 1e-5
 
@@ -363,12 +362,7 @@ class Layer:
 
 def main(argv):
     args = parse_args(argv)
-    if "RANK" not in os.environ:
-        return launch_local(__file__, args, argv)
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    torch.set_num_threads(args.threads)
-    dist.init_process_group("gloo", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=args.timeout))
+    rank, world = join_ranks(__file__, args, argv)
     layer = Layer(args, rank, world)
     chunk_list = [c for c in args.chunk_list if layer.rows % c == 0]
     skipped = [c for c in args.chunk_list if layer.rows % c != 0]

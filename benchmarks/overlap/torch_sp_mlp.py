@@ -52,7 +52,6 @@ same chunk count.
 """
 
 import argparse
-import datetime
 import json
 import math
 import os
@@ -62,7 +61,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import add_common_arguments, launch_local, parse_with_common, timed
+from torch_harness import add_common_arguments, join_ranks, parse_with_common, timed
 
 
 def parse_args(argv):
@@ -183,12 +182,7 @@ class Block:
 
 def main(argv):
     args = parse_args(argv)
-    if "RANK" not in os.environ:
-        return launch_local(__file__, args, argv)
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    torch.set_num_threads(args.threads)
-    dist.init_process_group("gloo", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=args.timeout))
+    rank, world = join_ranks(__file__, args, argv)
     block = Block(args, rank, world)
 
     def check(out):
