@@ -281,21 +281,7 @@ def main(argv):
                   "unchunked one: \"same C\" uses the compute-only and comm-only times of the "
                   "pipelined program's own chunk count, which separates the gain of overlap "
                   "from the gain of chunking."]
-    if notes:
-        parts += ["", "## Notes", ""] + [f"- {n}" for n in notes]
-    pngs = [f"timeline_{tag(r)}.png" for r, _, _ in rows
-            if os.path.exists(os.path.join(args.out, f"timeline_{tag(r)}.png"))]
-    if pngs:
-        parts += ["", "## Timelines (one traced pipelined hostir run per link)", ""]
-        parts += [f"![{p}]({p})" for p in pngs]
-    text = "\n".join(parts) + "\n"
-    print(text)
-    with open(os.path.join(args.out, "results.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(args.out, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1, default=str)
-    print(f"wrote {os.path.join(args.out, 'results.md')} and summary.json")
-    return 0
+    return write_report(args, parts, notes, rows, summary, "timeline_")
 
 
 # ---- the transformer layer (run.sh --layer) ----------------------------------
@@ -540,10 +526,16 @@ def layer_report(args, raw):
                   "same chunk count (— where nothing is to gain). A chunked layer also computes "
                   "less attention (each query block against its causal prefix only) and runs "
                   "smaller GEMMs, so its compute-only time is below the serial one."]
+    return write_report(args, parts, notes, rows, summary, "timeline_layer_")
+
+
+def write_report(args, parts, notes, rows, summary, timeline_prefix):
+    """Adds the notes and the timelines found in args.out to the report's
+    parts, prints it and writes results.md and summary.json there."""
     if notes:
         parts += ["", "## Notes", ""] + [f"- {n}" for n in notes]
-    pngs = [f"timeline_layer_{tag(r)}.png" for r, _, _ in rows
-            if os.path.exists(os.path.join(args.out, f"timeline_layer_{tag(r)}.png"))]
+    pngs = [f"{timeline_prefix}{tag(r)}.png" for r, _, _ in rows
+            if os.path.exists(os.path.join(args.out, f"{timeline_prefix}{tag(r)}.png"))]
     if pngs:
         parts += ["", "## Timelines (one traced pipelined hostir run per link)", ""]
         parts += [f"![{p}]({p})" for p in pngs]
