@@ -3,6 +3,7 @@ flags, starting their own ranks on 127.0.0.1 when no launcher did, and the
 interleaved timing between barriers."""
 
 import datetime
+import json
 import os
 import statistics
 import subprocess
@@ -81,6 +82,21 @@ def join_ranks(script, args, argv):
     dist.init_process_group("gloo", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=args.timeout))
     return rank, world
+
+
+def finish(args, rank, result, all_ok):
+    """Rank 0 prints the result as one JSON line (and writes it to
+    args.json); every rank leaves the group. The exit status: 0 when every
+    check passed."""
+    if rank == 0:
+        line = json.dumps(result)
+        print(line, flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                f.write(line + "\n")
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0 if all_ok else 1
 
 
 def timed(args, programs):

@@ -74,7 +74,6 @@ compute).
 """
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -83,7 +82,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import add_common_arguments, join_ranks, parse_with_common, timed
+from torch_harness import add_common_arguments, finish, join_ranks, parse_with_common, timed
 
 EPS = 1e-5
 
@@ -424,14 +423,7 @@ def main(argv):
     if rank == 0:
         print(f"check: {'PASSED' if all_ok else 'FAILED'} (max |diff| over every rank and "
               f"program {result['max_abs_diff']:.3g}, rtol = atol = 1e-4)", flush=True)
-        line = json.dumps(result)
-        print(line, flush=True)
-        if args.json:
-            with open(args.json, "w") as f:
-                f.write(line + "\n")
-    dist.barrier()
-    dist.destroy_process_group()
-    return 0 if all_ok else 1
+    return finish(args, rank, result, all_ok)
 
 
 if __name__ == "__main__":

@@ -52,7 +52,6 @@ same chunk count.
 """
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -61,7 +60,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import add_common_arguments, join_ranks, parse_with_common, timed
+from torch_harness import add_common_arguments, finish, join_ranks, parse_with_common, timed
 
 
 def parse_args(argv):
@@ -234,15 +233,7 @@ def main(argv):
                    "threads": args.threads, "torch": torch.__version__, "backend": "gloo",
                    "gloo_socket_ifname": os.environ.get("GLOO_SOCKET_IFNAME", "")},
     }
-    if rank == 0:
-        line = json.dumps(result)
-        print(line, flush=True)
-        if args.json:
-            with open(args.json, "w") as f:
-                f.write(line + "\n")
-    dist.barrier()
-    dist.destroy_process_group()
-    return 0 if all_ok else 1
+    return finish(args, rank, result, all_ok)
 
 
 if __name__ == "__main__":
