@@ -103,6 +103,48 @@ def ideal_fraction(t_serial, t_pipe, t_comm, t_comp):
     return (t_serial - t_pipe) / gain
 
 
+def link_bound_rows(raw, rows, cfg, summary):
+    """One row per rate with a duplex_link.py result: the link time of the
+    block's bytes at the measured duplex rate and the programs against the
+    physical bound max(link time, compute-only). Adds the figures to
+    summary[rate]["link"]."""
+    out = []
+    for rate, h, t in rows:
+        link = load(os.path.join(raw, f"link_{tag(rate)}.json"))
+        if not link:
+            continue
+        try:
+            block_bytes = int(cfg["tokens"]) * int(cfg["hidden"]) * 4
+        except (KeyError, TypeError, ValueError):
+            continue
+        seconds_per_byte = link["duplex_s"] / link["bytes_each_way"]
+        link_ms = block_bytes * seconds_per_byte * 1e3
+        comp = h["compute"] if h else None
+        bound = max(link_ms, comp) if comp is not None else None
+        best = h["best"][0] if h and h["best"] else None
+        auto = h["auto"][0] if h and h["auto"] else None
+        unch = h["unchunked"] if h else None
+        t_pipe = t.get("pipelined_ms") if t else None
+        vals = {
+            "duplex_mbit_each_way": link["duplex_mbit_each_way"],
+            "simplex_mbit": link["simplex_mbit"],
+            "link_time_ms": link_ms,
+            "comm_only_over_link_time": ratio(h["comm"] if h else None, link_ms),
+            "physical_bound_ms": bound,
+            "best_over_bound": ratio(best, bound),
+            "torch_best_over_bound": ratio(t_pipe, bound),
+            "ideal_gain_fraction_vs_bound_best": ideal_fraction(unch, best, link_ms, comp),
+            "ideal_gain_fraction_vs_bound_auto": ideal_fraction(unch, auto, link_ms, comp),
+        }
+        summary.setdefault(rate, {})["link"] = vals
+        out.append([rate, f"{vals['duplex_mbit_each_way']:.0f}", f"{vals['simplex_mbit']:.0f}",
+                    ms(link_ms)] + [fmt_ratio(vals["comm_only_over_link_time"]), ms(bound)]
+                   + [fmt_ratio(vals[k]) for k in ("best_over_bound", "torch_best_over_bound",
+                                                   "ideal_gain_fraction_vs_bound_best",
+                                                   "ideal_gain_fraction_vs_bound_auto")])
+    return out
+
+
 def table(header, body):
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
@@ -274,6 +316,21 @@ def main(argv):
         parts += ["", "## hostir against its compute-only / comm-only at the same chunk count",
                   "", table(["link", "C", "hostir pipelined", "compute-only", "comm-only",
                              "fraction of ideal gain (same C)"], same_c)]
+    link_rows = link_bound_rows(raw, rows, cfg, summary)
+    if link_rows:
+        parts += ["", "## Against the link's physical bound", "",
+                  table(["link", "duplex rate (Mbit/s each way)", "simplex rate (Mbit/s)",
+                         "link time of the block's bytes", "hostir comm-only / link time",
+                         "physical bound", "hostir best fixed / bound",
+                         "torch best / bound", "fraction of ideal gain vs bound (best fixed)",
+                         "(auto)"], link_rows), "",
+                  "The link time of the block's bytes is what `duplex_link.py` measured in the "
+                  "same namespaces: a plain TCP socket moving, in both directions at once, the "
+                  "bytes each rank sends (and receives) per block: its allgather shard and the "
+                  "half of its partial sums the reduce-scatter sends, S·H·4 bytes each way on "
+                  "2 ranks. Physical bound = max(that link time, hostir compute-only); the "
+                  "fraction of ideal gain against it = (Tunchunked − Tpipelined) / "
+                  "(Tunchunked − bound)."]
     if torch_rows:
         parts += ["", "## torch.distributed per chunk count (ms)", "", table(head3, torch_rows),
                   "", "Chunking alone changes the CPU GEMMs' speed (smaller operands stay in "
@@ -519,6 +576,21 @@ def layer_report(args, raw):
                   "", "Each round's own medians (odd rounds ran hostir first, even rounds "
                   "torch first): a change of the machine's load between the two sides of a "
                   "round shows here."]
+    link_rows = link_bound_rows(raw, rows, cfg, summary)
+    if link_rows:
+        parts += ["", "## Against the link's physical bound", "",
+                  table(["link", "duplex rate (Mbit/s each way)", "simplex rate (Mbit/s)",
+                         "link time of the block's bytes", "hostir comm-only / link time",
+                         "physical bound", "hostir best fixed / bound",
+                         "torch best / bound", "fraction of ideal gain vs bound (best fixed)",
+                         "(auto)"], link_rows), "",
+                  "The link time of the block's bytes is what `duplex_link.py` measured in the "
+                  "same namespaces: a plain TCP socket moving, in both directions at once, the "
+                  "bytes each rank sends (and receives) per block: its allgather shard and the "
+                  "half of its partial sums the reduce-scatter sends, S·H·4 bytes each way on "
+                  "2 ranks. Physical bound = max(that link time, hostir compute-only); the "
+                  "fraction of ideal gain against it = (Tunchunked − Tpipelined) / "
+                  "(Tunchunked − bound)."]
     if torch_rows:
         parts += ["", "## torch.distributed per chunk count (ms)", "", table(head3, torch_rows),
                   "", "Fraction of ideal gain (same C) = (Tserial − TC) / (Tserial − "

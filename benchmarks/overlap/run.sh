@@ -304,7 +304,14 @@ for rate in "${rate_list[@]}"; do
   echo "== link $rate"
   [[ $rate == loopback ]] || shaped_link_rate "$rate" "$burst" "$latency"
   tag=${rate//[^A-Za-z0-9]/_}
-  rm -f "$out/raw/hostir_$tag.json" "$out/raw/torch_$tag.json" "$out/traces/hostir_$tag".rank*.json
+  rm -f "$out/raw/hostir_$tag.json" "$out/raw/torch_$tag.json" "$out/raw/link_$tag.json" \
+    "$out/traces/hostir_$tag".rank*.json
+  # What this link carries with both directions busy, for the block's bytes
+  # (per rank, each way: its allgather shard and its reduce-scatter half).
+  echo "  duplex_link.py --bytes $((tokens * hidden * 4))"
+  launch "link_$tag" "$rate" "$torch_python" "$here/duplex_link.py" \
+    --bytes "$((tokens * hidden * 4))" --runs "$runs" --json "$out/raw/link_$tag.json" ||
+    failures=$((failures + 1))
   if (( do_hostir )); then
     echo "  hostir sp-mlp --chunks $chunks"
     launch "hostir_$tag" "$rate" "$hostir" sp-mlp --tokens "$tokens" --hidden "$hidden" \

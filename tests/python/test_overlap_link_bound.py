@@ -1,0 +1,77 @@
+"""The overlap benchmark's link bound: benchmarks/overlap/duplex_link.py
+moves bytes both ways between 2 local ranks and reports the rate it saw,
+and report.py turns that into the link time of the block's bytes and the
+physical bound the programs are held to."""
+
+import json
+import pathlib
+import socket
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OVERLAP = ROOT / "benchmarks" / "overlap"
+sys.path.insert(0, str(OVERLAP))
+
+import report  # noqa: E402  (benchmarks/overlap/report.py)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_duplex_link_two_local_ranks(tmp_path):
+    out = tmp_path / "link.json"
+    result = subprocess.run(
+        [sys.executable, str(OVERLAP / "duplex_link.py"), "--bytes", "3000001", "--runs", "2",
+         "--port", str(free_port()), "--timeout", "60", "--json", str(out)],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    link = json.loads(out.read_text())
+    assert link["bytes_each_way"] == 3000001 and link["runs"] == 2
+    assert len(link["duplex_runs_s"]) == 2 and link["duplex_s"] > 0 and link["simplex_s"] > 0
+    # The rate is the bytes over the median time, each way.
+    assert abs(link["duplex_mbit_each_way"] - 3000001 * 8 / link["duplex_s"] / 1e6) < 1e-6
+    assert abs(link["simplex_mbit"] - 3000001 * 8 / link["simplex_s"] / 1e6) < 1e-6
+
+
+def test_duplex_link_rejects_bad_flags():
+    result = subprocess.run([sys.executable, str(OVERLAP / "duplex_link.py"), "--bytes", "0"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "--bytes and --runs must be >= 1" in result.stderr
+
+
+def test_report_holds_the_programs_to_the_measured_link(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    # 100 ms to move 1e6 bytes each way; the block moves S*H*4 = 2e6 bytes each way.
+    (raw / "link_500mbit.json").write_text(json.dumps(
+        {"bytes_each_way": 1_000_000, "duplex_s": 0.1, "duplex_mbit_each_way": 80.0,
+         "simplex_mbit": 90.0}))
+    hostir = {"programs": [{"name": "pipelined", "chunks": 4, "median_ms": 300.0},
+                           {"name": "pipelined-auto", "chunks": 4, "median_ms": 320.0},
+                           {"name": "unchunked", "median_ms": 400.0},
+                           {"name": "comm-only", "median_ms": 250.0},
+                           {"name": "compute-only", "median_ms": 150.0}]}
+    summary = {}
+    rows = report.link_bound_rows(str(raw), [("500mbit", report.hostir_summary(hostir),
+                                              {"pipelined_ms": 260.0})],
+                                  {"tokens": 500, "hidden": 1000}, summary)
+    link = summary["500mbit"]["link"]
+    assert abs(link["link_time_ms"] - 200.0) < 1e-9
+    assert abs(link["comm_only_over_link_time"] - 1.25) < 1e-9
+    assert link["physical_bound_ms"] == 200.0  # the link, not the 150 ms of compute
+    assert abs(link["best_over_bound"] - 1.5) < 1e-9
+    assert abs(link["torch_best_over_bound"] - 1.3) < 1e-9
+    assert abs(link["ideal_gain_fraction_vs_bound_best"] - 0.5) < 1e-9  # (400-300)/(400-200)
+    assert abs(link["ideal_gain_fraction_vs_bound_auto"] - 0.4) < 1e-9
+    assert rows == [["500mbit", "80", "90", "200.0", "1.25", "200.0", "1.50", "1.30", "0.50",
+                     "0.40"]]
+
+
+def test_report_without_a_link_measurement_has_no_link_rows(tmp_path):
+    (tmp_path / "raw").mkdir()
+    assert report.link_bound_rows(str(tmp_path / "raw"), [("1gbit", None, None)],
+                                  {"tokens": 8, "hidden": 8}, {}) == []
