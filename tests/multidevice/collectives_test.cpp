@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/scoped_env.h"
 #include "hostir/host_ir/communication.h"
 #include "hostir/ir/error.h"
 #include "hostir/ir/fusion.h"
@@ -407,6 +408,79 @@ TEST_F(CollectivesTest, ProcessGroupsAreCachedPerTeamAndStream) {
   waitWork(work_1, communicator_.timeout(), "stream 1");
   EXPECT_TRUE(at::equal(a, stackInputs(world, 170).sum(0)));
   EXPECT_TRUE(at::equal(b, stackInputs(world, 171).sum(0)));
+}
+
+// HOSTIR_COMM_STRIPES cuts a large allgather or reduce-scatter into pieces
+// on groups of their own (Gloo: one TCP connection per pair and group);
+// the result is the unstriped one, for uneven pieces and a non-contiguous
+// output too, and each further stripe is one more group.
+TEST_F(CollectivesTest, StripedAllgatherAndReduceScatterMatchTheWholeOnes) {
+  test::ScopedEnv stripes("HOSTIR_COMM_STRIPES", "3");
+  const auto team = teams().front();
+  const int64_t n = static_cast<int64_t>(team.size());
+  // 1,001 x 263 floats (1.05 MB) per piece sent: three stripes of >= 256 KiB,
+  // of unequal sizes.
+  const std::vector<int64_t> block = {1001, 263};
+  communicator_.processGroup(team, 0);  // stripe 0 is the team's own group
+  const int64_t groups_before = communicator_.numProcessGroups();
+
+  const auto& allgather = makeCommunication({.type = CommunicationType::Allgather, .team = team});
+  at::Tensor gathered = at::full({n * block[0], block[1]}, -100.0f);
+  run(allgather, localTensor(me_, 180, block), gathered);
+  std::vector<at::Tensor> pieces;
+  for (int64_t device : team) {
+    pieces.push_back(localTensor(device, 180, block));
+  }
+  EXPECT_TRUE(at::equal(gathered, at::cat(pieces)));
+
+  for (bool contiguous_output : {true, false}) {
+    const auto& reduce_scatter = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                    .team = team,
+                                                    .reduce_op = ReduceOp::Sum,
+                                                    .scattered_axis = 0});
+    const std::vector<int64_t> whole = {n * block[0], block[1]};
+    at::Tensor output = contiguous_output ? at::zeros(block) : at::zeros({block[1], block[0]}).t();
+    run(reduce_scatter, localTensor(me_, 181, whole), output);
+    std::vector<at::Tensor> inputs;
+    for (int64_t device : team) {
+      inputs.push_back(localTensor(device, 181, whole));
+    }
+    EXPECT_TRUE(at::equal(output, at::stack(inputs).sum(0).chunk(n, 0)[positionOf(team, me_)]))
+        << "contiguous output: " << contiguous_output;
+  }
+  const int64_t new_groups = communicator_.backend() == CommBackend::Gloo ? 2 : 0;
+  EXPECT_EQ(communicator_.numProcessGroups(), groups_before + new_groups)
+      << "stripes 1 and 2 of the team's group, created once and reused";
+}
+
+TEST_F(CollectivesTest, SmallCollectivesAreNotStriped) {
+  test::ScopedEnv stripes("HOSTIR_COMM_STRIPES", "4");
+  const auto team = teams().front();
+  communicator_.processGroup(team, 0);
+  const int64_t groups_before = communicator_.numProcessGroups();
+  const auto& allgather = makeCommunication({.type = CommunicationType::Allgather, .team = team});
+  const int64_t n = static_cast<int64_t>(team.size());
+  at::Tensor gathered = at::zeros({n * kRows, kCols});
+  run(allgather, localTensor(me_, 182), gathered);
+  EXPECT_TRUE(at::equal(gathered, stackInputs(team, 182).view({n * kRows, kCols})));
+  EXPECT_EQ(communicator_.numProcessGroups(), groups_before) << "15 floats take one stripe";
+}
+
+TEST_F(CollectivesTest, BadStripeCountIsAnError) {
+  for (const char* bad : {"0", "17", "two", "3x"}) {
+    test::ScopedEnv stripes("HOSTIR_COMM_STRIPES", bad);
+    try {
+      Communicator::collectiveStripes();
+      ADD_FAILURE() << "HOSTIR_COMM_STRIPES=" << bad << " was accepted";
+    } catch (const Error& error) {
+      EXPECT_EQ(std::string(error.what())
+                    .rfind(std::string("HOSTIR_COMM_STRIPES='") + bad +
+                               "' is not a number of stripes from 1 to 16",
+                           0),
+                0u)
+          << error.what();
+    }
+  }
 }
 
 // The mpi backend's group operations that postCollective does not use

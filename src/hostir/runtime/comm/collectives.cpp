@@ -63,6 +63,72 @@ class WorkWithEpilogue : public c10d::Work {
   bool epilogue_done_ = false;
 };
 
+// The pieces of one striped collective (each on its own group): complete
+// when every piece is, failed when one is.
+class StripedWork : public c10d::Work {
+ public:
+  explicit StripedWork(std::vector<c10::intrusive_ptr<c10d::Work>> pieces)
+      : pieces_(std::move(pieces)) {}
+
+  bool isCompleted() override {
+    return std::all_of(pieces_.begin(), pieces_.end(),
+                       [](const auto& piece) { return piece->isCompleted(); });
+  }
+  bool isSuccess() const override {
+    return std::all_of(pieces_.begin(), pieces_.end(),
+                       [](const auto& piece) { return piece->isSuccess(); });
+  }
+  std::exception_ptr exception() const override {
+    for (const auto& piece : pieces_) {
+      if (std::exception_ptr error = piece->exception()) {
+        return error;
+      }
+    }
+    return nullptr;
+  }
+  // Completes when the last piece does: what a trace of the link shows.
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override {
+    std::vector<c10::intrusive_ptr<c10::ivalue::Future>> futures;
+    for (const auto& piece : pieces_) {
+      futures.push_back(piece->getFuture());
+    }
+    c10::List<c10::intrusive_ptr<c10::ivalue::Future>> list(
+        c10::FutureType::create(futures.front()->elementType()));
+    for (auto& future : futures) {
+      list.push_back(std::move(future));
+    }
+    return c10::collectAll(list);
+  }
+  // Every piece within the one deadline (c10d reads a zero timeout as "the
+  // default", so what is left is at least 1 ms).
+  bool wait(std::chrono::milliseconds timeout) override {
+    const auto deadline = Clock::now() + timeout;
+    bool completed = true;
+    for (const auto& piece : pieces_) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      completed = piece->wait(std::max(left, std::chrono::milliseconds(1))) && completed;
+    }
+    return completed;
+  }
+
+ private:
+  std::vector<c10::intrusive_ptr<c10d::Work>> pieces_;
+};
+
+// How many stripes a collective moving `bytes` per rank takes: at most the
+// configured number, each at least Communicator::kMinStripeBytes. Every
+// member computes the same count (the members' buffers have one size).
+int64_t stripesFor(int64_t bytes) {
+  return std::max<int64_t>(
+      1, std::min(Communicator::collectiveStripes(), bytes / Communicator::kMinStripeBytes));
+}
+
+// [begin, end) of piece `index` of `count` near-equal pieces of `extent`.
+std::pair<int64_t, int64_t> pieceBounds(int64_t extent, int64_t index, int64_t count) {
+  return {extent * index / count, extent * (index + 1) / count};
+}
+
 // A buffer c10d can write: the tensor itself when contiguous, otherwise a
 // contiguous stand-in copied back once the work completes.
 struct WritableBuffer {
@@ -234,6 +300,7 @@ class CollectivePoster {
       return {};
     }
     group_ = &communicator_.processGroup(team, stream_key_);
+    stripes_ = stripeCount();
     try {
       switch (params_.type) {
         case CommunicationType::Gather: return postGather();
@@ -332,7 +399,22 @@ class CollectivePoster {
     std::vector<at::Tensor> inputs{input_.contiguous()};
     c10d::AllgatherOptions options;
     options.timeout = timeout();
-    return withCopyBack(group_->allgather(outputs, inputs, options), out);
+    if (stripes_ == 1) {
+      return withCopyBack(group_->allgather(outputs, inputs, options), out);
+    }
+    // Stripe i moves elements [b_i, e_i) of every member's contribution.
+    const int64_t numel = inputs[0].numel();
+    std::vector<c10::intrusive_ptr<c10d::Work>> pieces;
+    for (int64_t stripe = 0; stripe < stripes_; ++stripe) {
+      auto [begin, end] = pieceBounds(numel, stripe, stripes_);
+      std::vector<at::Tensor> piece_inputs{inputs[0].view(-1).slice(0, begin, end)};
+      std::vector<std::vector<at::Tensor>> piece_outputs(1);
+      for (const at::Tensor& block_of_member : outputs[0]) {
+        piece_outputs[0].push_back(block_of_member.view(-1).slice(0, begin, end));
+      }
+      pieces.push_back(stripeGroup(stripe).allgather(piece_outputs, piece_inputs, options));
+    }
+    return withCopyBack(c10::make_intrusive<StripedWork>(std::move(pieces)), out);
   }
 
   c10::intrusive_ptr<c10d::Work> postGather() {
@@ -480,17 +562,41 @@ class CollectivePoster {
     at::Tensor send = (axis == 0 && team_is_sorted && input_.is_contiguous())
                           ? input_.view({team_size_, -1})
                           : at::stack(rows).view({team_size_, -1});
-    at::Tensor received = reduceScatterScratch().acquire(send);
     std::vector<int64_t> equal_split;  // empty: n equal blocks along axis 0
     c10d::AllToAllOptions options;
     options.timeout = timeout();
-    auto work = group_->alltoall_base(received, send, equal_split, equal_split, options);
     const ReduceOp op = *params_.reduce_op;
-    at::Tensor output = output_;
-    return withEpilogue(std::move(work), [received, output, op, send] {
-      reduceAlongFirstAxisInto(received, op, output);
-      reduceScatterScratch().release(received);
-    });
+    if (stripes_ == 1) {
+      at::Tensor received = reduceScatterScratch().acquire(send);
+      auto work = group_->alltoall_base(received, send, equal_split, equal_split, options);
+      at::Tensor output = output_;
+      return withEpilogue(std::move(work), [received, output, op, send] {
+        reduceAlongFirstAxisInto(received, op, output);
+        reduceScatterScratch().release(received);
+      });
+    }
+    // Stripe i moves columns [b_i, e_i) of every row of the send buffer
+    // (a contiguous copy each: an all-to-all reads whole rows), and reduces
+    // them into elements [b_i, e_i) of the output.
+    WritableBuffer out(output_);
+    std::vector<c10::intrusive_ptr<c10d::Work>> pieces;
+    std::vector<at::Tensor> sent, received, destinations;
+    for (int64_t stripe = 0; stripe < stripes_; ++stripe) {
+      auto [begin, end] = pieceBounds(send.size(1), stripe, stripes_);
+      sent.push_back(send.slice(1, begin, end).contiguous());
+      received.push_back(reduceScatterScratch().acquire(sent.back()));
+      destinations.push_back(out.buffer.view(-1).slice(0, begin, end));
+      pieces.push_back(stripeGroup(stripe).alltoall_base(received.back(), sent.back(), equal_split,
+                                                         equal_split, options));
+    }
+    return withEpilogue(c10::make_intrusive<StripedWork>(std::move(pieces)),
+                        [received, destinations, op, sent, out] {
+                          for (size_t i = 0; i < received.size(); ++i) {
+                            reduceAlongFirstAxisInto(received[i], op, destinations[i]);
+                            reduceScatterScratch().release(received[i]);
+                          }
+                          out.copyBack();
+                        });
   }
 
   c10::intrusive_ptr<c10d::Work> postBroadcast() {
@@ -528,6 +634,24 @@ class CollectivePoster {
     return withCopyBack(group_->recv(tensors, static_cast<int>(groupRank(root())), kTag), out);
   }
 
+  // Stripes of this collective: only Gloo's allgather and reduce-scatter
+  // are cut (MPI moves a node's bytes through shared memory, not sockets).
+  int64_t stripeCount() const {
+    if (communicator_.backend() != CommBackend::Gloo || stream_key_ < 0 ||
+        (params_.type != CommunicationType::Allgather &&
+         params_.type != CommunicationType::ReduceScatter)) {
+      return 1;
+    }
+    const int64_t bytes = input_.numel() * static_cast<int64_t>(input_.element_size());
+    return stripesFor(params_.type == CommunicationType::ReduceScatter ? bytes / team_size_
+                                                                       : bytes);
+  }
+  c10d::ProcessGroup& stripeGroup(int64_t stripe) const {
+    return stripe == 0 ? *group_
+                       : communicator_.processGroup(params_.team,
+                                                    Communicator::stripeKey(stream_key_, stripe));
+  }
+
   const CommunicationParams& params_;
   const std::string what_;
   const int64_t my_device_;
@@ -537,6 +661,7 @@ class CollectivePoster {
   const int64_t stream_key_;
   const int64_t team_size_;
   c10d::ProcessGroup* group_ = nullptr;
+  int64_t stripes_ = 1;
 };
 
 bool containsIgnoringCase(std::string text, std::string pattern) {

@@ -54,6 +54,25 @@ int64_t Communicator::collectivesInFlight() {
   return value;
 }
 
+int64_t Communicator::collectiveStripes() {
+  const char* text = std::getenv("HOSTIR_COMM_STRIPES");
+  if (text == nullptr || *text == '\0') {
+    return kDefaultCollectiveStripes;
+  }
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  HOSTIR_CHECK(end != text && *end == '\0' && value >= 1 && value <= kMaxCollectiveStripes,
+               "HOSTIR_COMM_STRIPES='", text, "' is not a number of stripes from 1 to ",
+               kMaxCollectiveStripes);
+  return value;
+}
+
+int64_t Communicator::stripeKey(int64_t stream_key, int64_t stripe) {
+  HOSTIR_ASSERT(stream_key >= 0 && stripe >= 1 && stripe < kMaxCollectiveStripes,
+                "stripe keys are for user streams' stripes 1 to ", kMaxCollectiveStripes - 1);
+  return kInternalStreamKey - 1 - stream_key * kMaxCollectiveStripes - (stripe - 1);
+}
+
 Communicator::Communicator(const LaunchEnvironment& environment,
                            std::optional<std::chrono::milliseconds> timeout,
                            std::optional<CommBackend> backend)

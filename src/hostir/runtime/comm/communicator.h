@@ -72,6 +72,20 @@ class Communicator {
   static constexpr int64_t kDefaultCollectivesInFlight = 2;
   static int64_t collectivesInFlight();
 
+  // Into how many concurrent pieces (stripes) a large allgather or
+  // reduce-scatter is cut, each on a group (hence TCP connections) of its
+  // own: HOSTIR_COMM_STRIPES, 1 to kMaxCollectiveStripes, or
+  // kDefaultCollectiveStripes. Throws for another value. A piece carries at
+  // least kMinStripeBytes, so small collectives take fewer stripes.
+  static constexpr int64_t kDefaultCollectiveStripes = 1;
+  static constexpr int64_t kMaxCollectiveStripes = 16;
+  static constexpr int64_t kMinStripeBytes = int64_t{256} << 10;
+  static int64_t collectiveStripes();
+  // The key of stripe `stripe` (>= 1) of the group of `stream_key`; stripe
+  // 0 is the stream's own group. Stripe keys are below -1, where neither
+  // streams (>= 0) nor the communicator's own collectives (-1) are.
+  static int64_t stripeKey(int64_t stream_key, int64_t stripe);
+
   // HOSTIR_COMM_TIMEOUT_S, or kDefaultTimeout when unset; throws for a value
   // that is not a positive number.
   static std::chrono::milliseconds timeoutFromEnvironment();
