@@ -103,9 +103,32 @@ def ideal_fraction(t_serial, t_pipe, t_comm, t_comp):
     return (t_serial - t_pipe) / gain
 
 
-def link_bound_rows(raw, rows, cfg, summary):
+def link_section(raw, rows, cfg, summary, halves):
+    """The report's "Against the link's physical bound" part, for a program of
+    `halves` allgather + reduce-scatter pairs (the MLP block 1, the layer 2);
+    empty without duplex_link.py results."""
+    link_rows = link_bound_rows(raw, rows, cfg, summary, halves)
+    if not link_rows:
+        return []
+    each_way = "S·H·4" if halves == 1 else f"{halves}·S·H·4"
+    return ["", "## Against the link's physical bound", "",
+            table(["link", "duplex rate (Mbit/s each way)", "simplex rate (Mbit/s)",
+                   "link time of the program's bytes", "hostir comm-only / link time",
+                   "physical bound", "hostir best fixed / bound", "torch best / bound",
+                   "fraction of ideal gain vs bound (best fixed)", "(auto)"], link_rows), "",
+            "The link time of the program's bytes is what `duplex_link.py` measured in the "
+            "same namespaces: a plain TCP socket moving, in both directions at once, the bytes "
+            "each rank sends (and receives) per run: for each allgather + reduce-scatter pair, "
+            "its allgather shard and the half of its partial sums the reduce-scatter sends, "
+            f"{each_way} bytes each way on 2 ranks. Physical bound = max(that link time, hostir "
+            "compute-only); the fraction of ideal gain against it = (Tunchunked − Tpipelined) / "
+            "(Tunchunked − bound)."]
+
+
+def link_bound_rows(raw, rows, cfg, summary, halves=1):
     """One row per rate with a duplex_link.py result: the link time of the
-    block's bytes at the measured duplex rate and the programs against the
+    program's bytes (`halves` allgather + reduce-scatter pairs of S·H floats
+    on 2 ranks) at the measured duplex rate and the programs against the
     physical bound max(link time, compute-only). Adds the figures to
     summary[rate]["link"]."""
     out = []
@@ -114,7 +137,7 @@ def link_bound_rows(raw, rows, cfg, summary):
         if not link:
             continue
         try:
-            block_bytes = int(cfg["tokens"]) * int(cfg["hidden"]) * 4
+            block_bytes = halves * int(cfg["tokens"]) * int(cfg["hidden"]) * 4
         except (KeyError, TypeError, ValueError):
             continue
         seconds_per_byte = link["duplex_s"] / link["bytes_each_way"]
@@ -316,21 +339,7 @@ def main(argv):
         parts += ["", "## hostir against its compute-only / comm-only at the same chunk count",
                   "", table(["link", "C", "hostir pipelined", "compute-only", "comm-only",
                              "fraction of ideal gain (same C)"], same_c)]
-    link_rows = link_bound_rows(raw, rows, cfg, summary)
-    if link_rows:
-        parts += ["", "## Against the link's physical bound", "",
-                  table(["link", "duplex rate (Mbit/s each way)", "simplex rate (Mbit/s)",
-                         "link time of the block's bytes", "hostir comm-only / link time",
-                         "physical bound", "hostir best fixed / bound",
-                         "torch best / bound", "fraction of ideal gain vs bound (best fixed)",
-                         "(auto)"], link_rows), "",
-                  "The link time of the block's bytes is what `duplex_link.py` measured in the "
-                  "same namespaces: a plain TCP socket moving, in both directions at once, the "
-                  "bytes each rank sends (and receives) per block: its allgather shard and the "
-                  "half of its partial sums the reduce-scatter sends, S·H·4 bytes each way on "
-                  "2 ranks. Physical bound = max(that link time, hostir compute-only); the "
-                  "fraction of ideal gain against it = (Tunchunked − Tpipelined) / "
-                  "(Tunchunked − bound)."]
+    parts += link_section(raw, rows, cfg, summary, halves=1)
     if torch_rows:
         parts += ["", "## torch.distributed per chunk count (ms)", "", table(head3, torch_rows),
                   "", "Chunking alone changes the CPU GEMMs' speed (smaller operands stay in "
@@ -576,21 +585,7 @@ def layer_report(args, raw):
                   "", "Each round's own medians (odd rounds ran hostir first, even rounds "
                   "torch first): a change of the machine's load between the two sides of a "
                   "round shows here."]
-    link_rows = link_bound_rows(raw, rows, cfg, summary)
-    if link_rows:
-        parts += ["", "## Against the link's physical bound", "",
-                  table(["link", "duplex rate (Mbit/s each way)", "simplex rate (Mbit/s)",
-                         "link time of the block's bytes", "hostir comm-only / link time",
-                         "physical bound", "hostir best fixed / bound",
-                         "torch best / bound", "fraction of ideal gain vs bound (best fixed)",
-                         "(auto)"], link_rows), "",
-                  "The link time of the block's bytes is what `duplex_link.py` measured in the "
-                  "same namespaces: a plain TCP socket moving, in both directions at once, the "
-                  "bytes each rank sends (and receives) per block: its allgather shard and the "
-                  "half of its partial sums the reduce-scatter sends, S·H·4 bytes each way on "
-                  "2 ranks. Physical bound = max(that link time, hostir compute-only); the "
-                  "fraction of ideal gain against it = (Tunchunked − Tpipelined) / "
-                  "(Tunchunked − bound)."]
+    parts += link_section(raw, rows, cfg, summary, halves=2)
     if torch_rows:
         parts += ["", "## torch.distributed per chunk count (ms)", "", table(head3, torch_rows),
                   "", "Fraction of ideal gain (same C) = (Tserial − TC) / (Tserial − "

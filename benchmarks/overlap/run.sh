@@ -238,6 +238,15 @@ stream_flag=()
 (( shaped )) && shaped_link_up
 failures=0
 
+# link_probe TAG RATE BYTES: what this link carries with both directions busy,
+# for a program's bytes (per rank, each way: for each allgather + reduce-scatter
+# pair, its allgather shard and its reduce-scatter half).
+link_probe() {
+  echo "  duplex_link.py --bytes $3"
+  launch "link_$1" "$2" "$torch_python" "$here/duplex_link.py" --bytes "$3" --runs "$runs" \
+    --json "$out/raw/link_$1.json"
+}
+
 # ---- the transformer layer (--layer) -------------------------------------------
 layer_hostir() {  # layer_hostir TAG RATE ROUND
   echo "  round $3: hostir sp-layer --chunks $chunks"
@@ -259,7 +268,8 @@ if (( layer )); then
     tag=${rate//[^A-Za-z0-9]/_}
     rm -f "$out/raw/hostir_layer_$tag".json "$out/raw/hostir_layer_$tag".r*.json \
       "$out/raw/torch_layer_$tag".json "$out/raw/torch_layer_$tag".r*.json \
-      "$out/traces/hostir_layer_$tag".rank*.json
+      "$out/raw/link_$tag.json" "$out/traces/hostir_layer_$tag".rank*.json
+    link_probe "$tag" "$rate" $((2 * tokens * hidden * 4)) || failures=$((failures + 1))
     # Rounds alternate which side goes first (hostir, torch, torch, hostir, ...),
     # so a drift of the machine's load between them hits both alike.
     for ((round = 1; round <= rounds; round++)); do
@@ -306,12 +316,7 @@ for rate in "${rate_list[@]}"; do
   tag=${rate//[^A-Za-z0-9]/_}
   rm -f "$out/raw/hostir_$tag.json" "$out/raw/torch_$tag.json" "$out/raw/link_$tag.json" \
     "$out/traces/hostir_$tag".rank*.json
-  # What this link carries with both directions busy, for the block's bytes
-  # (per rank, each way: its allgather shard and its reduce-scatter half).
-  echo "  duplex_link.py --bytes $((tokens * hidden * 4))"
-  launch "link_$tag" "$rate" "$torch_python" "$here/duplex_link.py" \
-    --bytes "$((tokens * hidden * 4))" --runs "$runs" --json "$out/raw/link_$tag.json" ||
-    failures=$((failures + 1))
+  link_probe "$tag" "$rate" $((tokens * hidden * 4)) || failures=$((failures + 1))
   if (( do_hostir )); then
     echo "  hostir sp-mlp --chunks $chunks"
     launch "hostir_$tag" "$rate" "$hostir" sp-mlp --tokens "$tokens" --hidden "$hidden" \

@@ -71,7 +71,22 @@ def test_report_holds_the_programs_to_the_measured_link(tmp_path):
                      "0.40"]]
 
 
+def test_the_layer_moves_two_blocks_of_bytes(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "link_500mbit.json").write_text(json.dumps(
+        {"bytes_each_way": 1_000_000, "duplex_s": 0.1, "duplex_mbit_each_way": 80.0,
+         "simplex_mbit": 90.0}))
+    summary = {}
+    parts = report.link_section(str(raw), [("500mbit", None, None)],
+                                {"tokens": 500, "hidden": 1000}, summary, halves=2)
+    assert abs(summary["500mbit"]["link"]["link_time_ms"] - 400.0) < 1e-9
+    assert "2·S·H·4 bytes each way" in parts[-1]
+
+
 def test_report_without_a_link_measurement_has_no_link_rows(tmp_path):
     (tmp_path / "raw").mkdir()
     assert report.link_bound_rows(str(tmp_path / "raw"), [("1gbit", None, None)],
                                   {"tokens": 8, "hidden": 8}, {}) == []
+    assert report.link_section(str(tmp_path / "raw"), [("1gbit", None, None)],
+                               {"tokens": 8, "hidden": 8}, {}, halves=1) == []
