@@ -20,6 +20,7 @@
 // Reported: real time per run, microseconds per host instruction, and the
 // ratio HostIr / Aten.
 #include <ATen/ATen.h>
+#include <sys/resource.h>
 
 #include <iomanip>
 #include <iostream>
@@ -37,6 +38,38 @@ constexpr int64_t kBodyExprs = 6;
 constexpr int64_t kHostInstructions = 3 + kBodyExprs * kIterations;
 
 using namespace hostir;
+
+// What the whole process used, every thread together (the host thread and
+// the stream workers). Real time on a shared machine depends on what else
+// runs; the CPU time and the context switches a run costs do not.
+struct ProcessUsage {
+  double cpu_us = 0;
+  double context_switches = 0;
+};
+
+ProcessUsage processUsage() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto us = [](const timeval& t) { return 1e6 * static_cast<double>(t.tv_sec) + t.tv_usec; };
+  return {us(usage.ru_utime) + us(usage.ru_stime),
+          static_cast<double>(usage.ru_nvcsw + usage.ru_nivcsw)};
+}
+
+// Runs the benchmark's loop, then adds per-run counters: the process's CPU
+// time (all threads) and its context switches.
+template <typename RunOnce>
+void measureRuns(benchmark::State& state, RunOnce run_once) {
+  const ProcessUsage before = processUsage();
+  for (auto _ : state) {
+    run_once();
+  }
+  const ProcessUsage after = processUsage();
+  using benchmark::Counter;
+  state.counters["proc_cpu_us"] = Counter(after.cpu_us - before.cpu_us, Counter::kAvgIterations);
+  state.counters["ctx_switches"] =
+      Counter(after.context_switches - before.context_switches, Counter::kAvgIterations);
+  state.counters["host_instrs"] = static_cast<double>(kHostInstructions);
+}
 
 std::unique_ptr<HostIrContainer> makeProgram() {
   auto hic = std::make_unique<HostIrContainer>();
@@ -86,16 +119,13 @@ void HostIr(benchmark::State& state) {
     state.SkipWithError("the host program computed a wrong result");
     return;
   }
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(hie.run(inputs));
-  }
-  state.counters["host_instrs"] = static_cast<double>(kHostInstructions);
+  measureRuns(state, [&] { benchmark::DoNotOptimize(hie.run(inputs)); });
 }
 
 // The same work without the evaluator: the views and the add, called directly.
 void Aten(benchmark::State& state) {
   at::Tensor in = at::randn({kIterations, state.range(0)});
-  for (auto _ : state) {
+  measureRuns(state, [&] {
     at::Tensor out = at::empty_like(in);
     for (int64_t i = 0; i < kIterations; ++i) {
       at::Tensor in_slice = in.select(0, i);
@@ -103,8 +133,7 @@ void Aten(benchmark::State& state) {
       at::add_out(out_slice, in_slice, 1.0);
     }
     benchmark::DoNotOptimize(out);
-  }
-  state.counters["host_instrs"] = static_cast<double>(kHostInstructions);
+  });
 }
 
 BENCHMARK(HostIr)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();

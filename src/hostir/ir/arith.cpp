@@ -113,9 +113,9 @@ std::optional<ScalarValue> foldConstants(BinaryOpType type, const Scalar* lhs, c
   if (!lhs->isConst() || !rhs->isConst()) {
     return std::nullopt;
   }
-  std::string what =
-      toString(type) + "(" + lhs->toInlineString() + ", " + rhs->toInlineString() + ")";
-  return applyScalarBinaryOp(type, *lhs->value(), *rhs->value(), what);
+  return applyScalarBinaryOp(type, *lhs->value(), *rhs->value(), [&] {
+    return toString(type) + "(" + lhs->toInlineString() + ", " + rhs->toInlineString() + ")";
+  });
 }
 
 Val* scalarBinaryOp(BinaryOpType type, Val* lhs, Val* rhs) {

@@ -7,7 +7,8 @@
 namespace hostir {
 
 std::optional<ScalarValue> applyScalarBinaryOp(BinaryOpType type, const ScalarValue& lhs,
-                                               const ScalarValue& rhs, const std::string& what) {
+                                               const ScalarValue& rhs,
+                                               const std::function<std::string()>& what) {
   auto is_integer = [](const ScalarValue& v) { return !std::holds_alternative<double>(v); };
   if (is_integer(lhs) && is_integer(rhs)) {
     auto as_int = [](const ScalarValue& v) {
@@ -17,7 +18,7 @@ std::optional<ScalarValue> applyScalarBinaryOp(BinaryOpType type, const ScalarVa
     int64_t b = as_int(rhs);
     bool divides =
         type == BinaryOpType::Div || type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
-    HOSTIR_CHECK(!divides || b != 0, "division by zero in ", what);
+    HOSTIR_CHECK(!divides || b != 0, "division by zero in ", what());
     // Integer overflow is undefined behaviour in C++ (INT64_MIN / -1 even
     // kills the process with SIGFPE): every operation is checked.
     int64_t result = 0;
@@ -62,7 +63,7 @@ std::optional<ScalarValue> applyScalarBinaryOp(BinaryOpType type, const ScalarVa
       default: return std::nullopt;  // tensor-only ops (pow, comparisons)
     }
     HOSTIR_CHECK(!overflow, "integer overflow: ", a, symbol, b,
-                 " does not fit in a 64-bit integer, in ", what);
+                 " does not fit in a 64-bit integer, in ", what());
     return result;
   }
   auto as_double = [](const ScalarValue& v) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -12,8 +13,12 @@ namespace hostir {
 // folding and the run-time evaluator. Integers (and bools) stay integers:
 // Div is integer division, CeilDiv and Mod are defined. With a double
 // operand the result is a double, and CeilDiv / Mod give std::nullopt.
-// Division by zero throws hostir::Error mentioning `what`.
+// Division by zero throws hostir::Error mentioning `what()`, which is
+// called only then (the run-time evaluator computes loop-dependent
+// extents many times per run; printing the op each time cost more than
+// the arithmetic).
 std::optional<ScalarValue> applyScalarBinaryOp(BinaryOpType type, const ScalarValue& lhs,
-                                               const ScalarValue& rhs, const std::string& what);
+                                               const ScalarValue& rhs,
+                                               const std::function<std::string()>& what);
 
 }  // namespace hostir

@@ -240,8 +240,8 @@ PolymorphicValue ExpressionEvaluator::evaluateScalarExpr(const Expr* expr) {
     }
     HOSTIR_THROW(operand->toInlineString(), " should be a scalar, got ", describeValue(value));
   };
-  std::optional<ScalarValue> result =
-      applyScalarBinaryOp(op->type(), scalar(op->lhs()), scalar(op->rhs()), op->toInlineString());
+  std::optional<ScalarValue> result = applyScalarBinaryOp(
+      op->type(), scalar(op->lhs()), scalar(op->rhs()), [op] { return op->toInlineString(); });
   HOSTIR_CHECK(result.has_value(), op->toInlineString(), " needs integer operands");
   return std::visit([](auto v) -> PolymorphicValue { return v; }, *result);
 }

@@ -231,14 +231,14 @@ void HostIrEvaluator::runScope(const Scope& scope) {
   }
 }
 
-const std::string& HostIrEvaluator::label(const Expr* expr) {
+const std::shared_ptr<const std::string>& HostIrEvaluator::sharedLabel(const Expr* expr) {
   auto it = labels_.find(expr);
   if (it == labels_.end()) {
     std::string text = expr->toString();
     while (!text.empty() && text.back() == '\n') {
       text.pop_back();
     }
-    it = labels_.emplace(expr, std::move(text)).first;
+    it = labels_.emplace(expr, std::make_shared<const std::string>(std::move(text))).first;
   }
   return it->second;
 }
@@ -311,7 +311,8 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
   });
 }
 
-void HostIrEvaluator::enqueueCompute(const Expr* expr, std::function<void()> work) {
+template <typename Work>
+void HostIrEvaluator::enqueueCompute(const Expr* expr, Work work) {
   // An ATen error on a stream without its backtrace: the cause, then the
   // stream and the op (StreamFailure::describe).
   auto named = [work = std::move(work)] {
@@ -331,7 +332,7 @@ void HostIrEvaluator::enqueueCompute(const Expr* expr, std::function<void()> wor
     return;
   }
   if (gate_ == nullptr) {
-    current_->enqueue(label(expr), std::move(named));
+    current_->enqueue(sharedLabel(expr), std::move(named));
     return;
   }
   // Two items, so a trace shows the wait for the turn apart from the work.
@@ -339,13 +340,14 @@ void HostIrEvaluator::enqueueCompute(const Expr* expr, std::function<void()> wor
   current_->enqueue(
       "wait for the compute turn of " + label(expr),
       [ticket, timeout = wait_timeout_] { ticket->enter(timeout); }, "wait");
-  current_->enqueue(label(expr), [ticket, work = std::move(named)] {
+  current_->enqueue(sharedLabel(expr), [ticket, work = std::move(named)] {
     work();
     ticket->leave();
   });
 }
 
-void HostIrEvaluator::runInline(const Expr* expr, const std::function<void()>& work) {
+template <typename Work>
+void HostIrEvaluator::runInline(const Expr* expr, const Work& work) {
   runtime::Tracer& tracer = pool_.tracer();
   const int64_t start_us = tracer.isEnabled() ? tracer.nowUs() : 0;
   try {
@@ -386,7 +388,7 @@ void HostIrEvaluator::postOnChannel(const Expr* expr, const std::vector<int64_t>
   }
   std::string short_name = label(expr).substr(0, label(expr).find(" ("));
   channel.enqueue(
-      label(expr),
+      sharedLabel(expr),
       [post = std::move(post), pending, &tracer, lane, channel_free_us, short_name] {
         auto work = post();
         if (work) {
@@ -619,7 +621,7 @@ void HostIrEvaluator::handle(const Wait* expr) {
   leaveInline();
   current_->waitEvent(pending->posted, wait_timeout_);
   current_->enqueue(
-      label(expr),
+      sharedLabel(expr),
       [pending, &comm] {
         for (const auto& work : pending->works) {
           waitWork(work, comm.timeout(), pending->what);

@@ -155,10 +155,13 @@ class HostIrEvaluator final : public HostIrDispatch {
   void bindViewOrCopy(const Expr* expr);
   void enqueueSegment(const Expr* expr, FusionExecutor& executor);
   // Enqueues compute on the current stream, admitted in program order when
-  // the thread budget says so.
-  void enqueueCompute(const Expr* expr, std::function<void()> work);
+  // the thread budget says so. A template, so that the closure is wrapped
+  // into one std::function (one allocation per op), not two.
+  template <typename Work>
+  void enqueueCompute(const Expr* expr, Work work);
   // Runs `work` on the calling thread, failing as the caller's stream would.
-  void runInline(const Expr* expr, const std::function<void()>& work);
+  template <typename Work>
+  void runInline(const Expr* expr, const Work& work);
   // Called before the run first orders streams or communicates.
   void leaveInline() {
     inline_on_caller_ = false;
@@ -167,14 +170,19 @@ class HostIrEvaluator final : public HostIrDispatch {
   // Posts on `team`'s channel once the current stream reaches this point.
   void postOnChannel(const Expr* expr, const std::vector<int64_t>& team,
                      std::function<c10::intrusive_ptr<c10d::Work>()> post);
-  const std::string& label(const Expr* expr);
+  const std::string& label(const Expr* expr) {
+    return *sharedLabel(expr);
+  }
+  // The printed expr, made once per expr and shared by every item a stream
+  // queues for it.
+  const std::shared_ptr<const std::string>& sharedLabel(const Expr* expr);
   Communicator& communicator(const Expr* expr);
 
   std::unique_ptr<HostIrContainer> container_;
   HostIrEvaluatorParams params_;
   std::unordered_map<const HostUnit*, std::unique_ptr<FusionExecutor>> unit_executors_;
   std::vector<std::unique_ptr<FusionExecutor>> kernel_executors_;
-  std::unordered_map<const Expr*, std::string> labels_;
+  std::unordered_map<const Expr*, std::shared_ptr<const std::string>> labels_;
   bool communicates_ = false;
   std::unique_ptr<runtime::ComputeGate> gate_;        // null: compute is not ordered
   std::map<std::vector<int64_t>, int64_t> channels_;  // sorted team -> channel

@@ -19,7 +19,8 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
 int64_t apply(BinaryOpType type, int64_t a, int64_t b) {
-  return std::get<int64_t>(*applyScalarBinaryOp(type, a, b, "the test"));
+  return std::get<int64_t>(
+      *applyScalarBinaryOp(type, a, b, [] { return std::string("the test"); }));
 }
 
 TEST_F(ScalarOverflowTest, OverflowingOperationsAreErrors) {

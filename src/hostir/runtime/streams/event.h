@@ -5,11 +5,15 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hostir/runtime/streams/stream_failure.h"
 #include "hostir/runtime/streams/stream_timeout.h"
 
 namespace hostir::runtime {
+
+// A stream parked on an event (stream_queue.cpp): told when it completes.
+struct EventWaiter;
 
 // A point in a stream, as a CUDA event: it completes once the stream has run
 // all work enqueued before it. Obtained from Stream::recordEvent(); a copy
@@ -40,20 +44,36 @@ class Event {
 
   struct State {
     int stream_id = 0;
-    std::string after_label;  // last work enqueued before the event, "" if none
+    // The last work enqueued before the event, null if none; shared with
+    // the stream's item, so recording an event copies no text.
+    std::shared_ptr<const std::string> after_label;
     mutable std::mutex mutex;
     std::condition_variable completed_cv;
     bool complete = false;
     std::optional<StreamFailure> failure;
+    // Streams whose next item is a wait for this event, parked instead of
+    // blocking their worker (Stream::settleHead).
+    std::vector<std::shared_ptr<EventWaiter>> waiters;
   };
 
-  Event(int stream_id, std::string after_label);
+  Event(int stream_id, std::shared_ptr<const std::string> after_label);
 
-  // Called by the recording stream's worker when it reaches the event.
-  void complete(std::optional<StreamFailure> failure) const;
+  // Called by the recording stream when it reaches the event; returns the
+  // streams parked on it, which the caller tells (Stream::completeEvents).
+  [[nodiscard]] std::vector<std::shared_ptr<EventWaiter>> complete(
+      std::optional<StreamFailure> failure) const;
 
-  // Waits until complete or `timeout` elapses; returns whether it completed.
-  bool waitFor(WaitTimeout timeout) const;
+  // Whether the event completed; if not, `waiter` is told when it does.
+  bool completedOrParked(const std::shared_ptr<EventWaiter>& waiter) const;
+
+  // Whether the event completed and its stream had not failed.
+  bool completedCleanly() const;
+
+  // Waits until complete or `deadline`; returns whether it completed.
+  bool waitUntil(std::chrono::steady_clock::time_point deadline) const;
+  bool waitFor(WaitTimeout timeout) const {
+    return waitUntil(std::chrono::steady_clock::now() + timeout);
+  }
 
   std::shared_ptr<State> state_;
 };

@@ -8,10 +8,16 @@
 #include "hostir/ir/error.h"
 
 namespace hostir::runtime {
-namespace {
-// Start time of work that began while tracing was off: not recorded.
-constexpr std::int64_t kNotTraced = -1;
 
+// What an event holds of a stream parked on it. The stream clears `stream`
+// when it is destroyed; an event completing holds `mutex` while it settles
+// the stream, so the stream outlives that.
+struct EventWaiter {
+  std::mutex mutex;
+  Stream* stream = nullptr;
+};
+
+namespace {
 // Worker starts left before a start fails (limitWorkerStartsForTesting);
 // negative: no limit.
 std::atomic<std::int64_t> g_worker_starts_left{-1};
@@ -34,7 +40,9 @@ void limitWorkerStartsForTesting(std::optional<std::int64_t> starts) {
   g_worker_starts_left.store(starts.value_or(-1));
 }
 
-Stream::Stream(int id, Tracer& tracer) : id_(id), tracer_(tracer) {
+Stream::Stream(int id, Tracer& tracer)
+    : id_(id), tracer_(tracer), waiter_(std::make_shared<EventWaiter>()) {
+  waiter_->stream = this;
   try {
     failIfOutOfTestStarts();
     worker_ = std::thread([this] { workerLoop(); });
@@ -46,6 +54,11 @@ Stream::Stream(int id, Tracer& tracer) : id_(id), tracer_(tracer) {
 }
 
 Stream::~Stream() {
+  {
+    // No event completing from now on settles this stream.
+    std::lock_guard<std::mutex> lock(waiter_->mutex);
+    waiter_->stream = nullptr;
+  }
   stop();
   worker_.join();
   drained_cv_.notify_all();
@@ -73,26 +86,52 @@ void Stream::discardQueued(const std::string& reason, bool stop_worker) {
   work_available_cv_.notify_all();
   for (const Item& item : abandoned) {
     if (item.kind == ItemKind::kRecordEvent) {
-      item.event.complete(makeStreamFailure(id_, item.label, reason));
+      completeEvent(item.event, makeStreamFailure(id_, item.describe(), reason));
     }
   }
   drained_cv_.notify_all();
 }
 
+std::string Stream::Item::describe() const {
+  switch (kind) {
+    case ItemKind::kWork: return label != nullptr ? *label : std::string();
+    case ItemKind::kRecordEvent: return event.describe();
+    case ItemKind::kWaitEvent: return "wait for " + event.describe();
+  }
+  return {};
+}
+
 void Stream::push(Item item) {
+  bool wake_worker = false;
+  std::vector<Event> reached;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (item.kind != ItemKind::kRecordEvent) {
+    if (item.kind == ItemKind::kWork) {
       last_enqueued_label_ = item.label;
     }
     queue_.push_back(std::move(item));
     ++unfinished_;
+    // A running worker settles the queue itself once its item is done.
+    if (running_ == nullptr) {
+      wake_worker = settleHeadLocked(reached) || alarmTooLateLocked();
+    }
   }
-  work_available_cv_.notify_one();
+  for (const Event& event : reached) {
+    completeEvent(event, std::nullopt);
+  }
+  if (wake_worker) {
+    work_available_cv_.notify_one();
+  }
 }
 
 void Stream::enqueue(std::string label, std::function<void()> work, const char* category) {
-  HOSTIR_CHECK(work != nullptr, "enqueued empty work '", label, "' on stream ", id_);
+  enqueue(std::make_shared<const std::string>(std::move(label)), std::move(work), category);
+}
+
+void Stream::enqueue(std::shared_ptr<const std::string> label, std::function<void()> work,
+                     const char* category) {
+  HOSTIR_CHECK(work != nullptr, "enqueued empty work '", label != nullptr ? *label : "",
+               "' on stream ", id_);
   Item item;
   item.kind = ItemKind::kWork;
   item.label = std::move(label);
@@ -104,20 +143,33 @@ void Stream::enqueue(std::string label, std::function<void()> work, const char* 
 Event Stream::recordEvent() {
   Item item;
   item.kind = ItemKind::kRecordEvent;
+  std::optional<StreamFailure> failed;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     item.event = Event(id_, last_enqueued_label_);
+    if (unfinished_ != 0) {
+      Event event = item.event;
+      queue_.push_back(std::move(item));
+      ++unfinished_;
+      // Behind queued or running items: it completes when the worker or a
+      // settle reaches it, never by itself, so nobody needs waking now.
+      return event;
+    }
+    failed = failure_;
   }
-  item.label = item.event.describe();
-  Event event = item.event;
-  push(std::move(item));
-  return event;
+  // Nothing queued or running: everything enqueued so far has run.
+  completeEvent(item.event, std::move(failed));
+  return item.event;
 }
 
 void Stream::waitEvent(const Event& event, std::optional<WaitTimeout> timeout) {
+  // Nothing to wait for, nothing to fail: no item, unless a trace is being
+  // recorded, which shows every wait.
+  if (!tracer_.isEnabled() && event.completedCleanly()) {
+    return;
+  }
   Item item;
   item.kind = ItemKind::kWaitEvent;
-  item.label = "wait for " + event.describe();
   item.category = "wait";
   item.event = event;
   item.timeout = timeout.value_or(defaultWaitTimeout());
@@ -128,13 +180,96 @@ void Stream::waitStream(Stream& other, std::optional<WaitTimeout> timeout) {
   waitEvent(other.recordEvent(), timeout);
 }
 
+bool Stream::settleHeadLocked(std::vector<Event>& reached) {
+  while (!queue_.empty()) {
+    if (failure_ || stopping_) {
+      return true;  // the worker skips or discards what is queued
+    }
+    Item& head = queue_.front();
+    if (head.kind == ItemKind::kWork) {
+      return true;
+    }
+    if (head.kind == ItemKind::kRecordEvent) {
+      reached.push_back(std::move(head.event));
+      popHeadLocked();
+      continue;
+    }
+    if (!head.deadline) {  // the wait begins now
+      head.deadline = Clock::now() + head.timeout;
+      head.started_us = tracer_.isEnabled() ? tracer_.nowUs() : kNotTraced;
+    }
+    const bool complete =
+        head.parked ? head.event.isComplete() : head.event.completedOrParked(waiter_);
+    head.parked = true;
+    if (!complete) {
+      return Clock::now() >= *head.deadline;  // past it, the worker fails the stream
+    }
+    if (head.event.failure()) {
+      return true;  // the worker fails the stream
+    }
+    trace(head, head.started_us);
+    popHeadLocked();
+  }
+  return false;
+}
+
+bool Stream::alarmTooLateLocked() const {
+  return worker_sleeping_ && !queue_.empty() && queue_.front().deadline &&
+         *queue_.front().deadline < worker_alarm_;
+}
+
+void Stream::popHeadLocked() {
+  queue_.pop_front();
+  if (--unfinished_ == 0) {
+    drained_cv_.notify_all();
+  }
+}
+
+void Stream::completeEvent(const Event& event, std::optional<StreamFailure> failure) {
+  std::vector<Event> to_complete{event};
+  std::optional<StreamFailure> first_failure = std::move(failure);
+  while (!to_complete.empty()) {
+    Event next = std::move(to_complete.back());
+    to_complete.pop_back();
+    // Only `event` may carry a failure: the settles below run on streams
+    // that have not failed.
+    for (const std::shared_ptr<EventWaiter>& waiter : next.complete(std::move(first_failure))) {
+      std::lock_guard<std::mutex> alive(waiter->mutex);
+      if (waiter->stream != nullptr) {
+        waiter->stream->onParkedEventCompleted(to_complete);
+      }
+    }
+    first_failure.reset();
+  }
+}
+
+void Stream::onParkedEventCompleted(std::vector<Event>& reached) {
+  bool wake_worker = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // A running worker settles the queue itself once its item is done.
+    if (running_ == nullptr) {
+      wake_worker = settleHeadLocked(reached) || alarmTooLateLocked();
+    }
+  }
+  if (wake_worker) {
+    work_available_cv_.notify_one();
+  }
+}
+
 void Stream::drain(std::optional<WaitTimeout> timeout) {
   const WaitTimeout limit = timeout.value_or(defaultWaitTimeout());
   std::unique_lock<std::mutex> lock(mutex_);
   const bool drained = drained_cv_.wait_for(lock, limit, [this] { return unfinished_ == 0; });
-  HOSTIR_CHECK(drained, "timed out after ", describeTimeout(limit),
-               " on the host waiting for stream ", id_, " to finish its work; it is running '",
-               running_label_, "' with ", queue_.size(), " more item(s) queued");
+  if (drained) {
+    return;
+  }
+  // A parked wait at the head is what the stream is doing.
+  const Item* running = running_ != nullptr ? running_ : &queue_.front();
+  const std::size_t behind = queue_.size() - (running_ != nullptr ? 0 : 1);
+  HOSTIR_THROW("timed out after ", describeTimeout(limit), " on the host waiting for stream ", id_,
+               " to finish its work; it is running '", running->describe(), "' with ", behind,
+               " more item(s) queued");
 }
 
 void Stream::synchronize(std::optional<WaitTimeout> timeout) {
@@ -162,25 +297,48 @@ void Stream::setWorkerSetup(std::function<void()> setup) {
 
 void Stream::workerLoop() {
   std::uint64_t applied_setup_generation = 0;
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    Item item;
-    std::function<void()> setup;
-    std::optional<StreamFailure> failed_before;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      work_available_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) {
-        return;  // the destructor settles what is still queued
+    std::vector<Event> reached;
+    const bool must_run = settleHeadLocked(reached);
+    if (!reached.empty()) {
+      lock.unlock();
+      for (const Event& event : reached) {
+        completeEvent(event, std::nullopt);
       }
-      item = std::move(queue_.front());
-      queue_.pop_front();
-      running_label_ = item.label;
-      if (applied_setup_generation != worker_setup_generation_) {
-        applied_setup_generation = worker_setup_generation_;
-        setup = worker_setup_;
-      }
-      failed_before = failure_;
+      lock.lock();
+      continue;  // completing them may have settled this stream further
     }
+    if (stopping_) {
+      return;  // the destructor settles what is still queued
+    }
+    if (!must_run) {
+      const Clock::time_point now = Clock::now();
+      if (!queue_.empty() && queue_.front().deadline) {
+        worker_alarm_ = *queue_.front().deadline;
+      } else if (worker_alarm_ <= now) {
+        worker_alarm_ = Clock::time_point::max();
+      }
+      worker_sleeping_ = true;
+      if (worker_alarm_ == Clock::time_point::max()) {
+        work_available_cv_.wait(lock);
+      } else {
+        work_available_cv_.wait_until(lock, worker_alarm_);
+      }
+      worker_sleeping_ = false;
+      continue;
+    }
+
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    running_ = &item;
+    std::function<void()> setup;
+    if (applied_setup_generation != worker_setup_generation_) {
+      applied_setup_generation = worker_setup_generation_;
+      setup = worker_setup_;
+    }
+    const std::optional<StreamFailure> failed_before = failure_;
+    lock.unlock();
 
     if (setup && !failed_before) {
       try {
@@ -192,16 +350,13 @@ void Stream::workerLoop() {
     switch (item.kind) {
       case ItemKind::kWork: runWork(item); break;
       case ItemKind::kWaitEvent: runWait(item); break;
-      case ItemKind::kRecordEvent: item.event.complete(failure()); break;
+      case ItemKind::kRecordEvent: completeEvent(item.event, failure()); break;
     }
 
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      running_label_.clear();
-      --unfinished_;
-      if (unfinished_ == 0) {
-        drained_cv_.notify_all();
-      }
+    lock.lock();
+    running_ = nullptr;
+    if (--unfinished_ == 0) {
+      drained_cv_.notify_all();
     }
   }
 }
@@ -214,9 +369,9 @@ void Stream::runWork(const Item& item) {
   try {
     item.work();
   } catch (const std::exception& error) {
-    fail(item.label, error.what());
+    fail(item.describe(), error.what());
   } catch (...) {
-    fail(item.label, "an exception not derived from std::exception");
+    fail(item.describe(), "an exception not derived from std::exception");
   }
   trace(item, start_us);
 }
@@ -225,12 +380,14 @@ void Stream::runWait(const Item& item) {
   if (failure()) {
     return;
   }
-  const std::int64_t start_us = tracer_.isEnabled() ? tracer_.nowUs() : kNotTraced;
-  if (!item.event.waitFor(item.timeout)) {
-    fail(item.label, "timed out after " + describeTimeout(item.timeout) + " waiting for the " +
-                         item.event.describe());
+  // Normally a parked wait whose event failed or whose deadline passed.
+  const std::int64_t start_us =
+      item.started_us != kNotTraced || !tracer_.isEnabled() ? item.started_us : tracer_.nowUs();
+  if (!item.event.waitUntil(item.deadline.value_or(Clock::now() + item.timeout))) {
+    fail(item.describe(), "timed out after " + describeTimeout(item.timeout) + " waiting for the " +
+                              item.event.describe());
   } else if (auto awaited_failure = item.event.failure()) {
-    fail(item.label, "the awaited stream failed first: " + awaited_failure->describe());
+    fail(item.describe(), "the awaited stream failed first: " + awaited_failure->describe());
   }
   trace(item, start_us);
 }
@@ -244,7 +401,7 @@ void Stream::fail(std::string work_label, std::string message) {
 
 void Stream::trace(const Item& item, std::int64_t start_us) {
   if (start_us != kNotTraced && tracer_.isEnabled()) {
-    tracer_.record(TraceEvent{item.label, id_, start_us, tracer_.nowUs(), item.category});
+    tracer_.record(TraceEvent{item.describe(), id_, start_us, tracer_.nowUs(), item.category});
   }
 }
 

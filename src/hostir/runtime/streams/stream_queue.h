@@ -1,14 +1,17 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "hostir/runtime/streams/event.h"
 #include "hostir/runtime/streams/stream_failure.h"
@@ -57,13 +60,26 @@ class Stream {
   // `label` names the work in errors and traces, e.g. the expr's printed form;
   // `category` is how a trace classifies it ("compute", "communication").
   void enqueue(std::string label, std::function<void()> work, const char* category = "compute");
+  // The same with a label the caller keeps and reuses (no copy per item).
+  void enqueue(std::shared_ptr<const std::string> label, std::function<void()> work,
+               const char* category = "compute");
 
-  // An event that completes when all work enqueued so far has run.
+  // An event that completes when all work enqueued so far has run (at once
+  // when nothing is queued or running).
   Event recordEvent();
 
   // Makes this stream (its worker, not the host) wait for `event` before
   // running later work. Past `timeout` the stream fails with an error naming
-  // the event; if the event's stream failed, this stream fails too.
+  // the event; if the event's stream failed, this stream fails too. A wait
+  // for an event that has already completed cleanly is no item at all
+  // (unless a trace is recorded: it shows every wait).
+  //
+  // A wait does not hold the worker: once it is the next item, it is parked
+  // on the event and the worker sleeps until the wait's deadline. Whoever
+  // completes the event (another stream's worker) takes the wait off this
+  // queue, and with it the events recorded behind it, and wakes the worker
+  // only when work follows. A stream that only waits (the caller's stream
+  // synchronizing with the workers) thus never wakes its worker.
   void waitEvent(const Event& event, std::optional<WaitTimeout> timeout = std::nullopt);
 
   // `Synchronize other` of the host IR: later work on this stream waits until
@@ -87,14 +103,27 @@ class Stream {
   void setWorkerSetup(std::function<void()> setup);
 
  private:
+  using Clock = std::chrono::steady_clock;
+  // Start time of an item that began while tracing was off: not recorded.
+  static constexpr std::int64_t kNotTraced = -1;
+
   enum class ItemKind { kWork, kRecordEvent, kWaitEvent };
   struct Item {
     ItemKind kind = ItemKind::kWork;
-    std::string label;
+    // The work's label (kWork). Record and wait items are named after their
+    // event, in text built only for a message or a trace (describe()).
+    std::shared_ptr<const std::string> label;
     const char* category = "compute";
     std::function<void()> work;
     Event event;
     WaitTimeout timeout{0};
+    // A wait, from when it is the next item: when it gives up, whether its
+    // event knows to tell this stream, and when it began (for traces).
+    std::optional<Clock::time_point> deadline;
+    bool parked = false;
+    std::int64_t started_us = kNotTraced;
+
+    std::string describe() const;
   };
 
   // Takes the queue, completing its record-event items as failed; the
@@ -107,6 +136,24 @@ class Stream {
   void fail(std::string work_label, std::string message);
   void trace(const Item& item, std::int64_t start_us);
 
+  // Under mutex_, while the worker runs nothing: does at the head of the
+  // queue what needs no worker. Record-event items are taken off (their
+  // events go to `reached`, for the caller to complete once it holds no
+  // lock), waits for cleanly completed events are dropped, and a wait for
+  // an incomplete event is parked on it. Returns whether the worker must
+  // run: work is next, or a wait whose event failed or whose deadline
+  // passed, or the stream failed or is stopping.
+  bool settleHeadLocked(std::vector<Event>& reached);
+  // Under mutex_: whether the sleeping worker must wake before its alarm,
+  // for a parked wait's deadline.
+  bool alarmTooLateLocked() const;
+  void popHeadLocked();
+  // Completes `event` and settles the streams parked on it, then the events
+  // those streams reach, in turn. Takes no lock of the caller's.
+  static void completeEvent(const Event& event, std::optional<StreamFailure> failure);
+  // Called by completeEvent: an event this stream was parked on completed.
+  void onParkedEventCompleted(std::vector<Event>& reached);
+
   const int id_;
   Tracer& tracer_;
 
@@ -114,13 +161,21 @@ class Stream {
   std::condition_variable work_available_cv_;
   std::condition_variable drained_cv_;
   std::deque<Item> queue_;
-  std::size_t unfinished_ = 0;       // queued plus running
-  std::string running_label_;        // for timeout messages
-  std::string last_enqueued_label_;  // what a new event comes "after"
+  std::size_t unfinished_ = 0;     // queued plus running
+  const Item* running_ = nullptr;  // what the worker runs (timeout messages)
+  std::shared_ptr<const std::string> last_enqueued_label_;  // what a new event comes "after"
   std::optional<StreamFailure> failure_;
   std::function<void()> worker_setup_;
   std::uint64_t worker_setup_generation_ = 0;
   bool stopping_ = false;
+  bool worker_sleeping_ = false;
+  // When the sleeping worker wakes by itself: the deadline of the wait it
+  // parked last, so that parking a later wait (a later deadline) needs no
+  // wake-up; max() when it sleeps until told.
+  Clock::time_point worker_alarm_ = Clock::time_point::max();
+  // What events hold to tell this stream they completed; its stream
+  // pointer is cleared (under its mutex) when the stream is destroyed.
+  std::shared_ptr<EventWaiter> waiter_;
 
   std::thread worker_;  // declared last: starts once every member exists
 };
