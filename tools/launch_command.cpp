@@ -12,13 +12,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -148,9 +151,9 @@ std::optional<LaunchOptions> parseLaunchOptions(int argc, char** argv) {
   return options;
 }
 
-// Asks the kernel for a port nobody listens on. Another process could take it
-// before rank 0 binds it; --port avoids that race when it matters.
-std::optional<int> findFreePort() {
+// Whether nobody listens on `port` of 127.0.0.1 (0: the kernel picks one);
+// the port bound, or nullopt.
+std::optional<int> bindableLoopbackPort(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return std::nullopt;
@@ -158,15 +161,15 @@ std::optional<int> findFreePort() {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
+  address.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t length = sizeof(address);
-  std::optional<int> port;
+  std::optional<int> bound;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
+    bound = ntohs(address.sin_port);
   }
   ::close(fd);
-  return port;
+  return bound;
 }
 
 void writeAll(int fd, std::string_view text) {
@@ -419,6 +422,31 @@ int superviseRanks(std::vector<RankProcess>& ranks, double grace_period_s) {
 
 }  // namespace
 
+std::pair<int, int> ephemeralPortRange() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  int high = 0;
+  if (range >> low >> high && 1024 < low && low <= high && high <= 65535) {
+    return {low, high};
+  }
+  return {32768, 60999};  // Linux's default
+}
+
+std::optional<int> findRendezvousPort() {
+  const int below = ephemeralPortRange().first;
+  const int lowest = std::max(1024, below - 10000);
+  if (lowest < below) {
+    std::mt19937 random(std::random_device{}());
+    std::uniform_int_distribution<int> pick(lowest, below - 1);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      if (std::optional<int> port = bindableLoopbackPort(pick(random))) {
+        return port;
+      }
+    }
+  }
+  return bindableLoopbackPort(0);
+}
+
 int runLaunchCommand(int argc, char** argv) {
   // --help before the command's `--` prints the usage and succeeds.
   for (int i = 0; i < argc && std::string_view(argv[i]) != "--"; ++i) {
@@ -433,7 +461,7 @@ int runLaunchCommand(int argc, char** argv) {
   }
   int port = options->port;
   if (port == 0) {
-    std::optional<int> free_port = findFreePort();
+    std::optional<int> free_port = findRendezvousPort();
     if (!free_port) {
       printError(std::string("cannot find a free port on 127.0.0.1: ") + std::strerror(errno) +
                  "; pass --port P");

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hostir {
@@ -18,6 +20,18 @@ namespace hostir {
 //
 // `argc`/`argv` are the arguments after the word `launch`.
 int runLaunchCommand(int argc, char** argv);
+
+// The kernel's range of ephemeral ports (those of outgoing connections and
+// of a bind to port 0): /proc/sys/net/ipv4/ip_local_port_range, or Linux's
+// default 32768-60999.
+std::pair<int, int> ephemeralPortRange();
+
+// The rendezvous port `hostir launch` picks without --port: one nobody
+// listens on, below the ephemeral range. Between the pick and rank 0's bind,
+// other processes' connections (a concurrent job's Gloo pairs) take ephemeral
+// ports and could take this one; outside that range only a process binding
+// it on purpose can. Falls back to a port the kernel picks.
+std::optional<int> findRendezvousPort();
 
 // Whether a launcher (torchrun / `hostir launch`, mpirun, srun) started this
 // process as one of its ranks.

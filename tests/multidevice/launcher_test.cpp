@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -145,7 +146,26 @@ TEST(LauncherTest, PicksAFreePortWhenNoneIsGiven) {
   EXPECT_EQ(result.exit_code, 0);
   const size_t at = result.out.find("port=");
   ASSERT_NE(at, std::string::npos) << result.out;
-  EXPECT_GT(std::atoi(result.out.c_str() + at + 5), 0);
+  const int port = std::atoi(result.out.c_str() + at + 5);
+  EXPECT_GE(port, 1024);
+  // Below the ephemeral range: a concurrent job's outgoing connections
+  // cannot take it between the pick and rank 0's bind.
+  EXPECT_LT(port, ephemeralPortRange().first);
+}
+
+TEST(LauncherTest, RendezvousPortsAreBelowTheEphemeralRangeAndVary) {
+  const auto [low, high] = ephemeralPortRange();
+  EXPECT_LT(1024, low);
+  EXPECT_LE(low, high);
+  std::set<int> seen;
+  for (int i = 0; i < 20; ++i) {
+    std::optional<int> port = findRendezvousPort();
+    ASSERT_TRUE(port.has_value());
+    EXPECT_GE(*port, std::max(1024, low - 10000));
+    EXPECT_LT(*port, low);
+    seen.insert(*port);
+  }
+  EXPECT_GT(seen.size(), 1u) << "concurrent launches must not all pick one port";
 }
 
 TEST(LauncherTest, PrefixesEveryLineOfStdoutAndStderr) {
