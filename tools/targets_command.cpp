@@ -107,7 +107,7 @@ void collectLaunches(const Scope& scope, std::vector<const PostOnStream*>& launc
   }
 }
 
-// "T1 panels16xK(n=0)" for each encoded input/output of the unit's fusion.
+// "T1 BA16a64b(n=0)" for each encoded input/output of the unit's fusion.
 std::string encodedOperands(const HostUnit* unit) {
   std::stringstream ss;
   auto list = [&](const std::vector<Val*>& vals, const char* verb) {
