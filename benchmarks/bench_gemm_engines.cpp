@@ -10,16 +10,14 @@
 // Each iteration runs both sides once (a, b, a, b, ...); the counters are the
 // medians per side and their ratio (oneDNN / ATen: below 1 is faster).
 //
-//   build/benchmarks/bench_gemm_engines [--threads N] [--benchmark_filter=...]
+//   build/benchmarks/bench_gemm_engines [--threads N] [--benchmark_min_time=1.5]
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <chrono>
+#include <array>
 #include <cstdlib>
 #include <cstring>
-#include <array>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -27,32 +25,21 @@
 
 #include "hostir/runtime/dnnl_matmul.h"
 #include "hostir/runtime/packed_gemm.h"
+#include "wall_time.h"
 
 namespace {
 
 using hostir::MatmulEpilogue;
 
-double secondsOf(const std::function<void()>& body) {
-  auto start = std::chrono::steady_clock::now();
-  body();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
+using hostir::bench::median;
+using hostir::bench::seconds;
 
 const char* epilogueName(int64_t epilogue) {
   switch (epilogue) {
-    case 0:
-      return "plain";
-    case 1:
-      return "gelu";
-    case 2:
-      return "bias";
-    default:
-      return "residual";
+    case 0: return "plain";
+    case 1: return "gelu";
+    case 2: return "bias";
+    default: return "residual";
   }
 }
 
@@ -77,19 +64,13 @@ void BM_Linear(benchmark::State& state) {
 
   auto aten_side = [&] {
     switch (epilogue) {
-      case 0:
-        at::linear_out(out_aten, x, w);
-        break;
+      case 0: at::linear_out(out_aten, x, w); break;
       case 1:
         at::linear_out(tmp_aten, x, w);
         at::gelu_out(out_aten, tmp_aten);
         break;
-      case 2:
-        at::linear_out(out_aten, x, w, bias);
-        break;
-      default:
-        at::linear_out(out_aten, x, w);
-        out_aten.add_(residual);
+      case 2: at::linear_out(out_aten, x, w, bias); break;
+      default: at::linear_out(out_aten, x, w); out_aten.add_(residual);
     }
   };
   auto dnnl_side = [&] { hostir::dnnlMatmulOut(out_dnnl, x, packed, layout, post); };
@@ -99,8 +80,8 @@ void BM_Linear(benchmark::State& state) {
   double max_diff = (out_aten - out_dnnl).abs().max().item<double>();
   std::vector<double> aten_s, dnnl_s;
   for (auto _ : state) {
-    double a = secondsOf(aten_side);
-    double d = secondsOf(dnnl_side);
+    double a = seconds(aten_side);
+    double d = seconds(dnnl_side);
     aten_s.push_back(a);
     dnnl_s.push_back(d);
     state.SetIterationTime(a + d);
@@ -119,7 +100,8 @@ void Shapes(benchmark::internal::Benchmark* b) {
   // (sp-mlp --tokens 4096 --hidden 1024 --ffn 4096 on 2 ranks, C chunks):
   // [4096/C, 1024] x W1 shard [2048, 1024]^T and [4096/C, 2048] x W2 shard
   // [1024, 2048]^T.
-  std::vector<std::array<int64_t, 3>> shapes = {{64, 512, 512}, {256, 1024, 1024}, {1024, 1024, 4096}};
+  std::vector<std::array<int64_t, 3>> shapes = {
+      {64, 512, 512}, {256, 1024, 1024}, {1024, 1024, 4096}};
   for (int64_t chunks : {16, 8, 4, 1}) {
     shapes.push_back({4096 / chunks, 1024, 2048});
     shapes.push_back({4096 / chunks, 2048, 1024});
@@ -156,8 +138,7 @@ int main(int argc, char** argv) {
     }
   }
   at::set_num_threads(threads);
-  std::cout << "intra-op threads (ATen and oneDNN): " << at::get_num_threads()
-            << "\n";
+  std::cout << "intra-op threads (ATen and oneDNN): " << at::get_num_threads() << "\n";
   int rest_count = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_count, rest.data());
   benchmark::RunSpecifiedBenchmarks();

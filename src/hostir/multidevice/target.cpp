@@ -61,16 +61,12 @@ Target targetForIsa(Isa isa) {
   target.isa = isa;
   switch (isa) {
     case Isa::Generic: break;
-    case Isa::Avx2:
-      target.vector_bits = 256;
-      break;
+    case Isa::Avx2: target.vector_bits = 256; break;
     case Isa::Avx512:
       target.vector_bits = 512;
       target.matmul_rhs_n_block = 64;
       break;
-    case Isa::Neon:
-      target.vector_bits = 128;
-      break;
+    case Isa::Neon: target.vector_bits = 128; break;
   }
   return target;
 }
@@ -166,9 +162,9 @@ Layout resolveLayout(const TensorView* tv, const Target& target, std::optional<i
   }
   const int64_t rank = tv->rank();
   const Layout blocked = Layout::dnnlBlocked(target.matmul_rhs_n_block, 1);
-  HOSTIR_CHECK(rank == 2 && tv->dtype() == DataType::Float, "cannot resolve encoding matmul_rhs of ",
-               tv->toInlineString(), " on target ", target.describe(),
-               ": its resolver reorders a 2-D float GEMM operand into oneDNN's ",
+  HOSTIR_CHECK(rank == 2 && tv->dtype() == DataType::Float,
+               "cannot resolve encoding matmul_rhs of ", tv->toInlineString(), " on target ",
+               target.describe(), ": its resolver reorders a 2-D float GEMM operand into oneDNN's ",
                blocked.blockName(), " [ceilDiv(N, ", blocked.n_block, "), K rounded up to ",
                Layout::kDnnlKBlock, ", ", blocked.n_block, "], and this tensor is ", rank, "-D ",
                toString(tv->dtype()), "; give a 2-D float tensor or drop the encoding");

@@ -37,11 +37,10 @@ memory::desc plainDesc(const at::Tensor& t2d) {
 memory::desc blockedDesc(const Layout& layout, int64_t k, int64_t n) {
   HOSTIR_CHECK(layout.kind == Layout::Kind::DnnlBlocked, "layout ", layout.toString(),
                " is not a oneDNN blocked layout");
-  static const std::map<int64_t, memory::format_tag> tags = {
-      {16, memory::format_tag::BA16a16b},
-      {32, memory::format_tag::BA16a32b},
-      {48, memory::format_tag::BA16a48b},
-      {64, memory::format_tag::BA16a64b}};
+  static const std::map<int64_t, memory::format_tag> tags = {{16, memory::format_tag::BA16a16b},
+                                                             {32, memory::format_tag::BA16a32b},
+                                                             {48, memory::format_tag::BA16a48b},
+                                                             {64, memory::format_tag::BA16a64b}};
   auto tag = tags.find(layout.n_block);
   HOSTIR_CHECK(tag != tags.end(), "layout ", layout.toString(),
                " has no oneDNN format tag; oneDNN blocks N by 16, 32, 48 or 64");
@@ -64,8 +63,8 @@ void checkPackedSize(const at::Tensor& packed, const memory::desc& desc) {
 dnnl::matmul::primitive_desc matmulDesc(const memory::desc& src, const memory::desc& weights,
                                         const std::optional<memory::desc>& bias,
                                         const memory::desc& dst, const dnnl::primitive_attr& attr) {
-  auto desc = bias ? dnnl::matmul::desc(src, weights, *bias, dst)
-                   : dnnl::matmul::desc(src, weights, dst);
+  auto desc =
+      bias ? dnnl::matmul::desc(src, weights, *bias, dst) : dnnl::matmul::desc(src, weights, dst);
   return dnnl::matmul::primitive_desc(desc, attr, cpuEngine());
 }
 
@@ -168,17 +167,19 @@ void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tenso
   }
   const memory::desc src = plainDesc(x);
   const memory::desc dst = plainDesc(result);
-  const Primitive& primitive = primitiveFor(src, weights, bias_desc, dst, epilogue.gelu, residual_desc);
+  const Primitive& primitive =
+      primitiveFor(src, weights, bias_desc, dst, epilogue.gelu, residual_desc);
 
   at::Tensor scratch = at::empty({static_cast<int64_t>(primitive.scratchpad.get_size())},
                                  at::TensorOptions().dtype(at::kByte));
   auto wrap = [](const memory::desc& desc, const at::Tensor& t) {
     return memory(desc, cpuEngine(), t.data_ptr());
   };
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, wrap(src, x)},
-                                          {DNNL_ARG_WEIGHTS, wrap(weights, packed)},
-                                          {DNNL_ARG_DST, wrap(dst, result)},
-                                          {DNNL_ARG_SCRATCHPAD, wrap(primitive.scratchpad, scratch)}};
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, wrap(src, x)},
+      {DNNL_ARG_WEIGHTS, wrap(weights, packed)},
+      {DNNL_ARG_DST, wrap(dst, result)},
+      {DNNL_ARG_SCRATCHPAD, wrap(primitive.scratchpad, scratch)}};
   if (bias_desc) {
     args.emplace(DNNL_ARG_BIAS, wrap(*bias_desc, bias));
   }
@@ -202,8 +203,8 @@ std::string dnnlPreferredLayout(int64_t k, int64_t n) {
   const auto& blocking = chosen.data.format_desc.blocking;
   // oneDNN's verbose naming: outer dims outermost first (capital when
   // blocked), then the inner blocks.
-  std::vector<int> order = blocking.strides[1] > blocking.strides[0] ? std::vector<int>{1, 0}
-                                                                     : std::vector<int>{0, 1};
+  std::vector<int> order =
+      blocking.strides[1] > blocking.strides[0] ? std::vector<int>{1, 0} : std::vector<int>{0, 1};
   std::string name;
   for (int dim : order) {
     bool blocked = false;
@@ -213,7 +214,8 @@ std::string dnnlPreferredLayout(int64_t k, int64_t n) {
     name += static_cast<char>((blocked ? 'A' : 'a') + dim);
   }
   for (int i = 0; i < blocking.inner_nblks; ++i) {
-    name += std::to_string(blocking.inner_blks[i]) + static_cast<char>('a' + blocking.inner_idxs[i]);
+    name +=
+        std::to_string(blocking.inner_blks[i]) + static_cast<char>('a' + blocking.inner_idxs[i]);
   }
   return name;
 }

@@ -275,8 +275,8 @@ at::Tensor HostIrEvaluator::allocate(const TensorView* tv, const Layout& layout,
     // An encoded tensor held in oneDNN's blocked layout (docs/targets.md).
     HOSTIR_CHECK(shape.size() == 2, tv->toInlineString(), " is laid out as ", layout.toString(),
                  " but has ", shape.size(), " axes; a blocked layout holds a 2-D tensor");
-    std::vector<int64_t> blocked = layout.blockedShape(shape[static_cast<size_t>(layout.n_axis)],
-                                                       shape[static_cast<size_t>(1 - layout.n_axis)]);
+    std::vector<int64_t> blocked = layout.blockedShape(
+        shape[static_cast<size_t>(layout.n_axis)], shape[static_cast<size_t>(1 - layout.n_axis)]);
     at::Tensor buffer = zero_init ? at::zeros(blocked, options) : at::empty(blocked, options);
     rememberPlainSizes(buffer, shape);
     ee_.bind(tv, buffer);
@@ -480,9 +480,7 @@ void HostIrEvaluator::handle(const SetEncoding* expr) {
   at::Tensor packed = at::empty(layout.blockedShape(n, k), plain.options());
   rememberPlainSizes(packed, plain.sizes().vec());
   ee_.bind(expr->out(), packed);
-  enqueueCompute(expr, [plain, packed, layout] {
-    packed.copy_(packMatmulRhs(plain, layout));
-  });
+  enqueueCompute(expr, [plain, packed, layout] { packed.copy_(packMatmulRhs(plain, layout)); });
 }
 
 void HostIrEvaluator::handle(const UnsetEncoding* expr) {

@@ -197,8 +197,7 @@ TEST(EncodedDataflowTest, ResultIsWrittenInEachDevicesLayoutForItsReader) {
   ASSERT_EQ(program.producer->variants().size(), 2u);
   EXPECT_EQ(layoutOf(program.producer->hostUnitFor(0)->fusion()->outputs()[0]),
             Layout::dnnlBlocked(64, 0));
-  EXPECT_EQ(layoutOf(program.producer->hostUnitFor(1)->fusion()->outputs()[0]),
-            Layout::identity());
+  EXPECT_EQ(layoutOf(program.producer->hostUnitFor(1)->fusion()->outputs()[0]), Layout::identity());
   std::vector<PostOnStream*> posts = launches(program.container);
   ASSERT_EQ(posts.size(), 2u);
   PostOnStream* gemm = posts[1];
@@ -395,7 +394,8 @@ TEST(EncodedDataflowTest, ReceiverOfAnotherTargetRunsTheVariantOfTheProducersLay
   ASSERT_EQ(program.post->variants().size(), 1u);
   EXPECT_EQ(program.post->variants()[0].devices, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(program.container.hostUnits().size(), 1u);
-  EXPECT_EQ(layoutOf(program.post->hostUnitFor(1)->fusion()->inputs()[1]), Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(layoutOf(program.post->hostUnitFor(1)->fusion()->inputs()[1]),
+            Layout::dnnlBlocked(64, 0));
 }
 
 TEST(EncodedDataflowTest, AllreduceOfAgreeingSendersKeepsTheirLayout) {

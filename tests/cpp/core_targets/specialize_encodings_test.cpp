@@ -113,8 +113,9 @@ TEST(SpecializeEncodingsTest, TwoTargetsGiveTwoExecutablesEachWithItsLayouts) {
   // x carries no encoding: identity in both, and not rewritten.
   EXPECT_FALSE(on1->fusion()->inputs()[0]->as<TensorView>()->hasEncoding());
   std::string printed = program.container.toString();
-  EXPECT_NE(printed.find("targets: 0=cpu:avx512 (512-bit vectors, matmul_rhs BA16a64b) 1=cpu:avx2 (256-bit "
-                         "vectors, matmul_rhs plain)"),
+  EXPECT_NE(printed.find(
+                "targets: 0=cpu:avx512 (512-bit vectors, matmul_rhs BA16a64b) 1=cpu:avx2 (256-bit "
+                "vectors, matmul_rhs plain)"),
             std::string::npos)
       << printed;
   EXPECT_NE(printed.find("PostOnStream (HostUnit 0 on (0) | HostUnit 2 on (1), inputs="),

@@ -59,8 +59,8 @@ TEST(PackedGemmTest, BadOperandsAreErrors) {
                     kWeightBlocked);
   });
   EXPECT_EQ(message.rfind("packed GEMM: [3, 9] @ B -> [3, 70] needs B with K = 9 but it was "
-                         "packed with K = 7",
-                         0),
+                          "packed with K = 7",
+                          0),
             0u)
       << message;
   message = errorOf([] {
@@ -69,6 +69,20 @@ TEST(PackedGemmTest, BadOperandsAreErrors) {
                     kWeightBlocked);
   });
   EXPECT_EQ(message.rfind("packed GEMM: [3, 20] @ B -> [3, 70] needs B packed in sizes", 0), 0u)
+      << message;
+}
+
+// FusionChecks runs every op once on meta tensors: the packed GEMM checks
+// the shapes and computes nothing.
+TEST(PackedGemmTest, MetaTensorsAreShapeChecksOnly) {
+  auto meta = at::TensorOptions().device(at::kMeta);
+  at::Tensor out = at::empty({3, 70}, meta);
+  EXPECT_NO_THROW(
+      packedMatmulOut(out, at::empty({3, 7}, meta), at::empty({2, 16, 64}, meta), kWeightBlocked));
+  std::string message = errorOf([&] {
+    packedMatmulOut(out, at::empty({3, 40}, meta), at::empty({2, 16, 64}, meta), kWeightBlocked);
+  });
+  EXPECT_EQ(message.rfind("packed GEMM: [3, 40] @ B -> [3, 70] needs B packed in sizes", 0), 0u)
       << message;
 }
 
@@ -249,8 +263,8 @@ TEST(EncodedEvaluationTest, UnsetEncodingRestoresThePlainTensor) {
     container->addOutput(back);
     IrBuilder::create<SetEncoding>(w, packed, DeviceLayouts{{0}, {Layout::dnnlBlocked(64, 1)}});
     container->pushBackTopLevelExpr(packed->definition());
-    auto* unset =
-        IrBuilder::create<UnsetEncoding>(packed, back, DeviceLayouts{{0}, {Layout::dnnlBlocked(64, 1)}});
+    auto* unset = IrBuilder::create<UnsetEncoding>(
+        packed, back, DeviceLayouts{{0}, {Layout::dnnlBlocked(64, 1)}});
     container->pushBackTopLevelExpr(unset);
   }
   HostIrEvaluator evaluator(std::move(container));
