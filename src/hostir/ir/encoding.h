@@ -59,7 +59,7 @@ struct Encoding {
     return resolved.has_value();
   }
   bool operator==(const Encoding& other) const = default;
-  // "matmul_rhs" or, resolved, "matmul_rhs:panels16xK(n=0)".
+  // "matmul_rhs" or, resolved, "matmul_rhs:BA16a64b(n=0)".
   std::string toString() const;
 };
 

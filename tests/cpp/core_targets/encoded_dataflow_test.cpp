@@ -123,7 +123,7 @@ TEST(EncodedDataflowTest, TopLevelLinearOnOneTargetStaysOneOp) {
   HostIrContainer container;
   buildTopLevelLinear(container, 2);
   specializeEncodings(container, targetsOf({"cpu:avx2", "cpu:neon"}));
-  // avx2 and neon both resolve matmul_rhs to panels of 8: nothing to clone.
+  // avx2 and neon both resolve matmul_rhs to identity: nothing to clone.
   EXPECT_TRUE(launches(container).empty());
   EXPECT_TRUE(container.hostUnits().empty());
   EXPECT_TRUE(irCheck(container.toString(), R"(
@@ -405,7 +405,7 @@ TEST(EncodedDataflowTest, AllreduceOfAgreeingSendersKeepsTheirLayout) {
   EXPECT_EQ(layoutOf(program.received), Layout::identity());
 }
 
-// Senders holding w in panels of 16 and of 8 cannot add their bytes up: the
+// Senders holding w in BA16a64b and plain cannot add their bytes up: the
 // Allreduce reads the plain w (its packing is dropped), and each receiver
 // packs the sum in its own panels for its linear.
 TEST(EncodedDataflowTest, AllreduceOfDisagreeingSendersSendsPlainAndRepacks) {

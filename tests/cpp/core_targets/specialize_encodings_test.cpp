@@ -150,7 +150,7 @@ TEST(SpecializeEncodingsTest, ManyDevicesFormClassesNotPairs) {
   }
   specializeEncodings(program.container, many);
   EXPECT_EQ(program.container.hostUnits().size(), 2u)
-      << "avx2 and neon both resolve to panels of 8: one class";
+      << "avx2 and neon both resolve to identity (oneDNN keeps their weights plain): one class";
   ASSERT_EQ(program.post->variants().size(), 2u);
   EXPECT_EQ(program.post->variants()[0].devices.size(), 22u);
   EXPECT_EQ(program.post->variants()[1].devices.size(), 42u);
@@ -198,7 +198,7 @@ TEST(SpecializeEncodingsTest, OperandFromAnotherTargetKeysTheMixedTuple) {
   specializeEncodings(program.container, targets({"cpu:avx512", "cpu:avx2"}));
   ASSERT_EQ(program.consumer->variants().size(), 2u);
   HostUnit* on1 = program.consumer->hostUnitFor(1);
-  // Device 1 reads the avx512 producer's panels of 16, writes its own of 8.
+  // Device 1 reads the avx512 producer's BA16a64b, writes its own (plain) layout.
   EXPECT_EQ(inputLayout(on1, 1), Layout::dnnlBlocked(64, 0));
   EXPECT_EQ(outputLayout(on1, 0), Layout::identity());
   HostUnit* on0 = program.consumer->hostUnitFor(0);
