@@ -35,21 +35,14 @@
 #include "hostir/kernels/kernel_target.h"
 #include "hostir/runtime/fusion_executor.h"
 #include "hostir/runtime/target_detection.h"
+#include "wall_time.h"
 
 namespace {
 
 using namespace hostir;
 
-double seconds(const std::function<void()>& body) {
-  auto start = std::chrono::steady_clock::now();
-  body();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
+using bench::median;
+using bench::seconds;
 
 // Median seconds per call of each body, run interleaved: a, b, a, b, ...
 std::vector<double> interleaved(const std::vector<std::function<void()>>& bodies, int runs,
@@ -197,10 +190,10 @@ int main(int argc, char** argv) {
     std::memcpy(floor_out.data_ptr<float>(), x.data_ptr<float>(),
                 static_cast<size_t>(big) * sizeof(float));
   };
-  std::vector<double> t10 = interleaved({[&] { ten.run(ten_inputs, {out}); },
-                                         [&] { at::add_out(floor_out, x, 1); }, copy_pass,
-                                         [&] { atenChain10(x, y); }},
-                                        runs, 3);
+  std::vector<double> t10 =
+      interleaved({[&] { ten.run(ten_inputs, {out}); }, [&] { at::add_out(floor_out, x, 1); },
+                   copy_pass, [&] { atenChain10(x, y); }},
+                  runs, 3);
   double memory_floor10 = std::min(t10[1], t10[2]);
   std::printf("  (memory floor: at::add_out %.3f ms, memcpy %.3f ms; the faster is the floor)\n",
               t10[1] * 1e3, t10[2] * 1e3);

@@ -20,6 +20,7 @@
 #include "hostir/kernels/kernel_target.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/dnnl_matmul.h"
 #include "hostir/runtime/multidevice_executor.h"
 #include "hostir/runtime/target_detection.h"
 #include "launch_command.h"
@@ -107,7 +108,7 @@ void collectLaunches(const Scope& scope, std::vector<const PostOnStream*>& launc
   }
 }
 
-// "T1 panels16xK(n=0)" for each encoded input/output of the unit's fusion.
+// "T1 BA16a64b(n=0)" for each encoded input/output of the unit's fusion.
 std::string encodedOperands(const HostUnit* unit) {
   std::stringstream ss;
   auto list = [&](const std::vector<Val*>& vals, const char* verb) {
@@ -198,6 +199,27 @@ std::string executablesPerDevice(const HostIrContainer& program) {
   return ss.str();
 }
 
+// What this device's target lays w1 (K = hidden, N = its ffn shard) out as,
+// against what oneDNN picks on the machine the rank runs on: oneDNN can
+// only query the ISA it runs on, so an emulated target (HOSTIR_TARGET) gets
+// the layout hostir's table gives its ISA (target.h), not a query.
+std::string matmulRhsLayoutHere(int64_t k, int64_t n) {
+  const Target& target = localTarget();
+  const std::string layout = target.matmul_rhs_n_block > 0
+                                 ? Layout::dnnlBlocked(target.matmul_rhs_n_block, 0).blockName()
+                                 : std::string("ab");
+  const std::string here = dnnlPreferredLayout(k, n);
+  std::stringstream ss;
+  ss << "device " << Communicator::getInstance().deviceId() << " (" << target.toString()
+     << "): matmul_rhs laid out " << layout << " (oneDNN's name; ab is plain); oneDNN on this "
+     << "machine picks " << here << " for it"
+     << (here == layout ? ""
+                        : ": this target is emulated here, its layout is the one oneDNN "
+                          "2.6 picks on that ISA")
+     << "\n";
+  return ss.str();
+}
+
 int runOnRank(const TargetsOptions& options) {
   Communicator& comm = Communicator::getInstance();
   const int64_t d = comm.size();
@@ -236,7 +258,8 @@ int runOnRank(const TargetsOptions& options) {
             << "): max |diff| against plain ATen = " << diff << " (max |value| = " << scale << ")"
             << (ok ? " OK" : " MISMATCH") << "; time (median of " << options.runs
             << "): packed weights " << encoded_ms << " ms, plain weights " << plain_ms << " ms\n"
-            << (ok ? "PASSED" : "FAILED") << std::endl;
+            << matmulRhsLayoutHere(options.hidden, options.ffn / d) << (ok ? "PASSED" : "FAILED")
+            << std::endl;
   return ok ? 0 : 1;
 }
 

@@ -42,14 +42,14 @@ run() {
 
 # Two ranks, avx512 and avx2: each linear has one executable per target.
 out=$(run --ranks 2 --targets cpu:avx512,cpu:avx2)
-expect "2 ranks" "$out" "targets: 0=cpu:avx512 (512-bit vectors, nr=16) 1=cpu:avx2 (256-bit vectors, nr=8)"
+expect "2 ranks" "$out" "targets: 0=cpu:avx512 (512-bit vectors, matmul_rhs BA16a64b) 1=cpu:avx2 (256-bit vectors, matmul_rhs plain)"
 expect_count "2 ranks" "$out" "executables per device:" 1
 # Two launches (the linears), each on its PostOnStream line and in the list.
 expect_count "2 ranks" "$out" " on (0) | HostUnit " 4
 expect "2 ranks" "$out" "device 0 (cpu:avx512): HostUnit"
-expect "2 ranks" "$out" "#matmul_rhs:panels16xK(n=0)"
+expect "2 ranks" "$out" "#matmul_rhs:BA16a64b(n=0)"
 expect "2 ranks" "$out" "device 1 (cpu:avx2): HostUnit"
-expect "2 ranks" "$out" "#matmul_rhs:panels8xK(n=0)"
+expect "2 ranks" "$out" "#matmul_rhs:identity"
 expect_count "2 ranks" "$out" "PASSED" 2
 
 # Four ranks over two targets: still exactly two executables per linear.

@@ -31,7 +31,7 @@ void expectOneExecutablePerLayout(const HostIrContainer& program, const DeviceTa
                                   size_t expected_launches) {
   std::set<int64_t> widths;
   for (const auto& [device, target] : targets) {
-    widths.insert(target.nr);
+    widths.insert(target.matmul_rhs_n_block);
   }
   size_t specialized = 0;
   for (const Expr* expr : program.topLevel()) {
@@ -43,7 +43,8 @@ void expectOneExecutablePerLayout(const HostIrContainer& program, const DeviceTa
     EXPECT_EQ(post->variants().size(), widths.size()) << post->toString();
     for (const PostOnStream::Variant& variant : post->variants()) {
       for (int64_t device : variant.devices) {
-        EXPECT_EQ(targets.at(device).nr, targets.at(variant.devices.front()).nr)
+        EXPECT_EQ(targets.at(device).matmul_rhs_n_block,
+                  targets.at(variant.devices.front()).matmul_rhs_n_block)
             << post->toString();
         EXPECT_EQ(post->hostUnitFor(device), variant.unit);
       }
@@ -109,9 +110,9 @@ TEST(HeterogeneousMeshTest, ShardedMlpWithPackedWeightsMatchesAten) {
   EXPECT_NE(program.find("targets: 0=" + comm.deviceTargets().at(0).describe()), std::string::npos)
       << program;
   EXPECT_NE(program.find("= SetEncoding("), std::string::npos) << program;
-  const int64_t nr = localTarget().nr;
-  if (nr > 0) {
-    EXPECT_NE(program.find(std::to_string(me) + ": panels" + std::to_string(nr) + "xK(n=0)"),
+  const int64_t n_block = localTarget().matmul_rhs_n_block;
+  if (n_block > 0) {
+    EXPECT_NE(program.find(std::to_string(me) + ": " + Layout::dnnlBlocked(n_block, 0).toString()),
               std::string::npos)
         << program;
   }
@@ -127,7 +128,7 @@ TEST(HeterogeneousMeshTest, ShardedMlpWithPackedWeightsMatchesAten) {
         << "rank " << me << " run " << run << ": max |diff| "
         << (y - expected).abs().max().item<double>();
   }
-  if (nr > 0) {
+  if (n_block > 0) {
     EXPECT_EQ(packCacheHits(), hits + 2) << "the second run reuses both packed weights";
   }
 }
@@ -160,8 +161,9 @@ TEST(HeterogeneousMeshTest, WeightOnOneDeviceIsBroadcastInItsPanels) {
   MultiDeviceExecutor exec(fusion, comm);
   const std::string program = exec.hostProgram().toString();
   const Target& root = comm.deviceTargets().at(0);
-  if (root.nr > 0) {
-    const std::string panels = "#matmul_rhs:panels" + std::to_string(root.nr) + "xK(n=0)";
+  if (root.matmul_rhs_n_block > 0) {
+    const std::string panels =
+        "#matmul_rhs:" + Layout::dnnlBlocked(root.matmul_rhs_n_block, 0).toString();
     EXPECT_NE(program.find("Communication"), std::string::npos) << program;
     EXPECT_NE(program.find(panels + ")"), std::string::npos)
         << "the collective's output holds device 0's panels\n"
@@ -243,8 +245,9 @@ TEST(HeterogeneousMeshTest, EncodedResultOfOneDeviceIsBroadcastInItsPanels) {
   MultiDeviceExecutor exec(fusion, comm);
   const std::string program = exec.hostProgram().toString();
   const Target& root = comm.deviceTargets().at(0);
-  if (root.nr > 0) {
-    EXPECT_NE(program.find("#matmul_rhs:panels" + std::to_string(root.nr) + "xK(n=0))"),
+  if (root.matmul_rhs_n_block > 0) {
+    EXPECT_NE(program.find("#matmul_rhs:" +
+                           Layout::dnnlBlocked(root.matmul_rhs_n_block, 0).toString() + ")"),
               std::string::npos)
         << "the collective's output holds device 0's panels\n"
         << program;
@@ -315,7 +318,7 @@ void runCollectiveOfPanels(CommunicationType type, bool encoded_result) {
   const std::string program = container->toString();
   std::set<int64_t> widths;
   for (const auto& [device, target] : comm.deviceTargets()) {
-    widths.insert(target.nr);
+    widths.insert(target.matmul_rhs_n_block);
   }
   if (type != CommunicationType::Allreduce || widths.size() > 1) {
     // The collective moves plain data, and the receivers pack it again.

@@ -14,7 +14,7 @@ std::vector<Attribute> layoutAttributes(const DeviceLayouts& layouts) {
   std::vector<int64_t> tiles;
   std::vector<int64_t> n_axes;
   for (const Layout& layout : layouts.layouts) {
-    tiles.push_back(layout.isIdentity() ? 0 : layout.tile);
+    tiles.push_back(layout.isIdentity() ? 0 : layout.n_block);
     n_axes.push_back(layout.n_axis);
   }
   return {layouts.devices, tiles, n_axes};
@@ -27,7 +27,7 @@ DeviceLayouts layoutsFromAttributes(const Expr* expr) {
   const auto& n_axes = expr->attribute<std::vector<int64_t>>(2);
   for (size_t i = 0; i < tiles.size(); ++i) {
     result.layouts.push_back(tiles[i] == 0 ? Layout::identity()
-                                           : Layout::panels(tiles[i], n_axes[i]));
+                                           : Layout::dnnlBlocked(tiles[i], n_axes[i]));
   }
   return result;
 }

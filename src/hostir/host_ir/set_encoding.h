@@ -38,7 +38,7 @@ class SetEncoding : public Expr {
   // The layout the pass chose for `device`, if any.
   std::optional<Layout> layoutFor(int64_t device) const;
   // "T3_g_float[...]#matmul_rhs\n   = SetEncoding( T1_g_float[...],
-  // layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )".
+  // layouts = (0: BA16a64b(n=0), 1: identity) )".
   std::string toString(int indent = 0) const override;
 };
 

@@ -24,18 +24,22 @@ EncodingKind parseEncodingKind(const std::string& name) {
   HOSTIR_THROW("unknown encoding '", name, "'; valid encodings are matmul_lhs, matmul_rhs");
 }
 
+std::string Layout::blockName() const {
+  return "BA" + std::to_string(kDnnlKBlock) + "a" + std::to_string(n_block) + "b";
+}
+
 std::string Layout::toString() const {
   if (kind == Kind::Identity) {
     return "identity";
   }
   std::ostringstream ss;
-  ss << "panels" << tile << "xK(n=" << n_axis << ")";
+  ss << blockName() << "(n=" << n_axis << ")";
   return ss.str();
 }
 
-std::vector<int64_t> panelShape(int64_t n, int64_t k, int64_t tile) {
-  HOSTIR_ASSERT(tile > 0, "panel tile must be positive, got ", tile);
-  return {(n + tile - 1) / tile, k, tile};
+std::vector<int64_t> Layout::blockedShape(int64_t n, int64_t k) const {
+  HOSTIR_ASSERT(n_block > 0, "a blocked layout's column block must be positive, got ", n_block);
+  return {(n + n_block - 1) / n_block, (k + kDnnlKBlock - 1) / kDnnlKBlock * kDnnlKBlock, n_block};
 }
 
 std::string Encoding::toString() const {

@@ -46,7 +46,9 @@ std::string Target::describe() const {
   std::stringstream ss;
   ss << toString() << " (";
   if (vector_bits > 0) {
-    ss << vector_bits << "-bit vectors, nr=" << nr;
+    ss << vector_bits << "-bit vectors, matmul_rhs "
+       << (matmul_rhs_n_block > 0 ? Layout::dnnlBlocked(matmul_rhs_n_block, 1).blockName()
+                                  : std::string("plain"));
   } else {
     ss << "no vector assumption, identity layouts";
   }
@@ -59,18 +61,12 @@ Target targetForIsa(Isa isa) {
   target.isa = isa;
   switch (isa) {
     case Isa::Generic: break;
-    case Isa::Avx2:
-      target.vector_bits = 256;
-      target.nr = 8;
-      break;
+    case Isa::Avx2: target.vector_bits = 256; break;
     case Isa::Avx512:
       target.vector_bits = 512;
-      target.nr = 16;
+      target.matmul_rhs_n_block = 64;
       break;
-    case Isa::Neon:
-      target.vector_bits = 128;
-      target.nr = 8;
-      break;
+    case Isa::Neon: target.vector_bits = 128; break;
   }
   return target;
 }
@@ -159,20 +155,21 @@ Layout resolveLayout(const TensorView* tv, const Target& target, std::optional<i
   if (encoding.isResolved()) {
     return *encoding.resolved;
   }
-  // Resolvers: matmul_rhs on the vector tiers; nothing else (identity).
-  if (encoding.kind != EncodingKind::MatmulRhs || target.nr <= 0) {
+  // Resolvers: matmul_rhs where oneDNN blocks its weights; nothing else
+  // (identity).
+  if (encoding.kind != EncodingKind::MatmulRhs || target.matmul_rhs_n_block <= 0) {
     return Layout::identity();
   }
   const int64_t rank = tv->rank();
-  const bool float_dtype = tv->dtype() == DataType::Float || tv->dtype() == DataType::Double;
-  HOSTIR_CHECK(rank == 2 && float_dtype, "cannot resolve encoding matmul_rhs of ",
-               tv->toInlineString(), " on target ", target.describe(),
-               ": its resolver packs a 2-D float or double GEMM operand into panels "
-               "[ceilDiv(N, ",
-               target.nr, "), K, ", target.nr, "], and this tensor is ", rank, "-D ",
-               toString(tv->dtype()), "; give a 2-D float or double tensor or drop the encoding");
+  const Layout blocked = Layout::dnnlBlocked(target.matmul_rhs_n_block, 1);
+  HOSTIR_CHECK(rank == 2 && tv->dtype() == DataType::Float,
+               "cannot resolve encoding matmul_rhs of ", tv->toInlineString(), " on target ",
+               target.describe(), ": its resolver reorders a 2-D float GEMM operand into oneDNN's ",
+               blocked.blockName(), " [ceilDiv(N, ", blocked.n_block, "), K rounded up to ",
+               Layout::kDnnlKBlock, ", ", blocked.n_block, "], and this tensor is ", rank, "-D ",
+               toString(tv->dtype()), "; give a 2-D float tensor or drop the encoding");
   int64_t axis = n_axis.has_value() ? *n_axis : gemmNAxis(tv).value_or(1);
-  return Layout::panels(target.nr, axis);
+  return Layout::dnnlBlocked(target.matmul_rhs_n_block, axis);
 }
 
 }  // namespace hostir

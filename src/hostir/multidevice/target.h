@@ -23,13 +23,16 @@ struct Target {
   Isa isa = Isa::Generic;
   // Bits of one vector register (0 for generic: no vector assumption).
   int64_t vector_bits = 0;
-  // Columns of the GEMM register tile: the panel width of matmul_rhs.
-  int64_t nr = 0;
+  // Column block of the layout oneDNN 2.6's matmul reads its weights in on
+  // this ISA, BA16a<n>b (docs/targets.md): 64 on avx512 (its brgemm
+  // kernels); 0 where oneDNN keeps the plain layout (avx2, neon, generic:
+  // its gemm packs per call, as OpenBLAS does).
+  int64_t matmul_rhs_n_block = 0;
 
   bool operator==(const Target& other) const = default;
   // "cpu:avx512": what HOSTIR_TARGET takes, and what ranks exchange.
   std::string toString() const;
-  // "cpu:avx512 (512-bit vectors, nr=16)".
+  // "cpu:avx512 (512-bit vectors, matmul_rhs BA16a64b)".
   std::string describe() const;
 };
 
@@ -52,10 +55,10 @@ const Target& targetOf(const DeviceTargets& targets, int64_t device);
 
 // The layout `target` gives `tv`'s encoding: identity without an encoding or
 // when the target has no resolver for it; an already-resolved encoding is
-// returned as it is. matmul_rhs resolves to panels of the target's nr on
-// avx2/avx512/neon (N is axis 0 when a linear reads `tv` as its weight,
-// else axis 1); a tensor those panels cannot hold (not 2-D, not float or
-// double) is an error naming the tensor and the target. `n_axis`, when
+// returned as it is. matmul_rhs resolves to oneDNN's blocked layout on
+// avx512 (N is axis 0 when a linear reads `tv` as its weight, else axis 1)
+// and to identity elsewhere; a tensor that layout cannot hold (not 2-D, not
+// float) is an error naming the tensor and the target. `n_axis`, when
 // given, overrides the axis found from `tv`'s uses.
 Layout resolveLayout(const TensorView* tv, const Target& target,
                      std::optional<int64_t> n_axis = std::nullopt);

@@ -146,8 +146,8 @@ class AtenOpEvaluator final : public OptInDispatch {
     at::Tensor out = outputBuffer(op->out());
     at::Tensor a = tensor(op->a());
     at::Tensor b = tensor(op->b());
-    if (isPacked(op->b(), b)) {  // B in panels (docs/targets.md)
-      packedMatmulOut(out, a, b);
+    if (isPacked(op->b(), b)) {  // B in oneDNN's blocked layout (docs/targets.md)
+      packedMatmulOut(out, a, b, Layout::dnnlBlocked(b.size(2), /*n_axis=*/1));
       result = out;
       return;
     }
@@ -167,7 +167,8 @@ class AtenOpEvaluator final : public OptInDispatch {
       bias = tensor(op->bias());
     }
     if (at::Tensor weight = tensor(op->weight()); isPacked(op->weight(), weight)) {
-      packedMatmulOut(out, in, weight,  // W^T in panels (docs/targets.md)
+      // W^T in oneDNN's blocked layout (docs/targets.md).
+      packedMatmulOut(out, in, weight, Layout::dnnlBlocked(weight.size(2), /*n_axis=*/0),
                       bias.has_value() ? std::optional<at::Tensor>(*bias) : std::nullopt);
       result = out;
       return;

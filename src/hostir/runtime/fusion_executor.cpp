@@ -145,8 +145,7 @@ std::vector<at::Tensor> FusionExecutor::runWithAten(ExpressionEvaluator& ee,
   for (size_t i = 0; i < fusion_outputs.size(); ++i) {
     if (std::optional<Layout> layout = panelLayout(fusion_outputs[i])) {
       // A result this executable writes in panels (docs/targets.md).
-      at::Tensor packed =
-          packMatmulRhs(ee.evaluateTensor(fusion_outputs[i]), layout->tile, layout->n_axis);
+      at::Tensor packed = packMatmulRhs(ee.evaluateTensor(fusion_outputs[i]), *layout);
       if (!outputs.empty()) {
         HOSTIR_CHECK(outputs[i].sizes() == packed.sizes(), "fusion output ",
                      fusion_outputs[i]->toInlineString(), " is written in panels of sizes ",

@@ -272,13 +272,12 @@ at::Tensor HostIrEvaluator::allocate(const TensorView* tv, const Layout& layout,
   auto options = at::TensorOptions().dtype(toAtenType(tv->dtype()));
   std::vector<int64_t> shape = ee_.evaluateShape(tv);
   if (!layout.isIdentity()) {
-    // An encoded tensor held in panels (docs/targets.md).
+    // An encoded tensor held in oneDNN's blocked layout (docs/targets.md).
     HOSTIR_CHECK(shape.size() == 2, tv->toInlineString(), " is laid out as ", layout.toString(),
-                 " but has ", shape.size(), " axes; panels hold a 2-D tensor");
-    std::vector<int64_t> panels =
-        panelShape(shape[static_cast<size_t>(layout.n_axis)],
-                   shape[static_cast<size_t>(1 - layout.n_axis)], layout.tile);
-    at::Tensor buffer = zero_init ? at::zeros(panels, options) : at::empty(panels, options);
+                 " but has ", shape.size(), " axes; a blocked layout holds a 2-D tensor");
+    std::vector<int64_t> blocked = layout.blockedShape(
+        shape[static_cast<size_t>(layout.n_axis)], shape[static_cast<size_t>(1 - layout.n_axis)]);
+    at::Tensor buffer = zero_init ? at::zeros(blocked, options) : at::empty(blocked, options);
     rememberPlainSizes(buffer, shape);
     ee_.bind(tv, buffer);
     return buffer;
@@ -475,17 +474,15 @@ void HostIrEvaluator::handle(const SetEncoding* expr) {
   if (expr->in()->isFusionInput()) {
     // A weight passed to every run: packed once, on the host thread (the
     // caller's data is ready), reused while the tensor is unchanged.
-    ee_.bind(expr->out(), packMatmulRhsCached(plain, layout.tile, layout.n_axis));
+    ee_.bind(expr->out(), packMatmulRhsCached(plain, layout));
     return;
   }
   const int64_t n = plain.size(layout.n_axis);
   const int64_t k = plain.size(1 - layout.n_axis);
-  at::Tensor packed = at::empty(panelShape(n, k, layout.tile), plain.options());
+  at::Tensor packed = at::empty(layout.blockedShape(n, k), plain.options());
   rememberPlainSizes(packed, plain.sizes().vec());
   ee_.bind(expr->out(), packed);
-  enqueueCompute(expr, [plain, packed, layout] {
-    packed.copy_(packMatmulRhs(plain, layout.tile, layout.n_axis));
-  });
+  enqueueCompute(expr, [plain, packed, layout] { packed.copy_(packMatmulRhs(plain, layout)); });
 }
 
 void HostIrEvaluator::handle(const UnsetEncoding* expr) {
@@ -495,7 +492,7 @@ void HostIrEvaluator::handle(const UnsetEncoding* expr) {
   enqueueCompute(expr, [encoded, out, layout] {
     out.copy_(layout.isIdentity() || encoded.dim() == out.dim()
                   ? encoded
-                  : unpackMatmulRhs(encoded, out.size(layout.n_axis), layout.n_axis));
+                  : unpackMatmulRhs(encoded, layout, out.sizes().vec()));
   });
 }
 

@@ -33,10 +33,11 @@ void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index
   if (tv->hasEncoding() && tv->encoding()->isResolved() &&
       !tv->encoding()->resolved->isIdentity()) {
     // A launch must get its data in the layout its variant was compiled for.
-    const int64_t tile = tv->encoding()->resolved->tile;
-    HOSTIR_CHECK(tensor.dim() == 3 && tensor.size(2) == tile, what, ": ", name,
-                 " expects panels of ", tile, " columns [ceilDiv(N, ", tile, "), K, ", tile,
-                 "] but got sizes ", tensor.sizes(),
+    const int64_t n_block = tv->encoding()->resolved->n_block;
+    HOSTIR_CHECK(tensor.dim() == 3 && tensor.size(2) == n_block, what, ": ", name, " expects ",
+                 tv->encoding()->resolved->blockName(), ": blocks of ", n_block,
+                 " columns [ceilDiv(N, ", n_block, "), K rounded up to ", Layout::kDnnlKBlock, ", ",
+                 n_block, "] but got sizes ", tensor.sizes(),
                  "; the data was laid out for another target than this variant's");
     return;
   }

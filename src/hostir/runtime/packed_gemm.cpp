@@ -16,6 +16,21 @@ using WeakTensorImpl = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTe
 std::mutex sizes_mutex;
 std::vector<std::pair<WeakTensorImpl, std::vector<int64_t>>> plain_sizes;
 
+// B[K, N] as a view of the plain tensor (a linear's weight W[N, K] is W^T).
+at::Tensor kByN(const at::Tensor& plain, const Layout& layout) {
+  return layout.n_axis == 0 ? plain.t() : plain;
+}
+
+void checkLayout(const at::Tensor& plain, const Layout& layout) {
+  HOSTIR_CHECK(plain.dim() == 2, "packing a GEMM right operand needs a 2-D tensor, got sizes ",
+               plain.sizes());
+  HOSTIR_CHECK(plain.scalar_type() == at::kFloat, "oneDNN's GEMMs here take float32, got ",
+               plain.scalar_type());
+  HOSTIR_CHECK(!layout.isIdentity() && (layout.n_axis == 0 || layout.n_axis == 1),
+               "bad blocked layout ", layout.toString(),
+               "; give a oneDNN layout with N axis 0 or 1");
+}
+
 }  // namespace
 
 void rememberPlainSizes(const at::Tensor& packed, std::vector<int64_t> sizes) {
@@ -34,32 +49,26 @@ std::optional<std::vector<int64_t>> plainSizesOf(const at::Tensor& packed) {
   return std::nullopt;
 }
 
-at::Tensor packMatmulRhs(const at::Tensor& plain, int64_t tile, int64_t n_axis) {
-  HOSTIR_CHECK(plain.dim() == 2, "packing a GEMM right operand needs a 2-D tensor, got sizes ",
-               plain.sizes());
-  HOSTIR_CHECK(tile > 0 && (n_axis == 0 || n_axis == 1), "bad panel layout: tile ", tile,
-               ", N axis ", n_axis, "; give a positive tile and N axis 0 or 1");
-  at::Tensor b = n_axis == 0 ? plain.t() : plain;  // [K, N]
-  const int64_t k = b.size(0);
-  const int64_t n = b.size(1);
-  const int64_t panels = (n + tile - 1) / tile;
-  at::Tensor padded = at::zeros({k, panels * tile}, plain.options());
-  padded.narrow(1, 0, n).copy_(b);
-  at::Tensor packed = padded.view({k, panels, tile}).permute({1, 0, 2}).contiguous();
+at::Tensor packMatmulRhs(const at::Tensor& plain, const Layout& layout) {
+  checkLayout(plain, layout);
+  at::Tensor b = kByN(plain, layout);
+  at::Tensor packed = at::empty(layout.blockedShape(b.size(1), b.size(0)), plain.options());
+  dnnlReorderToBlocked(b, layout, packed);
   rememberPlainSizes(packed, plain.sizes().vec());
   return packed;
 }
 
-at::Tensor unpackMatmulRhs(const at::Tensor& packed, int64_t n, int64_t n_axis) {
-  HOSTIR_CHECK(packed.dim() == 3, "unpacking needs a [panels, K, tile] tensor, got sizes ",
-               packed.sizes());
-  const int64_t panels = packed.size(0);
-  const int64_t k = packed.size(1);
-  const int64_t tile = packed.size(2);
-  HOSTIR_CHECK(n <= panels * tile && n > (panels - 1) * tile, "N = ", n, " does not fit ", panels,
-               " panels of ", tile, " columns");
-  at::Tensor b = packed.permute({1, 0, 2}).reshape({k, panels * tile}).narrow(1, 0, n);
-  return (n_axis == 0 ? b.t() : b).contiguous();
+at::Tensor unpackMatmulRhs(const at::Tensor& packed, const Layout& layout,
+                           const std::vector<int64_t>& sizes) {
+  at::Tensor plain = at::empty(sizes, packed.options());
+  checkLayout(plain, layout);
+  HOSTIR_CHECK(
+      packed.sizes().vec() == layout.blockedShape(sizes[static_cast<size_t>(layout.n_axis)],
+                                                  sizes[static_cast<size_t>(1 - layout.n_axis)]),
+      "unpacking ", layout.toString(), " into sizes ", at::IntArrayRef(sizes),
+      " needs the layout's blocked shape, got sizes ", packed.sizes());
+  dnnlReorderFromBlocked(packed, layout, kByN(plain, layout));
+  return plain;
 }
 
 namespace {
@@ -71,8 +80,7 @@ struct CacheEntry {
   int64_t version = 0;
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
-  int64_t tile = 0;
-  int64_t n_axis = 0;
+  Layout layout;
   at::Tensor packed;
 };
 
@@ -83,7 +91,7 @@ constexpr size_t kMaxCacheEntries = 64;
 
 }  // namespace
 
-at::Tensor packMatmulRhsCached(const at::Tensor& plain, int64_t tile, int64_t n_axis) {
+at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
   std::lock_guard<std::mutex> lock(cache_mutex);
   // Drop the entries whose source tensor is gone.
   std::erase_if(cache, [](const CacheEntry& entry) { return entry.source.expired(); });
@@ -91,7 +99,7 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, int64_t tile, int64_t n_
     if (entry.source._unsafe_get_target() == plain.unsafeGetTensorImpl() &&
         entry.data == plain.data_ptr() && entry.version == plain._version() &&
         entry.sizes == plain.sizes().vec() && entry.strides == plain.strides().vec() &&
-        entry.tile == tile && entry.n_axis == n_axis) {
+        entry.layout == layout) {
       ++cache_hits;
       return entry.packed;
     }
@@ -101,9 +109,8 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, int64_t tile, int64_t n_
   entry.version = plain._version();
   entry.sizes = plain.sizes().vec();
   entry.strides = plain.strides().vec();
-  entry.tile = tile;
-  entry.n_axis = n_axis;
-  entry.packed = packMatmulRhs(plain, tile, n_axis);
+  entry.layout = layout;
+  entry.packed = packMatmulRhs(plain, layout);
   if (cache.size() >= kMaxCacheEntries) {
     cache.erase(cache.begin());
   }
@@ -120,31 +127,27 @@ bool isPacked(const TensorView* tv, const at::Tensor& tensor) {
 }
 
 void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& packed,
-                     const std::optional<at::Tensor>& bias) {
-  HOSTIR_CHECK(packed.dim() == 3, "a packed GEMM operand is [panels, K, tile], got sizes ",
-               packed.sizes());
-  const int64_t k = packed.size(1);
-  const int64_t tile = packed.size(2);
+                     const Layout& layout, const std::optional<at::Tensor>& bias) {
+  HOSTIR_CHECK(packed.dim() == 3 && packed.size(2) == layout.n_block, "a GEMM operand packed in ",
+               layout.toString(), " is [ceilDiv(N, ", layout.n_block, "), K rounded up to ",
+               Layout::kDnnlKBlock, ", ", layout.n_block, "], got sizes ", packed.sizes());
+  const int64_t k = lhs.size(-1);
   const int64_t n = out.size(-1);
-  HOSTIR_CHECK(lhs.size(-1) == k, "packed GEMM: the left operand has K = ", lhs.size(-1),
-               " but the packed operand has K = ", k);
-  HOSTIR_CHECK(n <= packed.size(0) * tile && n > (packed.size(0) - 1) * tile,
-               "packed GEMM: the output has N = ", n, " but the packed operand holds ",
-               packed.size(0), " panels of ", tile);
-  at::Tensor x = lhs.reshape({-1, k});
-  const bool direct = out.is_contiguous();
-  at::Tensor result = direct ? out.view({x.size(0), n}) : at::empty({x.size(0), n}, out.options());
-  for (int64_t p = 0; p * tile < n; ++p) {
-    const int64_t width = std::min(tile, n - p * tile);
-    at::Tensor columns = result.narrow(1, p * tile, width);
-    at::mm_out(columns, x, packed.select(0, p).narrow(1, 0, width));
+  HOSTIR_CHECK(packed.sizes().vec() == layout.blockedShape(n, k), "packed GEMM: ", lhs.sizes(),
+               " @ B -> ", out.sizes(), " needs B packed in sizes ",
+               at::IntArrayRef(layout.blockedShape(n, k)), " but it has sizes ", packed.sizes());
+  if (auto sizes = plainSizesOf(packed)) {
+    // K is padded in the layout: a smaller K would silently read the padding.
+    const int64_t packed_k = (*sizes)[static_cast<size_t>(1 - layout.n_axis)];
+    HOSTIR_CHECK(packed_k == k, "packed GEMM: ", lhs.sizes(), " @ B -> ", out.sizes(),
+                 " needs B with K = ", k, " but it was packed with K = ", packed_k);
   }
-  if (bias.has_value()) {
-    result.add_(*bias);
+  if (out.is_meta() || lhs.is_meta() || packed.is_meta()) {
+    return;  // a shape check (FusionChecks): oneDNN needs data
   }
-  if (!direct) {
-    out.copy_(result.view(out.sizes()));
-  }
+  MatmulEpilogue epilogue;
+  epilogue.bias = bias;
+  dnnlMatmulOut(out, lhs, packed, layout, epilogue);
 }
 
 }  // namespace hostir

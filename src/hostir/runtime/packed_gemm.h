@@ -6,38 +6,42 @@
 
 #include <ATen/ATen.h>
 
+#include "hostir/ir/encoding.h"
+#include "hostir/runtime/dnnl_matmul.h"
+
 namespace hostir {
 
 class TensorView;
 
-// The panel layout of a GEMM right operand (docs/targets.md): B[K, N] cut
-// into column panels of `tile` columns, stored [ceilDiv(N, tile), K, tile],
-// the last panel zero-padded. `n_axis` is the axis of `plain` that is N (0
-// for a linear's weight W[N, K], 1 for a matmul's B[K, N]).
-at::Tensor packMatmulRhs(const at::Tensor& plain, int64_t tile, int64_t n_axis);
-// The inverse: the plain tensor with N = `n` along `n_axis`.
-at::Tensor unpackMatmulRhs(const at::Tensor& packed, int64_t n, int64_t n_axis);
+// Encoded GEMM right operands (docs/targets.md) as ATen tensors: a plain
+// tensor packed into a Layout::DnnlBlocked (a oneDNN reorder), the packed
+// tensor's plain sizes, and the GEMM that reads it (oneDNN's matmul).
 
-// packMatmulRhs, remembered per (tensor, version, tile, n axis): a weight
-// passed to every run is packed on the first and reused after; writing to
-// it in place (a new version) or freeing it drops the entry.
-at::Tensor packMatmulRhsCached(const at::Tensor& plain, int64_t tile, int64_t n_axis);
+// `plain` (B[K, N], or a linear's weight W[N, K] with layout.n_axis = 0)
+// in `layout`: a tensor of layout.blockedShape(N, K).
+at::Tensor packMatmulRhs(const at::Tensor& plain, const Layout& layout);
+// The inverse: the plain tensor of sizes `plain_sizes`.
+at::Tensor unpackMatmulRhs(const at::Tensor& packed, const Layout& layout,
+                           const std::vector<int64_t>& plain_sizes);
+
+// packMatmulRhs, remembered per (tensor, version, layout): a weight passed
+// to every run is packed on the first and reused after; writing to it in
+// place (a new version) or freeing it drops the entry.
+at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout);
 // Calls of packMatmulRhsCached that reused a packed tensor (for tests).
 int64_t packCacheHits();
 
-// The plain sizes of a tensor packed by this file (panels lose N to the
-// padding, so it is remembered per packed tensor); nullopt for another.
+// The plain sizes of a tensor packed by this file (the layout pads N and K,
+// so they are remembered per packed tensor); nullopt for another.
 std::optional<std::vector<int64_t>> plainSizesOf(const at::Tensor& packed);
 // Records `plain_sizes` for `packed` (a buffer packed into by other means).
 void rememberPlainSizes(const at::Tensor& packed, std::vector<int64_t> plain_sizes);
 
-// Whether `tensor` holds `tv` in a panel layout (one more axis than `tv`).
+// Whether `tensor` holds `tv` in a blocked layout (one more axis than `tv`).
 bool isPacked(const TensorView* tv, const at::Tensor& tensor);
 
-// out[..., N] = lhs[..., K] @ B (+ bias): one BLAS GEMM per panel of B, each
-// reading the panel's contiguous [K, tile] block and writing its columns of
-// `out`. N is out.size(-1).
+// out[..., N] = lhs[..., K] @ B (+ bias) with B packed in `layout`.
 void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& packed,
-                     const std::optional<at::Tensor>& bias = std::nullopt);
+                     const Layout& layout, const std::optional<at::Tensor>& bias = std::nullopt);
 
 }  // namespace hostir

@@ -71,18 +71,18 @@ TEST(EncodedDataflowTest, TopLevelLinearIsClonedPerTarget) {
   PostOnStream* post = launches(container)[0];
   ASSERT_EQ(post->variants().size(), 2u);
   EXPECT_EQ(container.hostUnits().size(), 2u);
-  EXPECT_EQ(layoutOf(post->hostUnitFor(0)->fusion()->inputs()[1]), Layout::panels(16, 0));
-  EXPECT_EQ(layoutOf(post->hostUnitFor(1)->fusion()->inputs()[1]), Layout::panels(8, 0));
+  EXPECT_EQ(layoutOf(post->hostUnitFor(0)->fusion()->inputs()[1]), Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(layoutOf(post->hostUnitFor(1)->fusion()->inputs()[1]), Layout::identity());
   EXPECT_TRUE(irCheck(container.toString(), R"(
-    CHECK:      targets: 0=cpu:avx512 (512-bit vectors, nr=16) 1=cpu:avx2 (256-bit vectors, nr=8)
+    CHECK:      targets: 0=cpu:avx512 (512-bit vectors, matmul_rhs BA16a64b) 1=cpu:avx2 (256-bit vectors, matmul_rhs plain)
     CHECK-NEXT: T3_g_float[iS6{i2}, iS7{i3}]#matmul_rhs
-    CHECK-NEXT:    = SetEncoding( T1_g_float[iS2{i2}, iS3{i3}], layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT:    = SetEncoding( T1_g_float[iS2{i2}, iS3{i3}], layouts = (0: BA16a64b(n=0), 1: identity) )
     CHECK-NOT:  = linear(
     CHECK-NEXT: PostOnStream (HostUnit 3 on (0) | HostUnit 5 on (1), inputs=(T0_g_float[iS0{i0}, iS1{i1}], T3_g_float[iS6{i2}, iS7{i3}]#matmul_rhs), outputs=(T2_g_float[iS4{i0}, iS5{i2}]))
     CHECK:      HostUnit 3:
-    CHECK:      = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:panels16xK(n=0) )
+    CHECK:      = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:BA16a64b(n=0) )
     CHECK:      HostUnit 5:
-    CHECK:      = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:panels8xK(n=0) )
+    CHECK:      = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:identity )
   )")) << container.toString();
 }
 
@@ -111,7 +111,7 @@ TEST(EncodedDataflowTest, OnlyGemmReadersReadThePackedInput) {
   specializeEncodings(container, targetsOf({"cpu:avx2", "cpu:avx2"}));
   EXPECT_TRUE(irCheck(container.toString(), R"(
     CHECK:      T4_g_float[iS8{i2}, iS9{i3}]#matmul_rhs
-    CHECK-NEXT:    = SetEncoding( T1_g_float[iS2{i2}, iS3{i3}], layouts = (0: panels8xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT:    = SetEncoding( T1_g_float[iS2{i2}, iS3{i3}], layouts = (0: identity, 1: identity) )
     CHECK-NEXT: T2_g_float[iS4{i0}, iS5{i2}]
     CHECK-NEXT:    = linear( T0_g_float[iS0{i0}, iS1{i1}], T4_g_float[iS8{i2}, iS9{i3}]#matmul_rhs )
     CHECK-NEXT: T3_g_float[iS6{i2}, iS7{i3}]
@@ -123,11 +123,11 @@ TEST(EncodedDataflowTest, TopLevelLinearOnOneTargetStaysOneOp) {
   HostIrContainer container;
   buildTopLevelLinear(container, 2);
   specializeEncodings(container, targetsOf({"cpu:avx2", "cpu:neon"}));
-  // avx2 and neon both resolve matmul_rhs to panels of 8: nothing to clone.
+  // avx2 and neon both resolve matmul_rhs to identity: nothing to clone.
   EXPECT_TRUE(launches(container).empty());
   EXPECT_TRUE(container.hostUnits().empty());
   EXPECT_TRUE(irCheck(container.toString(), R"(
-    CHECK:      layouts = (0: panels8xK(n=0), 1: panels8xK(n=0)) )
+    CHECK:      layouts = (0: identity, 1: identity) )
     CHECK-NEXT: T2_g_float[iS4{i0}, iS5{i2}]
     CHECK-NEXT:    = linear( T0_g_float[iS0{i0}, iS1{i1}], T3_g_float[iS6{i2}, iS7{i3}]#matmul_rhs )
   )")) << container.toString();
@@ -196,15 +196,14 @@ TEST(EncodedDataflowTest, ResultIsWrittenInEachDevicesLayoutForItsReader) {
   // cloned the same way.
   ASSERT_EQ(program.producer->variants().size(), 2u);
   EXPECT_EQ(layoutOf(program.producer->hostUnitFor(0)->fusion()->outputs()[0]),
-            Layout::panels(16, 0));
-  EXPECT_EQ(layoutOf(program.producer->hostUnitFor(1)->fusion()->outputs()[0]),
-            Layout::panels(8, 0));
+            Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(layoutOf(program.producer->hostUnitFor(1)->fusion()->outputs()[0]), Layout::identity());
   std::vector<PostOnStream*> posts = launches(program.container);
   ASSERT_EQ(posts.size(), 2u);
   PostOnStream* gemm = posts[1];
   ASSERT_EQ(gemm->variants().size(), 2u);
-  EXPECT_EQ(layoutOf(gemm->hostUnitFor(0)->fusion()->inputs()[1]), Layout::panels(16, 0));
-  EXPECT_EQ(layoutOf(gemm->hostUnitFor(1)->fusion()->inputs()[1]), Layout::panels(8, 0));
+  EXPECT_EQ(layoutOf(gemm->hostUnitFor(0)->fusion()->inputs()[1]), Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(layoutOf(gemm->hostUnitFor(1)->fusion()->inputs()[1]), Layout::identity());
   EXPECT_EQ(program.container.hostUnits().size(), 4u);
 }
 
@@ -315,15 +314,15 @@ TEST(EncodedDataflowTest, BroadcastMovesTheRootsPanels) {
   // The receiver holds the avx512 root's panels: the received tensor's
   // encoding is resolved to them on every device, so the linear reads one
   // layout everywhere and stays one op.
-  EXPECT_EQ(layoutOf(program.received), Layout::panels(16, 0));
+  EXPECT_EQ(layoutOf(program.received), Layout::dnnlBlocked(64, 0));
   EXPECT_TRUE(launches(program.container).empty());
   EXPECT_TRUE(irCheck(program.container.toString(), R"(
-    CHECK:      = SetEncoding( T1_g_float[iS2{i2}, iS3{i3}], layouts = (0: panels16xK(n=0)) )
+    CHECK:      = SetEncoding( T1_g_float[iS2{i2}, iS3{i3}], layouts = (0: BA16a64b(n=0)) )
     CHECK-NEXT: Communication 3 (type=Broadcast, team=(0 1), root=0,
-    CHECK-NEXT:      input=T4_g_float[iS8{i2}, iS9{i3}]#matmul_rhs, output=T2_l_float[iS4{i4}, iS5{i5}]#matmul_rhs:panels16xK(n=0))
+    CHECK-NEXT:      input=T4_g_float[iS8{i2}, iS9{i3}]#matmul_rhs, output=T2_l_float[iS4{i4}, iS5{i5}]#matmul_rhs:BA16a64b(n=0))
     CHECK-NEXT: Wait Communication 3
     CHECK-NEXT: T3_g_float[iS6{i0}, iS7{i4}]
-    CHECK-NEXT:    = linear( T0_g_float[iS0{i0}, iS1{i1}], T2_l_float[iS4{i4}, iS5{i5}]#matmul_rhs:panels16xK(n=0) )
+    CHECK-NEXT:    = linear( T0_g_float[iS0{i0}, iS1{i1}], T2_l_float[iS4{i4}, iS5{i5}]#matmul_rhs:BA16a64b(n=0) )
   )")) << program.container.toString();
 }
 
@@ -368,21 +367,21 @@ TEST(EncodedDataflowTest, TopLevelPointwiseOpWritingAnEncodedResultIsCloned) {
   std::vector<PostOnStream*> posts = launches(container);
   ASSERT_EQ(posts.size(), 2u);
   ASSERT_EQ(posts[0]->variants().size(), 2u);
-  EXPECT_EQ(layoutOf(posts[0]->hostUnitFor(0)->fusion()->outputs()[0]), Layout::panels(16, 0));
-  EXPECT_EQ(layoutOf(posts[0]->hostUnitFor(1)->fusion()->outputs()[0]), Layout::panels(8, 0));
+  EXPECT_EQ(layoutOf(posts[0]->hostUnitFor(0)->fusion()->outputs()[0]), Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(layoutOf(posts[0]->hostUnitFor(1)->fusion()->outputs()[0]), Layout::identity());
   ASSERT_EQ(posts[1]->variants().size(), 2u);
-  EXPECT_EQ(layoutOf(posts[1]->hostUnitFor(1)->fusion()->inputs()[1]), Layout::panels(8, 0));
+  EXPECT_EQ(layoutOf(posts[1]->hostUnitFor(1)->fusion()->inputs()[1]), Layout::identity());
   EXPECT_EQ(container.hostUnits().size(), 4u);
   EXPECT_TRUE(irCheck(container.toString(), R"(
     CHECK:      PostOnStream (HostUnit 2 on (0) | HostUnit 6 on (1), inputs=(T1_g_float[iS2{i2}, iS3{i3}]), outputs=(T2_l_float[iS4{i2}, iS5{i3}]#matmul_rhs))
     CHECK-NEXT: PostOnStream (HostUnit 4 on (0) | HostUnit 7 on (1), inputs=(T0_g_float[iS0{i0}, iS1{i1}], T2_l_float[iS4{i2}, iS5{i3}]#matmul_rhs), outputs=(T3_g_float[iS6{i0}, iS7{i2}]))
     CHECK:      HostUnit 2:
     CHECK:      exprs:
-    CHECK-NEXT:   T1_g_float[iS2{i0}, iS3{i1}]#matmul_rhs:panels16xK(n=0)
+    CHECK-NEXT:   T1_g_float[iS2{i0}, iS3{i1}]#matmul_rhs:BA16a64b(n=0)
     CHECK-NEXT:      = relu( T0_g_float[iS0{i0}, iS1{i1}] )
     CHECK:      HostUnit 6:
     CHECK:      exprs:
-    CHECK-NEXT:   T1_g_float[iS2{i0}, iS3{i1}]#matmul_rhs:panels8xK(n=0)
+    CHECK-NEXT:   T1_g_float[iS2{i0}, iS3{i1}]#matmul_rhs:identity
     CHECK-NEXT:      = relu( T0_g_float[iS0{i0}, iS1{i1}] )
   )")) << container.toString();
 }
@@ -395,17 +394,18 @@ TEST(EncodedDataflowTest, ReceiverOfAnotherTargetRunsTheVariantOfTheProducersLay
   ASSERT_EQ(program.post->variants().size(), 1u);
   EXPECT_EQ(program.post->variants()[0].devices, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(program.container.hostUnits().size(), 1u);
-  EXPECT_EQ(layoutOf(program.post->hostUnitFor(1)->fusion()->inputs()[1]), Layout::panels(16, 0));
+  EXPECT_EQ(layoutOf(program.post->hostUnitFor(1)->fusion()->inputs()[1]),
+            Layout::dnnlBlocked(64, 0));
 }
 
 TEST(EncodedDataflowTest, AllreduceOfAgreeingSendersKeepsTheirLayout) {
   CollectiveProgram program;
   buildCollective(program, CommunicationType::Allreduce, true, false);
   specializeEncodings(program.container, targetsOf({"cpu:avx2", "cpu:neon"}));
-  EXPECT_EQ(layoutOf(program.received), Layout::panels(8, 0));
+  EXPECT_EQ(layoutOf(program.received), Layout::identity());
 }
 
-// Senders holding w in panels of 16 and of 8 cannot add their bytes up: the
+// Senders holding w in BA16a64b and plain cannot add their bytes up: the
 // Allreduce reads the plain w (its packing is dropped), and each receiver
 // packs the sum in its own panels for its linear.
 TEST(EncodedDataflowTest, AllreduceOfDisagreeingSendersSendsPlainAndRepacks) {
@@ -417,12 +417,12 @@ TEST(EncodedDataflowTest, AllreduceOfDisagreeingSendersSendsPlainAndRepacks) {
     CHECK:      Communication 6 (type=Allreduce, team=(0 1), reduce_op=sum, input=T1_g_float[iS2{i2}, iS3{i3}], output=T2_l_float[iS4{i4}, iS5{i5}])
     CHECK-NEXT: Wait Communication 6
     CHECK-NEXT: T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs
-    CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: BA16a64b(n=0), 1: identity) )
     CHECK-NEXT: PostOnStream (HostUnit 10 on (0) | HostUnit 12 on (1), inputs=(T0_g_float[iS0{i0}, iS1{i1}], T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs), outputs=(T3_g_float[iS6{i0}, iS7{i4}]))
     CHECK:      HostUnit 10:
-    CHECK:         = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:panels16xK(n=0) )
+    CHECK:         = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:BA16a64b(n=0) )
     CHECK:      HostUnit 12:
-    CHECK:         = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:panels8xK(n=0) )
+    CHECK:         = linear( T0_g_float[iS0{i0}, iS1{i1}], T1_g_float[iS2{i2}, iS3{i3}]#matmul_rhs:identity )
   )")) << program.container.toString();
 }
 
@@ -431,13 +431,13 @@ TEST(EncodedDataflowTest, AllreduceOfDisagreeingSendersSendsPlainAndRepacks) {
 TEST(EncodedDataflowTest, AllgatherOfPanelsSendsPlainAndRepacks) {
   CollectiveProgram program;
   buildCollective(program, CommunicationType::Allgather, true, false);
-  specializeEncodings(program.container, targetsOf({"cpu:avx2", "cpu:avx2"}));
+  specializeEncodings(program.container, targetsOf({"cpu:avx512", "cpu:avx512"}));
   EXPECT_TRUE(irCheck(program.container.toString(), R"(
     CHECK-NOT:  SetEncoding( T1_g_float
     CHECK:      Communication 6 (type=Allgather, team=(0 1), input=T1_g_float[iS2{i2}, iS3{i3}], output=T2_l_float[iS4{i4}, iS5{i5}])
     CHECK-NEXT: Wait Communication 6
     CHECK-NEXT: T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs
-    CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: panels8xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: BA16a64b(n=0), 1: BA16a64b(n=0)) )
     CHECK-NEXT: T3_g_float[iS6{i0}, iS7{i4}]
     CHECK-NEXT:    = linear( T0_g_float[iS0{i0}, iS1{i1}], T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs )
   )")) << program.container.toString();
@@ -521,11 +521,11 @@ TEST(EncodedDataflowTest, EncodedResultIsUnpackedBeforeAnAllreduceOfDisagreeingS
     CHECK:      PostOnStream (HostUnit 10 on (0) | HostUnit 16 on (1), inputs=(T1_g_float[iS2{i2}, iS3{i3}]), outputs=(T3_l_float[iS6{i2}, iS7{i3}]#matmul_rhs))
     CHECK-NEXT: PostOnStream (HostUnit 12 on (0) | HostUnit 17 on (1), inputs=(T0_g_float[iS0{i0}, iS1{i1}], T3_l_float[iS6{i2}, iS7{i3}]#matmul_rhs), outputs=(T4_g_float[iS8{i0}, iS9{i2}]))
     CHECK-NEXT: T6_l_float[iS12{i2}, iS13{i3}]
-    CHECK-NEXT:    = UnsetEncoding( T3_l_float[iS6{i2}, iS7{i3}]#matmul_rhs, layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT:    = UnsetEncoding( T3_l_float[iS6{i2}, iS7{i3}]#matmul_rhs, layouts = (0: BA16a64b(n=0), 1: identity) )
     CHECK-NEXT: Communication 6 (type=Allreduce, team=(0 1), reduce_op=sum, input=T6_l_float[iS12{i2}, iS13{i3}], output=T2_l_float[iS4{i4}, iS5{i5}])
     CHECK-NEXT: Wait Communication 6
     CHECK-NEXT: T7_l_float[iS14{i4}, iS15{i5}]#matmul_rhs
-    CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )
+    CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: BA16a64b(n=0), 1: identity) )
     CHECK-NEXT: PostOnStream (HostUnit 14 on (0) | HostUnit 18 on (1), inputs=(T0_g_float[iS0{i0}, iS1{i1}], T7_l_float[iS14{i4}, iS15{i5}]#matmul_rhs), outputs=(T5_g_float[iS10{i0}, iS11{i4}]))
   )")) << container.toString();
 }
@@ -544,7 +544,7 @@ TEST(EncodedDataflowTest, EveryCollectiveThatCannotCarryPanelsSendsPlain) {
       CHECK:      input=T1_g_float[iS2{i2}, iS3{i3}], output=T2_l_float[iS4{i4}, iS5{i5}])
       CHECK-NEXT: Wait Communication
       CHECK-NEXT: T5_l_float[iS10{i4}, iS11{i5}]#matmul_rhs
-      CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: panels16xK(n=0), 1: panels8xK(n=0)) )
+      CHECK-NEXT:    = SetEncoding( T2_l_float[iS4{i4}, iS5{i5}], layouts = (0: BA16a64b(n=0), 1: identity) )
       CHECK-NEXT: PostOnStream (HostUnit
     )")) << text;
   }

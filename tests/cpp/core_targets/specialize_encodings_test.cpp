@@ -87,8 +87,8 @@ TEST(SpecializeEncodingsTest, SameTargetOnTwoDevicesKeepsOneExecutable) {
   ASSERT_EQ(program.container.hostUnits().size(), 1u);
   ASSERT_EQ(program.post->variants().size(), 1u);
   EXPECT_EQ(program.post->variants()[0].devices, (std::vector<int64_t>{0, 1}));
-  EXPECT_EQ(inputLayout(program.post->hostUnit(), 1), Layout::panels(16, 0));
-  EXPECT_EQ(outputLayout(program.post->hostUnit(), 0), Layout::panels(16, 1));
+  EXPECT_EQ(inputLayout(program.post->hostUnit(), 1), Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(outputLayout(program.post->hostUnit(), 0), Layout::dnnlBlocked(64, 1));
   EXPECT_EQ(program.post->hostUnitFor(0), program.post->hostUnitFor(1));
   EXPECT_NE(program.container.toString().find("PostOnStream (HostUnit 0 on (0 1), inputs="),
             std::string::npos)
@@ -106,22 +106,23 @@ TEST(SpecializeEncodingsTest, TwoTargetsGiveTwoExecutablesEachWithItsLayouts) {
   EXPECT_NE(on0, on1);
   // Each reads its producer's layout (the inputs live on the device itself)
   // and writes its own.
-  EXPECT_EQ(inputLayout(on0, 1), Layout::panels(16, 0));
-  EXPECT_EQ(outputLayout(on0, 0), Layout::panels(16, 1));
-  EXPECT_EQ(inputLayout(on1, 1), Layout::panels(8, 0));
-  EXPECT_EQ(outputLayout(on1, 0), Layout::panels(8, 1));
+  EXPECT_EQ(inputLayout(on0, 1), Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(outputLayout(on0, 0), Layout::dnnlBlocked(64, 1));
+  EXPECT_EQ(inputLayout(on1, 1), Layout::identity());
+  EXPECT_EQ(outputLayout(on1, 0), Layout::identity());
   // x carries no encoding: identity in both, and not rewritten.
   EXPECT_FALSE(on1->fusion()->inputs()[0]->as<TensorView>()->hasEncoding());
   std::string printed = program.container.toString();
-  EXPECT_NE(printed.find("targets: 0=cpu:avx512 (512-bit vectors, nr=16) 1=cpu:avx2 (256-bit "
-                         "vectors, nr=8)"),
+  EXPECT_NE(printed.find(
+                "targets: 0=cpu:avx512 (512-bit vectors, matmul_rhs BA16a64b) 1=cpu:avx2 (256-bit "
+                "vectors, matmul_rhs plain)"),
             std::string::npos)
       << printed;
   EXPECT_NE(printed.find("PostOnStream (HostUnit 0 on (0) | HostUnit 2 on (1), inputs="),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("#matmul_rhs:panels8xK(n=0)"), std::string::npos) << printed;
-  EXPECT_NE(printed.find("#matmul_rhs:panels16xK(n=0)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("#matmul_rhs:identity"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("#matmul_rhs:BA16a64b(n=0)"), std::string::npos) << printed;
 }
 
 TEST(SpecializeEncodingsTest, FourDevicesOverTwoTargetsGiveExactlyTwo) {
@@ -135,7 +136,7 @@ TEST(SpecializeEncodingsTest, FourDevicesOverTwoTargetsGiveExactlyTwo) {
   EXPECT_EQ(program.post->variants()[1].devices, (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(program.post->hostUnitFor(2), program.post->hostUnitFor(0));
   EXPECT_EQ(program.post->hostUnitFor(3), program.post->hostUnitFor(1));
-  EXPECT_EQ(inputLayout(program.post->hostUnitFor(3), 1), Layout::panels(8, 0));
+  EXPECT_EQ(inputLayout(program.post->hostUnitFor(3), 1), Layout::identity());
 }
 
 TEST(SpecializeEncodingsTest, ManyDevicesFormClassesNotPairs) {
@@ -149,7 +150,7 @@ TEST(SpecializeEncodingsTest, ManyDevicesFormClassesNotPairs) {
   }
   specializeEncodings(program.container, many);
   EXPECT_EQ(program.container.hostUnits().size(), 2u)
-      << "avx2 and neon both resolve to panels of 8: one class";
+      << "avx2 and neon both resolve to identity (oneDNN keeps their weights plain): one class";
   ASSERT_EQ(program.post->variants().size(), 2u);
   EXPECT_EQ(program.post->variants()[0].devices.size(), 22u);
   EXPECT_EQ(program.post->variants()[1].devices.size(), 42u);
@@ -197,12 +198,12 @@ TEST(SpecializeEncodingsTest, OperandFromAnotherTargetKeysTheMixedTuple) {
   specializeEncodings(program.container, targets({"cpu:avx512", "cpu:avx2"}));
   ASSERT_EQ(program.consumer->variants().size(), 2u);
   HostUnit* on1 = program.consumer->hostUnitFor(1);
-  // Device 1 reads the avx512 producer's panels of 16, writes its own of 8.
-  EXPECT_EQ(inputLayout(on1, 1), Layout::panels(16, 0));
-  EXPECT_EQ(outputLayout(on1, 0), Layout::panels(8, 1));
+  // Device 1 reads the avx512 producer's BA16a64b, writes its own (plain) layout.
+  EXPECT_EQ(inputLayout(on1, 1), Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(outputLayout(on1, 0), Layout::identity());
   HostUnit* on0 = program.consumer->hostUnitFor(0);
-  EXPECT_EQ(inputLayout(on0, 1), Layout::panels(16, 0));
-  EXPECT_EQ(outputLayout(on0, 0), Layout::panels(16, 1));
+  EXPECT_EQ(inputLayout(on0, 1), Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(outputLayout(on0, 0), Layout::dnnlBlocked(64, 1));
 }
 
 TEST(SpecializeEncodingsTest, TiedOperandIsKeyedOnce) {
@@ -214,7 +215,7 @@ TEST(SpecializeEncodingsTest, TiedOperandIsKeyedOnce) {
   ASSERT_EQ(program.container.hostUnits().size(), 1u);
   ASSERT_EQ(program.consumer->variants().size(), 1u);
   EXPECT_EQ(program.consumer->variants()[0].devices, (std::vector<int64_t>{0, 1}));
-  EXPECT_EQ(inputLayout(program.consumer->hostUnit(), 1), Layout::panels(16, 0));
+  EXPECT_EQ(inputLayout(program.consumer->hostUnit(), 1), Layout::dnnlBlocked(64, 0));
 }
 
 TEST(SpecializeEncodingsTest, AlreadyResolvedEncodingsAreLeftAlone) {
@@ -231,14 +232,14 @@ TEST(SpecializeEncodingsTest, AlreadyResolvedEncodingsAreLeftAlone) {
     program.container.addInput(x);
     program.container.addInput(w);
     auto* unit = IrBuilder::create<HostUnit>(
-        linearFusion(true, false, Encoding{EncodingKind::MatmulRhs, Layout::panels(4, 0)}));
+        linearFusion(true, false, Encoding{EncodingKind::MatmulRhs, Layout::dnnlBlocked(32, 0)}));
     program.post =
         IrBuilder::create<PostOnStream>(unit, std::vector<Val*>{x, w}, std::vector<Val*>{y});
     program.container.pushBackTopLevelExpr(program.post);
   }
   specializeEncodings(program.container, targets({"cpu:avx512", "cpu:avx2"}));
   ASSERT_EQ(program.container.hostUnits().size(), 1u);
-  EXPECT_EQ(inputLayout(program.post->hostUnit(), 1), Layout::panels(4, 0));
+  EXPECT_EQ(inputLayout(program.post->hostUnit(), 1), Layout::dnnlBlocked(32, 0));
 }
 
 TEST(SpecializeEncodingsTest, IdentityFallback) {
@@ -293,7 +294,7 @@ TEST(SpecializeEncodingsTest, UnresolvableEncodingNamesTensorAndTarget) {
   EXPECT_HOSTIR_ERROR(
       specializeEncodings(container, targets({"cpu:avx512", "cpu:avx2"})),
       "cannot resolve encoding matmul_rhs of T0_g_int64[iS0{i0}, iS1{i1}, iS2{i2}]#matmul_rhs",
-      "cpu:avx512", "give a 2-D float or double tensor");
+      "cpu:avx512", "give a 2-D float tensor");
 }
 
 TEST(SpecializeEncodingsTest, EncodedProgramInputGetsASetEncodingPerDevice) {
@@ -322,8 +323,8 @@ TEST(SpecializeEncodingsTest, EncodedProgramInputGetsASetEncodingPerDevice) {
   EXPECT_EQ(set_encoding->in(), w);
   EXPECT_FALSE(w->hasEncoding())
       << "the program input is plain; its packed copy carries the request";
-  EXPECT_EQ(set_encoding->layoutFor(0), Layout::panels(16, 0));
-  EXPECT_EQ(set_encoding->layoutFor(1), Layout::panels(8, 0));
+  EXPECT_EQ(set_encoding->layoutFor(0), Layout::dnnlBlocked(64, 0));
+  EXPECT_EQ(set_encoding->layoutFor(1), Layout::identity());
   // The devices read the packed weight in different layouts: the linear
   // became a launch with one executable per target (encoded_dataflow_test).
   auto* reader = container.topLevel().back()->as<PostOnStream>();
@@ -332,7 +333,7 @@ TEST(SpecializeEncodingsTest, EncodedProgramInputGetsASetEncodingPerDevice) {
   EXPECT_NE(
       printed.find("  T3_g_float[iS6{i2}, iS7{i3}]#matmul_rhs\n"
                    "     = SetEncoding( T1_g_float[iS2{i2}, iS3{i3}], layouts = (0: "
-                   "panels16xK(n=0), 1: panels8xK(n=0)) )\n"
+                   "BA16a64b(n=0), 1: identity) )\n"
                    "  PostOnStream (HostUnit 3 on (0) | HostUnit 5 on (1), inputs=(T0_g_float["
                    "iS0{i0}, iS1{i1}], T3_g_float[iS6{i2}, iS7{i3}]#matmul_rhs), "
                    "outputs=(T2_g_float[iS4{i0}, iS5{i2}]))\n"),

@@ -14,13 +14,15 @@ namespace {
 
 TEST(TargetTest, ParsesEveryTierWithItsProperties) {
   EXPECT_EQ(parseTarget("cpu:avx512"), targetForIsa(Isa::Avx512));
-  EXPECT_EQ(parseTarget("avx2").nr, 8);
-  EXPECT_EQ(parseTarget("cpu:avx512").nr, 16);
+  EXPECT_EQ(parseTarget("avx2").matmul_rhs_n_block, 0) << "oneDNN keeps avx2 weights plain";
+  EXPECT_EQ(parseTarget("cpu:avx512").matmul_rhs_n_block, 64);
   EXPECT_EQ(parseTarget("cpu:avx512").vector_bits, 512);
   EXPECT_EQ(parseTarget("cpu:neon").vector_bits, 128);
-  EXPECT_EQ(parseTarget("cpu:generic").nr, 0);
+  EXPECT_EQ(parseTarget("cpu:generic").matmul_rhs_n_block, 0);
   EXPECT_EQ(parseTarget("cpu:avx2").toString(), "cpu:avx2");
-  EXPECT_EQ(parseTarget("cpu:avx2").describe(), "cpu:avx2 (256-bit vectors, nr=8)");
+  EXPECT_EQ(parseTarget("cpu:avx2").describe(), "cpu:avx2 (256-bit vectors, matmul_rhs plain)");
+  EXPECT_EQ(parseTarget("cpu:avx512").describe(),
+            "cpu:avx512 (512-bit vectors, matmul_rhs BA16a64b)");
 }
 
 TEST(TargetTest, BadTargetsListTheValidOnes) {
@@ -54,13 +56,15 @@ TEST(EncodingTest, PrintedClonedAndCompared) {
   auto* w_copy = cloner.clone(w);
   EXPECT_EQ(w_copy->toInlineString(), w->toInlineString());
   EXPECT_TRUE(w_copy->sameAs(w));
-  w_copy->setEncoding(Encoding{EncodingKind::MatmulRhs, Layout::panels(8, 1)});
-  EXPECT_EQ(w_copy->toInlineString(), "T0_l_float[iS0{i0}, iS1{i1}]#matmul_rhs:panels8xK(n=1)");
+  w_copy->setEncoding(Encoding{EncodingKind::MatmulRhs, Layout::identity()});
+  EXPECT_EQ(w_copy->toInlineString(), "T0_l_float[iS0{i0}, iS1{i1}]#matmul_rhs:identity");
   EXPECT_FALSE(w_copy->sameAs(w));
   EXPECT_EQ(parseEncodingKind("matmul_lhs"), EncodingKind::MatmulLhs);
   EXPECT_HOSTIR_ERROR(parseEncodingKind("nchw"), "unknown encoding 'nchw'",
                       "matmul_lhs, matmul_rhs");
-  EXPECT_EQ(panelShape(20, 7, 8), (std::vector<int64_t>{3, 7, 8}));
+  // BA16a64b: [ceilDiv(N, 64), K rounded up to 16, 64].
+  EXPECT_EQ(Layout::dnnlBlocked(64, 0).blockedShape(70, 7), (std::vector<int64_t>{2, 16, 64}));
+  EXPECT_EQ(Layout::dnnlBlocked(64, 0).toString(), "BA16a64b(n=0)");
 }
 
 TEST(EncodingTest, ResolversPerTarget) {
@@ -73,8 +77,8 @@ TEST(EncodingTest, ResolversPerTarget) {
   b->setEncoding(Encoding{EncodingKind::MatmulRhs, std::nullopt});
   linear(x, w);
   matmul(x, b);
-  EXPECT_EQ(resolveLayout(w, parseTarget("cpu:avx512")), Layout::panels(16, 0)) << "W[N, K]";
-  EXPECT_EQ(resolveLayout(b, parseTarget("cpu:avx2")), Layout::panels(8, 1)) << "B[K, N]";
+  EXPECT_EQ(resolveLayout(w, parseTarget("cpu:avx512")), Layout::dnnlBlocked(64, 0)) << "W[N, K]";
+  EXPECT_EQ(resolveLayout(b, parseTarget("cpu:avx2")), Layout::identity()) << "B[K, N]";
   EXPECT_EQ(resolveLayout(w, parseTarget("cpu:generic")), Layout::identity());
   EXPECT_EQ(resolveLayout(x, parseTarget("cpu:avx512")), Layout::identity()) << "no encoding";
 }
@@ -86,12 +90,12 @@ TEST(SetEncodingTest, NodesValidateAndPrint) {
   TensorView* packed = makeContigTensor(2);
   packed->setEncoding(Encoding{EncodingKind::MatmulRhs, std::nullopt});
   auto* set_encoding = IrBuilder::create<SetEncoding>(
-      plain, packed, DeviceLayouts{{0, 1}, {Layout::panels(16, 0), Layout::identity()}});
+      plain, packed, DeviceLayouts{{0, 1}, {Layout::dnnlBlocked(64, 0), Layout::identity()}});
   EXPECT_EQ(set_encoding->layoutFor(1), Layout::identity());
   EXPECT_FALSE(set_encoding->layoutFor(2).has_value());
   EXPECT_EQ(set_encoding->toString(),
             "T1_l_float[iS2{i2}, iS3{i3}]#matmul_rhs\n"
-            "   = SetEncoding( T0_l_float[iS0{i0}, iS1{i1}], layouts = (0: panels16xK(n=0), 1: "
+            "   = SetEncoding( T0_l_float[iS0{i0}, iS1{i1}], layouts = (0: BA16a64b(n=0), 1: "
             "identity) )\n");
   TensorView* back = makeContigTensor(2);
   auto* unset = IrBuilder::create<UnsetEncoding>(packed, back);

@@ -46,19 +46,20 @@ std::unique_ptr<Fusion> reluWritingPanels(const Layout& layout) {
 
 TEST(EncodedResultTest, AnExecutableWritesItsResultInPanels) {
   at::Tensor b = at::randn({20, 24});
-  at::Tensor expected = packMatmulRhs(at::relu(b), 8, /*n_axis=*/0);
-  FusionExecutor executor(reluWritingPanels(Layout::panels(8, 0)));
+  const Layout layout = Layout::dnnlBlocked(16, /*n_axis=*/0);
+  at::Tensor expected = packMatmulRhs(at::relu(b), layout);
+  FusionExecutor executor(reluWritingPanels(layout));
   at::Tensor packed = executor.run({b}).at(0);
-  EXPECT_EQ(packed.sizes(), at::IntArrayRef({3, 24, 8}));
+  EXPECT_EQ(packed.sizes(), at::IntArrayRef({2, 32, 16}));
   EXPECT_TRUE(at::equal(packed, expected));
   EXPECT_EQ(plainSizesOf(packed), (std::vector<int64_t>{20, 24}));
   // Into a buffer laid out so (what the host evaluator allocates).
-  at::Tensor buffer = at::full({3, 24, 8}, 7.0);
+  at::Tensor buffer = at::full({2, 32, 16}, 7.0);
   executor.run({b}, {buffer});
   EXPECT_TRUE(at::equal(buffer, expected));
   // A plain buffer is not this executable's layout.
   std::string message = errorOf([&] { executor.run({b}, {at::empty({20, 24})}); });
-  EXPECT_NE(message.find("is written in panels of sizes [3, 24, 8] but its buffer has sizes "
+  EXPECT_NE(message.find("is written in panels of sizes [2, 32, 16] but its buffer has sizes "
                          "[20, 24]"),
             std::string::npos)
       << message;
@@ -109,9 +110,9 @@ TEST(EncodedResultTest, EachDeviceWritesAndReadsItsPanels) {
     // The linear's executables check that their weight arrives in their
     // device's panels: they would reject a plain r.
     auto* gemm = container->topLevel().back()->as<PostOnStream>();
-    const int64_t tile = device == 0 ? 16 : 8;
     EXPECT_EQ(gemm->hostUnitFor(device)->fusion()->inputs()[1]->as<TensorView>()->encoding(),
-              (Encoding{EncodingKind::MatmulRhs, Layout::panels(tile, 0)}));
+              (Encoding{EncodingKind::MatmulRhs,
+                        device == 0 ? Layout::dnnlBlocked(64, 0) : Layout::identity()}));
     HostIrEvaluator evaluator(std::move(container), {.my_device = device});
     at::Tensor y = evaluator.run({x, b}).at(0);
     EXPECT_TRUE(at::allclose(y, expected, 1e-4, 1e-5))
@@ -126,12 +127,12 @@ TEST(EncodedResultTest, AVariantRejectsAPlainOperand) {
   specializeEncodings(*container, avx512AndAvx2());
   auto* gemm = container->topLevel().back()->as<PostOnStream>();
   auto copy = std::make_unique<Fusion>();
-  copyFusion(*gemm->hostUnitFor(1)->fusion(), *copy);
+  copyFusion(*gemm->hostUnitFor(0)->fusion(), *copy);
   FusionExecutor executor(std::move(copy));
   std::string message = errorOf([&] {
     executor.run({at::randn({6, 24}), at::relu(at::randn({21, 24}))});
   });
-  EXPECT_NE(message.find("#matmul_rhs:panels8xK(n=0) expects panels of 8 columns"),
+  EXPECT_NE(message.find("#matmul_rhs:BA16a64b(n=0) expects BA16a64b: blocks of 64 columns"),
             std::string::npos)
       << message;
 }

@@ -1,4 +1,4 @@
-// Targets at run time and the packed layouts consumed by ATen evaluation,
+// Targets at run time and oneDNN's blocked layouts read by the GEMMs,
 // checked against plain ATen.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -29,30 +29,93 @@ std::string errorOf(F&& f) {
   return "";
 }
 
+const Layout kWeightBlocked = Layout::dnnlBlocked(64, /*n_axis=*/0);
+
 TEST(PackedGemmTest, PackUnpackRoundTrip) {
-  at::Tensor w = at::randn({20, 7});  // [N, K], N not a multiple of the tile
-  at::Tensor packed = packMatmulRhs(w, 8, /*n_axis=*/0);
-  EXPECT_EQ(packed.sizes(), at::IntArrayRef({3, 7, 8}));
-  // Panel 1 column 2 is W row 10 transposed; padding is zero.
-  EXPECT_TRUE(at::equal(packed[1].select(1, 2), w[10]));
-  EXPECT_EQ(packed[2].narrow(1, 4, 4).abs().sum().item<float>(), 0.0f);
-  EXPECT_TRUE(at::equal(unpackMatmulRhs(packed, 20, 0), w));
+  at::Tensor w = at::randn({70, 7});  // [N, K], neither a multiple of its block
+  at::Tensor packed = packMatmulRhs(w, kWeightBlocked);
+  // BA16a64b: [ceilDiv(N, 64), K rounded up to 16, 64], zero padded.
+  EXPECT_EQ(packed.sizes(), at::IntArrayRef({2, 16, 64}));
+  EXPECT_TRUE(at::equal(packed[1].narrow(0, 0, 7).select(1, 2), w[66])) << "column 66 = W row 66";
+  EXPECT_EQ(packed[1].narrow(1, 6, 58).abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(packed[0].narrow(0, 7, 9).abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(plainSizesOf(packed), (std::vector<int64_t>{70, 7}));
+  EXPECT_TRUE(at::equal(unpackMatmulRhs(packed, kWeightBlocked, {70, 7}), w));
   at::Tensor b = at::randn({7, 33});  // [K, N]
-  EXPECT_TRUE(at::equal(unpackMatmulRhs(packMatmulRhs(b, 16, 1), 33, 1), b));
+  const Layout rhs = Layout::dnnlBlocked(32, /*n_axis=*/1);
+  EXPECT_TRUE(at::equal(unpackMatmulRhs(packMatmulRhs(b, rhs), rhs, {7, 33}), b));
+}
+
+TEST(PackedGemmTest, BadOperandsAreErrors) {
+  std::string message = errorOf([] { packMatmulRhs(at::randn({4, 4, 4}), kWeightBlocked); });
+  EXPECT_EQ(message.rfind("packing a GEMM right operand needs a 2-D tensor", 0), 0u) << message;
+  message = errorOf([] { packMatmulRhs(at::randn({4, 4}, at::kDouble), kWeightBlocked); });
+  EXPECT_EQ(message.rfind("oneDNN's GEMMs here take float32, got Double", 0), 0u) << message;
+  message = errorOf([] { packMatmulRhs(at::randn({4, 4}), Layout::dnnlBlocked(8, 0)); });
+  EXPECT_EQ(message.rfind("layout BA16a8b(n=0) has no oneDNN format tag", 0), 0u) << message;
+  message = errorOf([] {
+    at::Tensor out = at::empty({3, 70});
+    packedMatmulOut(out, at::randn({3, 9}), packMatmulRhs(at::randn({70, 7}), kWeightBlocked),
+                    kWeightBlocked);
+  });
+  EXPECT_EQ(message.rfind("packed GEMM: [3, 9] @ B -> [3, 70] needs B with K = 9 but it was "
+                          "packed with K = 7",
+                          0),
+            0u)
+      << message;
+  message = errorOf([] {
+    at::Tensor out = at::empty({3, 70});
+    packedMatmulOut(out, at::randn({3, 20}), packMatmulRhs(at::randn({70, 7}), kWeightBlocked),
+                    kWeightBlocked);
+  });
+  EXPECT_EQ(message.rfind("packed GEMM: [3, 20] @ B -> [3, 70] needs B packed in sizes", 0), 0u)
+      << message;
+}
+
+// FusionChecks runs every op once on meta tensors: the packed GEMM checks
+// the shapes and computes nothing.
+TEST(PackedGemmTest, MetaTensorsAreShapeChecksOnly) {
+  auto meta = at::TensorOptions().device(at::kMeta);
+  at::Tensor out = at::empty({3, 70}, meta);
+  EXPECT_NO_THROW(
+      packedMatmulOut(out, at::empty({3, 7}, meta), at::empty({2, 16, 64}, meta), kWeightBlocked));
+  std::string message = errorOf([&] {
+    packedMatmulOut(out, at::empty({3, 40}, meta), at::empty({2, 16, 64}, meta), kWeightBlocked);
+  });
+  EXPECT_EQ(message.rfind("packed GEMM: [3, 40] @ B -> [3, 70] needs B packed in sizes", 0), 0u)
+      << message;
+}
+
+// The epilogues oneDNN runs as post-ops, against the ATen ops they replace.
+TEST(PackedGemmTest, EpiloguesEqualTheAtenOps) {
+  at::Tensor x = at::randn({2, 5, 24});
+  at::Tensor w = at::randn({37, 24});
+  at::Tensor bias = at::randn({37});
+  at::Tensor residual = at::randn({2, 5, 37});
+  at::Tensor packed = packMatmulRhs(w, kWeightBlocked);
+  MatmulEpilogue all{bias, /*gelu=*/true, residual};
+  at::Tensor out = at::empty({2, 5, 37});
+  dnnlMatmulOut(out, x, packed, kWeightBlocked, all);
+  EXPECT_TRUE(at::allclose(out, at::gelu(at::linear(x, w, bias)) + residual, 1e-4, 1e-5));
+  MatmulEpilogue row_residual{std::nullopt, /*gelu=*/false, bias};  // [N], broadcast
+  dnnlMatmulOut(out, x, packed, kWeightBlocked, row_residual);
+  EXPECT_TRUE(at::allclose(out, at::linear(x, w) + bias, 1e-4, 1e-5));
 }
 
 TEST(PackedGemmTest, PackedLinearAndMatmulEqualPlain) {
   at::Tensor x = at::randn({2, 5, 24});
   at::Tensor w = at::randn({37, 24});
   at::Tensor bias = at::randn({37});
-  for (int64_t tile : {8, 16}) {
+  for (int64_t n_block : {16, 64}) {
     at::Tensor out = at::empty({2, 5, 37});
-    packedMatmulOut(out, x, packMatmulRhs(w, tile, 0), bias);
-    EXPECT_TRUE(at::allclose(out, at::linear(x, w, bias), 1e-4, 1e-5)) << tile;
+    const Layout weight_layout = Layout::dnnlBlocked(n_block, 0);
+    packedMatmulOut(out, x, packMatmulRhs(w, weight_layout), weight_layout, bias);
+    EXPECT_TRUE(at::allclose(out, at::linear(x, w, bias), 1e-4, 1e-5)) << n_block;
     at::Tensor b = at::randn({24, 19});
     at::Tensor wide = at::zeros({10, 40});
     at::Tensor strided = wide.narrow(1, 3, 19);  // a non-contiguous output
-    packedMatmulOut(strided, x[0].repeat({2, 1}), packMatmulRhs(b, tile, 1));
+    const Layout rhs_layout = Layout::dnnlBlocked(n_block, 1);
+    packedMatmulOut(strided, x[0].repeat({2, 1}), packMatmulRhs(b, rhs_layout), rhs_layout);
     EXPECT_TRUE(at::allclose(strided, at::matmul(x[0].repeat({2, 1}), b), 1e-4, 1e-5));
   }
 }
@@ -60,15 +123,16 @@ TEST(PackedGemmTest, PackedLinearAndMatmulEqualPlain) {
 TEST(PackedGemmTest, WeightsArePackedOncePerVersion) {
   at::Tensor w = at::randn({24, 16});
   int64_t hits = packCacheHits();
-  at::Tensor first = packMatmulRhsCached(w, 8, 0);
-  at::Tensor second = packMatmulRhsCached(w, 8, 0);
+  at::Tensor first = packMatmulRhsCached(w, kWeightBlocked);
+  at::Tensor second = packMatmulRhsCached(w, kWeightBlocked);
   EXPECT_EQ(packCacheHits(), hits + 1);
   EXPECT_EQ(first.data_ptr(), second.data_ptr());
-  EXPECT_NE(packMatmulRhsCached(w, 16, 0).data_ptr(), first.data_ptr()) << "another layout";
+  EXPECT_NE(packMatmulRhsCached(w, Layout::dnnlBlocked(16, 0)).data_ptr(), first.data_ptr())
+      << "another layout";
   w.mul_(2);  // in place: a new version, packed again
-  at::Tensor third = packMatmulRhsCached(w, 8, 0);
+  at::Tensor third = packMatmulRhsCached(w, kWeightBlocked);
   EXPECT_NE(third.data_ptr(), first.data_ptr());
-  EXPECT_TRUE(at::equal(unpackMatmulRhs(third, 24, 0), w));
+  EXPECT_TRUE(at::equal(unpackMatmulRhs(third, kWeightBlocked, {24, 16}), w));
 }
 
 TEST(TargetDetectionTest, EnvironmentOverridesAndPerRankLists) {
@@ -103,7 +167,7 @@ std::unique_ptr<HostIrContainer> topLevelLinear() {
   return container;
 }
 
-TEST(EncodedEvaluationTest, TopLevelLinearReadsEachDevicesPanels) {
+TEST(EncodedEvaluationTest, TopLevelLinearReadsEachDevicesLayout) {
   at::Tensor x = at::randn({6, 24});
   at::Tensor w = at::randn({20, 24});
   at::Tensor expected = at::linear(x, w);
@@ -117,8 +181,11 @@ TEST(EncodedEvaluationTest, TopLevelLinearReadsEachDevicesPanels) {
     EXPECT_TRUE(at::allclose(y, expected, 1e-4, 1e-5)) << "device " << device;
     y = evaluator.run({x, w}).at(0);
     EXPECT_TRUE(at::allclose(y, expected, 1e-4, 1e-5));
-    EXPECT_EQ(packCacheHits(), hits + 1) << "the second run reuses the packed weight";
-    EXPECT_EQ(set_encoding->layoutFor(device)->tile, device == 0 ? 16 : 8);
+    // avx512 reads oneDNN's blocks, avx2 the plain weight (nothing to pack).
+    EXPECT_EQ(packCacheHits(), hits + (device == 0 ? 1 : 0))
+        << "the second run reuses the packed weight";
+    EXPECT_EQ(set_encoding->layoutFor(device)->toString(),
+              device == 0 ? "BA16a64b(n=0)" : "identity");
   }
 }
 
@@ -152,7 +219,7 @@ std::unique_ptr<HostIrContainer> postedLinear() {
   return container;
 }
 
-TEST(EncodedEvaluationTest, EachDeviceRunsItsVariantOnItsPanels) {
+TEST(EncodedEvaluationTest, EachDeviceRunsItsVariantOnItsLayout) {
   at::Tensor x = at::randn({6, 24});
   at::Tensor w = at::randn({20, 24});
   at::Tensor expected = at::relu(at::linear(x, w));
@@ -176,9 +243,9 @@ TEST(EncodedEvaluationTest, AVariantRejectsAnotherTargetsLayout) {
   FusionExecutor executor(std::move(copy));
   at::Tensor w = at::randn({20, 24});
   std::string message = errorOf([&] {
-    executor.run({at::randn({6, 24}), packMatmulRhs(w, 8, 0)});
+    executor.run({at::randn({6, 24}), packMatmulRhs(w, Layout::dnnlBlocked(16, 0))});
   });
-  EXPECT_NE(message.find("#matmul_rhs:panels16xK(n=0) expects panels of 16 columns"),
+  EXPECT_NE(message.find("#matmul_rhs:BA16a64b(n=0) expects BA16a64b: blocks of 64 columns"),
             std::string::npos)
       << message;
   EXPECT_NE(message.find("laid out for another target"), std::string::npos) << message;
@@ -194,10 +261,10 @@ TEST(EncodedEvaluationTest, UnsetEncodingRestoresThePlainTensor) {
     TensorView* back = makeConcreteTensor({5, 13});
     container->addInput(w);
     container->addOutput(back);
-    IrBuilder::create<SetEncoding>(w, packed, DeviceLayouts{{0}, {Layout::panels(8, 1)}});
+    IrBuilder::create<SetEncoding>(w, packed, DeviceLayouts{{0}, {Layout::dnnlBlocked(64, 1)}});
     container->pushBackTopLevelExpr(packed->definition());
-    auto* unset =
-        IrBuilder::create<UnsetEncoding>(packed, back, DeviceLayouts{{0}, {Layout::panels(8, 1)}});
+    auto* unset = IrBuilder::create<UnsetEncoding>(
+        packed, back, DeviceLayouts{{0}, {Layout::dnnlBlocked(64, 1)}});
     container->pushBackTopLevelExpr(unset);
   }
   HostIrEvaluator evaluator(std::move(container));

@@ -1,0 +1,147 @@
+// oneDNN's matmul on a weight reordered once into the layout oneDNN picks
+// for this CPU, against ATen's at::linear (OpenBLAS), interleaved in one
+// process with the same intra-op threads on both sides (issue 17, item 3;
+// docs/performance.md, "Packed (encoded) linear vs plain"). Per shape
+// out[M, N] = x[M, K] @ W[N, K]^T and four epilogues:
+//   plain     at::linear_out                      vs  matmul
+//   gelu      at::linear_out + at::gelu_out (erf) vs  matmul + eltwise_gelu_erf post-op
+//   bias      at::linear_out(x, W, b) (addmm)     vs  matmul with bias
+//   residual  at::linear_out + add_(r)            vs  matmul + binary_add(r) post-op
+// Each iteration runs both sides once (a, b, a, b, ...); the counters are the
+// medians per side and their ratio (oneDNN / ATen: below 1 is faster).
+//
+//   build/benchmarks/bench_gemm_engines [--threads N] [--benchmark_min_time=1.5]
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "hostir/runtime/dnnl_matmul.h"
+#include "hostir/runtime/packed_gemm.h"
+#include "wall_time.h"
+
+namespace {
+
+using hostir::MatmulEpilogue;
+
+using hostir::bench::median;
+using hostir::bench::seconds;
+
+const char* epilogueName(int64_t epilogue) {
+  switch (epilogue) {
+    case 0: return "plain";
+    case 1: return "gelu";
+    case 2: return "bias";
+    default: return "residual";
+  }
+}
+
+void BM_Linear(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const int64_t epilogue = state.range(3);
+  at::manual_seed(0);
+  at::Tensor x = at::randn({m, k});
+  at::Tensor w = at::randn({n, k});
+  at::Tensor bias = at::randn({n});
+  at::Tensor residual = at::randn({m, n});
+  at::Tensor out_aten = at::empty({m, n});
+  at::Tensor tmp_aten = at::empty({m, n});
+  at::Tensor out_dnnl = at::empty({m, n});
+
+  MatmulEpilogue post;
+  post.bias = epilogue == 2 ? std::optional<at::Tensor>(bias) : std::nullopt;
+  post.gelu = epilogue == 1;
+  post.residual = epilogue == 3 ? std::optional<at::Tensor>(residual) : std::nullopt;
+  const hostir::Layout layout = hostir::Layout::dnnlBlocked(64, /*n_axis=*/0);
+  at::Tensor packed = hostir::packMatmulRhs(w, layout);
+
+  auto aten_side = [&] {
+    switch (epilogue) {
+      case 0: at::linear_out(out_aten, x, w); break;
+      case 1:
+        at::linear_out(tmp_aten, x, w);
+        at::gelu_out(out_aten, tmp_aten);
+        break;
+      case 2: at::linear_out(out_aten, x, w, bias); break;
+      default: at::linear_out(out_aten, x, w); out_aten.add_(residual);
+    }
+  };
+  auto dnnl_side = [&] { hostir::dnnlMatmulOut(out_dnnl, x, packed, layout, post); };
+
+  aten_side();
+  dnnl_side();  // warm-up: creates and caches the primitive
+  double max_diff = (out_aten - out_dnnl).abs().max().item<double>();
+  std::vector<double> aten_s, dnnl_s;
+  for (auto _ : state) {
+    double a = seconds(aten_side);
+    double d = seconds(dnnl_side);
+    aten_s.push_back(a);
+    dnnl_s.push_back(d);
+    state.SetIterationTime(a + d);
+  }
+  state.counters["aten_ms"] = median(aten_s) * 1e3;
+  state.counters["dnnl_ms"] = median(dnnl_s) * 1e3;
+  state.counters["dnnl/aten"] = median(dnnl_s) / median(aten_s);
+  state.counters["max_diff"] = max_diff;
+  state.SetLabel(std::string(epilogueName(epilogue)) + ", weight " + layout.blockName() + " (" +
+                 hostir::dnnlImplementationFor(layout, k, n) + "; oneDNN prefers " +
+                 hostir::dnnlPreferredLayout(k, n) + " here)");
+}
+
+void Shapes(benchmark::internal::Benchmark* b) {
+  // bench_packed_linear's shapes, then the main job's per-chunk GEMMs
+  // (sp-mlp --tokens 4096 --hidden 1024 --ffn 4096 on 2 ranks, C chunks):
+  // [4096/C, 1024] x W1 shard [2048, 1024]^T and [4096/C, 2048] x W2 shard
+  // [1024, 2048]^T.
+  std::vector<std::array<int64_t, 3>> shapes = {
+      {64, 512, 512}, {256, 1024, 1024}, {1024, 1024, 4096}};
+  for (int64_t chunks : {16, 8, 4, 1}) {
+    shapes.push_back({4096 / chunks, 1024, 2048});
+    shapes.push_back({4096 / chunks, 2048, 1024});
+  }
+  for (auto [m, k, n] : shapes) {
+    for (int64_t epilogue : {0, 1, 2, 3}) {
+      b->Args({m, k, n, epilogue});
+    }
+  }
+}
+
+// The one-off cost of reordering a weight into oneDNN's layout.
+void BM_Pack(benchmark::State& state) {
+  at::Tensor w = at::randn({state.range(0), state.range(1)});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        hostir::packMatmulRhs(w, hostir::Layout::dnnlBlocked(64, /*n_axis=*/0)).data_ptr());
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_Linear)->Apply(Shapes)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_Pack)->Args({2048, 1024})->Args({4096, 1024})->Unit(benchmark::kMillisecond);
+
+int main(int argc, char** argv) {
+  int threads = 1;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  at::set_num_threads(threads);
+  std::cout << "intra-op threads (ATen and oneDNN): " << at::get_num_threads() << "\n";
+  int rest_count = static_cast<int>(rest.size());
+  benchmark::Initialize(&rest_count, rest.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,229 @@
+#include "hostir/runtime/dnnl_matmul.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "hostir/ir/error.h"
+
+namespace hostir {
+
+namespace {
+
+using dnnl::memory;
+
+dnnl::engine& cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// A CPU stream runs a primitive on the calling thread; one per thread keeps
+// GEMMs posted on different stream workers independent.
+dnnl::stream& threadStream() {
+  thread_local dnnl::stream stream(cpuEngine());
+  return stream;
+}
+
+memory::desc plainDesc(const at::Tensor& t2d) {
+  HOSTIR_CHECK(t2d.scalar_type() == at::kFloat, "oneDNN's GEMMs here take float32, got ",
+               t2d.scalar_type());
+  return memory::desc({t2d.size(0), t2d.size(1)}, memory::data_type::f32,
+                      {t2d.stride(0), t2d.stride(1)});
+}
+
+memory::desc blockedDesc(const Layout& layout, int64_t k, int64_t n) {
+  HOSTIR_CHECK(layout.kind == Layout::Kind::DnnlBlocked, "layout ", layout.toString(),
+               " is not a oneDNN blocked layout");
+  static const std::map<int64_t, memory::format_tag> tags = {{16, memory::format_tag::BA16a16b},
+                                                             {32, memory::format_tag::BA16a32b},
+                                                             {48, memory::format_tag::BA16a48b},
+                                                             {64, memory::format_tag::BA16a64b}};
+  auto tag = tags.find(layout.n_block);
+  HOSTIR_CHECK(tag != tags.end(), "layout ", layout.toString(),
+               " has no oneDNN format tag; oneDNN blocks N by 16, 32, 48 or 64");
+  return memory::desc({k, n}, memory::data_type::f32, tag->second);
+}
+
+void reorder(const memory::desc& from_desc, void* from, const memory::desc& to_desc, void* to) {
+  memory from_memory(from_desc, cpuEngine(), from);
+  memory to_memory(to_desc, cpuEngine(), to);
+  dnnl::reorder(from_memory, to_memory).execute(threadStream(), from_memory, to_memory);
+  threadStream().wait();
+}
+
+void checkPackedSize(const at::Tensor& packed, const memory::desc& desc) {
+  HOSTIR_CHECK(static_cast<size_t>(packed.nbytes()) == desc.get_size() && packed.is_contiguous(),
+               "a tensor of sizes ", packed.sizes(), " cannot hold oneDNN's layout of ",
+               desc.get_size(), " bytes; allocate the layout's blockedShape");
+}
+
+dnnl::matmul::primitive_desc matmulDesc(const memory::desc& src, const memory::desc& weights,
+                                        const std::optional<memory::desc>& bias,
+                                        const memory::desc& dst, const dnnl::primitive_attr& attr) {
+  auto desc =
+      bias ? dnnl::matmul::desc(src, weights, *bias, dst) : dnnl::matmul::desc(src, weights, dst);
+  return dnnl::matmul::primitive_desc(desc, attr, cpuEngine());
+}
+
+struct Primitive {
+  dnnl::matmul matmul;
+  memory::desc scratchpad;
+};
+
+// One primitive per shape, strides, layout and epilogue: creating one costs
+// tens of microseconds (oneDNN generates its kernel), a GEMM of the main
+// job milliseconds.
+const Primitive& primitiveFor(const memory::desc& src, const memory::desc& weights,
+                              const std::optional<memory::desc>& bias, const memory::desc& dst,
+                              bool gelu, const std::optional<memory::desc>& residual) {
+  std::vector<int64_t> key;
+  auto add = [&key](const memory::desc& desc) {
+    const dnnl_memory_desc_t& data = desc.data;
+    key.push_back(data.ndims);
+    for (int i = 0; i < data.ndims; ++i) {
+      key.push_back(data.dims[i]);
+      key.push_back(data.format_desc.blocking.strides[i]);
+    }
+    key.push_back(data.format_desc.blocking.inner_nblks);
+    for (int i = 0; i < data.format_desc.blocking.inner_nblks; ++i) {
+      key.push_back(data.format_desc.blocking.inner_blks[i]);
+    }
+  };
+  add(src);
+  add(weights);
+  add(dst);
+  key.push_back(bias.has_value());
+  key.push_back(gelu);
+  key.push_back(residual.has_value());
+  if (residual) {
+    add(*residual);
+  }
+  static std::mutex mutex;
+  static std::map<std::vector<int64_t>, Primitive> primitives;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = primitives.find(key);
+  if (found != primitives.end()) {
+    return found->second;
+  }
+  dnnl::post_ops post_ops;
+  if (gelu) {
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+  }
+  if (residual) {
+    post_ops.append_binary(dnnl::algorithm::binary_add, *residual);
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post_ops);
+  // The caller passes the scratch memory: a shared one would make two
+  // threads running the same primitive write over each other.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc pd = matmulDesc(src, weights, bias, dst, attr);
+  return primitives.emplace(key, Primitive{dnnl::matmul(pd), pd.scratchpad_desc()}).first->second;
+}
+
+}  // namespace
+
+void dnnlReorderToBlocked(const at::Tensor& plain_kn, const Layout& layout,
+                          const at::Tensor& packed) {
+  memory::desc blocked = blockedDesc(layout, plain_kn.size(0), plain_kn.size(1));
+  checkPackedSize(packed, blocked);
+  reorder(plainDesc(plain_kn), plain_kn.data_ptr(), blocked, packed.data_ptr());
+}
+
+void dnnlReorderFromBlocked(const at::Tensor& packed, const Layout& layout,
+                            const at::Tensor& plain_kn) {
+  memory::desc blocked = blockedDesc(layout, plain_kn.size(0), plain_kn.size(1));
+  checkPackedSize(packed, blocked);
+  reorder(blocked, packed.data_ptr(), plainDesc(plain_kn), plain_kn.data_ptr());
+}
+
+void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& packed,
+                   const Layout& layout, const MatmulEpilogue& epilogue) {
+  const int64_t k = lhs.size(-1);
+  const int64_t n = out.size(-1);
+  const memory::desc weights = blockedDesc(layout, k, n);
+  checkPackedSize(packed, weights);
+  at::Tensor x = lhs.reshape({-1, k});
+  const int64_t m = x.size(0);
+  const bool direct = out.is_contiguous();
+  at::Tensor result = direct ? out.view({m, n}) : at::empty({m, n}, out.options());
+
+  std::optional<memory::desc> bias_desc;
+  at::Tensor bias;
+  if (epilogue.bias) {
+    bias = epilogue.bias->contiguous().view({1, n});
+    bias_desc = plainDesc(bias);
+  }
+  std::optional<memory::desc> residual_desc;
+  at::Tensor residual;
+  if (epilogue.residual) {
+    residual = epilogue.residual->numel() == n
+                   ? epilogue.residual->contiguous().view({1, n})
+                   : epilogue.residual->expand(out.sizes()).reshape({m, n});
+    residual_desc = plainDesc(residual);
+  }
+  const memory::desc src = plainDesc(x);
+  const memory::desc dst = plainDesc(result);
+  const Primitive& primitive =
+      primitiveFor(src, weights, bias_desc, dst, epilogue.gelu, residual_desc);
+
+  at::Tensor scratch = at::empty({static_cast<int64_t>(primitive.scratchpad.get_size())},
+                                 at::TensorOptions().dtype(at::kByte));
+  auto wrap = [](const memory::desc& desc, const at::Tensor& t) {
+    return memory(desc, cpuEngine(), t.data_ptr());
+  };
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, wrap(src, x)},
+      {DNNL_ARG_WEIGHTS, wrap(weights, packed)},
+      {DNNL_ARG_DST, wrap(dst, result)},
+      {DNNL_ARG_SCRATCHPAD, wrap(primitive.scratchpad, scratch)}};
+  if (bias_desc) {
+    args.emplace(DNNL_ARG_BIAS, wrap(*bias_desc, bias));
+  }
+  if (residual_desc) {
+    const int post_op_index = epilogue.gelu ? 1 : 0;  // after the GELU, when there is one
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op_index) | DNNL_ARG_SRC_1,
+                 wrap(*residual_desc, residual));
+  }
+  primitive.matmul.execute(threadStream(), args);
+  threadStream().wait();
+  if (!direct) {
+    out.copy_(result.view(out.sizes()));
+  }
+}
+
+std::string dnnlPreferredLayout(int64_t k, int64_t n) {
+  memory::desc src({1, k}, memory::data_type::f32, memory::format_tag::ab);
+  memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
+  memory::desc dst({1, n}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc chosen = matmulDesc(src, any, std::nullopt, dst, {}).weights_desc();
+  const auto& blocking = chosen.data.format_desc.blocking;
+  // oneDNN's verbose naming: outer dims outermost first (capital when
+  // blocked), then the inner blocks.
+  std::vector<int> order =
+      blocking.strides[1] > blocking.strides[0] ? std::vector<int>{1, 0} : std::vector<int>{0, 1};
+  std::string name;
+  for (int dim : order) {
+    bool blocked = false;
+    for (int i = 0; i < blocking.inner_nblks; ++i) {
+      blocked = blocked || blocking.inner_idxs[i] == dim;
+    }
+    name += static_cast<char>((blocked ? 'A' : 'a') + dim);
+  }
+  for (int i = 0; i < blocking.inner_nblks; ++i) {
+    name +=
+        std::to_string(blocking.inner_blks[i]) + static_cast<char>('a' + blocking.inner_idxs[i]);
+  }
+  return name;
+}
+
+std::string dnnlImplementationFor(const Layout& layout, int64_t k, int64_t n) {
+  memory::desc src({1, k}, memory::data_type::f32, memory::format_tag::ab);
+  memory::desc dst({1, n}, memory::data_type::f32, memory::format_tag::ab);
+  return matmulDesc(src, blockedDesc(layout, k, n), std::nullopt, dst, {}).impl_info_str();
+}
+
+}  // namespace hostir

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <ATen/ATen.h>
+
+#include "hostir/ir/encoding.h"
+
+namespace hostir {
+
+// GEMMs through oneDNN 2.6 (docs/kernels.md, "GEMMs"): right operands in
+// the blocked layout its matmul reads (Layout::DnnlBlocked), and epilogues
+// run as the matmul's post-ops on the tile before it is stored.
+
+// What runs on out = lhs @ B before it is stored, in this order: + bias[N],
+// GELU (erf, as at::gelu), + residual (out's shape, or [N]).
+struct MatmulEpilogue {
+  std::optional<at::Tensor> bias;
+  bool gelu = false;
+  std::optional<at::Tensor> residual;
+};
+
+// B[K, N] given as `plain_kn` (any strides: a linear's weight is W^T) into
+// `packed` (`layout`'s blockedShape, zero padded), and back.
+void dnnlReorderToBlocked(const at::Tensor& plain_kn, const Layout& layout,
+                          const at::Tensor& packed);
+void dnnlReorderFromBlocked(const at::Tensor& packed, const Layout& layout,
+                            const at::Tensor& plain_kn);
+
+// out[..., N] = lhs[..., K] @ B, then `epilogue`, with B in `packed`
+// (`layout`). One cached oneDNN primitive per shape, strides and epilogue;
+// it runs on the calling thread with its intra-op threads
+// (at::get_num_threads(): oneDNN and ATen share the OpenMP runtime).
+void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& packed,
+                   const Layout& layout, const MatmulEpilogue& epilogue = {});
+
+// The layout oneDNN's matmul picks on this machine for float B[K, N], as
+// oneDNN names it ("BA16a64b" with avx512_core, "ab", plain, with avx2),
+// and the implementation that reads `layout` here ("brg:avx512_core").
+std::string dnnlPreferredLayout(int64_t k, int64_t n);
+std::string dnnlImplementationFor(const Layout& layout, int64_t k, int64_t n);
+
+}  // namespace hostir
