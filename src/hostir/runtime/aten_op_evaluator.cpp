@@ -177,7 +177,9 @@ class AtenOpEvaluator final : public OptInDispatch {
       result = out.copy_(at::linear(in, tensor(op->weight()), bias));
       return;
     }
-    at::linear_out(out, in, tensor(op->weight()), bias);
+    if (!linearThroughDnnlOut(out, in, tensor(op->weight()), bias)) {
+      at::linear_out(out, in, tensor(op->weight()), bias);
+    }
     result = out;
   }
 

@@ -220,6 +220,26 @@ std::string dnnlPreferredLayout(int64_t k, int64_t n) {
   return name;
 }
 
+int64_t dnnlPreferredNBlock(int64_t k, int64_t n) {
+  static std::mutex mutex;
+  static std::map<std::pair<int64_t, int64_t>, int64_t> blocks;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = blocks.try_emplace({k, n}, 0);
+  if (inserted) {
+    memory::desc src({1, k}, memory::data_type::f32, memory::format_tag::ab);
+    memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
+    memory::desc dst({1, n}, memory::data_type::f32, memory::format_tag::ab);
+    const auto& blocking =
+        matmulDesc(src, any, std::nullopt, dst, {}).weights_desc().data.format_desc.blocking;
+    const bool n_outer_k_inner = blocking.strides[1] > blocking.strides[0];
+    if (n_outer_k_inner && blocking.inner_nblks == 2 && blocking.inner_idxs[0] == 0 &&
+        blocking.inner_blks[0] == Layout::kDnnlKBlock && blocking.inner_idxs[1] == 1) {
+      it->second = blocking.inner_blks[1];
+    }
+  }
+  return it->second;
+}
+
 std::string dnnlImplementationFor(const Layout& layout, int64_t k, int64_t n) {
   memory::desc src({1, k}, memory::data_type::f32, memory::format_tag::ab);
   memory::desc dst({1, n}, memory::data_type::f32, memory::format_tag::ab);

@@ -40,6 +40,10 @@ void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tenso
 // oneDNN names it ("BA16a64b" with avx512_core, "ab", plain, with avx2),
 // and the implementation that reads `layout` here ("brg:avx512_core").
 std::string dnnlPreferredLayout(int64_t k, int64_t n);
+// The N block of that layout when it is Layout::DnnlBlocked's form
+// (BA16a<n>b), 0 when oneDNN keeps B plain here (it then packs per call,
+// as OpenBLAS does). Asked once per (k, n).
+int64_t dnnlPreferredNBlock(int64_t k, int64_t n);
 std::string dnnlImplementationFor(const Layout& layout, int64_t k, int64_t n);
 
 }  // namespace hostir

@@ -1,6 +1,8 @@
 #include "hostir/runtime/packed_gemm.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -148,6 +150,34 @@ void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Ten
   MatmulEpilogue epilogue;
   epilogue.bias = bias;
   dnnlMatmulOut(out, lhs, packed, layout, epilogue);
+}
+
+bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
+                          const c10::optional<at::Tensor>& bias) {
+  const char* engine = std::getenv("HOSTIR_GEMM");
+  if (engine != nullptr && *engine != '\0' && std::strcmp(engine, "dnnl") != 0) {
+    HOSTIR_CHECK(std::strcmp(engine, "aten") == 0, "HOSTIR_GEMM='", engine,
+                 "' is not a GEMM engine; valid: dnnl (the default) or aten");
+    return false;
+  }
+  const bool floats =
+      in.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
+      out.scalar_type() == at::kFloat &&
+      (!bias.has_value() || (bias->scalar_type() == at::kFloat && bias->dim() == 1));
+  // Meta tensors (FusionChecks' shape checks) and empty chunks: ATen's linear
+  // checks and computes those without data.
+  if (!floats || in.dim() < 2 || weight.dim() != 2 || in.numel() == 0 || weight.numel() == 0 ||
+      in.is_meta() || weight.is_meta() || out.is_meta()) {
+    return false;
+  }
+  const int64_t n_block = dnnlPreferredNBlock(weight.size(1), weight.size(0));
+  if (n_block == 0) {
+    return false;
+  }
+  const Layout layout = Layout::dnnlBlocked(n_block, /*n_axis=*/0);
+  packedMatmulOut(out, in, packMatmulRhsCached(weight, layout), layout,
+                  bias.has_value() ? std::optional<at::Tensor>(*bias) : std::nullopt);
+  return true;
 }
 
 }  // namespace hostir

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "common/scoped_env.h"
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/ir/arith.h"
@@ -135,6 +136,52 @@ TEST(PackedGemmTest, WeightsArePackedOncePerVersion) {
   EXPECT_TRUE(at::equal(unpackMatmulRhs(third, kWeightBlocked, {24, 16}), w));
 }
 
+// A plain float linear runs through oneDNN on a machine where oneDNN packs
+// B (avx512), with its weight packed once per version; elsewhere, for other
+// dtypes and with HOSTIR_GEMM=aten it is left to ATen.
+TEST(PlainLinearThroughDnnlTest, EqualsAtenAndPacksTheWeightOnce) {
+  at::Tensor x = at::randn({3, 50, 96});
+  at::Tensor w = at::randn({130, 96});
+  at::Tensor bias = at::randn({130});
+  const bool packs_here = dnnlPreferredNBlock(96, 130) > 0;
+  at::Tensor out = at::full({3, 50, 130}, -7.0f);
+  const int64_t hits = packCacheHits();
+  EXPECT_EQ(linearThroughDnnlOut(out, x, w, bias), packs_here);
+  if (!packs_here) {
+    EXPECT_TRUE(at::equal(out, at::full({3, 50, 130}, -7.0f))) << "nothing computed";
+    return;
+  }
+  EXPECT_TRUE(at::allclose(out, at::linear(x, w, bias), 1e-4, 1e-5));
+  at::Tensor wide = at::zeros({50, 140});
+  at::Tensor strided = wide.narrow(1, 5, 130);  // a non-contiguous output
+  EXPECT_TRUE(linearThroughDnnlOut(strided, x[1], w, c10::nullopt));
+  EXPECT_TRUE(at::allclose(strided, at::linear(x[1], w), 1e-4, 1e-5));
+  EXPECT_EQ(packCacheHits(), hits + 1) << "the second call reused the packed weight";
+}
+
+TEST(PlainLinearThroughDnnlTest, LeavesWhatItDoesNotTakeToAten) {
+  at::Tensor out = at::empty({4, 8});
+  EXPECT_FALSE(linearThroughDnnlOut(out.to(at::kDouble), at::randn({4, 16}, at::kDouble),
+                                    at::randn({8, 16}, at::kDouble), c10::nullopt));
+  EXPECT_FALSE(
+      linearThroughDnnlOut(at::empty({0, 8}), at::randn({0, 16}), at::randn({8, 16}), c10::nullopt))
+      << "an empty chunk";
+  at::Tensor meta = at::empty({4, 16}, at::TensorOptions().device(at::kMeta));
+  EXPECT_FALSE(linearThroughDnnlOut(at::empty({4, 8}, at::TensorOptions().device(at::kMeta)), meta,
+                                    at::empty({8, 16}, at::TensorOptions().device(at::kMeta)),
+                                    c10::nullopt));
+  {
+    test::ScopedEnv aten("HOSTIR_GEMM", "aten");
+    EXPECT_FALSE(linearThroughDnnlOut(out, at::randn({4, 16}), at::randn({8, 16}), c10::nullopt));
+  }
+  test::ScopedEnv bad("HOSTIR_GEMM", "blas");
+  EXPECT_EQ(
+      errorOf([&] {
+        linearThroughDnnlOut(out, at::randn({4, 16}), at::randn({8, 16}), c10::nullopt);
+      }).rfind("HOSTIR_GEMM='blas' is not a GEMM engine; valid: dnnl (the default) or aten", 0),
+      0u);
+}
+
 TEST(TargetDetectionTest, EnvironmentOverridesAndPerRankLists) {
   const std::string cpuinfo = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n";
   EXPECT_EQ(cpuFlags(cpuinfo), " fpu sse2 avx avx2 fma");
@@ -168,6 +215,8 @@ std::unique_ptr<HostIrContainer> topLevelLinear() {
 }
 
 TEST(EncodedEvaluationTest, TopLevelLinearReadsEachDevicesLayout) {
+  // The encoding's packing alone: a plain linear would pack its weight too.
+  test::ScopedEnv plain_linear_on_aten("HOSTIR_GEMM", "aten");
   at::Tensor x = at::randn({6, 24});
   at::Tensor w = at::randn({20, 24});
   at::Tensor expected = at::linear(x, w);
