@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from torch_harness import launch_local
+from torch_harness import launch_local, print_result
 
 CHUNK = 1 << 20
 
@@ -160,11 +160,7 @@ def main(argv):
         "simplex_mbit": mbit(statistics.median(forward + backward)),
     }
     if rank == 0:
-        line = json.dumps(result)
-        print(line, flush=True)
-        if args.json:
-            with open(args.json, "w") as f:
-                f.write(line + "\n")
+        print_result(args, result)
     return 0
 
 

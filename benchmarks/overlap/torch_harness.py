@@ -84,16 +84,20 @@ def join_ranks(script, args, argv):
     return rank, world
 
 
+def print_result(args, result):
+    """Prints the result as one JSON line, and writes it to args.json."""
+    line = json.dumps(result)
+    print(line, flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(line + "\n")
+
+
 def finish(args, rank, result, all_ok):
-    """Rank 0 prints the result as one JSON line (and writes it to
-    args.json); every rank leaves the group. The exit status: 0 when every
-    check passed."""
+    """Rank 0 prints the result (print_result); every rank leaves the group.
+    The exit status: 0 when every check passed."""
     if rank == 0:
-        line = json.dumps(result)
-        print(line, flush=True)
-        if args.json:
-            with open(args.json, "w") as f:
-                f.write(line + "\n")
+        print_result(args, result)
     dist.barrier()
     dist.destroy_process_group()
     return 0 if all_ok else 1

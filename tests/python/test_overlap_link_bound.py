@@ -43,13 +43,20 @@ def test_duplex_link_rejects_bad_flags():
     assert result.returncode == 2 and "--bytes and --runs must be >= 1" in result.stderr
 
 
-def test_report_holds_the_programs_to_the_measured_link(tmp_path):
+def link_measurement(tmp_path):
+    """A raw folder holding what duplex_link.py would write at 500mbit: 100 ms
+    to move 1e6 bytes each way."""
     raw = tmp_path / "raw"
     raw.mkdir()
-    # 100 ms to move 1e6 bytes each way; the block moves S*H*4 = 2e6 bytes each way.
     (raw / "link_500mbit.json").write_text(json.dumps(
         {"bytes_each_way": 1_000_000, "duplex_s": 0.1, "duplex_mbit_each_way": 80.0,
          "simplex_mbit": 90.0}))
+    return raw
+
+
+def test_report_holds_the_programs_to_the_measured_link(tmp_path):
+    # 100 ms to move 1e6 bytes each way; the block moves S*H*4 = 2e6 bytes each way.
+    raw = link_measurement(tmp_path)
     hostir = {"programs": [{"name": "pipelined", "chunks": 4, "median_ms": 300.0},
                            {"name": "pipelined-auto", "chunks": 4, "median_ms": 320.0},
                            {"name": "unchunked", "median_ms": 400.0},
@@ -72,11 +79,7 @@ def test_report_holds_the_programs_to_the_measured_link(tmp_path):
 
 
 def test_the_layer_moves_two_blocks_of_bytes(tmp_path):
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    (raw / "link_500mbit.json").write_text(json.dumps(
-        {"bytes_each_way": 1_000_000, "duplex_s": 0.1, "duplex_mbit_each_way": 80.0,
-         "simplex_mbit": 90.0}))
+    raw = link_measurement(tmp_path)
     summary = {}
     parts = report.link_section(str(raw), [("500mbit", None, None)],
                                 {"tokens": 500, "hidden": 1000}, summary, halves=2)
