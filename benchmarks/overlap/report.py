@@ -63,6 +63,20 @@ def rate_key(rate):
     return (0, bits, rate)
 
 
+def rates_of(args, raw, pattern):
+    """The links to report: --rates, else those of the files in `raw` whose
+    names match `pattern` (group 2: the rate's tag; traces left out),
+    slowest first."""
+    if args.rates:
+        return [r for r in args.rates.split(",") if r]
+    found = set()
+    for f in glob.glob(os.path.join(raw, "*.json")):
+        m = re.fullmatch(pattern, os.path.basename(f))
+        if m and not m.group(2).startswith("trace_"):
+            found.add(m.group(2))
+    return sorted(found, key=rate_key)
+
+
 def hostir_summary(data):
     """The hostir figures of one rate, from hostir sp-mlp's JSON."""
     s = {"fixed": {}, "best": None, "auto": None, "unchunked": None, "comm": None,
@@ -189,15 +203,7 @@ def main(argv):
     if args.layer:
         return layer_report(args, raw)
 
-    if args.rates:
-        rates = [r for r in args.rates.split(",") if r]
-    else:
-        found = set()
-        for f in glob.glob(os.path.join(raw, "*.json")):
-            m = re.fullmatch(r"(hostir|torch)_(.+)\.json", os.path.basename(f))
-            if m and not m.group(2).startswith("trace_"):
-                found.add(m.group(2))
-        rates = sorted(found, key=rate_key)
+    rates = rates_of(args, raw, r"(hostir|torch)_(.+)\.json")
     if not rates:
         print(f"report.py: no results in {raw}", file=sys.stderr)
         return 2
@@ -432,15 +438,7 @@ def merge_torch(datas):
 
 
 def layer_report(args, raw):
-    if args.rates:
-        rates = [r for r in args.rates.split(",") if r]
-    else:
-        found = set()
-        for f in glob.glob(os.path.join(raw, "*_layer_*.json")):
-            m = re.fullmatch(r"(hostir|torch)_layer_(.+?)(\.r[0-9]+)?\.json", os.path.basename(f))
-            if m and not m.group(2).startswith("trace_"):
-                found.add(m.group(2))
-        rates = sorted(found, key=rate_key)
+    rates = rates_of(args, raw, r"(hostir|torch)_layer_(.+?)(\.r[0-9]+)?\.json")
     if not rates:
         print(f"report.py: no layer results in {raw}", file=sys.stderr)
         return 2

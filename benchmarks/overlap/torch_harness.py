@@ -120,3 +120,25 @@ def timed(args, programs):
             dist.barrier()
             times[name].append((time.perf_counter() - start) * 1e3)
     return {name: (statistics.median(t), t) for name, t in times.items()}
+
+
+def add_breakdown_programs(args, programs, chunk_list, block):
+    """Adds each chunk count's (and 1's) compute-only and comm-only halves of
+    `block` to `programs` (none with --no-breakdown); returns their counts."""
+    chunks = sorted({1} | set(chunk_list)) if args.breakdown else []
+    for c in chunks:
+        programs[f"compute-only {c}"] = lambda c=c: block.compute_only(c)
+        programs[f"comm-only {c}"] = lambda c=c: block.comm_only(c)
+    return chunks
+
+
+def breakdown_of(measured, chunks):
+    """The JSON "breakdown" of timed()'s results for add_breakdown_programs'
+    chunk counts."""
+    breakdown = {}
+    for c in chunks:
+        comp_ms, comp_runs = measured[f"compute-only {c}"]
+        comm_ms, comm_runs = measured[f"comm-only {c}"]
+        breakdown[str(c)] = {"compute_only_ms": comp_ms, "comm_only_ms": comm_ms,
+                             "compute_only_runs_ms": comp_runs, "comm_only_runs_ms": comm_runs}
+    return breakdown

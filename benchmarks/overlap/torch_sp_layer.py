@@ -82,7 +82,8 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import add_common_arguments, finish, join_ranks, parse_with_common, timed
+from torch_harness import (add_breakdown_programs, add_common_arguments, breakdown_of, finish,
+                           join_ranks, parse_with_common, timed)
 
 EPS = 1e-5
 
@@ -386,10 +387,7 @@ def main(argv):
         checks[c] = check(f"pipelined {c}", layer.pipelined(c).clone())
         all_ok = all_ok and checks[c][0]
         programs[f"pipelined {c}"] = lambda c=c: layer.pipelined(c)
-    breakdown_chunks = sorted({1} | set(chunk_list)) if args.breakdown else []
-    for c in breakdown_chunks:
-        programs[f"compute-only {c}"] = lambda c=c: layer.compute_only(c)
-        programs[f"comm-only {c}"] = lambda c=c: layer.comm_only(c)
+    breakdown_chunks = add_breakdown_programs(args, programs, chunk_list, layer)
     measured = timed(args, programs)
     serial_ms, serial_runs = measured["serial"]
     pipelined = []
@@ -397,12 +395,7 @@ def main(argv):
         ms, runs = measured[f"pipelined {c}"]
         pipelined.append({"chunks": c, "schedule": "all-ahead", "median_ms": ms,
                           "runs_ms": runs, "check": checks[c][0], "max_abs_diff": checks[c][1]})
-    breakdown = {}
-    for c in breakdown_chunks:
-        comp_ms, comp_runs = measured[f"compute-only {c}"]
-        comm_ms, comm_runs = measured[f"comm-only {c}"]
-        breakdown[str(c)] = {"compute_only_ms": comp_ms, "comm_only_ms": comm_ms,
-                             "compute_only_runs_ms": comp_runs, "comm_only_runs_ms": comm_runs}
+    breakdown = breakdown_of(measured, breakdown_chunks)
     best = min(pipelined, key=lambda p: p["median_ms"]) if pipelined else None
     result = {
         "serial_ms": serial_ms,

@@ -60,7 +60,8 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import add_common_arguments, finish, join_ranks, parse_with_common, timed
+from torch_harness import (add_breakdown_programs, add_common_arguments, breakdown_of, finish,
+                           join_ranks, parse_with_common, timed)
 
 
 def parse_args(argv):
@@ -201,10 +202,7 @@ def main(argv):
             checks[(schedule, c)] = check(run(c).clone())
             all_ok = all_ok and checks[(schedule, c)][0]
             programs[f"{schedule} {c}"] = lambda c=c, run=run: run(c)
-    breakdown_chunks = sorted({1} | set(args.chunk_list)) if args.breakdown else []
-    for c in breakdown_chunks:
-        programs[f"compute-only {c}"] = lambda c=c: block.compute_only(c)
-        programs[f"comm-only {c}"] = lambda c=c: block.comm_only(c)
+    breakdown_chunks = add_breakdown_programs(args, programs, args.chunk_list, block)
     measured = timed(args, programs)
     serial_ms, serial_runs = measured["serial"]
     pipelined = []
@@ -214,12 +212,7 @@ def main(argv):
             pipelined.append({"chunks": c, "schedule": schedule, "median_ms": ms,
                               "runs_ms": runs, "check": checks[(schedule, c)][0],
                               "max_abs_diff": checks[(schedule, c)][1]})
-    breakdown = {}
-    for c in breakdown_chunks:
-        comp_ms, comp_runs = measured[f"compute-only {c}"]
-        comm_ms, comm_runs = measured[f"comm-only {c}"]
-        breakdown[str(c)] = {"compute_only_ms": comp_ms, "comm_only_ms": comm_ms,
-                             "compute_only_runs_ms": comp_runs, "comm_only_runs_ms": comm_runs}
+    breakdown = breakdown_of(measured, breakdown_chunks)
     best = min(pipelined, key=lambda p: p["median_ms"])
     result = {
         "serial_ms": serial_ms, "pipelined_ms": best["median_ms"], "chunks": best["chunks"],

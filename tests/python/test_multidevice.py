@@ -5,7 +5,6 @@ hosts the store), under Open MPI's mpirun, and in one process (a world of one)."
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 
@@ -15,12 +14,6 @@ from conftest import build_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 SCRIPT = HERE / "multidevice_script.py"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(command, ranks, timeout=300):
@@ -51,18 +44,18 @@ def test_torchrun_standalone_two_ranks():
          str(SCRIPT)], 2)
 
 
-def test_torchrun_agent_store_two_ranks():
+def test_torchrun_agent_store_two_ranks(free_port):
     # Static rendezvous: the agent hosts the store on MASTER_PORT and sets
     # TORCHELASTIC_USE_AGENT_STORE=True; rank 0 must join it as a client.
     run([sys.executable, "-m", "hostir.torchrun", "--nnodes=1", "--nproc_per_node=2",
-         "--master_addr=127.0.0.1", f"--master_port={free_port()}", str(SCRIPT)], 2)
+         "--master_addr=127.0.0.1", f"--master_port={free_port}", str(SCRIPT)], 2)
 
 
-def test_mpirun_two_ranks():
+def test_mpirun_two_ranks(free_port):
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         pytest.skip("mpirun (Debian's openmpi-bin) is not installed")
     # Open MPI sets OMPI_COMM_WORLD_*; the rendezvous address is ours to give.
     run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "PYTHONPATH",
          "-x", "HOSTIR_COMM_TIMEOUT_S", "-x", "MASTER_ADDR=127.0.0.1",
-         "-x", f"MASTER_PORT={free_port()}", sys.executable, str(SCRIPT)], 2)
+         "-x", f"MASTER_PORT={free_port}", sys.executable, str(SCRIPT)], 2)

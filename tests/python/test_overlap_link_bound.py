@@ -5,7 +5,6 @@ physical bound the programs are held to."""
 
 import json
 import pathlib
-import socket
 import subprocess
 import sys
 
@@ -16,17 +15,11 @@ sys.path.insert(0, str(OVERLAP))
 import report  # noqa: E402  (benchmarks/overlap/report.py)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_duplex_link_two_local_ranks(tmp_path):
+def test_duplex_link_two_local_ranks(tmp_path, free_port):
     out = tmp_path / "link.json"
     result = subprocess.run(
         [sys.executable, str(OVERLAP / "duplex_link.py"), "--bytes", "3000001", "--runs", "2",
-         "--port", str(free_port()), "--timeout", "60", "--json", str(out)],
+         "--port", str(free_port), "--timeout", "60", "--json", str(out)],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     link = json.loads(out.read_text())

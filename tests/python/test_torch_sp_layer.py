@@ -4,7 +4,6 @@ pipelined layers match the single-process torch layer on every rank."""
 
 import json
 import pathlib
-import socket
 import subprocess
 import sys
 
@@ -12,19 +11,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "overlap" / "torch_sp_layer.py"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_torch_sp_layer_two_ranks(tmp_path):
+def test_torch_sp_layer_two_ranks(tmp_path, free_port):
     out = tmp_path / "torch_layer.json"
     # 2 ranks of 16 tokens: chunks 2, 4, 8 divide them, 3 does not (skipped).
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--tokens", "32", "--hidden", "16", "--heads", "4",
          "--ffn", "32", "--chunks", "2,3,4,8", "--runs", "1", "--warmup", "0",
-         "--port", str(free_port()), "--timeout", "120", "--json", str(out)],
+         "--port", str(free_port), "--timeout", "120", "--json", str(out)],
         capture_output=True, text=True, timeout=180)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
