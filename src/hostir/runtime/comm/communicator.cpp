@@ -41,30 +41,32 @@ std::chrono::milliseconds Communicator::timeoutFromEnvironment() {
   return runtime::parseTimeoutSeconds("HOSTIR_COMM_TIMEOUT_S", text);
 }
 
-int64_t Communicator::collectivesInFlight() {
-  const char* text = std::getenv("HOSTIR_COLLECTIVES_IN_FLIGHT");
+namespace {
+
+// The count in environment variable `name`, from 1 to `max`, or `fallback`
+// when it is unset or empty; throws naming the variable and what it counts.
+int64_t countFromEnvironment(const char* name, int64_t fallback, int64_t max, const char* counted) {
+  const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') {
-    return kDefaultCollectivesInFlight;
+    return fallback;
   }
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
-  HOSTIR_CHECK(end != text && *end == '\0' && value >= 1 && value <= 16,
-               "HOSTIR_COLLECTIVES_IN_FLIGHT='", text,
-               "' is not a number of collectives from 1 to 16");
+  HOSTIR_CHECK(end != text && *end == '\0' && value >= 1 && value <= max, name, "='", text,
+               "' is not a number of ", counted, " from 1 to ", max);
   return value;
 }
 
+}  // namespace
+
+int64_t Communicator::collectivesInFlight() {
+  return countFromEnvironment("HOSTIR_COLLECTIVES_IN_FLIGHT", kDefaultCollectivesInFlight, 16,
+                              "collectives");
+}
+
 int64_t Communicator::collectiveStripes() {
-  const char* text = std::getenv("HOSTIR_COMM_STRIPES");
-  if (text == nullptr || *text == '\0') {
-    return kDefaultCollectiveStripes;
-  }
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  HOSTIR_CHECK(end != text && *end == '\0' && value >= 1 && value <= kMaxCollectiveStripes,
-               "HOSTIR_COMM_STRIPES='", text, "' is not a number of stripes from 1 to ",
-               kMaxCollectiveStripes);
-  return value;
+  return countFromEnvironment("HOSTIR_COMM_STRIPES", kDefaultCollectiveStripes,
+                              kMaxCollectiveStripes, "stripes");
 }
 
 int64_t Communicator::stripeKey(int64_t stream_key, int64_t stripe) {
