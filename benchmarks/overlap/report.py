@@ -107,6 +107,17 @@ def hostir_summary(data):
     return s
 
 
+def hostir_median_cells(h, fixed_cols):
+    """hostir's cells of a medians row: best fixed (C), each fixed C, auto
+    (C), unchunked, comm-only, compute-only (dashes without a result)."""
+    if not h:
+        return ["—"] * (len(fixed_cols) + 5)
+    return ([f"{ms(h['best'][0])} ({h['best'][1]})" if h["best"] else "—"]
+            + [ms(h["fixed"].get(c)) for c in fixed_cols]
+            + [f"{ms(h['auto'][0])} ({h['auto'][1]})" if h["auto"] else "—",
+               ms(h["unchunked"]), ms(h["comm"]), ms(h["compute"])])
+
+
 def ideal_fraction(t_serial, t_pipe, t_comm, t_comp):
     """(Tserial - Tpipelined) / (Tserial - max(Tcomm, Tcomp))."""
     if None in (t_serial, t_pipe, t_comm, t_comp):
@@ -245,14 +256,7 @@ def main(argv):
                "torch serial", "torch pipelined best (C, schedule)"])
     times = []
     for rate, h, t in rows:
-        r = [rate]
-        if h:
-            r.append(f"{ms(h['best'][0])} ({h['best'][1]})" if h["best"] else "—")
-            r += [ms(h["fixed"].get(c)) for c in fixed_cols]
-            r.append(f"{ms(h['auto'][0])} ({h['auto'][1]})" if h["auto"] else "—")
-            r += [ms(h["unchunked"]), ms(h["comm"]), ms(h["compute"])]
-        else:
-            r += ["—"] * (1 + len(fixed_cols) + 4)
+        r = [rate] + hostir_median_cells(h, fixed_cols)
         if t:
             r += [ms(t.get("serial_ms")),
                   f"{ms(t.get('pipelined_ms'))} ({t.get('chunks')}, "
@@ -503,14 +507,7 @@ def layer_report(args, raw):
              "fraction of ideal gain (same C)"]
     torch_rows = []
     for rate, h, t in rows:
-        r = [rate]
-        if h:
-            r.append(f"{ms(h['best'][0])} ({h['best'][1]})" if h["best"] else "—")
-            r += [ms(h["fixed"].get(c)) for c in fixed_cols]
-            r.append(f"{ms(h['auto'][0])} ({h['auto'][1]})" if h["auto"] else "—")
-            r += [ms(h["unchunked"]), ms(h["comm"]), ms(h["compute"])]
-        else:
-            r += ["—"] * (1 + len(fixed_cols) + 4)
+        r = [rate] + hostir_median_cells(h, fixed_cols)
         if t:
             r += [ms(t["serial_ms"]), f"{ms(t['pipelined_ms'])} ({t['chunks']})"]
         else:
