@@ -14,6 +14,7 @@
 
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/buffer_shrinking.h"
+#include "hostir/host_ir/passes/gemm_epilogues.h"
 #include "hostir/host_ir/passes/loop_host_units.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/ir/arith.h"

@@ -886,9 +886,10 @@ TEST_F(MultiDeviceExecutorTest, PipelinedBlockReduceScattersEachChunkInTheLoop) 
     expectCommunications(
         exec, {{CommunicationType::Allgather, 1}, {CommunicationType::ReduceScatter, 1}});
     EXPECT_EQ(pipelinedLoops<LinearOp>(program), 1) << program.toString();
-    // Every linear, the GELU (a kernel: a HostUnit posted in the loop) and
-    // the reduce-scatter with its Wait are in the compute loop (the last
-    // top-level expr); none is left at the top level.
+    // Every linear, the GELU (with the first linear one GEMM with a post-op:
+    // a HostUnit posted in the loop, gemm_epilogues) and the reduce-scatter
+    // with its Wait are in the compute loop (the last top-level expr); none
+    // is left at the top level.
     const auto* loop = dynamic_cast<const ForLoop*>(program.topLevel().back());
     ASSERT_NE(loop, nullptr) << program.toString();
     std::vector<std::string> kinds;
@@ -903,7 +904,7 @@ TEST_F(MultiDeviceExecutorTest, PipelinedBlockReduceScattersEachChunkInTheLoop) 
         kinds.push_back(toString(communication->type()));
       }
     }
-    EXPECT_EQ(kinds, (std::vector<std::string>{"Wait", "linear", "kernel: gelu", "linear",
+    EXPECT_EQ(kinds, (std::vector<std::string>{"Wait", "kernel: linear", "kernel: gelu", "linear",
                                                "ReduceScatter", "Wait"}))
         << program.toString();
     for (const Expr* top : program.topLevel()) {

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "hostir/host_ir/gemm_epilogue.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/options.h"
@@ -307,6 +308,10 @@ std::string describeSegmentExecution(const Fusion& fusion) {
   }
   KernelSignature signature = analyzeSegment(fusion);
   if (signature.unsupported.has_value()) {
+    if (std::optional<GemmEpilogue> gemm = matchGemmEpilogue(fusion)) {
+      return "GEMM with post-ops: " + describe(*gemm) +
+             " (oneDNN on the weight packed where oneDNN packs it, else ATen op by op)";
+    }
     return "ATen: " + *signature.unsupported;
   }
   return "compiled kernel for " + runnableKernelTarget(localTarget()).toString();

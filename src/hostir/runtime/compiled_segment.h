@@ -48,8 +48,8 @@ class CompiledSegment {
   std::vector<const Expr*> checked_;
 };
 
-// "compiled (x86-64-linux-avx2...)" or "ATen: <reason>": how a segment runs,
-// for printouts.
+// "compiled kernel for x86-64-linux-avx2...", "GEMM with post-ops: linear +
+// gelu (...)" or "ATen: <reason>": how a segment runs, for printouts.
 std::string describeSegmentExecution(const Fusion& fusion);
 
 }  // namespace hostir

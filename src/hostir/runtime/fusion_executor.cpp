@@ -1,8 +1,11 @@
 #include "hostir/runtime/fusion_executor.h"
 
+#include <atomic>
 #include <unordered_map>
 
+#include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/kernels/kernel_cache.h"
 #include "hostir/runtime/aten_op_evaluator.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/input_validation.h"
@@ -11,6 +14,8 @@
 namespace hostir {
 
 namespace {
+std::atomic<int64_t> gemms_with_post_ops{0};
+
 // The panel layout a fusion output is written in, if its encoding resolved
 // to one.
 std::optional<Layout> panelLayout(const Val* output) {
@@ -58,6 +63,10 @@ void FusionExecutor::prepare() {
     HOSTIR_CHECK(output->vtype() == ValType::TensorView, "fusion output ", output->toInlineString(),
                  " is not a tensor");
   }
+  gemm_epilogue_ = matchGemmEpilogue(*fusion_);
+  if (gemm_epilogue_.has_value() && panelLayout(gemm_epilogue_->out).has_value()) {
+    gemm_epilogue_.reset();  // a result written in panels is packed after the ops
+  }
 }
 
 std::vector<at::Tensor> FusionExecutor::run(const std::vector<at::Tensor>& inputs,
@@ -93,7 +102,44 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>&
       return results;
     }
   }
+  if (gemm_epilogue_.has_value() && kernelsEnabled()) {
+    std::vector<at::Tensor> results(outputs);
+    if (runGemmEpilogue(ee, results)) {
+      return results;
+    }
+  }
   return runWithAten(ee, outputs);
+}
+
+bool FusionExecutor::runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Tensor>& results) {
+  const GemmEpilogue& gemm = *gemm_epilogue_;
+  MatmulEpilogue epilogue;
+  if (gemm.linear->hasBias()) {
+    epilogue.bias = ee.evaluateTensor(gemm.linear->bias());
+  }
+  epilogue.gelu = gemm.gelu;
+  if (gemm.residual != nullptr) {
+    epilogue.residual = ee.evaluateTensor(gemm.residual);
+  }
+  at::Tensor weight = ee.evaluateTensor(gemm.linear->weight());
+  if (isPacked(gemm.linear->weight(), weight)) {
+    return false;  // an encoded weight: ATen's path runs its packed GEMM, then the epilogue
+  }
+  const std::vector<int64_t> shape = ee.evaluateShape(gemm.out);
+  if (results.empty()) {
+    results.push_back(at::empty(shape, at::TensorOptions().dtype(at::kFloat)));
+  } else {
+    validateOutputBuffer(gemm.out, results[0], shape);
+  }
+  if (!linearThroughDnnlOut(results[0], ee.evaluateTensor(gemm.linear->in()), weight, epilogue)) {
+    return false;
+  }
+  ++gemms_with_post_ops;
+  return true;
+}
+
+int64_t gemmsWithPostOpsRun() {
+  return gemms_with_post_ops.load();
 }
 
 CompiledSegment* FusionExecutor::compiled() {
@@ -109,6 +155,9 @@ std::string FusionExecutor::execution() {
   if (CompiledSegment* segment = compiled()) {
     return "compiled kernel " + segment->kernel().hash() + " for " +
            segment->kernel().target().toString();
+  }
+  if (gemm_epilogue_.has_value() && kernelsEnabled()) {
+    return describeSegmentExecution(*fusion_);
   }
   return "ATen: " + why_aten_;
 }

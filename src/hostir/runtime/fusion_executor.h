@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hostir/host_ir/gemm_epilogue.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/runtime/compiled_segment.h"
@@ -17,7 +18,8 @@ class ExpressionEvaluator;
 
 // Runs a whole fusion on one device: validates the inputs, binds them, and
 // runs the fusion as one compiled kernel (compiled on the first run, from
-// the kernel cache) where the kernel layer takes all its ops, else
+// the kernel cache) where the kernel layer takes all its ops, as one GEMM
+// with post-ops where it is a linear and its epilogue (GemmEpilogue), else
 // evaluates every op in topological order with ATen. Preallocated outputs
 // are written in place.
 class FusionExecutor {
@@ -44,8 +46,9 @@ class FusionExecutor {
     return *fusion_;
   }
 
-  // How the fusion runs: "compiled kernel for <target>" or "ATen: <why>"
-  // (compiles it if it has not been yet).
+  // How the fusion runs: "compiled kernel for <target>", "GEMM with
+  // post-ops: <epilogue>" or "ATen: <why>" (compiles it if it has not been
+  // yet).
   std::string execution();
 
  private:
@@ -63,16 +66,23 @@ class FusionExecutor {
   CompiledSegment* compiled();
   std::vector<at::Tensor> runWithAten(ExpressionEvaluator& ee,
                                       const std::vector<at::Tensor>& outputs);
+  // The linear and its epilogue as one oneDNN matmul with post-ops; false,
+  // computing nothing, where oneDNN does not take it (linearThroughDnnlOut).
+  bool runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Tensor>& results);
 
   std::unique_ptr<Fusion> owned_;  // null when borrowed
   const Fusion* fusion_ = nullptr;
   std::vector<Expr*> exprs_;  // topological order, computed once
   // Per expr: intermediates no later expr reads.
   std::vector<std::vector<const Val*>> dead_after_;
+  std::optional<GemmEpilogue> gemm_epilogue_;
   std::mutex compile_mutex_;
   bool compile_tried_ = false;
   std::unique_ptr<CompiledSegment> compiled_;
   std::string why_aten_;
 };
+
+// Segments run as one GEMM with post-ops so far in this process (for tests).
+int64_t gemmsWithPostOpsRun();
 
 }  // namespace hostir

@@ -130,6 +130,13 @@ bool isPacked(const TensorView* tv, const at::Tensor& tensor) {
 
 void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& packed,
                      const Layout& layout, const std::optional<at::Tensor>& bias) {
+  MatmulEpilogue epilogue;
+  epilogue.bias = bias;
+  packedMatmulOut(out, lhs, packed, layout, epilogue);
+}
+
+void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& packed,
+                     const Layout& layout, const MatmulEpilogue& epilogue) {
   HOSTIR_CHECK(packed.dim() == 3 && packed.size(2) == layout.n_block, "a GEMM operand packed in ",
                layout.toString(), " is [ceilDiv(N, ", layout.n_block, "), K rounded up to ",
                Layout::kDnnlKBlock, ", ", layout.n_block, "], got sizes ", packed.sizes());
@@ -147,37 +154,55 @@ void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Ten
   if (out.is_meta() || lhs.is_meta() || packed.is_meta()) {
     return;  // a shape check (FusionChecks): oneDNN needs data
   }
-  MatmulEpilogue epilogue;
-  epilogue.bias = bias;
   dnnlMatmulOut(out, lhs, packed, layout, epilogue);
 }
 
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
-                          const c10::optional<at::Tensor>& bias) {
+                          const MatmulEpilogue& epilogue) {
   const char* engine = std::getenv("HOSTIR_GEMM");
   if (engine != nullptr && *engine != '\0' && std::strcmp(engine, "dnnl") != 0) {
     HOSTIR_CHECK(std::strcmp(engine, "aten") == 0, "HOSTIR_GEMM='", engine,
                  "' is not a GEMM engine; valid: dnnl (the default) or aten");
     return false;
   }
+  const std::optional<at::Tensor>& bias = epilogue.bias;
+  const std::optional<at::Tensor>& residual = epilogue.residual;
   const bool floats =
       in.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
       out.scalar_type() == at::kFloat &&
-      (!bias.has_value() || (bias->scalar_type() == at::kFloat && bias->dim() == 1));
+      (!bias.has_value() || (bias->scalar_type() == at::kFloat && bias->dim() == 1)) &&
+      (!residual.has_value() || residual->scalar_type() == at::kFloat);
   // Meta tensors (FusionChecks' shape checks) and empty chunks: ATen's linear
   // checks and computes those without data.
   if (!floats || in.dim() < 2 || weight.dim() != 2 || in.numel() == 0 || weight.numel() == 0 ||
       in.is_meta() || weight.is_meta() || out.is_meta()) {
     return false;
   }
+  if (residual.has_value()) {
+    // The post-op reads a tensor of the result's sizes or one row of it; one
+    // sharing out's memory would be read while the GEMM writes it.
+    const bool row = residual->dim() == 1 && residual->size(0) == out.size(-1);
+    if ((!row && residual->sizes() != out.sizes()) || residual->is_meta() ||
+        residual->is_alias_of(out)) {
+      return false;
+    }
+  }
   const int64_t n_block = dnnlPreferredNBlock(weight.size(1), weight.size(0));
   if (n_block == 0) {
     return false;
   }
   const Layout layout = Layout::dnnlBlocked(n_block, /*n_axis=*/0);
-  packedMatmulOut(out, in, packMatmulRhsCached(weight, layout), layout,
-                  bias.has_value() ? std::optional<at::Tensor>(*bias) : std::nullopt);
+  packedMatmulOut(out, in, packMatmulRhsCached(weight, layout), layout, epilogue);
   return true;
+}
+
+bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
+                          const c10::optional<at::Tensor>& bias) {
+  MatmulEpilogue epilogue;
+  if (bias.has_value()) {
+    epilogue.bias = *bias;
+  }
+  return linearThroughDnnlOut(out, in, weight, epilogue);
 }
 
 }  // namespace hostir

@@ -40,18 +40,25 @@ void rememberPlainSizes(const at::Tensor& packed, std::vector<int64_t> plain_siz
 // Whether `tensor` holds `tv` in a blocked layout (one more axis than `tv`).
 bool isPacked(const TensorView* tv, const at::Tensor& tensor);
 
-// A plain linear, out = in @ weight^T (+ bias), through oneDNN where that
-// pays (docs/kernels.md, "GEMMs"): the weight packed once per version
-// (packMatmulRhsCached) into the blocked layout oneDNN's matmul prefers on
-// this machine, then that matmul. Returns false, computing nothing, where
-// it does not apply: HOSTIR_GEMM=aten, a dtype other than float, a 1-D
-// input or a weight that is not 2-D, or a machine where oneDNN keeps B
-// plain (avx2). Throws for a HOSTIR_GEMM other than dnnl or aten.
+// A plain linear, out = in @ weight^T (+ bias), then `epilogue`'s GELU and
+// residual add, through oneDNN where that pays (docs/kernels.md, "GEMMs"):
+// the weight packed once per version (packMatmulRhsCached) into the blocked
+// layout oneDNN's matmul prefers on this machine, then that matmul with the
+// epilogue as post-ops. Returns false, computing nothing, where it does not
+// apply: HOSTIR_GEMM=aten, a dtype other than float, a 1-D input or a weight
+// that is not 2-D, a residual of neither out's sizes nor [N] or overlapping
+// out, or a machine where oneDNN keeps B plain (avx2). Throws for a
+// HOSTIR_GEMM other than dnnl or aten.
+bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
+                          const MatmulEpilogue& epilogue);
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
                           const c10::optional<at::Tensor>& bias);
 
-// out[..., N] = lhs[..., K] @ B (+ bias) with B packed in `layout`.
+// out[..., N] = lhs[..., K] @ B (+ bias) with B packed in `layout`; the
+// second form also runs the epilogue's GELU and residual add as post-ops.
 void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& packed,
                      const Layout& layout, const std::optional<at::Tensor>& bias = std::nullopt);
+void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& packed,
+                     const Layout& layout, const MatmulEpilogue& epilogue);
 
 }  // namespace hostir

@@ -182,6 +182,32 @@ TEST(PlainLinearThroughDnnlTest, LeavesWhatItDoesNotTakeToAten) {
       0u);
 }
 
+// A GELU and a residual add as post-ops of the packed GEMM; a residual of
+// another shape, or one sharing the output's memory, is left to ATen.
+TEST(PlainLinearThroughDnnlTest, RunsTheEpilogueOrLeavesItToAten) {
+  at::Tensor x = at::randn({50, 96});
+  at::Tensor w = at::randn({130, 96});
+  MatmulEpilogue epilogue;
+  epilogue.bias = at::randn({130});
+  epilogue.gelu = true;
+  epilogue.residual = at::randn({50, 130});
+  const bool packs_here = dnnlPreferredNBlock(96, 130) > 0;
+  at::Tensor out = at::full({50, 130}, -7.0f);
+  EXPECT_EQ(linearThroughDnnlOut(out, x, w, epilogue), packs_here);
+  if (packs_here) {
+    EXPECT_TRUE(at::allclose(out, at::gelu(at::linear(x, w, *epilogue.bias)) + *epilogue.residual,
+                             1e-4, 1e-5));
+  } else {
+    EXPECT_TRUE(at::equal(out, at::full({50, 130}, -7.0f))) << "nothing computed";
+  }
+  at::Tensor untouched = at::full({50, 130}, -7.0f);
+  epilogue.residual = at::randn({50, 1});
+  EXPECT_FALSE(linearThroughDnnlOut(untouched, x, w, epilogue)) << "a [50, 1] residual";
+  epilogue.residual = untouched;
+  EXPECT_FALSE(linearThroughDnnlOut(untouched, x, w, epilogue)) << "a residual that is the output";
+  EXPECT_TRUE(at::equal(untouched, at::full({50, 130}, -7.0f))) << "nothing computed";
+}
+
 TEST(TargetDetectionTest, EnvironmentOverridesAndPerRankLists) {
   const std::string cpuinfo = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n";
   EXPECT_EQ(cpuFlags(cpuinfo), " fpu sse2 avx avx2 fma");

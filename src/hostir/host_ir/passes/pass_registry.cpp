@@ -6,6 +6,7 @@
 
 #include "hostir/host_ir/passes/buffer_shrinking.h"
 #include "hostir/host_ir/passes/communication_lowering.h"
+#include "hostir/host_ir/passes/gemm_epilogues.h"
 #include "hostir/host_ir/passes/loop_host_units.h"
 #include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
@@ -74,6 +75,9 @@ std::vector<RegisteredPass> buildTable() {
       onEveryHostProgram("loop_host_units",
                          "runs of pointwise/reduction ops in a loop body become one kernel",
                          groupLoopOpsIntoHostUnits),
+      onEveryHostProgram("gemm_epilogues",
+                         "a linear and the GELU/add unit after it become one GEMM with post-ops",
+                         foldGemmEpilogues),
   };
 }
 

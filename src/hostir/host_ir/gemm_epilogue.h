@@ -1,0 +1,41 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "hostir/ir/fusion.h"
+
+namespace hostir {
+
+class LinearOp;
+class TensorView;
+
+// A segment that is one `linear` and the ops after it that a GEMM engine
+// runs on each output tile before storing it (oneDNN's post-ops,
+// docs/kernels.md, "GEMMs"): a GELU, then an add of a tensor of the
+// result's shape (a residual) or of its last axis (a row vector). Such a
+// segment runs as one matmul with post-ops, so the epilogue costs no pass
+// over memory of its own.
+//
+//   T2 = linear(T0, T1)        one oneDNN matmul on T1 packed, with
+//   T3 = gelu(T2)        ->    post-ops (gelu, binary_add T4)
+//   T5 = add(T3, T4)
+struct GemmEpilogue {
+  const LinearOp* linear = nullptr;
+  bool gelu = false;
+  // A segment input added last, or null.
+  const TensorView* residual = nullptr;
+  // The segment's one output.
+  const TensorView* out = nullptr;
+};
+
+// The segment's GEMM and epilogue, or nullopt with the reason in `why_not`
+// (when given): another op, an intermediate the segment also outputs, an
+// order the post-ops cannot express, a dtype other than float.
+std::optional<GemmEpilogue> matchGemmEpilogue(const Fusion& segment,
+                                              std::string* why_not = nullptr);
+
+// "linear + gelu + residual add" for messages and the host program printout.
+std::string describe(const GemmEpilogue& epilogue);
+
+}  // namespace hostir
