@@ -9,7 +9,9 @@ process with the same intra-op threads.
     both GEMMs and the GELU on oneDNN tensors, the result converted back;
 (c) hostir (fd.execute of the unchunked block): oneDNN GEMMs on weights
     packed once, the GELU a post-op of the first GEMM (the gemm_epilogues
-    pass).
+    pass);
+(d) the same with that pass off (HOSTIR_DISABLE_PASS=gemm_epilogues while
+    it is lowered): the GELU a pass of its own over the first GEMM's result.
 Prints the median of each and the ratios to the faster torch program.
 
     /usr/bin/python3 benchmarks/bench_mlp_compute.py [--tokens 4096] [--hidden 1024]
@@ -18,6 +20,7 @@ Prints the median of each and the ratios to the faster torch program.
 """
 
 import argparse
+import os
 import statistics
 import time
 
@@ -69,11 +72,17 @@ def main():
     w2 = torch.randn(args.hidden, args.ffn) / args.ffn**0.5
 
     fd = define_block(hostir.FusionCache())
+    fd.execute([x, w1, w2])  # lowered with every pass
+    os.environ["HOSTIR_DISABLE_PASS"] = "gemm_epilogues"
+    fd_unfolded = define_block(hostir.FusionCache())
+    fd_unfolded.execute([x, w1, w2])  # lowered without the fold
+    del os.environ["HOSTIR_DISABLE_PASS"]
     onednn = onednn_program(w1, w2)
     programs = {
         "torch eager (OpenBLAS)": lambda: F.linear(F.gelu(F.linear(x, w1)), w2),
         "torch oneDNN, weights ahead": lambda: onednn(x),
         "hostir fd.execute": lambda: fd.execute([x, w1, w2])[0],
+        "hostir, gemm_epilogues off": lambda: fd_unfolded.execute([x, w1, w2])[0],
     }
     reference = programs["torch eager (OpenBLAS)"]()
     for name, program in programs.items():
