@@ -57,7 +57,7 @@ void BM_Linear(benchmark::State& state) {
 
   MatmulEpilogue post;
   post.bias = epilogue == 2 ? std::optional<at::Tensor>(bias) : std::nullopt;
-  post.gelu = epilogue == 1;
+  post.activation = epilogue == 1 ? hostir::MatmulActivation::Gelu : hostir::MatmulActivation::None;
   post.residual = epilogue == 3 ? std::optional<at::Tensor>(residual) : std::nullopt;
   const hostir::Layout layout = hostir::Layout::dnnlBlocked(64, /*n_axis=*/0);
   at::Tensor packed = hostir::packMatmulRhs(w, layout);

@@ -62,9 +62,10 @@ std::optional<GemmEpilogue> matchGemmEpilogue(const Fusion& segment, std::string
     }
     const auto* unary = dynamic_cast<const UnaryOp*>(expr);
     const auto* binary = dynamic_cast<const BinaryOp*>(expr);
-    if (unary != nullptr && unary->type() == UnaryOpType::Gelu && !match.gelu &&
-        match.residual == nullptr) {
-      match.gelu = true;
+    const bool activation = unary != nullptr && (unary->type() == UnaryOpType::Gelu ||
+                                                 unary->type() == UnaryOpType::Relu);
+    if (activation && !match.activation.has_value() && match.residual == nullptr) {
+      match.activation = unary->type();
     } else if (binary != nullptr && binary->type() == BinaryOpType::Add &&
                match.residual == nullptr) {
       const Val* other = binary->lhs() == current ? binary->rhs() : binary->lhs();
@@ -79,7 +80,8 @@ std::optional<GemmEpilogue> matchGemmEpilogue(const Fusion& segment, std::string
       }
       match.residual = residual;
     } else {
-      return fail(why_not, expr->toInlineString() + " is not a GEMM post-op (gelu, then add)");
+      return fail(why_not,
+                  expr->toInlineString() + " is not a GEMM post-op (gelu or relu, then add)");
     }
     current = expr->output(0);
   }
@@ -98,8 +100,8 @@ std::string describe(const GemmEpilogue& epilogue) {
   if (epilogue.linear->hasBias()) {
     text += " + bias";
   }
-  if (epilogue.gelu) {
-    text += " + gelu";
+  if (epilogue.activation.has_value()) {
+    text += " + " + toString(*epilogue.activation);
   }
   if (epilogue.residual != nullptr) {
     text += " + add " + epilogue.residual->toInlineString();

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/ops.h"
 
 namespace hostir {
 
@@ -12,8 +13,8 @@ class TensorView;
 
 // A segment that is one `linear` and the ops after it that a GEMM engine
 // runs on each output tile before storing it (oneDNN's post-ops,
-// docs/kernels.md, "GEMMs"): a GELU, then an add of a tensor of the
-// result's shape (a residual) or of its last axis (a row vector). Such a
+// docs/kernels.md, "GEMMs"): a GELU or a ReLU, then an add of a tensor of
+// the result's shape (a residual) or of its last axis (a row vector). Such a
 // segment runs as one matmul with post-ops, so the epilogue costs no pass
 // over memory of its own.
 //
@@ -22,7 +23,8 @@ class TensorView;
 //   T5 = add(T3, T4)
 struct GemmEpilogue {
   const LinearOp* linear = nullptr;
-  bool gelu = false;
+  // Gelu or Relu, applied first.
+  std::optional<UnaryOpType> activation;
   // A segment input added last, or null.
   const TensorView* residual = nullptr;
   // The segment's one output.
@@ -35,7 +37,7 @@ struct GemmEpilogue {
 std::optional<GemmEpilogue> matchGemmEpilogue(const Fusion& segment,
                                               std::string* why_not = nullptr);
 
-// "linear + gelu + residual add" for messages and the host program printout.
+// "linear + gelu + add T4_g_float[...]" for the host program printout.
 std::string describe(const GemmEpilogue& epilogue);
 
 }  // namespace hostir

@@ -78,7 +78,8 @@ struct Primitive {
 // job milliseconds.
 const Primitive& primitiveFor(const memory::desc& src, const memory::desc& weights,
                               const std::optional<memory::desc>& bias, const memory::desc& dst,
-                              bool gelu, const std::optional<memory::desc>& residual) {
+                              MatmulActivation activation,
+                              const std::optional<memory::desc>& residual) {
   std::vector<int64_t> key;
   auto add = [&key](const memory::desc& desc) {
     const dnnl_memory_desc_t& data = desc.data;
@@ -96,7 +97,7 @@ const Primitive& primitiveFor(const memory::desc& src, const memory::desc& weigh
   add(weights);
   add(dst);
   key.push_back(bias.has_value());
-  key.push_back(gelu);
+  key.push_back(static_cast<int64_t>(activation));
   key.push_back(residual.has_value());
   if (residual) {
     add(*residual);
@@ -109,8 +110,10 @@ const Primitive& primitiveFor(const memory::desc& src, const memory::desc& weigh
     return found->second;
   }
   dnnl::post_ops post_ops;
-  if (gelu) {
+  if (activation == MatmulActivation::Gelu) {
     post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+  } else if (activation == MatmulActivation::Relu) {
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   }
   if (residual) {
     post_ops.append_binary(dnnl::algorithm::binary_add, *residual);
@@ -168,7 +171,7 @@ void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tenso
   const memory::desc src = plainDesc(x);
   const memory::desc dst = plainDesc(result);
   const Primitive& primitive =
-      primitiveFor(src, weights, bias_desc, dst, epilogue.gelu, residual_desc);
+      primitiveFor(src, weights, bias_desc, dst, epilogue.activation, residual_desc);
 
   at::Tensor scratch = at::empty({static_cast<int64_t>(primitive.scratchpad.get_size())},
                                  at::TensorOptions().dtype(at::kByte));
@@ -184,7 +187,8 @@ void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tenso
     args.emplace(DNNL_ARG_BIAS, wrap(*bias_desc, bias));
   }
   if (residual_desc) {
-    const int post_op_index = epilogue.gelu ? 1 : 0;  // after the GELU, when there is one
+    // After the activation, when there is one.
+    const int post_op_index = epilogue.activation != MatmulActivation::None ? 1 : 0;
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op_index) | DNNL_ARG_SRC_1,
                  wrap(*residual_desc, residual));
   }

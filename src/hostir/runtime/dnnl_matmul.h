@@ -14,11 +14,15 @@ namespace hostir {
 // the blocked layout its matmul reads (Layout::DnnlBlocked), and epilogues
 // run as the matmul's post-ops on the tile before it is stored.
 
+// The elementwise function an epilogue applies: GELU (erf, as at::gelu) or
+// ReLU.
+enum class MatmulActivation { None, Gelu, Relu };
+
 // What runs on out = lhs @ B before it is stored, in this order: + bias[N],
-// GELU (erf, as at::gelu), + residual (out's shape, or [N]).
+// the activation, + residual (out's shape, or [N]).
 struct MatmulEpilogue {
   std::optional<at::Tensor> bias;
-  bool gelu = false;
+  MatmulActivation activation = MatmulActivation::None;
   std::optional<at::Tensor> residual;
 };
 

@@ -117,7 +117,10 @@ bool FusionExecutor::runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Te
   if (gemm.linear->hasBias()) {
     epilogue.bias = ee.evaluateTensor(gemm.linear->bias());
   }
-  epilogue.gelu = gemm.gelu;
+  if (gemm.activation.has_value()) {
+    epilogue.activation =
+        *gemm.activation == UnaryOpType::Gelu ? MatmulActivation::Gelu : MatmulActivation::Relu;
+  }
   if (gemm.residual != nullptr) {
     epilogue.residual = ee.evaluateTensor(gemm.residual);
   }

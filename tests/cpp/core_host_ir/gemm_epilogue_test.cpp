@@ -45,10 +45,23 @@ TEST_F(GemmEpilogueTest, LinearThenGelu) {
   fusion_.addOutput(out);
   std::optional<GemmEpilogue> match = matchGemmEpilogue(fusion_);
   ASSERT_TRUE(match.has_value());
-  EXPECT_TRUE(match->gelu);
+  EXPECT_EQ(match->activation, UnaryOpType::Gelu);
   EXPECT_EQ(match->residual, nullptr);
   EXPECT_EQ(match->out, out);
   EXPECT_EQ(describe(*match), "linear + gelu");
+}
+
+TEST_F(GemmEpilogueTest, LinearThenRelu) {
+  fusion_.addOutput(relu(linearOfInputs()));
+  std::optional<GemmEpilogue> match = matchGemmEpilogue(fusion_);
+  ASSERT_TRUE(match.has_value());
+  EXPECT_EQ(match->activation, UnaryOpType::Relu);
+  EXPECT_EQ(describe(*match), "linear + relu");
+}
+
+TEST_F(GemmEpilogueTest, TwoActivationsAreNotPostOps) {
+  fusion_.addOutput(gelu(relu(linearOfInputs())));
+  EXPECT_NE(whyNot().find("is not a GEMM post-op"), std::string::npos);
 }
 
 // A bias of the linear itself, GELU, then an add of a tensor of the result's
@@ -61,7 +74,7 @@ TEST_F(GemmEpilogueTest, BiasGeluAndResidual) {
   fusion_.addOutput(add(residual, gelu(linear(x, w, b))));
   std::optional<GemmEpilogue> match = matchGemmEpilogue(fusion_);
   ASSERT_TRUE(match.has_value());
-  EXPECT_TRUE(match->gelu);
+  EXPECT_EQ(match->activation, UnaryOpType::Gelu);
   EXPECT_EQ(match->residual, residual);
   EXPECT_EQ(describe(*match).rfind("linear + bias + gelu + add T", 0), 0u) << describe(*match);
 }
@@ -71,7 +84,7 @@ TEST_F(GemmEpilogueTest, ResidualAloneAndARowVector) {
   fusion_.addOutput(add(linearOfInputs(), row));
   std::optional<GemmEpilogue> match = matchGemmEpilogue(fusion_);
   ASSERT_TRUE(match.has_value());
-  EXPECT_FALSE(match->gelu);
+  EXPECT_FALSE(match->activation.has_value());
   EXPECT_EQ(match->residual, row);
 }
 

@@ -60,6 +60,23 @@ TEST_F(GemmEpiloguesTest, LinearThenGeluIsOneUnit) {
   expectMatchesAten(fusion_, {tx, tw}, {at::gelu(at::linear(tx, tw))}, kRtol, kAtol);
 }
 
+// `hostir list`'s mlp: a ReLU after the linear, a row vector added after it.
+TEST_F(GemmEpiloguesTest, ReluAndARowVectorAreOneUnit) {
+  TensorView* x = input(2);
+  TensorView* w = input(2);
+  TensorView* row = input(1);
+  fusion_.addOutput(add(relu(linear(x, w)), row));
+
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  EXPECT_EQ(execution(onlyGemmUnit(*hic)).rfind("GEMM with post-ops: linear + relu + add", 0), 0u)
+      << execution(onlyGemmUnit(*hic));
+
+  at::Tensor tx = at::randn({24, 40});
+  at::Tensor tw = at::randn({70, 40});
+  at::Tensor trow = at::randn({70});
+  expectMatchesAten(fusion_, {tx, tw, trow}, {at::relu(at::linear(tx, tw)) + trow}, kRtol, kAtol);
+}
+
 // The main job's shape: the linear and the GELU per chunk of a stream loop.
 // The chunk's linear result is no longer stored: its ring buffer is gone.
 TEST_F(GemmEpiloguesTest, ChunkedLinearThenGeluIsOneUnitPerIteration) {

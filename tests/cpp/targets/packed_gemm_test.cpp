@@ -94,13 +94,16 @@ TEST(PackedGemmTest, EpiloguesEqualTheAtenOps) {
   at::Tensor bias = at::randn({37});
   at::Tensor residual = at::randn({2, 5, 37});
   at::Tensor packed = packMatmulRhs(w, kWeightBlocked);
-  MatmulEpilogue all{bias, /*gelu=*/true, residual};
+  MatmulEpilogue all{bias, MatmulActivation::Gelu, residual};
   at::Tensor out = at::empty({2, 5, 37});
   dnnlMatmulOut(out, x, packed, kWeightBlocked, all);
   EXPECT_TRUE(at::allclose(out, at::gelu(at::linear(x, w, bias)) + residual, 1e-4, 1e-5));
-  MatmulEpilogue row_residual{std::nullopt, /*gelu=*/false, bias};  // [N], broadcast
+  MatmulEpilogue row_residual{std::nullopt, MatmulActivation::None, bias};  // [N], broadcast
   dnnlMatmulOut(out, x, packed, kWeightBlocked, row_residual);
   EXPECT_TRUE(at::allclose(out, at::linear(x, w) + bias, 1e-4, 1e-5));
+  MatmulEpilogue relu{std::nullopt, MatmulActivation::Relu, residual};
+  dnnlMatmulOut(out, x, packed, kWeightBlocked, relu);
+  EXPECT_TRUE(at::allclose(out, at::relu(at::linear(x, w)) + residual, 1e-4, 1e-5));
 }
 
 TEST(PackedGemmTest, PackedLinearAndMatmulEqualPlain) {
@@ -189,7 +192,7 @@ TEST(PlainLinearThroughDnnlTest, RunsTheEpilogueOrLeavesItToAten) {
   at::Tensor w = at::randn({130, 96});
   MatmulEpilogue epilogue;
   epilogue.bias = at::randn({130});
-  epilogue.gelu = true;
+  epilogue.activation = MatmulActivation::Gelu;
   epilogue.residual = at::randn({50, 130});
   const bool packs_here = dnnlPreferredNBlock(96, 130) > 0;
   at::Tensor out = at::full({50, 130}, -7.0f);
