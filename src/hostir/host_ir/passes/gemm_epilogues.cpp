@@ -9,6 +9,7 @@
 #include "hostir/host_ir/allocation.h"
 #include "hostir/host_ir/gemm_epilogue.h"
 #include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/program_exprs.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/ops.h"
@@ -20,15 +21,6 @@
 namespace hostir {
 
 namespace {
-
-void collectExprs(const Scope& scope, std::vector<Expr*>& out) {
-  for (Expr* expr : scope) {
-    out.push_back(expr);
-    if (auto* loop = dynamic_cast<ForLoop*>(expr)) {
-      collectExprs(loop->body(), out);
-    }
-  }
-}
 
 // Host-side metadata a linear may be moved past: views and allocations, which
 // write no data.
@@ -63,18 +55,18 @@ class GemmEpilogueFolder {
       if (container_.isOutput(result)) {
         continue;
       }
-      std::vector<Expr*> exprs;
-      collectExprs(container_.topLevel(), exprs);
-      std::vector<Expr*> makers;
+      std::vector<std::pair<Scope*, Expr*>> makers;
+      std::vector<std::pair<Scope*, Expr*>> deallocations;
       bool used = false;
-      for (Expr* expr : exprs) {
-        if (expr->isA<Deallocate>()) {
-          continue;
-        }
+      for (const auto& [scope, expr] : allExprs(container_)) {
         const bool writes = std::find(expr->outputs().begin(), expr->outputs().end(), result) !=
                             expr->outputs().end();
-        if (writes && isMetadata(expr)) {
-          makers.push_back(expr);
+        if (expr->isA<Deallocate>()) {
+          if (reads(expr, result)) {
+            deallocations.emplace_back(scope, expr);
+          }
+        } else if (writes && isMetadata(expr)) {
+          makers.emplace_back(scope, expr);
         } else if (writes || reads(expr, result)) {
           used = true;
         }
@@ -82,47 +74,19 @@ class GemmEpilogueFolder {
       if (used) {
         continue;
       }
-      for (Expr* maker : makers) {
-        scopeOf(maker).erase(maker);
+      for (const auto& [scope, maker] : makers) {
+        scope->erase(maker);
         if (!maker->isA<Allocate>()) {
           dropped_.push_back(maker->input(0));  // the buffer the view was taken of
         }
       }
-      removeDeallocations(result);
+      for (const auto& [scope, deallocation] : deallocations) {
+        scope->erase(deallocation);
+      }
     }
   }
 
  private:
-  Scope& scopeOf(const Expr* expr) {
-    Scope* found = findScope(container_.topLevel(), expr);
-    HOSTIR_ASSERT(found != nullptr, "gemm_epilogues: ", expr->toInlineString(), " is in no scope");
-    return *found;
-  }
-  static Scope* findScope(Scope& scope, const Expr* expr) {
-    if (scope.contains(expr)) {
-      return &scope;
-    }
-    for (Expr* inner : scope) {
-      if (auto* loop = dynamic_cast<ForLoop*>(inner)) {
-        if (Scope* found = findScope(loop->body(), expr)) {
-          return found;
-        }
-      }
-    }
-    return nullptr;
-  }
-
-  void removeDeallocations(const Val* buffer) {
-    std::vector<Expr*> exprs;
-    collectExprs(container_.topLevel(), exprs);
-    for (Expr* expr : exprs) {
-      if (const auto* dealloc = dynamic_cast<const Deallocate*>(expr);
-          dealloc != nullptr && dealloc->buffer() == buffer) {
-        scopeOf(expr).erase(expr);
-      }
-    }
-  }
-
   // The PostOnStream after `linear` in `scope` that reads its result, with
   // only metadata between them; null when there is none.
   static PostOnStream* epilogueUnitAfter(Scope& scope, const LinearOp* linear) {
@@ -144,9 +108,9 @@ class GemmEpilogueFolder {
     if (container_.isOutput(linear->out())) {
       return true;
     }
-    std::vector<Expr*> exprs;
-    collectExprs(container_.topLevel(), exprs);
-    return std::any_of(exprs.begin(), exprs.end(), [&](const Expr* expr) {
+    const std::vector<std::pair<Scope*, Expr*>> exprs = allExprs(container_);
+    return std::any_of(exprs.begin(), exprs.end(), [&](const auto& scoped) {
+      const Expr* expr = scoped.second;
       return expr != post && expr != linear && reads(expr, linear->out());
     });
   }

@@ -7,6 +7,7 @@
 
 #include "hostir/host_ir/alias_select.h"
 #include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/program_exprs.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/ops.h"
@@ -24,15 +25,6 @@ namespace {
 bool joinsKernel(const Expr* expr) {
   return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() || expr->isA<WhereOp>() ||
          expr->isA<BroadcastOp>() || expr->isA<ReductionOp>();
-}
-
-void collectExprs(const Scope& scope, std::vector<const Expr*>& out) {
-  for (const Expr* expr : scope) {
-    out.push_back(expr);
-    if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
-      collectExprs(loop->body(), out);
-    }
-  }
 }
 
 class LoopUnitBuilder {
@@ -84,9 +76,7 @@ class LoopUnitBuilder {
   // The values the program reads or writes outside `run`.
   void usesOutside(const std::vector<Expr*>& run, std::unordered_set<const Val*>& read,
                    std::unordered_set<const Val*>& written) const {
-    std::vector<const Expr*> exprs;
-    collectExprs(container_.topLevel(), exprs);
-    for (const Expr* expr : exprs) {
+    for (const auto& [scope, expr] : allExprs(container_)) {
       if (std::find(run.begin(), run.end(), expr) != run.end()) {
         continue;
       }

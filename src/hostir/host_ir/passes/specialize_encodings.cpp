@@ -10,6 +10,7 @@
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/passes/stream_axis.h"
+#include "hostir/host_ir/program_exprs.h"
 #include "hostir/host_ir/set_encoding.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/iter_domain.h"
@@ -22,22 +23,6 @@
 namespace hostir {
 
 namespace {
-
-// Every expr of the program with the scope that holds it, loops included.
-void collect(Scope& scope, std::vector<std::pair<Scope*, Expr*>>& out) {
-  for (Expr* expr : scope) {
-    out.emplace_back(&scope, expr);
-    if (auto* loop = dynamic_cast<ForLoop*>(expr)) {
-      collect(loop->body(), out);
-    }
-  }
-}
-
-std::vector<std::pair<Scope*, Expr*>> allExprs(HostIrContainer& container) {
-  std::vector<std::pair<Scope*, Expr*>> exprs;
-  collect(container.topLevel(), exprs);
-  return exprs;
-}
 
 // A tensor like `tv` (same extents, sharding and mesh) in the same container.
 TensorView* tensorLike(TensorView* tv) {
