@@ -54,7 +54,8 @@ std::optional<GemmEpilogue> matchGemmEpilogue(const Fusion& segment, std::string
     }
   }
   const Val* current = match.linear->out();
-  // Post-ops in the order the engine applies them: GELU, then an add.
+  // Post-ops in the order the engine applies them: a bias, the activation,
+  // then an add.
   for (size_t i = 1; i < exprs.size(); ++i) {
     const Expr* expr = exprs[i];
     if (segment.isOutput(current) || soleReader(exprs, current) != expr) {
@@ -72,13 +73,19 @@ std::optional<GemmEpilogue> matchGemmEpilogue(const Fusion& segment, std::string
       if (!segment.isInput(other) || !isFloatTensor(other) || other == current) {
         return fail(why_not, expr->toInlineString() + " adds no float input of the segment");
       }
-      const auto* residual = other->as<TensorView>();
+      const auto* added = other->as<TensorView>();
       const int64_t rank = match.linear->out()->rank();
-      if (residual->rank() != rank && residual->rank() != 1) {
+      if (added->rank() != rank && added->rank() != 1) {
         return fail(why_not, expr->toInlineString() +
                                  " adds a tensor of neither the result's rank nor one axis");
       }
-      match.residual = residual;
+      const bool activation_follows = i + 1 < exprs.size() && exprs[i + 1]->isA<UnaryOp>();
+      if (activation_follows && !match.activation.has_value() && added->rank() == 1 &&
+          !match.linear->hasBias() && match.bias == nullptr) {
+        match.bias = added;  // checked below: the activation must be a post-op
+      } else {
+        match.residual = added;
+      }
     } else {
       return fail(why_not,
                   expr->toInlineString() + " is not a GEMM post-op (gelu or relu, then add)");
@@ -99,6 +106,9 @@ std::string describe(const GemmEpilogue& epilogue) {
   std::string text = "linear";
   if (epilogue.linear->hasBias()) {
     text += " + bias";
+  }
+  if (epilogue.bias != nullptr) {
+    text += " + bias " + epilogue.bias->toInlineString();
   }
   if (epilogue.activation.has_value()) {
     text += " + " + toString(*epilogue.activation);

@@ -13,8 +13,9 @@ class TensorView;
 
 // A segment that is one `linear` and the ops after it that a GEMM engine
 // runs on each output tile before storing it (oneDNN's post-ops,
-// docs/kernels.md, "GEMMs"): a GELU or a ReLU, then an add of a tensor of
-// the result's shape (a residual) or of its last axis (a row vector). Such a
+// docs/kernels.md, "GEMMs"): an add of a row vector before an activation
+// (a bias, when the linear has none), a GELU or a ReLU, then an add of a
+// tensor of the result's shape (a residual) or of its last axis. Such a
 // segment runs as one matmul with post-ops, so the epilogue costs no pass
 // over memory of its own.
 //
@@ -23,7 +24,10 @@ class TensorView;
 //   T5 = add(T3, T4)
 struct GemmEpilogue {
   const LinearOp* linear = nullptr;
-  // Gelu or Relu, applied first.
+  // A segment input [N] added before the activation (the GEMM's bias), or
+  // null (the linear's own bias, if any, is the GEMM's bias).
+  const TensorView* bias = nullptr;
+  // Gelu or Relu.
   std::optional<UnaryOpType> activation;
   // A segment input added last, or null.
   const TensorView* residual = nullptr;

@@ -116,6 +116,8 @@ bool FusionExecutor::runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Te
   MatmulEpilogue epilogue;
   if (gemm.linear->hasBias()) {
     epilogue.bias = ee.evaluateTensor(gemm.linear->bias());
+  } else if (gemm.bias != nullptr) {
+    epilogue.bias = ee.evaluateTensor(gemm.bias);
   }
   if (gemm.activation.has_value()) {
     epilogue.activation =

@@ -167,11 +167,11 @@ bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at:
   }
   const std::optional<at::Tensor>& bias = epilogue.bias;
   const std::optional<at::Tensor>& residual = epilogue.residual;
-  const bool floats =
-      in.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
-      out.scalar_type() == at::kFloat &&
-      (!bias.has_value() || (bias->scalar_type() == at::kFloat && bias->dim() == 1)) &&
-      (!residual.has_value() || residual->scalar_type() == at::kFloat);
+  const bool floats = in.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
+                      out.scalar_type() == at::kFloat &&
+                      (!bias.has_value() || (bias->scalar_type() == at::kFloat &&
+                                             bias->dim() == 1 && bias->size(0) == out.size(-1))) &&
+                      (!residual.has_value() || residual->scalar_type() == at::kFloat);
   // Meta tensors (FusionChecks' shape checks) and empty chunks: ATen's linear
   // checks and computes those without data.
   if (!floats || in.dim() < 2 || weight.dim() != 2 || in.numel() == 0 || weight.numel() == 0 ||

@@ -88,6 +88,28 @@ TEST_F(GemmEpilogueTest, ResidualAloneAndARowVector) {
   EXPECT_EQ(match->residual, row);
 }
 
+// A row vector added before the activation is the GEMM's bias when the
+// linear has none; with a bias of its own, the add is no post-op there.
+TEST_F(GemmEpilogueTest, ARowAddedBeforeTheActivationIsTheBias) {
+  TensorView* h = linearOfInputs();
+  TensorView* b = input(1);
+  fusion_.addOutput(gelu(add(h, b)));
+  std::optional<GemmEpilogue> match = matchGemmEpilogue(fusion_);
+  ASSERT_TRUE(match.has_value());
+  EXPECT_EQ(match->bias, b);
+  EXPECT_EQ(match->residual, nullptr);
+  EXPECT_EQ(describe(*match).rfind("linear + bias T", 0), 0u) << describe(*match);
+}
+
+TEST_F(GemmEpilogueTest, ASecondBiasIsNotAPostOp) {
+  TensorView* x = input(2);
+  TensorView* w = input(2);
+  TensorView* b = input(1);
+  TensorView* second = input(1);
+  fusion_.addOutput(relu(add(linear(x, w, b), second)));
+  EXPECT_NE(whyNot().find("is not a GEMM post-op"), std::string::npos);
+}
+
 TEST_F(GemmEpilogueTest, ALinearAloneHasNoEpilogue) {
   fusion_.addOutput(linearOfInputs());
   EXPECT_NE(whyNot().find("no epilogue"), std::string::npos);

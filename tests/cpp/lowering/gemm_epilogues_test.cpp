@@ -60,6 +60,23 @@ TEST_F(GemmEpiloguesTest, LinearThenGeluIsOneUnit) {
   expectMatchesAten(fusion_, {tx, tw}, {at::gelu(at::linear(tx, tw))}, kRtol, kAtol);
 }
 
+// A bias added as an op of its own, then the GELU: the GEMM's bias.
+TEST_F(GemmEpiloguesTest, ABiasAddedAfterTheLinearIsItsBias) {
+  TensorView* x = input(2);
+  TensorView* w = input(2);
+  TensorView* b = input(1);
+  fusion_.addOutput(gelu(add(linear(x, w), b)));
+
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  EXPECT_EQ(execution(onlyGemmUnit(*hic)).rfind("GEMM with post-ops: linear + bias T", 0), 0u)
+      << execution(onlyGemmUnit(*hic));
+
+  at::Tensor tx = at::randn({24, 40});
+  at::Tensor tw = at::randn({70, 40});
+  at::Tensor tb = at::randn({70});
+  expectMatchesAten(fusion_, {tx, tw, tb}, {at::gelu(at::linear(tx, tw) + tb)}, kRtol, kAtol);
+}
+
 // `hostir list`'s mlp: a ReLU after the linear, a row vector added after it.
 TEST_F(GemmEpiloguesTest, ReluAndARowVectorAreOneUnit) {
   TensorView* x = input(2);

@@ -208,6 +208,9 @@ TEST(PlainLinearThroughDnnlTest, RunsTheEpilogueOrLeavesItToAten) {
   EXPECT_FALSE(linearThroughDnnlOut(untouched, x, w, epilogue)) << "a [50, 1] residual";
   epilogue.residual = untouched;
   EXPECT_FALSE(linearThroughDnnlOut(untouched, x, w, epilogue)) << "a residual that is the output";
+  epilogue.residual.reset();
+  epilogue.bias = at::randn({129});
+  EXPECT_FALSE(linearThroughDnnlOut(untouched, x, w, epilogue)) << "a bias of another width";
   EXPECT_TRUE(at::equal(untouched, at::full({50, 130}, -7.0f))) << "nothing computed";
 }
 
