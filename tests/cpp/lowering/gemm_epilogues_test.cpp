@@ -187,6 +187,27 @@ TEST_F(GemmEpiloguesTest, ALinearReadTwiceStaysApart) {
   expectMatchesAten(fusion_, {tx, tw}, {th, at::gelu(th)}, kRtol, kAtol);
 }
 
+// Per chunk, the linear writes its slice of h, a program output: folding
+// would leave h unwritten.
+TEST_F(GemmEpiloguesTest, AChunkOfAProgramOutputStaysApart) {
+  TensorView* x = input(2);
+  TensorView* w = input(2);
+  TensorView* h = linear(x, w);
+  TensorView* g = gelu(h);
+  for (TensorView* tv : {h, g}) {
+    tv->split(0, 4, /*inner_split=*/false);
+    tv->axis(0)->parallelize(ParallelType::Stream);
+  }
+  fusion_.addOutput(h);
+  fusion_.addOutput(g);
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  EXPECT_EQ(exprsOfKind<LinearOp>(*hic).size(), 1u) << hic->toString();
+  at::Tensor tx = at::randn({32, 24});
+  at::Tensor tw = at::randn({16, 24});
+  at::Tensor th = at::linear(tx, tw);
+  expectMatchesAten(fusion_, {tx, tw}, {th, at::gelu(th)}, kRtol, kAtol);
+}
+
 TEST_F(GemmEpiloguesTest, AnEpilogueThatIsNoPostOpStaysApart) {
   TensorView* x = input(2);
   TensorView* w = input(2);

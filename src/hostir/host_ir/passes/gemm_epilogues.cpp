@@ -102,17 +102,37 @@ class GemmEpilogueFolder {
     return nullptr;
   }
 
-  // Whether anything but `post` reads the linear's result or the program
-  // outputs it.
+  // Whether anything but `post` could see what the linear writes: a reader
+  // of its result, or of the buffer its result is a view of (a slice of a
+  // program output, say), or the program's outputs. A chunk's slice of a
+  // ring buffer that only the chunk's views read is private.
   bool readElsewhere(const LinearOp* linear, const PostOnStream* post) const {
-    if (container_.isOutput(linear->out())) {
-      return true;
-    }
     const std::vector<std::pair<Scope*, Expr*>> exprs = allExprs(container_);
-    return std::any_of(exprs.begin(), exprs.end(), [&](const auto& scoped) {
-      const Expr* expr = scoped.second;
-      return expr != post && expr != linear && reads(expr, linear->out());
-    });
+    const Val* current = linear->out();
+    const Expr* view_of_current = nullptr;  // the view that `current` is taken by
+    while (current != nullptr) {
+      if (container_.isOutput(current) || container_.isInput(current)) {
+        return true;
+      }
+      const Expr* maker = nullptr;
+      for (const auto& [scope, expr] : exprs) {
+        if (expr == post || expr == linear || expr == view_of_current || expr->isA<Deallocate>()) {
+          continue;
+        }
+        const bool writes = std::find(expr->outputs().begin(), expr->outputs().end(), current) !=
+                            expr->outputs().end();
+        if (writes && isMetadata(expr) && !expr->isA<Allocate>()) {
+          maker = expr;
+        } else if (writes && expr->isA<Allocate>()) {
+          continue;
+        } else if (writes || reads(expr, current)) {
+          return true;
+        }
+      }
+      view_of_current = maker;
+      current = maker != nullptr ? maker->input(0) : nullptr;
+    }
+    return false;
   }
 
   void tryFold(Scope& scope, LinearOp* linear) {
