@@ -80,3 +80,36 @@ assert torch.allclose(out.sum(1), torch.ones(8), atol=1e-5)
     assert result.returncode == 0, result.stderr
     text = result.stdout + result.stderr
     assert text.count("produce out0") == 1, text
+
+
+GEMM_EPILOGUE_SCRIPT = r"""
+import torch, hostir
+with hostir.FusionDefinition() as fd:
+    x = fd.define_tensor(2)
+    w = fd.define_tensor(2)
+    r = fd.define_tensor(2)
+    fd.add_output(fd.ops.add(fd.ops.gelu(fd.ops.linear(x, w)), r))
+torch.manual_seed(0)
+x, w, r = torch.randn(33, 64), torch.randn(80, 64), torch.randn(33, 80)
+for _ in range(2):
+    (out,) = fd.execute([x, w, r])
+expected = torch.nn.functional.gelu(torch.nn.functional.linear(x, w)) + r
+assert torch.allclose(out, expected, rtol=1e-4, atol=1e-5), (out - expected).abs().max()
+"""
+
+
+def test_a_linear_and_its_gelu_and_add_run_as_one_gemm_from_python(tmp_path):
+    # The gemm_epilogues pass folds the linear into the HostUnit of its GELU
+    # and residual add (printed as the unit's fusion, not as a top-level op),
+    # and every mode computes what torch does.
+    for extra in ({}, {"HOSTIR_DISABLE_PASS": "gemm_epilogues"}, {"HOSTIR_KERNELS": "aten"},
+                  {"HOSTIR_GEMM": "aten"}):
+        env = dict(os.environ, HOSTIR_KERNEL_CACHE_DIR=str(tmp_path / "kernels"),
+                   HOSTIR_DUMP="host_ir", **extra)
+        result = subprocess.run([sys.executable, "-c", GEMM_EPILOGUE_SCRIPT], env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, (extra, result.stderr)
+        program, _, units = result.stdout.partition("\nHostUnit ")
+        folded = "gemm_epilogues" not in extra.get("HOSTIR_DISABLE_PASS", "")
+        assert ("= linear(" in program) != folded, (extra, result.stdout)
+        assert ("= linear(" in units) == folded, (extra, result.stdout)
