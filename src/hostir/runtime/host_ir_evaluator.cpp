@@ -146,6 +146,9 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   bound_streams_.clear();
   works_.clear();
   coalescing_.reset();
+  // The last run's bindings are gone: its buffers that nobody holds any more
+  // can serve this run.
+  buffers_.recycle();
   for (const auto& [symbol, value] : options.symbols) {
     ee_.bind(symbol, value);
   }
@@ -282,7 +285,8 @@ at::Tensor HostIrEvaluator::allocate(const TensorView* tv, const Layout& layout,
     ee_.bind(tv, buffer);
     return buffer;
   }
-  at::Tensor buffer = zero_init ? at::zeros(shape, options) : at::empty(shape, options);
+  at::Tensor buffer =
+      zero_init ? at::zeros(shape, options) : buffers_.take(shape, toAtenType(tv->dtype()));
   ee_.bind(tv, buffer);
   return buffer;
 }

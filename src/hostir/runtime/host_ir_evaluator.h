@@ -15,6 +15,7 @@
 #include "hostir/host_ir/host_dispatch.h"
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/ir/encoding.h"
+#include "hostir/runtime/buffer_pool.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/fusion_executor.h"
 
@@ -210,6 +211,8 @@ class HostIrEvaluator final : public HostIrDispatch {
   // waiting for a collective must not give up before the collective does).
   runtime::WaitTimeout wait_timeout_{0};
 
+  // Large intermediates of earlier runs, reused (buffer_pool.h).
+  BufferPool buffers_;
   // Held by run() from start to end: runs are serialized.
   std::mutex run_mutex_;
   // Declared last, destroyed first: joins the workers before anything their

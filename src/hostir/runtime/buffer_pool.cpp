@@ -1,0 +1,64 @@
+#include "hostir/runtime/buffer_pool.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+#include "hostir/ir/error.h"
+
+namespace hostir {
+
+int64_t bufferPoolLimitBytes() {
+  const char* text = std::getenv("HOSTIR_BUFFER_POOL_MB");
+  if (text == nullptr || *text == '\0') {
+    return int64_t{2048} << 20;
+  }
+  int64_t megabytes = -1;
+  const char* end = text + std::strlen(text);
+  const auto [rest, error] = std::from_chars(text, end, megabytes);
+  HOSTIR_CHECK(
+      error == std::errc() && rest == end && megabytes >= 0 && megabytes < (int64_t{1} << 40),
+      "HOSTIR_BUFFER_POOL_MB='", text,
+      "' is not a size; valid: a whole number of MiB the buffer pool may hold between "
+      "runs, 0 to turn it off (default 2048)");
+  return megabytes << 20;
+}
+
+at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dtype) {
+  auto found = free_.find(Key{dtype, shape});
+  at::Tensor buffer;
+  if (found != free_.end() && !found->second.empty()) {
+    buffer = std::move(found->second.back());
+    found->second.pop_back();
+    free_bytes_ -= static_cast<int64_t>(buffer.nbytes());
+    ++reused_;
+  } else {
+    buffer = at::empty(shape, at::TensorOptions().dtype(dtype));
+  }
+  if (static_cast<int64_t>(buffer.nbytes()) >= kMinBytes) {
+    handed_out_.push_back(buffer);
+  }
+  return buffer;
+}
+
+void BufferPool::recycle() {
+  const int64_t limit = bufferPoolLimitBytes();
+  for (at::Tensor& buffer : handed_out_) {
+    const auto bytes = static_cast<int64_t>(buffer.nbytes());
+    // One reference to the memory: this list's. An output the caller
+    // kept, a view of it, or queued work holding it has another.
+    if (buffer.storage().use_count() != 1 || buffer.use_count() != 1 ||
+        free_bytes_ + bytes > limit) {
+      continue;
+    }
+    free_bytes_ += bytes;
+    free_[Key{buffer.scalar_type(), buffer.sizes().vec()}].push_back(std::move(buffer));
+  }
+  handed_out_.clear();
+  if (limit == 0) {
+    free_.clear();
+    free_bytes_ = 0;
+  }
+}
+
+}  // namespace hostir

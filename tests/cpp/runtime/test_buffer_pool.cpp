@@ -1,0 +1,96 @@
+// BufferPool: the large buffers of a host program's earlier runs serve later
+// runs, but only once nothing else references their memory: an output the
+// caller keeps (or a view of it) is never handed out again.
+
+#include "common/scoped_env.h"
+#include "hostir/runtime/buffer_pool.h"
+#include "hostir/runtime/host_executor.h"
+#include "runtime/runtime_test_utils.h"
+
+namespace hostir::test {
+namespace {
+
+const std::vector<int64_t> kBig{512, 1024};  // 2 MiB of float
+
+TEST(BufferPoolTest, AnUnreferencedBufferIsReused) {
+  BufferPool pool;
+  const void* first = nullptr;
+  {
+    at::Tensor buffer = pool.take(kBig, at::kFloat);
+    first = buffer.data_ptr();
+  }
+  pool.recycle();
+  at::Tensor again = pool.take(kBig, at::kFloat);
+  EXPECT_EQ(again.data_ptr(), first);
+  EXPECT_EQ(pool.reused(), 1);
+  EXPECT_NE(pool.take(kBig, at::kFloat).data_ptr(), first) << "handed out once per run";
+  EXPECT_NE(pool.take(kBig, at::kDouble).data_ptr(), first) << "another dtype";
+}
+
+TEST(BufferPoolTest, AHeldBufferOrAViewOfItIsNotReused) {
+  BufferPool pool;
+  at::Tensor held = pool.take(kBig, at::kFloat);
+  at::Tensor view;
+  {
+    at::Tensor viewed = pool.take(kBig, at::kFloat);
+    view = viewed.narrow(0, 0, 4);
+  }
+  pool.recycle();
+  at::Tensor next = pool.take(kBig, at::kFloat);
+  EXPECT_NE(next.data_ptr(), held.data_ptr());
+  EXPECT_NE(next.data_ptr(), view.data_ptr());
+  EXPECT_EQ(pool.reused(), 0);
+}
+
+TEST(BufferPoolTest, SmallBuffersAndAZeroLimitAreNotPooled) {
+  BufferPool pool;
+  { pool.take({16, 16}, at::kFloat); }
+  {
+    ScopedEnv off("HOSTIR_BUFFER_POOL_MB", "0");
+    { pool.take(kBig, at::kFloat); }
+    pool.recycle();
+    pool.take({16, 16}, at::kFloat);
+    pool.take(kBig, at::kFloat);
+    EXPECT_EQ(pool.reused(), 0);
+  }
+  ScopedEnv bad("HOSTIR_BUFFER_POOL_MB", "lots");
+  try {
+    pool.recycle();
+    ADD_FAILURE() << "expected hostir::Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(
+        std::string(error.what())
+            .rfind("HOSTIR_BUFFER_POOL_MB='lots' is not a size; valid: a whole number of MiB", 0),
+        0u)
+        << error.what();
+  }
+}
+
+// A program whose large intermediate is reused run after run: the results
+// the caller kept from earlier runs still hold their own values.
+TEST(BufferPoolTest, KeptOutputsOfEarlierRunsStayIntact) {
+  Fusion fusion;
+  {
+    FusionGuard fg(&fusion);
+    TensorView* x = makeContigTensor(2);
+    fusion.addInput(x);
+    TensorView* y = add(relu(x), x);
+    y->split(0, 2, /*inner_split=*/false);
+    y->axis(0)->parallelize(ParallelType::Stream);
+    fusion.addOutput(exp(neg(y)));
+  }
+  HostExecutor executor(fusion);
+  std::vector<at::Tensor> inputs;
+  std::vector<at::Tensor> kept;
+  for (int run = 0; run < 4; ++run) {
+    inputs.push_back(at::randn(kBig));
+    kept.push_back(executor.run({inputs.back()}).at(0));
+  }
+  for (size_t run = 0; run < kept.size(); ++run) {
+    const at::Tensor& x = inputs[run];
+    EXPECT_TRUE(allClose(kept[run], at::exp(-(at::relu(x) + x)))) << "run " << run;
+  }
+}
+
+}  // namespace
+}  // namespace hostir::test
