@@ -43,6 +43,10 @@ at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dt
 
 void BufferPool::recycle() {
   const int64_t limit = bufferPoolLimitBytes();
+  // What the last run did not ask for is released: the pool holds the last
+  // run's buffers only, so sizes a program no longer uses do not stay.
+  free_.clear();
+  free_bytes_ = 0;
   for (at::Tensor& buffer : handed_out_) {
     const auto bytes = static_cast<int64_t>(buffer.nbytes());
     // One reference to the memory: this list's. An output the caller
@@ -55,10 +59,6 @@ void BufferPool::recycle() {
     free_[Key{buffer.scalar_type(), buffer.sizes().vec()}].push_back(std::move(buffer));
   }
   handed_out_.clear();
-  if (limit == 0) {
-    free_.clear();
-    free_bytes_ = 0;
-  }
 }
 
 }  // namespace hostir

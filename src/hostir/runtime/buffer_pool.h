@@ -26,8 +26,9 @@ class BufferPool {
   at::Tensor take(const std::vector<int64_t>& shape, at::ScalarType dtype);
   // At the start of a run, after the last run's bindings are dropped: the
   // buffers handed out since the last call that nobody else references any
-  // more become reusable, while the pool holds at most the byte limit
-  // (HOSTIR_BUFFER_POOL_MB, default 2048; 0 turns the pool off).
+  // more become reusable, up to the byte limit (HOSTIR_BUFFER_POOL_MB,
+  // default 2048; 0 turns the pool off); pooled buffers the last run did
+  // not ask for are released.
   void recycle();
 
   // Buffers handed out again rather than allocated, since construction.

@@ -27,6 +27,17 @@ TEST(BufferPoolTest, AnUnreferencedBufferIsReused) {
   EXPECT_NE(pool.take(kBig, at::kDouble).data_ptr(), first) << "another dtype";
 }
 
+// The pool holds the last run's buffers only: one a run did not ask for is
+// released at the next start.
+TEST(BufferPoolTest, ABufferARunDidNotAskForIsReleased) {
+  BufferPool pool;
+  { pool.take(kBig, at::kFloat); }
+  pool.recycle();  // pooled
+  pool.recycle();  // a run that asked for nothing: released
+  { pool.take(kBig, at::kFloat); }
+  EXPECT_EQ(pool.reused(), 0);
+}
+
 TEST(BufferPoolTest, AHeldBufferOrAViewOfItIsNotReused) {
   BufferPool pool;
   at::Tensor held = pool.take(kBig, at::kFloat);
