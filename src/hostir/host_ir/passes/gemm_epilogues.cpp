@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -46,46 +47,6 @@ class GemmEpilogueFolder {
     }
   }
 
-  // Drops views and allocations of dropped results that nothing reads or
-  // writes any more (and their deallocations); a dropped view's source is
-  // dropped in turn (the ring buffer a chunk's slice was taken from).
-  void removeDeadMetadata() {
-    for (size_t i = 0; i < dropped_.size(); ++i) {
-      const Val* result = dropped_[i];
-      if (container_.isOutput(result)) {
-        continue;
-      }
-      std::vector<std::pair<Scope*, Expr*>> makers;
-      std::vector<std::pair<Scope*, Expr*>> deallocations;
-      bool used = false;
-      for (const auto& [scope, expr] : allExprs(container_)) {
-        const bool writes = std::find(expr->outputs().begin(), expr->outputs().end(), result) !=
-                            expr->outputs().end();
-        if (expr->isA<Deallocate>()) {
-          if (reads(expr, result)) {
-            deallocations.emplace_back(scope, expr);
-          }
-        } else if (writes && isMetadata(expr)) {
-          makers.emplace_back(scope, expr);
-        } else if (writes || reads(expr, result)) {
-          used = true;
-        }
-      }
-      if (used) {
-        continue;
-      }
-      for (const auto& [scope, maker] : makers) {
-        scope->erase(maker);
-        if (!maker->isA<Allocate>()) {
-          dropped_.push_back(maker->input(0));  // the buffer the view was taken of
-        }
-      }
-      for (const auto& [scope, deallocation] : deallocations) {
-        scope->erase(deallocation);
-      }
-    }
-  }
-
  private:
   // The PostOnStream after `linear` in `scope` that reads its result, with
   // only metadata between them; null when there is none.
@@ -102,43 +63,53 @@ class GemmEpilogueFolder {
     return nullptr;
   }
 
-  // Whether anything but `post` could see what the linear writes: a reader
-  // of its result, or of the buffer its result is a view of (a slice of a
-  // program output, say), or the program's outputs. A chunk's slice of a
-  // ring buffer that only the chunk's views read is private.
-  bool readElsewhere(const LinearOp* linear, const PostOnStream* post) const {
-    const std::vector<std::pair<Scope*, Expr*>> exprs = allExprs(container_);
+  using ScopedExprs = std::vector<std::pair<Scope*, Expr*>>;
+
+  // The views, allocations and deallocations that exist only to hold the
+  // linear's result (its slice of a ring buffer and the ring buffer, say),
+  // or nullopt when anything but `post` could see what the linear writes: a
+  // reader of its result or of a buffer it is a view of, or the program's
+  // inputs and outputs (a slice of an output `h` must still be written).
+  std::optional<ScopedExprs> privateResultChain(const LinearOp* linear,
+                                                const PostOnStream* post) const {
+    const ScopedExprs exprs = allExprs(container_);
+    ScopedExprs chain;
     const Val* current = linear->out();
-    const Expr* view_of_current = nullptr;  // the view that `current` is taken by
+    const Expr* view_of_current = nullptr;  // the chain's view of `current`
     while (current != nullptr) {
       if (container_.isOutput(current) || container_.isInput(current)) {
-        return true;
+        return std::nullopt;
       }
       const Expr* maker = nullptr;
       for (const auto& [scope, expr] : exprs) {
-        if (expr == post || expr == linear || expr == view_of_current || expr->isA<Deallocate>()) {
+        if (expr == post || expr == linear || expr == view_of_current) {
           continue;
         }
         const bool writes = std::find(expr->outputs().begin(), expr->outputs().end(), current) !=
                             expr->outputs().end();
-        if (writes && isMetadata(expr) && !expr->isA<Allocate>()) {
-          maker = expr;
-        } else if (writes && expr->isA<Allocate>()) {
-          continue;
+        if ((writes && isMetadata(expr)) || (expr->isA<Deallocate>() && reads(expr, current))) {
+          chain.emplace_back(scope, expr);
+          if (writes && !expr->isA<Allocate>()) {
+            maker = expr;
+          }
         } else if (writes || reads(expr, current)) {
-          return true;
+          return std::nullopt;
         }
       }
       view_of_current = maker;
       current = maker != nullptr ? maker->input(0) : nullptr;
     }
-    return false;
+    return chain;
   }
 
   void tryFold(Scope& scope, LinearOp* linear) {
     PostOnStream* post = epilogueUnitAfter(scope, linear);
-    if (post == nullptr || !post->variants().empty() || readElsewhere(linear, post) ||
+    if (post == nullptr || !post->variants().empty() ||
         std::count(post->inputs().begin(), post->inputs().end(), linear->out()) != 1) {
+      return;
+    }
+    const std::optional<ScopedExprs> private_chain = privateResultChain(linear, post);
+    if (!private_chain.has_value()) {
       return;
     }
     const Fusion& epilogue = *post->hostUnit()->fusion();
@@ -210,7 +181,10 @@ class GemmEpilogueFolder {
     scope.insertBefore(post, fused);
     scope.erase(post);
     scope.erase(linear);
-    dropped_.push_back(linear->out());
+    // The linear's result is never stored now: what held it goes too.
+    for (const auto& [holder_scope, holder] : *private_chain) {
+      holder_scope->erase(holder);
+    }
   }
 
   // A tensor of `tv`'s shape (fresh extents, shared through `extents`) and
@@ -251,17 +225,12 @@ class GemmEpilogueFolder {
   }
 
   HostIrContainer& container_;
-  // Results whose last reader this pass removed: their views and
-  // allocations may now be dead.
-  std::vector<const Val*> dropped_;
 };
 
 }  // namespace
 
 void foldGemmEpilogues(HostIrContainer& container) {
-  GemmEpilogueFolder folder(container);
-  folder.run(container.topLevel());
-  folder.removeDeadMetadata();
+  GemmEpilogueFolder(container).run(container.topLevel());
 }
 
 }  // namespace hostir
