@@ -1,27 +1,13 @@
 #include "hostir/runtime/buffer_pool.h"
 
-#include <charconv>
-#include <cstdlib>
-#include <cstring>
-
-#include "hostir/ir/error.h"
+#include "hostir/runtime/environment_count.h"
 
 namespace hostir {
 
 int64_t bufferPoolLimitBytes() {
-  const char* text = std::getenv("HOSTIR_BUFFER_POOL_MB");
-  if (text == nullptr || *text == '\0') {
-    return int64_t{2048} << 20;
-  }
-  int64_t megabytes = -1;
-  const char* end = text + std::strlen(text);
-  const auto [rest, error] = std::from_chars(text, end, megabytes);
-  HOSTIR_CHECK(
-      error == std::errc() && rest == end && megabytes >= 0 && megabytes < (int64_t{1} << 40),
-      "HOSTIR_BUFFER_POOL_MB='", text,
-      "' is not a size; valid: a whole number of MiB the buffer pool may hold between "
-      "runs, 0 to turn it off (default 2048)");
-  return megabytes << 20;
+  return countFromEnvironment("HOSTIR_BUFFER_POOL_MB", 2048, 0, int64_t{1} << 30,
+                              "MiB the buffer pool may hold between runs (0: off)")
+         << 20;
 }
 
 at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dtype) {

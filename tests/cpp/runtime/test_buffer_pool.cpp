@@ -71,7 +71,8 @@ TEST(BufferPoolTest, SmallBuffersAndAZeroLimitAreNotPooled) {
   } catch (const Error& error) {
     EXPECT_EQ(
         std::string(error.what())
-            .rfind("HOSTIR_BUFFER_POOL_MB='lots' is not a size; valid: a whole number of MiB", 0),
+            .rfind("HOSTIR_BUFFER_POOL_MB='lots' is not a number of MiB the buffer pool may hold",
+                   0),
         0u)
         << error.what();
   }

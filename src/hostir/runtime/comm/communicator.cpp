@@ -16,6 +16,7 @@
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/mpi_world.h"
+#include "hostir/runtime/environment_count.h"
 #include "hostir/runtime/streams/stream_timeout.h"
 #include "hostir/runtime/target_detection.h"
 
@@ -41,31 +42,13 @@ std::chrono::milliseconds Communicator::timeoutFromEnvironment() {
   return runtime::parseTimeoutSeconds("HOSTIR_COMM_TIMEOUT_S", text);
 }
 
-namespace {
-
-// The count in environment variable `name`, from 1 to `max`, or `fallback`
-// when it is unset or empty; throws naming the variable and what it counts.
-int64_t countFromEnvironment(const char* name, int64_t fallback, int64_t max, const char* counted) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') {
-    return fallback;
-  }
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  HOSTIR_CHECK(end != text && *end == '\0' && value >= 1 && value <= max, name, "='", text,
-               "' is not a number of ", counted, " from 1 to ", max);
-  return value;
-}
-
-}  // namespace
-
 int64_t Communicator::collectivesInFlight() {
-  return countFromEnvironment("HOSTIR_COLLECTIVES_IN_FLIGHT", kDefaultCollectivesInFlight, 16,
+  return countFromEnvironment("HOSTIR_COLLECTIVES_IN_FLIGHT", kDefaultCollectivesInFlight, 1, 16,
                               "collectives");
 }
 
 int64_t Communicator::collectiveStripes() {
-  return countFromEnvironment("HOSTIR_COMM_STRIPES", kDefaultCollectiveStripes,
+  return countFromEnvironment("HOSTIR_COMM_STRIPES", kDefaultCollectiveStripes, 1,
                               kMaxCollectiveStripes, "stripes");
 }
 
