@@ -27,10 +27,17 @@ TensorView* input(Fusion& fusion, int64_t ndims, const DeviceMesh& mesh, int64_t
 // over this rank's heads, reduced over all heads into [T, H] sharded on T.
 TensorView* sequenceParallelAttention(TensorView* xn, TensorView* wq, TensorView* wk,
                                       TensorView* wv, TensorView* wo, const DeviceMesh& mesh,
-                                      int64_t head_dim) {
+                                      int64_t head_dim, int64_t chunks) {
   // One allgather of the tokens feeds the three projections.
   TensorView* gathered = shard(set(xn), mesh);
   TensorView* q = shardOn(matmul(gathered, wq), mesh, 0);  // [nh, T, hd]
+  if (chunks > 1) {
+    // The queries' tokens in chunks; the split reaches scores, softmax and
+    // the per-head outputs (propagate_stream_axes), and causality bounds
+    // each chunk's keys (causal_key_ranges). Loop axes: [DIDx, nh/d, T, hd].
+    q->split(2, chunks, /*inner_split=*/false);
+    q->axis(2)->parallelize(ParallelType::Stream);
+  }
   TensorView* k = shardOn(matmul(gathered, wk), mesh, 0);
   TensorView* v = shardOn(matmul(gathered, wv), mesh, 0);
   TensorView* scores =
@@ -75,7 +82,7 @@ std::unique_ptr<Fusion> buildSequenceParallelMlp(int64_t devices, int64_t chunks
 }
 
 std::unique_ptr<Fusion> buildTransformerLayer(int64_t devices, int64_t head_dim,
-                                              int64_t mlp_chunks) {
+                                              int64_t chunks) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   DeviceMesh mesh = DeviceMesh::createForNumDevices(devices);
@@ -88,10 +95,10 @@ std::unique_ptr<Fusion> buildTransformerLayer(int64_t devices, int64_t head_dim,
   TensorView* x = in[kLayerX];
   TensorView* attention = sequenceParallelAttention(
       layerNorm(x, 1, in[kLayerLn1Weight], in[kLayerLn1Bias]), in[kLayerWq], in[kLayerWk],
-      in[kLayerWv], in[kLayerWo], mesh, head_dim);
+      in[kLayerWv], in[kLayerWo], mesh, head_dim, chunks);
   TensorView* h = add(x, attention);
   TensorView* mlp = sequenceParallelMlp(layerNorm(h, 1, in[kLayerLn2Weight], in[kLayerLn2Bias]),
-                                        in[kLayerW1], in[kLayerW2], mesh, mlp_chunks);
+                                        in[kLayerW1], in[kLayerW2], mesh, chunks);
   fusion->addOutput(add(h, mlp));
   return fusion;
 }

@@ -60,8 +60,10 @@ inline constexpr int64_t kLayerShardedAxis[kLayerInputCount] = {0, -1, -1, 0, 0,
 // normalized tokens allgathered once for q, k, v (sharded on heads: each
 // rank owns nh / devices heads); the out-projection's partial sums over
 // this rank's heads reduce-scattered onto the tokens; the MLP block as in
-// sequenceParallelMlp (`mlp_chunks` Stream chunks of its first GEMM).
+// sequenceParallelMlp. With `chunks` > 1 both halves are Stream-parallel
+// over tokens: the attention's queries in `chunks` chunks (each against
+// its causal prefix of keys), the MLP's first GEMM in `chunks` chunks.
 std::unique_ptr<Fusion> buildTransformerLayer(int64_t devices, int64_t head_dim,
-                                              int64_t mlp_chunks);
+                                              int64_t chunks);
 
 }  // namespace hostir::tools

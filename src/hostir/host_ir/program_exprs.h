@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -8,10 +10,22 @@ namespace hostir {
 class Expr;
 class HostIrContainer;
 class Scope;
+class Val;
+
+using ScopedExprs = std::vector<std::pair<Scope*, Expr*>>;
 
 // Every expr of the host program in program order, loop bodies included
 // (a loop before its body), each with the scope that holds it: what a pass
 // walks to find every reader of a value or to edit an expr where it is.
-std::vector<std::pair<Scope*, Expr*>> allExprs(HostIrContainer& container);
+ScopedExprs allExprs(HostIrContainer& container);
+
+// The views, allocations and deallocations that exist only to hold `value`
+// (its slice of a ring buffer and the ring buffer, say), or nullopt when an
+// expr other than those in `users` could see what is written into it: a
+// reader of `value` or of a buffer it is a view of, or the program's inputs
+// and outputs. A pass that computes `value` privately inside `users` (a
+// kernel, a GEMM with post-ops) erases the chain.
+std::optional<ScopedExprs> privateViewChain(HostIrContainer& container, const Val* value,
+                                            const std::unordered_set<const Expr*>& users);
 
 }  // namespace hostir

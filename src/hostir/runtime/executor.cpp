@@ -23,6 +23,7 @@ Executor::Executor(const Fusion& fusion, ExecutorParams params)
   // The evaluator checks params.number_of_streams when it is built.
   Communicator* communicator = params.communicator;
   if (communicator == nullptr) {
+    runPresegmentationPasses(prepared_.get(), /*multidevice=*/false);
     evaluator_ = std::make_unique<HostIrEvaluator>(
         lowerToHostIr(*prepared_), HostIrEvaluatorParams{.number_of_streams = number_of_streams_});
     checks_ = std::make_unique<FusionChecks>(*prepared_);

@@ -8,6 +8,7 @@
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/axis_mapping.h"
+#include "hostir/multidevice/sharding.h"
 
 namespace hostir {
 
@@ -45,8 +46,8 @@ bool iteratesLike(const ForLoop* loop, const StreamAxis& axis) {
   return split != nullptr && split->inner()->extent()->sameAs(axis.chunk_size);
 }
 
-// [numberOfStreams, <tv's logical axes, the stream axis replaced by a chunk
-// or dropped>].
+// [numberOfStreams, <tv's logical axes at this device's extents, the stream
+// axis replaced by a chunk or dropped>].
 TensorView* makeRing(HostIrContainer& container, const TensorView* tv, const StreamAxis& axis,
                      Val* number_of_streams) {
   std::vector<IterDomain*> ids{
@@ -59,8 +60,10 @@ TensorView* makeRing(HostIrContainer& container, const TensorView* tv, const Str
       }
       continue;
     }
-    ids.push_back(IrBuilder::createInContainer<IterDomain>(&container, logical[i]->extent(),
-                                                           logical[i]->iterType()));
+    // A sharded axis holds this device's part only.
+    Val* extent = logical[i]->isReduction() ? logical[i]->extent() : localExtent(tv, logical[i]);
+    ids.push_back(
+        IrBuilder::createInContainer<IterDomain>(&container, extent, logical[i]->iterType()));
   }
   return makeTensorOver(&container, ids, tv->dtype());
 }

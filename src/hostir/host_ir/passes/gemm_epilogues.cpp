@@ -63,52 +63,15 @@ class GemmEpilogueFolder {
     return nullptr;
   }
 
-  using ScopedExprs = std::vector<std::pair<Scope*, Expr*>>;
-
-  // The views, allocations and deallocations that exist only to hold the
-  // linear's result (its slice of a ring buffer and the ring buffer, say),
-  // or nullopt when anything but `post` could see what the linear writes: a
-  // reader of its result or of a buffer it is a view of, or the program's
-  // inputs and outputs (a slice of an output `h` must still be written).
-  std::optional<ScopedExprs> privateResultChain(const LinearOp* linear,
-                                                const PostOnStream* post) const {
-    const ScopedExprs exprs = allExprs(container_);
-    ScopedExprs chain;
-    const Val* current = linear->out();
-    const Expr* view_of_current = nullptr;  // the chain's view of `current`
-    while (current != nullptr) {
-      if (container_.isOutput(current) || container_.isInput(current)) {
-        return std::nullopt;
-      }
-      const Expr* maker = nullptr;
-      for (const auto& [scope, expr] : exprs) {
-        if (expr == post || expr == linear || expr == view_of_current) {
-          continue;
-        }
-        const bool writes = std::find(expr->outputs().begin(), expr->outputs().end(), current) !=
-                            expr->outputs().end();
-        if ((writes && isMetadata(expr)) || (expr->isA<Deallocate>() && reads(expr, current))) {
-          chain.emplace_back(scope, expr);
-          if (writes && !expr->isA<Allocate>()) {
-            maker = expr;
-          }
-        } else if (writes || reads(expr, current)) {
-          return std::nullopt;
-        }
-      }
-      view_of_current = maker;
-      current = maker != nullptr ? maker->input(0) : nullptr;
-    }
-    return chain;
-  }
-
   void tryFold(Scope& scope, LinearOp* linear) {
     PostOnStream* post = epilogueUnitAfter(scope, linear);
     if (post == nullptr || !post->variants().empty() ||
         std::count(post->inputs().begin(), post->inputs().end(), linear->out()) != 1) {
       return;
     }
-    const std::optional<ScopedExprs> private_chain = privateResultChain(linear, post);
+    // The linear's result is then never stored: nothing but `post` may see it.
+    const std::optional<ScopedExprs> private_chain =
+        privateViewChain(container_, linear->out(), {linear, post});
     if (!private_chain.has_value()) {
       return;
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <unordered_set>
 #include <vector>
 
@@ -114,12 +115,24 @@ class LoopUnitBuilder {
         produced.insert(out);
       }
     }
+    // A result only written outside, by the views that place it in a
+    // buffer nobody else reads (its slice of a ring buffer), stays inside
+    // the kernel: the views and the buffer go.
+    const std::unordered_set<const Expr*> run_exprs(run.begin(), run.end());
+    ScopedExprs private_holders;
     for (const Expr* expr : run) {
       for (Val* out : expr->outputs()) {
-        if ((read_outside.count(out) != 0 || written_outside.count(out) != 0) &&
-            std::find(outputs.begin(), outputs.end(), out) == outputs.end()) {
-          outputs.push_back(out);
+        if ((read_outside.count(out) == 0 && written_outside.count(out) == 0) ||
+            std::find(outputs.begin(), outputs.end(), out) != outputs.end()) {
+          continue;
         }
+        if (read_outside.count(out) == 0) {
+          if (std::optional<ScopedExprs> chain = privateViewChain(container_, out, run_exprs)) {
+            private_holders.insert(private_holders.end(), chain->begin(), chain->end());
+            continue;
+          }
+        }
+        outputs.push_back(out);
       }
     }
     if (outputs.empty()) {
@@ -149,6 +162,11 @@ class LoopUnitBuilder {
     body.insertBefore(run.front(), post);
     for (const Expr* expr : run) {
       body.erase(expr);
+    }
+    for (const auto& [scope, holder] : private_holders) {
+      if (scope->contains(holder)) {
+        scope->erase(holder);
+      }
     }
   }
 

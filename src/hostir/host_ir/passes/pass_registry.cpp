@@ -8,6 +8,7 @@
 #include "hostir/host_ir/passes/communication_lowering.h"
 #include "hostir/host_ir/passes/gemm_epilogues.h"
 #include "hostir/host_ir/passes/loop_host_units.h"
+#include "hostir/host_ir/passes/propagate_stream_axes.h"
 #include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/ir/fusion.h"
@@ -49,6 +50,9 @@ std::vector<RegisteredPass> buildTable() {
                reorderShardedAxis),
       onFusion("make_resharding_contiguous", "buffers a collective reads or writes are contiguous",
                makeReshardingContiguous),
+      {"propagate_stream_axes", PassStage::Presegmentation, PassScope::Always,
+       "a Stream split reaches the tensors computed from the marked ones",
+       [](Fusion& fusion) { propagateStreamAxes(&fusion); }, nullptr},
       onHostProgram("resharding_to_communication", PassScope::MultiDevice,
                     "resharding exprs become collectives, partial ops and pipelined loops",
                     [](HostIrContainer& program, const Lowering& lowering) {
@@ -104,10 +108,11 @@ std::vector<std::string> registeredPassNames() {
   return names;
 }
 
-PassPipeline<Fusion> presegmentationPipeline() {
+PassPipeline<Fusion> presegmentationPipeline(bool multidevice) {
   PassPipeline<Fusion> pipeline(registeredPassNames());
   for (const RegisteredPass& pass : registeredPasses()) {
-    if (pass.stage == PassStage::Presegmentation) {
+    if (pass.stage == PassStage::Presegmentation &&
+        (pass.scope == PassScope::Always || multidevice)) {
       pipeline.add(pass.name, pass.run_on_fusion);
     }
   }
@@ -126,8 +131,8 @@ HostIrPassManager hostIrPipeline(const std::optional<MultiDeviceLowering>& multi
   return pipeline;
 }
 
-void runPresegmentationPasses(Fusion* fusion) {
-  presegmentationPipeline().run(*fusion);
+void runPresegmentationPasses(Fusion* fusion, bool multidevice) {
+  presegmentationPipeline(multidevice).run(*fusion);
 }
 
 std::string describePasses() {

@@ -56,15 +56,17 @@ const std::vector<RegisteredPass>& registeredPasses();
 // Their names, what HOSTIR_DISABLE_PASS may name.
 std::vector<std::string> registeredPassNames();
 
-// The presegmentation stage's pipeline over a user's fusion.
-PassPipeline<Fusion> presegmentationPipeline();
+// The presegmentation stage's pipeline over a user's fusion: the Always
+// passes, and with `multidevice` also the MultiDevice ones.
+PassPipeline<Fusion> presegmentationPipeline(bool multidevice = true);
 
 // The host IR stage's pipeline: the Always passes, and with `multidevice`
 // also the MultiDevice ones for that rank.
 HostIrPassManager hostIrPipeline(const std::optional<MultiDeviceLowering>& multidevice);
 
-// Runs the presegmentation pipeline on `fusion`.
-void runPresegmentationPasses(Fusion* fusion);
+// Runs the presegmentation pipeline on `fusion` (a one-device fusion:
+// `multidevice` false, the Always passes only).
+void runPresegmentationPasses(Fusion* fusion, bool multidevice = true);
 
 // The table as `hostir passes` prints it: one line per pass, in order, with
 // its stage, which lowerings run it and its summary.

@@ -1,5 +1,6 @@
 #include "hostir/host_ir/passes/stream_parallelization.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -232,6 +233,19 @@ class StreamLoopBuilder {
   std::vector<TensorView*> outputs_;
 };
 
+// Whether `expr` can run before the loop `builder` is building: an op
+// without a Stream axis that reads none of the loop's tensors. Host IR
+// nodes (communications, waits, allocations) keep their place.
+bool canRunBefore(const Expr* expr, const StreamLoopBuilder& builder) {
+  if (!isFusionOp(expr) || streamAxisOf(expr).has_value()) {
+    return false;
+  }
+  const std::vector<TensorView*>& computed = builder.outputs();
+  return std::none_of(expr->inputs().begin(), expr->inputs().end(), [&](const Val* input) {
+    return std::find(computed.begin(), computed.end(), input) != computed.end();
+  });
+}
+
 }  // namespace
 
 void checkStreamAxes(const HostIrContainer& container) {
@@ -273,21 +287,38 @@ void parallelizeStreams(HostIrContainer& container) {
     }
     StreamLoopBuilder builder(container, *axis, caller);
     builder.add(expr);
-    auto last = std::next(it);
-    while (last != top.end() && builder.canAdd(*last)) {
-      checkContraction(*last);
-      builder.add(*last);
-      ++last;
+    // Ops without a Stream axis that read nothing the loop computes (the V
+    // projection between softmax and P·V) move before the loop, so that
+    // the loop goes on past them.
+    std::vector<Expr*> joined;
+    std::vector<Expr*> hoisted;
+    std::vector<Expr*> pending;
+    for (auto next = std::next(it); next != top.end(); ++next) {
+      if (builder.canAdd(*next)) {
+        checkContraction(*next);
+        builder.add(*next);
+        joined.push_back(*next);
+        hoisted.insert(hoisted.end(), pending.begin(), pending.end());
+        pending.clear();
+      } else if (canRunBefore(*next, builder)) {
+        pending.push_back(*next);
+      } else {
+        break;
+      }
     }
-    std::vector<Expr*> replacement;
+    std::vector<Expr*> replacement = hoisted;
     for (TensorView* output : builder.outputs()) {
       replacement.push_back(IrBuilder::createInContainer<Allocate>(&container, output));
     }
     appendWorkerSync(container, axis->loop_id->extent(), caller, replacement);
     replacement.push_back(builder.finish());
-    // Drop the whole-tensor exprs the loop now computes slice by slice.
-    while (std::next(it) != last) {
-      top.erase(std::next(it));
+    // Drop the whole-tensor exprs the loop now computes slice by slice, and
+    // the hoisted ones from where they were.
+    for (Expr* done : joined) {
+      top.erase(done);
+    }
+    for (Expr* done : hoisted) {
+      top.erase(done);
     }
     it = top.replace(it, replacement);
     std::advance(it, static_cast<std::ptrdiff_t>(replacement.size()));
