@@ -45,16 +45,19 @@ TEST(PassRegistry, OneTableInStageOrder) {
 // The pipelines are built from the table: one device gets the Always host IR
 // passes, a rank of a multi-device program every host IR pass, in order.
 TEST(PassRegistry, PipelinesFollowTheTable) {
-  EXPECT_EQ(
-      namesOf(hostIrPipeline(std::nullopt)),
-      (Names{"stream_parallelization", "buffer_shrinking", "loop_host_units", "gemm_epilogues"}));
+  EXPECT_EQ(namesOf(hostIrPipeline(std::nullopt)),
+            (Names{"stream_parallelization", "causal_key_ranges", "buffer_shrinking",
+                   "loop_host_units", "gemm_epilogues"}));
   EXPECT_EQ(namesOf(hostIrPipeline(MultiDeviceLowering{1, {}})),
             (Names{"resharding_to_communication", "specialize_encodings", "stream_axes_check",
-                   "other_devices_work_removal", "stream_parallelization", "buffer_shrinking",
-                   "loop_host_units", "gemm_epilogues"}));
+                   "other_devices_work_removal", "stream_parallelization", "causal_key_ranges",
+                   "buffer_shrinking", "loop_host_units", "gemm_epilogues"}));
   EXPECT_EQ(namesOf(presegmentationPipeline()),
             (Names{"validate_shardings", "propagate_shardings", "insert_reshardings",
-                   "reorder_sharded_axis", "make_resharding_contiguous"}));
+                   "reorder_sharded_axis", "make_resharding_contiguous", "propagate_stream_axes"}));
+  // A one-device fusion gets the presegmentation passes that run always.
+  EXPECT_EQ(namesOf(presegmentationPipeline(/*multidevice=*/false)),
+            (Names{"propagate_stream_axes"}));
 }
 
 // HOSTIR_DISABLE_PASS may name a pass of a later stage: the presegmentation

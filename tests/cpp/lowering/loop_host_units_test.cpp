@@ -66,6 +66,31 @@ TEST_F(LoopHostUnitsTest, UnaryChainBecomesOneUnitPerIteration) {
   expectMatchesAten(fusion_, {t0}, {at::exp(at::abs(t0))});
 }
 
+// A result only the unit reads stays inside its kernel: abs's slice, the
+// ring buffer that held it and their views are gone, and the unit writes
+// exp's slice alone.
+TEST_F(LoopHostUnitsTest, IntermediatesOfTheRunStayInsideTheKernel) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* a = set(in);
+  TensorView* b = abs(a);
+  TensorView* c = exp(b);
+  TensorView* d = neg(c);
+  for (TensorView* tv : {a, b, c, d}) {
+    tv->axis(0)->parallelize(ParallelType::Stream);
+  }
+  fusion_.addOutput(d);
+
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  const PostOnStream* unit = onlyLoopUnit(*hic);
+  ASSERT_NE(unit, nullptr);
+  EXPECT_EQ(unit->outputs().size(), 1u) << hic->toString();
+  // The set's ring buffer and the output: nothing holds abs's or exp's.
+  EXPECT_EQ(exprsOfKind<Allocate>(*hic).size(), 2u) << hic->toString();
+  at::Tensor t0 = at::randn({5, 9});
+  expectMatchesAten(fusion_, {t0}, {at::neg(at::exp(at::abs(t0)))});
+}
+
 // A split Stream axis gives each slice its own chunk-extent expression; the
 // unit reads the broadcast operand whole and the chunk of the other, and
 // its output extents are the inputs' (uneven last chunk included).

@@ -668,6 +668,43 @@ TEST_F(StreamLoweringTest, PostOnStreamSegmentBetweenStreamLoops) {
   expectMatchesAten(fusion_, {t0}, {at::exp(at::abs(t0))});
 }
 
+// An op without a Stream axis between two stream-parallel ops, reading
+// nothing the loop computes (a GEMM of two inputs), runs before the loop,
+// and both stream-parallel ops share one loop (one sync loop, one main
+// loop) instead of two.
+TEST_F(StreamLoweringTest, IndependentOpBetweenStreamOpsRunsBeforeTheLoop) {
+  TensorView* in = makeContigTensor(2);
+  TensorView* left = makeContigTensor(2);
+  TensorView* right = makeContigTensor(2);
+  fusion_.addInput(in);
+  fusion_.addInput(left);
+  fusion_.addInput(right);
+  TensorView* a = set(in);
+  TensorView* product = matmul(left, right);
+  TensorView* c = add(a, product);
+  a->axis(0)->parallelize(ParallelType::Stream);
+  c->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(c);
+
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  EXPECT_EQ(topLevelLoops(*hic).size(), 2u) << hic->toString();
+  const std::vector<const MatmulOp*> matmuls = exprsOfKind<MatmulOp>(*hic);
+  ASSERT_EQ(matmuls.size(), 1u);
+  EXPECT_TRUE(hic->topLevel().contains(matmuls[0])) << hic->toString();
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      = matmul(
+    CHECK:      FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
+    CHECK:      FOR StreamIdx in
+    CHECK:        = Set(
+    CHECK:        = add(
+    CHECK:      } // %HostIrContainer
+  )"));
+  at::Tensor t0 = at::randn({6, 5});
+  at::Tensor t1 = at::randn({6, 3});
+  at::Tensor t2 = at::randn({3, 5});
+  expectMatchesAten(fusion_, {t0, t1, t2}, {t0 + at::matmul(t1, t2)});
+}
+
 // A stream-parallel unary chain: its ops run in the loop, one by one, not as
 // a PostOnStream segment.
 TEST_F(StreamLoweringTest, StreamParallelUnaryChain) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "hostir/host_ir/passes/buffer_shrinking.h"
+#include "hostir/host_ir/passes/causal_key_ranges.h"
 #include "hostir/host_ir/passes/communication_lowering.h"
 #include "hostir/host_ir/passes/gemm_epilogues.h"
 #include "hostir/host_ir/passes/loop_host_units.h"
@@ -74,6 +75,9 @@ std::vector<RegisteredPass> buildTable() {
                     }),
       onEveryHostProgram("stream_parallelization",
                          "exprs with a Stream axis become a loop over streams", parallelizeStreams),
+      onEveryHostProgram("causal_key_ranges",
+                         "a causal softmax in a query loop reads only the keys its rows see",
+                         narrowCausalKeyRanges),
       onEveryHostProgram("buffer_shrinking", "loop intermediates shrink to one slice per stream",
                          shrinkStreamBuffers),
       onEveryHostProgram("loop_host_units",

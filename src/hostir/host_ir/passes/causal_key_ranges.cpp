@@ -1,0 +1,345 @@
+#include "hostir/host_ir/passes/causal_key_ranges.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/program_exprs.h"
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/multidevice/sharding.h"
+
+namespace hostir {
+
+namespace {
+
+bool isConstant(const Val* val, double expected) {
+  const auto* scalar = dynamic_cast<const Scalar*>(val);
+  if (scalar == nullptr || !scalar->isConst()) {
+    return false;
+  }
+  const ScalarValue& value = *scalar->value();
+  if (const auto* as_int = std::get_if<int64_t>(&value)) {
+    return static_cast<double>(*as_int) == expected;
+  }
+  if (const auto* as_double = std::get_if<double>(&value)) {
+    return *as_double == expected;
+  }
+  return false;
+}
+
+// iota(n, 0, 1) broadcast along `broadcast_axis` of a 2-D tensor.
+bool isIndexAlong(const Val* val, int64_t broadcast_axis) {
+  const Expr* def = val->definition();
+  const auto* broadcast = dynamic_cast<const BroadcastOp*>(def);
+  if (broadcast == nullptr || broadcast->isBroadcastDims().size() != 2 ||
+      broadcast->isBroadcastDims()[static_cast<size_t>(broadcast_axis)] == 0 ||
+      broadcast->isBroadcastDims()[static_cast<size_t>(1 - broadcast_axis)] != 0) {
+    return false;
+  }
+  const auto* iota = dynamic_cast<const IotaOp*>(broadcast->in()->definition());
+  return iota != nullptr && isConstant(iota->start(), 0) && isConstant(iota->step(), 1);
+}
+
+// ge(row index, column index) with both counted from 0: key c is visible
+// from query r iff c <= r.
+bool isCausalFromZero(const Val* mask) {
+  const auto* ge = dynamic_cast<const BinaryOp*>(mask->definition());
+  return ge != nullptr && ge->type() == BinaryOpType::Ge && isIndexAlong(ge->lhs(), 1) &&
+         isIndexAlong(ge->rhs(), 0);
+}
+
+// The mask as the fusion that computes it sees it: a HostUnit's output is
+// followed into its segment.
+bool isCausalMask(const TensorView* mask) {
+  const Expr* def = mask->definition();
+  if (const auto* post = dynamic_cast<const PostOnStream*>(def)) {
+    const auto& outputs = post->outputs();
+    auto it = std::find(outputs.begin(), outputs.end(), mask);
+    if (it == outputs.end() || !post->variants().empty()) {
+      return false;
+    }
+    return isCausalFromZero(
+        post->hostUnit()->fusion()->outputs().at(static_cast<size_t>(it - outputs.begin())));
+  }
+  return def != nullptr && isCausalFromZero(mask);
+}
+
+bool reducesLastAxis(const Expr* expr, ReductionOpType type) {
+  const auto* reduction = dynamic_cast<const ReductionOp*>(expr);
+  if (reduction == nullptr || reduction->type() != type) {
+    return false;
+  }
+  const int64_t last = reduction->in()->rank() - 1;
+  return reduction->axes() == std::vector<int64_t>{last};
+}
+
+bool broadcastsLastAxis(const Expr* expr) {
+  const auto* broadcast = dynamic_cast<const BroadcastOp*>(expr);
+  return broadcast != nullptr && !broadcast->isBroadcastDims().empty() &&
+         broadcast->isBroadcastDims().back() != 0 &&
+         std::count(broadcast->isBroadcastDims().begin(), broadcast->isBroadcastDims().end(), 1) ==
+             1;
+}
+
+bool isBinary(const Expr* expr, BinaryOpType type, const Val* lhs, const Val* rhs) {
+  const auto* binary = dynamic_cast<const BinaryOp*>(expr);
+  return binary != nullptr && binary->type() == type && binary->lhs() == lhs &&
+         binary->rhs() == rhs;
+}
+
+// One masked softmax between two batched matmuls, in one loop body.
+struct CausalChain {
+  Val* key_stop = nullptr;  // the loop's query rows end here
+  const SliceOp* mask_rows = nullptr;
+  std::vector<Expr*> ops;      // scores matmul .. div, in program order
+  MatmulOp* values = nullptr;  // O = matmul(P, V)
+};
+
+class CausalChainFinder {
+ public:
+  explicit CausalChainFinder(Scope& body) {
+    for (Expr* expr : body) {
+      in_body_.insert(expr);
+      for (Val* input : expr->inputs()) {
+        readers_[input].push_back(expr);
+      }
+    }
+  }
+
+  std::optional<CausalChain> match(WhereOp* where) const {
+    CausalChain chain;
+    const auto* mask_rows = dynamic_cast<const SliceOp*>(where->condition()->definition());
+    if (!isConstant(where->b(), -INFINITY) || mask_rows == nullptr ||
+        in_body_.count(mask_rows) == 0 || mask_rows->dim() != 0 || mask_rows->in()->rank() != 2 ||
+        !isCausalMask(mask_rows->in())) {
+      return std::nullopt;
+    }
+    chain.mask_rows = mask_rows;
+    chain.key_stop = mask_rows->stop();
+
+    // Back from the where to the scores matmul through scalar pointwise ops.
+    std::vector<Expr*> before;
+    Val* current = where->a();
+    for (;;) {
+      Expr* def = onlyDefinitionInBody(current);
+      if (def == nullptr || readersOf(current).size() != 1) {
+        return std::nullopt;
+      }
+      before.push_back(def);
+      if (auto* scores = dynamic_cast<MatmulOp*>(def)) {
+        if (in_body_.count(scores->b()->definition()) != 0) {
+          return std::nullopt;  // the keys must be whole, computed before the loop
+        }
+        break;
+      }
+      if (!isScalarPointwise(def)) {
+        return std::nullopt;
+      }
+      current = def->input(0);
+    }
+    std::reverse(before.begin(), before.end());
+    chain.ops = before;
+    chain.ops.push_back(where);
+
+    // The softmax over the last axis, exactly.
+    Val* masked = where->out();
+    Expr* max = oneReaderThat(
+        masked, [](const Expr* e) { return reducesLastAxis(e, ReductionOpType::Max); });
+    Expr* max_b = max == nullptr ? nullptr : onlyReader(max->output(0), broadcastsLastAxis);
+    Expr* sub = max_b == nullptr ? nullptr : oneReaderThat(masked, [&](const Expr* e) {
+      return isBinary(e, BinaryOpType::Sub, masked, max_b->output(0));
+    });
+    if (sub == nullptr || readersOf(masked).size() != 2) {
+      return std::nullopt;
+    }
+    Expr* exp = onlyReader(sub->output(0), [](const Expr* e) {
+      const auto* unary = dynamic_cast<const UnaryOp*>(e);
+      return unary != nullptr && unary->type() == UnaryOpType::Exp;
+    });
+    if (exp == nullptr) {
+      return std::nullopt;
+    }
+    Val* e = exp->output(0);
+    Expr* sum =
+        oneReaderThat(e, [](const Expr* r) { return reducesLastAxis(r, ReductionOpType::Sum); });
+    Expr* sum_b = sum == nullptr ? nullptr : onlyReader(sum->output(0), broadcastsLastAxis);
+    Expr* div = sum_b == nullptr ? nullptr : oneReaderThat(e, [&](const Expr* r) {
+      return isBinary(r, BinaryOpType::Div, e, sum_b->output(0));
+    });
+    if (div == nullptr || readersOf(e).size() != 2) {
+      return std::nullopt;
+    }
+    Val* probs = div->output(0);
+    auto* values = dynamic_cast<MatmulOp*>(onlyReader(
+        probs, [&](const Expr* r) { return r->isA<MatmulOp>() && r->input(0) == probs; }));
+    if (values == nullptr || in_body_.count(values->b()->definition()) != 0) {
+      return std::nullopt;
+    }
+    chain.ops.insert(chain.ops.end(), {max, max_b, sub, exp, sum, sum_b, div});
+    chain.values = values;
+    return chain;
+  }
+
+ private:
+  static bool isScalarPointwise(const Expr* expr) {
+    if (expr->isA<UnaryOp>()) {
+      return true;
+    }
+    const auto* binary = dynamic_cast<const BinaryOp*>(expr);
+    return binary != nullptr && dynamic_cast<const TensorView*>(binary->lhs()) != nullptr &&
+           dynamic_cast<const Scalar*>(binary->rhs()) != nullptr;
+  }
+
+  Expr* onlyDefinitionInBody(const Val* val) const {
+    Expr* def = val->definition();
+    return def != nullptr && in_body_.count(def) != 0 ? def : nullptr;
+  }
+
+  const std::vector<Expr*>& readersOf(const Val* val) const {
+    static const std::vector<Expr*> kNone;
+    auto it = readers_.find(val);
+    return it == readers_.end() ? kNone : it->second;
+  }
+
+  template <typename Predicate>
+  Expr* oneReaderThat(const Val* val, Predicate predicate) const {
+    for (Expr* reader : readersOf(val)) {
+      if (predicate(reader)) {
+        return reader;
+      }
+    }
+    return nullptr;
+  }
+
+  template <typename Predicate>
+  Expr* onlyReader(const Val* val, Predicate predicate) const {
+    const std::vector<Expr*>& readers = readersOf(val);
+    return readers.size() == 1 && predicate(readers.front()) ? readers.front() : nullptr;
+  }
+
+  std::unordered_set<const Expr*> in_body_;
+  std::unordered_map<const Val*, std::vector<Expr*>> readers_;
+};
+
+// `tv` as this device holds it, its last non-broadcast axis (reduced or
+// not) of extent `keys`.
+TensorView* narrowed(const TensorView* tv, Val* keys) {
+  std::vector<IterDomain*> ids;
+  const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
+  for (size_t i = 0; i < logical.size(); ++i) {
+    Val* extent = logical[i]->isReduction() ? logical[i]->extent() : localExtent(tv, logical[i]);
+    if (i + 1 == logical.size() && !logical[i]->isBroadcast()) {
+      extent = keys;
+    }
+    ids.push_back(
+        IrBuilder::createInContainer<IterDomain>(tv->container(), extent, logical[i]->iterType()));
+  }
+  return makeTensorOver(tv->container(), ids, tv->dtype());
+}
+
+// slice(tv, 0, keys) along its shape axis `dim`, as a new expr.
+TensorView* keyPrefix(HostIrContainer& container, TensorView* tv, int64_t dim, Val* keys,
+                      std::vector<Expr*>& emitted) {
+  std::vector<Val*> extents;
+  const std::vector<IterDomain*> shape = tv->shapeDomain();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    extents.push_back(static_cast<int64_t>(i) == dim ? keys : localExtent(tv, shape[i]));
+  }
+  TensorView* prefix = makeTensorOfExtents(&container, extents, tv->dtype());
+  Val* zero = IrBuilder::createInContainer<Scalar>(&container, int64_t{0});
+  emitted.push_back(IrBuilder::createInContainer<SliceOp>(
+      &container, std::vector<Val*>{tv, zero, keys}, std::vector<Val*>{prefix},
+      std::vector<Attribute>{dim}));
+  return prefix;
+}
+
+bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) {
+  // Every chain tensor must be private to the chain: its views and buffer
+  // go with it.
+  std::unordered_set<const Expr*> chain_exprs(chain.ops.begin(), chain.ops.end());
+  chain_exprs.insert(chain.values);
+  ScopedExprs holders;
+  for (const Expr* op : chain.ops) {
+    std::optional<ScopedExprs> private_chain =
+        privateViewChain(container, op->output(0), chain_exprs);
+    if (!private_chain) {
+      return false;
+    }
+    holders.insert(holders.end(), private_chain->begin(), private_chain->end());
+  }
+
+  Val* keys = chain.key_stop;
+  std::vector<Expr*> emitted;
+  std::unordered_map<const Val*, Val*> replaced;
+  auto* scores = chain.ops.front()->as<MatmulOp>();
+  TensorView* k_prefix = keyPrefix(container, scores->b(), scores->b()->rank() - 1, keys, emitted);
+  replaced[scores->b()] = k_prefix;
+  auto* mask_rows = const_cast<SliceOp*>(chain.mask_rows);
+  replaced[mask_rows->out()] = keyPrefix(container, mask_rows->out(), 1, keys, emitted);
+  TensorView* values = chain.values->b();
+  replaced[values] = keyPrefix(container, values, values->rank() - 2, keys, emitted);
+
+  // The buffers first, then the ops back to back: the loop kernel pass
+  // groups a run of ops that nothing else interrupts.
+  std::vector<Expr*> ops;
+  for (Expr* op : chain.ops) {
+    std::vector<Val*> inputs;
+    for (Val* input : op->inputs()) {
+      auto it = replaced.find(input);
+      inputs.push_back(it == replaced.end() ? input : it->second);
+    }
+    TensorView* out = narrowed(op->output(0)->as<TensorView>(), keys);
+    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
+    ops.push_back(op->newObject(&container, inputs, {out}, op->attributes(), op->attributeVals()));
+    replaced[op->output(0)] = out;
+  }
+  emitted.insert(emitted.end(), ops.begin(), ops.end());
+  std::vector<Val*> value_inputs{replaced.at(chain.values->a()), replaced.at(values)};
+  emitted.push_back(chain.values->newObject(&container, value_inputs, chain.values->outputs(),
+                                            chain.values->attributes(),
+                                            chain.values->attributeVals()));
+
+  for (Expr* expr : emitted) {
+    body.insertBefore(chain.values, expr);
+  }
+  body.erase(chain.values);
+  for (Expr* op : chain.ops) {
+    body.erase(op);
+  }
+  for (const auto& [scope, holder] : holders) {
+    if (scope->contains(holder)) {
+      scope->erase(holder);
+    }
+  }
+  return true;
+}
+
+void narrowLoop(HostIrContainer& container, ForLoop* loop) {
+  Scope& body = loop->body();
+  for (Expr* expr : body.toVector()) {
+    auto* where = dynamic_cast<WhereOp*>(expr);
+    if (where == nullptr || !body.contains(where)) {
+      continue;
+    }
+    if (std::optional<CausalChain> chain = CausalChainFinder(body).match(where)) {
+      rewrite(container, body, *chain);
+    }
+  }
+}
+
+}  // namespace
+
+void narrowCausalKeyRanges(HostIrContainer& container) {
+  for (Expr* expr : container.topLevel().toVector()) {
+    if (auto* loop = dynamic_cast<ForLoop*>(expr)) {
+      narrowLoop(container, loop);
+    }
+  }
+}
+
+}  // namespace hostir

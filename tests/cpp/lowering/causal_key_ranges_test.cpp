@@ -1,0 +1,161 @@
+// The causal_key_ranges pass: in a stream loop over query rows, a softmax
+// under a causal mask reads only the keys its rows can see. Each case runs
+// against ATen's masked attention with 1, 2 and 4 streams, and the printed
+// program shows whether the keys were narrowed.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <unordered_set>
+
+#include "hostir/host_ir/passes/pass_registry.h"
+#include "lowering/lowering_test_utils.h"
+
+namespace hostir::test {
+namespace {
+
+constexpr int64_t kHeads = 3;
+constexpr int64_t kTokens = 10;
+constexpr int64_t kHeadDim = 4;
+constexpr double kScale = 0.5;
+
+// The matmuls of `program` whose right operand is a slice: narrowed, Q·Kᵀ
+// reads a prefix of Kᵀ's columns and P·V a prefix of V's rows; otherwise
+// both read the whole keys and values.
+int64_t matmulsOfKeySlices(const HostIrContainer& program) {
+  std::unordered_set<const Val*> slices;
+  for (const SliceOp* slice : exprsOfKind<SliceOp>(program)) {
+    slices.insert(slice->out());
+  }
+  int64_t count = 0;
+  for (const MatmulOp* matmul : exprsOfKind<MatmulOp>(program)) {
+    count += slices.count(matmul->b()) != 0 ? 1 : 0;
+  }
+  return count;
+}
+
+class CausalKeyRangesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    at::manual_seed(0);
+    q_ = at::randn({kHeads, kTokens, kHeadDim});
+    k_ = at::randn({kHeads, kTokens, kHeadDim});
+    v_ = at::randn({kHeads, kTokens, kHeadDim});
+  }
+
+  struct Options {
+    int64_t chunks = 3;
+    int64_t query_offset = 0;
+    double fill = -INFINITY;
+    bool probabilities_are_an_output = false;
+  };
+
+  // softmax(where(causal, q kᵀ · scale, fill)) v, the queries' tokens
+  // split into `chunks` Stream chunks (the split propagates to the rest).
+  void build(const Options& options) {
+    TensorView* q_in = makeContigTensor(3);
+    TensorView* k = makeContigTensor(3);
+    TensorView* v = makeContigTensor(3);
+    fusion_.addInput(q_in);
+    fusion_.addInput(k);
+    fusion_.addInput(v);
+    TensorView* q = set(q_in);
+    q->split(1, options.chunks, /*inner_split=*/false);
+    q->axis(1)->parallelize(ParallelType::Stream);
+    TensorView* scores = mul(matmul(q, permute(k, {0, 2, 1})), kScale);
+    Val* tokens = q_in->getLogicalDomain()[1]->extent();
+    Val* offset = IrBuilder::create<Scalar>(options.query_offset);
+    TensorView* probs =
+        softmax(where(causalMask(tokens, tokens, offset), scores, options.fill), -1);
+    fusion_.addOutput(matmul(probs, v));
+    if (options.probabilities_are_an_output) {
+      fusion_.addOutput(probs);
+    }
+  }
+
+  // matmulsOfKeySlices of the program the executor runs.
+  int64_t loweredKeySliceMatmuls() {
+    Fusion copy;
+    copyFusion(fusion_, copy);
+    runPresegmentationPasses(&copy, /*multidevice=*/false);
+    std::unique_ptr<HostIrContainer> program = lowerToHostIr(copy);
+    return matmulsOfKeySlices(*program);
+  }
+
+  at::Tensor probabilities(const Options& options) const {
+    at::Tensor rows = at::arange(kTokens).unsqueeze(1) + options.query_offset;
+    at::Tensor visible = rows >= at::arange(kTokens).unsqueeze(0);
+    at::Tensor scores = at::matmul(q_, k_.transpose(1, 2)) * kScale;
+    return at::softmax(at::where(visible, scores, at::full({}, options.fill)), -1);
+  }
+
+  void expectMatches(const Options& options) {
+    at::Tensor probs = probabilities(options);
+    std::vector<at::Tensor> expected{at::matmul(probs, v_)};
+    if (options.probabilities_are_an_output) {
+      expected.push_back(probs);
+    }
+    expectMatchesAten(fusion_, {q_, k_, v_}, expected, 1e-5, 1e-5);
+  }
+
+  Fusion fusion_;
+  FusionGuard guard_{&fusion_};
+  at::Tensor q_, k_, v_;
+};
+
+// Chunk j of the queries (rows [start, stop)) reads keys [0, stop): Kᵀ's
+// columns, V's rows and the mask rows' columns are prefixes whose extent is
+// the loop's stop.
+TEST_F(CausalKeyRangesTest, EachQueryChunkReadsTheKeysItSees) {
+  build({});
+  EXPECT_EQ(loweredKeySliceMatmuls(), 2);
+  expectMatches({});
+}
+
+// Uneven chunks: 10 rows in 4 are 3, 3, 3 and 1.
+TEST_F(CausalKeyRangesTest, UnevenChunks) {
+  build({.chunks = 4});
+  EXPECT_EQ(loweredKeySliceMatmuls(), 2);
+  expectMatches({.chunks = 4});
+}
+
+// One query row per chunk: row r reads keys [0, r + 1).
+TEST_F(CausalKeyRangesTest, OneRowPerChunk) {
+  build({.chunks = kTokens});
+  EXPECT_EQ(loweredKeySliceMatmuls(), 2);
+  expectMatches({.chunks = kTokens});
+}
+
+// Without the pass the loop reads every key; the results are the same.
+TEST_F(CausalKeyRangesTest, DisabledPassReadsEveryKey) {
+  ScopedEnv disable("HOSTIR_DISABLE_PASS", "causal_key_ranges");
+  build({});
+  EXPECT_EQ(loweredKeySliceMatmuls(), 0);
+  expectMatches({});
+}
+
+// Masks and fills the proof does not cover stay whole: queries offset from
+// row 0 see keys past their chunk's stop, and a finite fill leaves masked
+// keys a nonzero probability.
+TEST_F(CausalKeyRangesTest, OffsetMaskIsNotNarrowed) {
+  build({.query_offset = 2});
+  EXPECT_EQ(loweredKeySliceMatmuls(), 0);
+  expectMatches({.query_offset = 2});
+}
+
+TEST_F(CausalKeyRangesTest, FiniteFillIsNotNarrowed) {
+  build({.fill = -3.0});
+  EXPECT_EQ(loweredKeySliceMatmuls(), 0);
+  expectMatches({.fill = -3.0});
+}
+
+// The probabilities are a program output: every key's must be written.
+TEST_F(CausalKeyRangesTest, ProbabilitiesReadElsewhereAreNotNarrowed) {
+  build({.probabilities_are_an_output = true});
+  EXPECT_EQ(loweredKeySliceMatmuls(), 0);
+  expectMatches({.probabilities_are_an_output = true});
+}
+
+}  // namespace
+}  // namespace hostir::test
