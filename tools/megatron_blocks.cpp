@@ -31,15 +31,20 @@ TensorView* sequenceParallelAttention(TensorView* xn, TensorView* wq, TensorView
   // One allgather of the tokens feeds the three projections.
   TensorView* gathered = shard(set(xn), mesh);
   TensorView* q = shardOn(matmul(gathered, wq), mesh, 0);  // [nh, T, hd]
-  if (chunks > 1) {
-    // The queries' tokens in chunks; the split reaches scores, softmax and
-    // the per-head outputs (propagate_stream_axes), and causality bounds
-    // each chunk's keys (causal_key_ranges). Loop axes: [DIDx, nh/d, T, hd].
-    q->split(2, chunks, /*inner_split=*/false);
-    q->axis(2)->parallelize(ParallelType::Stream);
-  }
   TensorView* k = shardOn(matmul(gathered, wk), mesh, 0);
   TensorView* v = shardOn(matmul(gathered, wv), mesh, 0);
+  if (chunks > 1) {
+    // The tokens of q, k and v in chunks (loop axes [DIDx, nh/d, T, hd]):
+    // the allgather is pipelined with the three projections, q's split
+    // reaches the scores, the softmax and the per-head outputs
+    // (propagate_stream_axes), each query chunk reads only the keys it sees
+    // (causal_key_ranges), and each chunk's partial sums over the heads are
+    // reduced as soon as they are computed.
+    for (TensorView* projection : {q, k, v}) {
+      projection->split(2, chunks, /*inner_split=*/false);
+      projection->axis(2)->parallelize(ParallelType::Stream);
+    }
+  }
   TensorView* scores =
       mul(matmul(q, permute(k, {0, 2, 1})), 1.0 / std::sqrt(static_cast<double>(head_dim)));
   Val* tokens = xn->getLogicalDomain()[0]->extent();
@@ -81,8 +86,7 @@ std::unique_ptr<Fusion> buildSequenceParallelMlp(int64_t devices, int64_t chunks
   return fusion;
 }
 
-std::unique_ptr<Fusion> buildTransformerLayer(int64_t devices, int64_t head_dim,
-                                              int64_t chunks) {
+std::unique_ptr<Fusion> buildTransformerLayer(int64_t devices, int64_t head_dim, int64_t chunks) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   DeviceMesh mesh = DeviceMesh::createForNumDevices(devices);

@@ -7,6 +7,7 @@
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/passes/stream_loop.h"
+#include "hostir/host_ir/program_exprs.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/device_mesh.h"
 #include "hostir/ir/op_traits.h"
@@ -149,6 +150,115 @@ std::optional<PipelineTail> findPipelineTail(const HostIrContainer& container, c
   }
 }
 
+// The allgather half of a pipeline: A's local rows in chunks, every chunk's
+// rows of every device gathered into a slot of its own, all posted up front.
+class GatherPipeline {
+ public:
+  GatherPipeline(HostIrContainer& container, TensorView* a, int64_t devices, IterDomain* loop_id)
+      : container_(container),
+        a_(a),
+        loop_id_(loop_id),
+        devices_(IrBuilder::createInContainer<Scalar>(&container, devices)),
+        local_rows_(localExtent(a, a->shapeDomain()[0])),
+        chunk_rows_(ceilDiv(local_rows_, loop_id->extent())) {
+    slots_extents_ = {loop_id->extent(), mul(devices_, chunk_rows_)};
+    for (size_t i = 1; i < a->shapeDomain().size(); ++i) {
+      slots_extents_.push_back(a->shapeDomain()[i]->extent());
+    }
+    slots_ = makeTensorOfExtents(&container, slots_extents_, a->dtype());
+  }
+
+  // The slots every chunk is gathered into: [chunks, devices * chunk rows,
+  // ...]; the prefetch loop fills slot i, the compute loop reads it.
+  void allocateSlots(std::vector<Expr*>& emitted) const {
+    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container_, slots_));
+  }
+
+  Val* devices() const {
+    return devices_;
+  }
+  Val* localRows() const {
+    return local_rows_;
+  }
+  // [start, stop) of chunk `index` of this device's rows.
+  std::pair<Val*, Val*> bounds(Val* index) const {
+    return chunkBounds(index, chunk_rows_, local_rows_);
+  }
+
+  // Where chunk `index`'s `rows` rows of every device are gathered:
+  // [devices * rows, ...], device-major.
+  TensorView* gathered(Val* index, Val* rows, std::vector<Expr*>& exprs) const {
+    std::vector<Val*> slot_extents(slots_extents_.begin() + 1, slots_extents_.end());
+    TensorView* slot = makeTensorOfExtents(&container_, slot_extents, a_->dtype());
+    exprs.push_back(
+        IrBuilder::createInContainer<HirAliasSelect>(&container_, slots_, slot, 0, index));
+    std::vector<Val*> gathered_extents = slot_extents;
+    gathered_extents[0] = mul(devices_, rows);
+    TensorView* gathered = makeTensorOfExtents(&container_, gathered_extents, a_->dtype());
+    Val* zero = IrBuilder::createInContainer<Scalar>(&container_, int64_t{0});
+    exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container_, std::vector<Val*>{slot, zero, gathered_extents[0]},
+        std::vector<Val*>{gathered}, std::vector<Attribute>{int64_t{0}}));
+    return gathered;
+  }
+
+  // The prefetch loop: every chunk's allgather posted up front, in chunk
+  // order, from the stream that holds A. The team's channel puts them on
+  // the link one after another, ahead of later collectives, so chunk i+1's
+  // rows arrive while chunk i computes. Every rank posts in this one order:
+  // it is the program's. Returns the allgathers, for the compute loop's
+  // Waits.
+  std::vector<Communication*> appendPrefetchLoop(const CommunicationPlan& plan, int64_t my_device,
+                                                 std::vector<Expr*>& emitted) const {
+    std::vector<Communication*> allgathers;
+    ForLoop* prefetch = makeStreamIndexLoop(container_, loop_id_);
+    Val* index = prefetch->index();
+    std::vector<Expr*> exprs;
+    auto [start, stop] = bounds(index);
+    Val* rows = sub(stop, start);
+    TensorView* a_chunk =
+        makeTensorOfExtents(&container_, {rows, a_->shapeDomain()[1]->extent()}, a_->dtype());
+    exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container_, std::vector<Val*>{a_, start, stop}, std::vector<Val*>{a_chunk},
+        std::vector<Attribute>{int64_t{0}}));
+    TensorView* slot = gathered(index, rows, exprs);
+    for (const Collective& collective : plan.collectivesFor(my_device)) {
+      auto* communication = IrBuilder::createInContainer<Communication>(&container_, a_chunk, slot,
+                                                                        paramsOf(plan, collective));
+      exprs.push_back(communication);
+      allgathers.push_back(communication);
+    }
+    for (Expr* expr : exprs) {
+      prefetch->body().push_back(expr);
+    }
+    emitted.push_back(prefetch);
+    return allgathers;
+  }
+
+  // In the compute loop: chunk `index`'s gathered rows once they are here
+  // (the Waits match the prefetch loop's posts in order: iteration i waits
+  // for chunk i only, on the stream that computes it), seen as [devices,
+  // rows, ...].
+  TensorView* arrivedBlocks(Val* index, Val* rows, const std::vector<Communication*>& allgathers,
+                            std::vector<Expr*>& exprs) const {
+    TensorView* slot = gathered(index, rows, exprs);
+    for (Communication* communication : allgathers) {
+      exprs.push_back(IrBuilder::createInContainer<Wait>(&container_, communication));
+    }
+    return reshapeView(container_, slot, {devices_, rows, a_->shapeDomain()[1]->extent()}, exprs);
+  }
+
+ private:
+  HostIrContainer& container_;
+  TensorView* a_;
+  IterDomain* loop_id_;
+  Val* devices_;
+  Val* local_rows_;
+  Val* chunk_rows_;
+  std::vector<Val*> slots_extents_;
+  TensorView* slots_ = nullptr;
+};
+
 // The pipelined allgather + GEMM of a matmul/linear whose A is sharded on
 // its rows and whose output rows are Stream-parallel, in chunks; with a
 // `tail`, each chunk continues through it (see PipelineTail).
@@ -165,13 +275,6 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
                "rows (axis 0)");
   HOSTIR_CHECK(plan.collectives.size() == 1, "the pipelined allgather + GEMM of\n",
                gemm->toString(1), "needs a 1-D mesh");
-  const std::vector<int64_t>& team = plan.collectives[0].team;
-  Val* devices =
-      IrBuilder::createInContainer<Scalar>(&container, static_cast<int64_t>(team.size()));
-  IterDomain* a_rows = a->shapeDomain()[0];
-  Val* local_rows = localExtent(a, a_rows);
-  Val* chunks = stream->loop_id->extent();
-  Val* chunk_rows = ceilDiv(local_rows, chunks);
   std::vector<IterDomain*> out_shape = out->shapeDomain();
 
   std::vector<Expr*> emitted;
@@ -182,86 +285,29 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   auto* get_caller = IrBuilder::createInContainer<GetCurrentStream>(&container);
   auto* caller = get_caller->output(0)->as<Stream>();
   emitted.push_back(get_caller);
+  const auto devices_count = static_cast<int64_t>(plan.collectives[0].team.size());
   // The output seen as [devices, local rows, ...]: chunk i of every device's
   // rows lands in out_blocks[:, chunk i rows].
   TensorView* out_blocks = nullptr;
+  GatherPipeline pipeline(container, a, devices_count, stream->loop_id);
   if (!tail) {
-    std::vector<Val*> block_extents{devices, local_rows};
+    std::vector<Val*> block_extents{pipeline.devices(), pipeline.localRows()};
     for (size_t i = 1; i < out_shape.size(); ++i) {
       block_extents.push_back(localExtent(out, out_shape[i]));
     }
     out_blocks = reshapeView(container, out, block_extents, emitted);
   }
-  // Every chunk's gathered rows, [chunks, devices * chunk rows, ...]: the
-  // prefetch loop fills slot i, the compute loop reads it.
-  std::vector<Val*> slots_extents{chunks, mul(devices, chunk_rows)};
-  for (size_t i = 1; i < a->shapeDomain().size(); ++i) {
-    slots_extents.push_back(a->shapeDomain()[i]->extent());
-  }
-  TensorView* gathered_slots = makeTensorOfExtents(&container, slots_extents, a->dtype());
-  emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, gathered_slots));
-  appendWorkerSync(container, chunks, caller, emitted);
-
-  // Where this iteration's rows of the chunk are gathered.
-  auto gathered_slot = [&](Val* index, Val* rows, std::vector<Expr*>& exprs) {
-    std::vector<Val*> slot_extents(slots_extents.begin() + 1, slots_extents.end());
-    TensorView* slot = makeTensorOfExtents(&container, slot_extents, a->dtype());
-    exprs.push_back(
-        IrBuilder::createInContainer<HirAliasSelect>(&container, gathered_slots, slot, 0, index));
-    std::vector<Val*> gathered_extents = slot_extents;
-    gathered_extents[0] = mul(devices, rows);
-    TensorView* gathered = makeTensorOfExtents(&container, gathered_extents, a->dtype());
-    Val* zero = IrBuilder::createInContainer<Scalar>(&container, int64_t{0});
-    exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-        &container, std::vector<Val*>{slot, zero, gathered_extents[0]}, std::vector<Val*>{gathered},
-        std::vector<Attribute>{int64_t{0}}));
-    return gathered;
-  };
-
-  // Prefetch loop: every chunk's allgather is posted up front, in chunk
-  // order, from the stream that holds A. The team's channel puts them on the
-  // link one after another, ahead of the tail's reduce-scatters, so chunk
-  // i+1's rows arrive while chunk i computes. Every rank posts in this one
-  // order: it is the program's.
-  std::vector<Communication*> allgathers;
-  {
-    ForLoop* prefetch = makeStreamIndexLoop(container, stream->loop_id);
-    Val* index = prefetch->index();
-    std::vector<Expr*> exprs;
-    auto [start, stop] = chunkBounds(index, chunk_rows, local_rows);
-    Val* rows = sub(stop, start);
-    TensorView* a_chunk =
-        makeTensorOfExtents(&container, {rows, a->shapeDomain()[1]->extent()}, a->dtype());
-    exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-        &container, std::vector<Val*>{a, start, stop}, std::vector<Val*>{a_chunk},
-        std::vector<Attribute>{int64_t{0}}));
-    TensorView* gathered = gathered_slot(index, rows, exprs);
-    for (const Collective& collective : plan.collectivesFor(my_device)) {
-      auto* communication = IrBuilder::createInContainer<Communication>(
-          &container, a_chunk, gathered, paramsOf(plan, collective));
-      exprs.push_back(communication);
-      allgathers.push_back(communication);
-    }
-    for (Expr* expr : exprs) {
-      prefetch->body().push_back(expr);
-    }
-    emitted.push_back(prefetch);
-  }
+  pipeline.allocateSlots(emitted);
+  appendWorkerSync(container, stream->loop_id->extent(), caller, emitted);
+  std::vector<Communication*> allgathers = pipeline.appendPrefetchLoop(plan, my_device, emitted);
 
   StreamMainLoop main_loop(container, stream->loop_id, caller);
   Val* index = main_loop.index();
   std::vector<Expr*> body_exprs;
-  auto [start, stop] = chunkBounds(index, chunk_rows, local_rows);
+  auto [start, stop] = pipeline.bounds(index);
   Val* rows = sub(stop, start);
-  // The Waits match the prefetch loop's posts in order: iteration i waits
-  // for chunk i only, on the stream that computes it.
-  TensorView* gathered = gathered_slot(index, rows, body_exprs);
-  for (Communication* communication : allgathers) {
-    body_exprs.push_back(IrBuilder::createInContainer<Wait>(&container, communication));
-  }
-  TensorView* gathered_blocks =
-      reshapeView(container, gathered, {devices, rows, a->shapeDomain()[1]->extent()}, body_exprs);
-  std::vector<Val*> out_chunk_extents{devices, rows};
+  TensorView* gathered_blocks = pipeline.arrivedBlocks(index, rows, allgathers, body_exprs);
+  std::vector<Val*> out_chunk_extents{pipeline.devices(), rows};
   for (size_t i = 1; i < out_shape.size(); ++i) {
     out_chunk_extents.push_back(localExtent(out, out_shape[i]));
   }
@@ -293,7 +339,7 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
     Expr* contraction = tail->contraction;
     TensorView* y = tensorOutput(contraction);
     std::vector<IterDomain*> y_shape = y->shapeDomain();
-    std::vector<Val*> partial_extents{devices, rows};
+    std::vector<Val*> partial_extents{pipeline.devices(), rows};
     for (size_t i = 1; i < y_shape.size(); ++i) {
       partial_extents.push_back(localExtent(y, y_shape[i]));
     }
@@ -317,6 +363,113 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
     main_loop.loop()->body().push_back(expr);
   }
   emitted.push_back(main_loop.finish());
+  return emitted;
+}
+
+// The GEMMs that read an allgathered tensor's rows, when the tensor is
+// read by nothing else and each GEMM's output is Stream-parallel, in
+// chunks, along the gathered rows, all alike (the attention's Q, K and V
+// projections of the gathered tokens): the allgather can then be
+// pipelined with them. Empty otherwise.
+std::vector<Expr*> gemmsOfGatheredRows(HostIrContainer& container, const Expr* set,
+                                       const CommunicationPlan& plan) {
+  auto* in = set->input(0)->as<TensorView>();
+  TensorView* gathered = tensorOutput(set);
+  if (plan.pattern != ReshardingPattern::Set || plan.type != CollectiveType::Allgather ||
+      plan.collectives.size() != 1 || plan.scattered_axis != 0 || in->rank() != 2 ||
+      findStreamAxis(gathered).has_value() || isProgramOutput(container, gathered)) {
+    return {};
+  }
+  std::vector<Expr*> gemms;
+  std::optional<StreamAxis> first;
+  for (const auto& [scope, expr] : allExprs(container)) {
+    if (std::find(expr->inputs().begin(), expr->inputs().end(), gathered) == expr->inputs().end()) {
+      continue;
+    }
+    if (scope != &container.topLevel() || (!expr->isA<MatmulOp>() && !expr->isA<LinearOp>()) ||
+        expr->input(0) != gathered ||
+        std::count(expr->inputs().begin(), expr->inputs().end(), gathered) != 1 ||
+        isResharding(expr)) {
+      return {};
+    }
+    TensorView* out = tensorOutput(expr);
+    std::optional<StreamAxis> axis = findStreamAxis(out);
+    if (!axis || axis->chunk_size == nullptr ||
+        mappedConsumerAxis(mapProducerToConsumer(expr, gathered), 0) != axis->logical_pos ||
+        (first && !sameIteration(*first, *axis))) {
+      return {};
+    }
+    first = first ? first : axis;
+    gemms.push_back(expr);
+  }
+  return gemms;
+}
+
+// The allgather of A's rows pipelined with the GEMMs that read them
+// (gemmsOfGatheredRows): the prefetch loop posts every chunk's allgather
+// up front; iteration i waits for chunk i and runs every GEMM on each
+// device's rows of it, writing those rows of the GEMM's whole output. The
+// gathered tensor itself is never formed. The GEMMs' outputs lose their
+// Stream split: they are whole tensors now, which later loops read as they
+// need (the attention's query loop reads Q chunk by chunk, K and V whole).
+std::vector<Expr*> lowerPipelinedGatheredGemms(HostIrContainer& container, Expr* set,
+                                               const CommunicationPlan& plan, int64_t my_device,
+                                               const std::vector<Expr*>& gemms) {
+  auto* a = set->input(0)->as<TensorView>();
+  StreamAxis stream = *findStreamAxis(tensorOutput(gemms.front()));
+  const auto devices = static_cast<int64_t>(plan.collectives[0].team.size());
+  std::vector<Expr*> emitted;
+  for (Expr* gemm : gemms) {
+    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, tensorOutput(gemm)));
+  }
+  auto* get_caller = IrBuilder::createInContainer<GetCurrentStream>(&container);
+  auto* caller = get_caller->output(0)->as<Stream>();
+  emitted.push_back(get_caller);
+  GatherPipeline pipeline(container, a, devices, stream.loop_id);
+  pipeline.allocateSlots(emitted);
+  appendWorkerSync(container, stream.loop_id->extent(), caller, emitted);
+  std::vector<Communication*> allgathers = pipeline.appendPrefetchLoop(plan, my_device, emitted);
+
+  StreamMainLoop main_loop(container, stream.loop_id, caller);
+  Val* index = main_loop.index();
+  std::vector<Expr*> body;
+  auto [start, stop] = pipeline.bounds(index);
+  Val* rows = sub(stop, start);
+  TensorView* blocks = pipeline.arrivedBlocks(index, rows, allgathers, body);
+  Val* width = a->shapeDomain()[1]->extent();
+  for (int64_t device = 0; device < devices; ++device) {
+    // Device `device`'s rows of the chunk are rows [offset + start, offset
+    // + stop) of the gathered tensor.
+    TensorView* block = makeTensorOfExtents(&container, {rows, width}, a->dtype());
+    Val* position = IrBuilder::createInContainer<Scalar>(&container, device);
+    body.push_back(
+        IrBuilder::createInContainer<HirAliasSelect>(&container, blocks, block, 0, position));
+    Val* offset = mul(position, pipeline.localRows());
+    for (Expr* gemm : gemms) {
+      TensorView* out = tensorOutput(gemm);
+      const int64_t dim = logicalToShape(out, findStreamAxis(out)->logical_pos);
+      std::vector<Val*> extents;
+      const std::vector<IterDomain*> shape = out->shapeDomain();
+      for (size_t i = 0; i < shape.size(); ++i) {
+        extents.push_back(static_cast<int64_t>(i) == dim ? rows : localExtent(out, shape[i]));
+      }
+      TensorView* rows_out = makeTensorOfExtents(&container, extents, out->dtype());
+      body.push_back(IrBuilder::createInContainer<SliceOp>(
+          &container, std::vector<Val*>{out, add(offset, start), add(offset, stop)},
+          std::vector<Val*>{rows_out}, std::vector<Attribute>{dim}));
+      std::vector<Val*> inputs = gemm->inputs();
+      inputs[0] = block;
+      body.push_back(gemm->newObject(&container, inputs, {rows_out}, gemm->attributes(),
+                                     gemm->attributeVals()));
+    }
+  }
+  for (Expr* expr : body) {
+    main_loop.loop()->body().push_back(expr);
+  }
+  emitted.push_back(main_loop.finish());
+  for (Expr* gemm : gemms) {
+    findStreamAxis(tensorOutput(gemm))->loop_id->parallelize(ParallelType::Serial);
+  }
   return emitted;
 }
 
@@ -345,6 +498,70 @@ void checkCollectiveOutputHasNoStreamAxis(const Expr* expr, const CommunicationP
                "the allgather itself)");
 }
 
+// `tv` split like `axis` on its logical axis `logical_pos` (a fresh,
+// unsharded tensor: its loop axes are its logical axes).
+void streamSplitLike(TensorView* tv, int64_t logical_pos, const StreamAxis& axis) {
+  if (axis.chunk_size != nullptr) {
+    tv->split(logical_pos, axis.loop_id->extent(), /*inner_split=*/false);
+  }
+  tv->axis(logical_pos)->parallelize(ParallelType::Stream);
+}
+
+// A reduction over the sharded axis whose input is Stream-parallel along
+// the axis the result is scattered on (the attention's per-head outputs,
+// chunked by query rows): each chunk's partial sum is allreduced into its
+// rows of a whole replicated buffer as soon as it is computed, in the
+// chunk's loop (stream_parallelization puts the partial sum, the allreduce
+// and its wait in the loop that computes the input), and this device's
+// rows of that buffer are the result. A chunk of rows in token order
+// belongs to one device, so a per-chunk reduce-scatter cannot express it;
+// an allreduce moves the same bytes per direction over a full-duplex link
+// as a reduce onto that device, and needs no root that depends on the
+// loop index. nullopt: not this case, lowered whole.
+std::optional<std::vector<Expr*>> lowerChunkedReduction(HostIrContainer& container, Expr* expr,
+                                                        const CommunicationPlan& plan,
+                                                        int64_t my_device) {
+  auto* in = expr->input(0)->as<TensorView>();
+  TensorView* out = tensorOutput(expr);
+  std::optional<StreamAxis> stream = findStreamAxis(in);
+  if (!stream || plan.type != CollectiveType::ReduceScatter || plan.collectives.size() != 1 ||
+      !plan.reduce_op.has_value()) {
+    return std::nullopt;
+  }
+  const int64_t pos = mappedConsumerAxis(mapProducerToConsumer(expr, in), stream->logical_pos);
+  if (pos < 0 || logicalToShape(out, pos) != plan.scattered_axis) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t>& team = plan.collectives[0].team;
+  auto member = std::find(team.begin(), team.end(), my_device);
+  if (member == team.end()) {
+    return std::nullopt;
+  }
+  TensorView* partial = unshardedLike(out, in);
+  streamSplitLike(partial, pos, *stream);
+  TensorView* whole = unshardedLike(out, in);
+  streamSplitLike(whole, pos, *stream);
+
+  std::vector<Expr*> emitted;
+  emitted.push_back(expr->newObject(&container, expr->inputs(), {partial}, expr->attributes(),
+                                    expr->attributeVals()));
+  emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, whole));
+  CommunicationParams params{
+      .type = CommunicationType::Allreduce, .team = team, .reduce_op = *plan.reduce_op};
+  auto* allreduce = IrBuilder::createInContainer<Communication>(&container, partial, whole, params);
+  emitted.push_back(allreduce);
+  emitted.push_back(IrBuilder::createInContainer<Wait>(&container, allreduce));
+  // This device's rows of the sum: a view, as the scattered result is.
+  IterDomain* scattered = out->getLogicalDomain()[static_cast<size_t>(pos)];
+  Val* index =
+      IrBuilder::createInContainer<Scalar>(&container, static_cast<int64_t>(member - team.begin()));
+  auto [start, stop] = chunkBounds(index, localExtent(out, scattered), scattered->extent());
+  emitted.push_back(IrBuilder::createInContainer<SliceOp>(
+      &container, std::vector<Val*>{whole, start, stop}, std::vector<Val*>{out},
+      std::vector<Attribute>{plan.scattered_axis}));
+  return emitted;
+}
+
 std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64_t my_device,
                                    const std::optional<PipelineTail>& tail) {
   CommunicationPlan plan = classifyResharding(expr);
@@ -360,6 +577,11 @@ std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64
       return emitted;
     }
     case ReshardingPattern::ReductionOverShardedAxis:
+      if (std::optional<std::vector<Expr*>> chunked =
+              lowerChunkedReduction(container, expr, plan, my_device)) {
+        return *chunked;
+      }
+      [[fallthrough]];
     case ReshardingPattern::ShardedContraction: {
       auto* first_input = expr->input(0)->as<TensorView>();
       TensorView* partial = unshardedLike(out, first_input);
@@ -391,8 +613,19 @@ void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_devic
       ++it;
       continue;
     }
+    const CommunicationPlan plan = classifyResharding(expr);
+    if (std::vector<Expr*> gemms = gemmsOfGatheredRows(container, expr, plan); !gemms.empty()) {
+      std::vector<Expr*> replacement =
+          lowerPipelinedGatheredGemms(container, expr, plan, my_device, gemms);
+      for (Expr* gemm : gemms) {
+        top.erase(gemm);
+      }
+      it = top.replace(it, replacement);
+      std::advance(it, static_cast<std::ptrdiff_t>(replacement.size()));
+      continue;
+    }
     std::optional<PipelineTail> tail;
-    if (classifyResharding(expr).pattern == ReshardingPattern::PipelinedAllgatherGemm) {
+    if (plan.pattern == ReshardingPattern::PipelinedAllgatherGemm) {
       tail = findPipelineTail(container, expr);
     }
     std::vector<Expr*> replacement = lowerResharding(container, expr, my_device, tail);

@@ -101,6 +101,12 @@ class StreamLoopBuilder {
   // Whether `expr` can join: every tensor it reads that this loop produces
   // is read along that tensor's Stream axis.
   bool canAdd(const Expr* expr) const {
+    if (const auto* communication = dynamic_cast<const Communication*>(expr)) {
+      return canAddCommunication(communication);
+    }
+    if (const auto* wait = dynamic_cast<const Wait*>(expr)) {
+      return chunked_communications_.count(wait->communication()) != 0;
+    }
     auto axis = streamAxisOf(expr);
     if (!axis || !sameIteration(*axis, axis_)) {
       return false;
@@ -118,6 +124,15 @@ class StreamLoopBuilder {
   }
 
   void add(const Expr* expr) {
+    if (const auto* communication = dynamic_cast<const Communication*>(expr)) {
+      addCommunication(communication);
+      return;
+    }
+    if (const auto* wait = dynamic_cast<const Wait*>(expr)) {
+      loop_->body().push_back(IrBuilder::createInContainer<Wait>(
+          &container_, chunked_communications_.at(wait->communication())));
+      return;
+    }
     StreamAxis axis = *streamAxisOf(expr);
     TensorView* out = tensorOutput(expr);
     std::vector<Val*> inputs;
@@ -158,7 +173,40 @@ class StreamLoopBuilder {
     return outputs_;
   }
 
+  // Whether the loop computes or writes `val` (an op's output, or a buffer
+  // a chunked collective fills).
+  bool writes(const Val* val) const {
+    return std::find(outputs_.begin(), outputs_.end(), val) != outputs_.end() ||
+           communicated_.count(val) != 0;
+  }
+
  private:
+  // An allreduce of a tensor this loop computes, into a buffer of the same
+  // Stream axis: it reduces elementwise, so chunk i of the sum is the sum
+  // of chunk i, posted in the loop as soon as chunk i is computed (the
+  // attention's per-head partial sums, communication_lowering). Other
+  // collectives move data across the Stream axis and stay whole.
+  bool canAddCommunication(const Communication* communication) const {
+    if (communication->type() != CommunicationType::Allreduce) {
+      return false;
+    }
+    std::optional<StreamAxis> out_axis = findStreamAxis(communication->out());
+    auto produced = produced_.find(communication->in());
+    return out_axis && sameIteration(*out_axis, axis_) && produced != produced_.end() &&
+           produced->second == out_axis->logical_pos;
+  }
+
+  void addCommunication(const Communication* communication) {
+    const int64_t pos = produced_.at(communication->in());
+    TensorView* in = sliceOf(communication->in(), pos);
+    TensorView* out = sliceOf(communication->out(), pos);
+    Expr* chunked = communication->newObject(&container_, {in}, {out}, communication->attributes(),
+                                             communication->attributeVals());
+    loop_->body().push_back(chunked);
+    chunked_communications_[communication] = chunked;
+    communicated_.insert(communication->out());
+  }
+
   // The logical axis of `input` that feeds the output's axis, or -1.
   static int64_t mappedInput(const Expr* expr, const TensorView* input, int64_t out_pos) {
     return mappedProducerAxis(mapProducerToConsumer(expr, input), out_pos);
@@ -231,19 +279,22 @@ class StreamLoopBuilder {
   std::unordered_map<const TensorView*, TensorView*> slices_;
   std::unordered_map<const TensorView*, int64_t> produced_;
   std::vector<TensorView*> outputs_;
+  std::unordered_map<const Expr*, Expr*> chunked_communications_;
+  std::unordered_set<const Val*> communicated_;
 };
 
 // Whether `expr` can run before the loop `builder` is building: an op
-// without a Stream axis that reads none of the loop's tensors. Host IR
-// nodes (communications, waits, allocations) keep their place.
+// without a Stream axis that reads none of the loop's tensors, or an
+// allocation. Other host IR nodes (communications, waits) keep their place.
 bool canRunBefore(const Expr* expr, const StreamLoopBuilder& builder) {
+  if (expr->isA<Allocate>()) {
+    return !builder.writes(expr->as<Allocate>()->buffer());
+  }
   if (!isFusionOp(expr) || streamAxisOf(expr).has_value()) {
     return false;
   }
-  const std::vector<TensorView*>& computed = builder.outputs();
-  return std::none_of(expr->inputs().begin(), expr->inputs().end(), [&](const Val* input) {
-    return std::find(computed.begin(), computed.end(), input) != computed.end();
-  });
+  return std::none_of(expr->inputs().begin(), expr->inputs().end(),
+                      [&](const Val* input) { return builder.writes(input); });
 }
 
 }  // namespace
@@ -288,8 +339,8 @@ void parallelizeStreams(HostIrContainer& container) {
     StreamLoopBuilder builder(container, *axis, caller);
     builder.add(expr);
     // Ops without a Stream axis that read nothing the loop computes (the V
-    // projection between softmax and P·V) move before the loop, so that
-    // the loop goes on past them.
+    // projection between softmax and P·V), and allocations, move before
+    // the loop, so that the loop goes on past them.
     std::vector<Expr*> joined;
     std::vector<Expr*> hoisted;
     std::vector<Expr*> pending;
