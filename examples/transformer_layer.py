@@ -33,9 +33,9 @@ class TransformerLayer(hostir.FusionDefinition):
     """Inputs: x [T, H]; ln1 weight, bias [H]; wq, wk, wv [heads, H, hd];
     wo [heads, hd, H]; ln2 weight, bias [H]; w1 [F, H]; w2 [H, F]."""
 
-    def __init__(self, head_dim, devices, mlp_chunks=1):
+    def __init__(self, head_dim, devices, chunks=1):
         super().__init__()
-        self.head_dim, self.devices, self.mlp_chunks = head_dim, devices, mlp_chunks
+        self.head_dim, self.devices, self.chunks = head_dim, devices, chunks
 
     def definition(self):
         fd = self
@@ -82,10 +82,16 @@ class TransformerLayer(hostir.FusionDefinition):
         self.shard(self.gathered, None)  # replicated: the allgather
         for tensor in (self.q, self.k, self.v):
             self.shard(tensor, 0)  # this rank's heads
+            if self.chunks > 1:
+                # The tokens in Stream chunks (loop axes [DIDx, heads/d, T, hd]): the
+                # allgather pipelines with the projections, each query chunk attends to
+                # the keys it sees, its sums over the heads are reduced in the loop.
+                self.sched.split(tensor, 2, self.chunks, inner_split=False)
+                self.sched.parallelize(tensor, 2, hostir.ParallelType.Stream)
         self.shard(self.attention, 1)  # the heads' sum, reduce-scattered onto the tokens
         self.shard(self.m, 1)
-        if self.mlp_chunks > 1:
-            self.sched.split(self.m, 0, self.mlp_chunks, inner_split=False)
+        if self.chunks > 1:
+            self.sched.split(self.m, 0, self.chunks, inner_split=False)
             self.sched.parallelize(self.m, 0, hostir.ParallelType.Stream)
         self.shard(self.mlp, 0)
 
@@ -115,7 +121,7 @@ def main():
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--ffn", type=int, default=256)
-    parser.add_argument("--chunks", type=int, default=1, help="Stream chunks of the MLP's GEMM")
+    parser.add_argument("--chunks", type=int, default=1, help="Stream chunks of both halves")
     args = parser.parse_args()
     rank, devices = dist.rank(), dist.world_size()
     heads, hidden = args.heads, args.hidden

@@ -50,7 +50,7 @@ int runOnRank(const SequenceParallelLayerOptions& options) {
               std::to_string(options.hidden) + "] sharded on tokens, " +
               std::to_string(options.heads) + " heads of " + std::to_string(head_dim) +
               " sharded over the ranks, ffn " + std::to_string(options.ffn) +
-              " sharded; --chunks pipeline the MLP block";
+              " sharded; --chunks pipeline both halves";
   job.config = {{"heads", options.heads}};
   // Only the MLP block is Stream-chunked (docs/transformer_layer.md).
   setMlpBlockCost(job, options, devices);

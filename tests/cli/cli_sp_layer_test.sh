@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Issue 19: `hostir sp-layer` end to end on 2 local ranks: every rank's
-# output matches the single-process ATen reference (unchunked and with the
-# MLP block in 2 Stream chunks), the printed host program holds the layer's
-# collectives (attention: allgather, reduce-scatter; MLP: allgather in the
-# chunk loop, reduce-scatter), and --json reports the programs and the heads.
+# output matches the single-process ATen reference (unchunked and with both
+# halves in 2 Stream chunks), the printed host program holds the layer's
+# collectives, each inside a chunk loop (attention: allgather, an allreduce
+# of each query chunk's sums over the heads; MLP: allgather, reduce-scatter),
+# each query chunk reads a prefix of the keys, and --json reports the
+# programs and the heads.
 # Usage: cli_sp_layer_test.sh HOSTIR_BINARY
 set -uo pipefail
 hostir=$1
@@ -26,10 +28,15 @@ for rank in 0 1; do
   grep -q "^\[rank $rank\] PASSED$" <<<"$output" || fail "rank $rank did not print PASSED"
 done
 program=$(sed -n '/== host program, pipelined (2 chunks):/,/^\[rank 0\] HostUnit/p' <<<"$output")
-[[ $(grep -c "type=Allgather" <<<"$program") -eq 2 ]] || fail "want 2 Allgathers in the program"
-[[ $(grep -c "type=ReduceScatter" <<<"$program") -eq 2 ]] ||
-  fail "want 2 ReduceScatters in the program"
-grep -q "FOR StreamIdx in" <<<"$program" || fail "want the MLP's chunk loop in the program"
+# A loop body's lines are indented 4 more than "[rank 0] ".
+in_loop() { grep -c "^\[rank 0\]     Communication [0-9]* (type=$1" <<<"$program"; }
+[[ $(in_loop Allgather) -eq 2 ]] || fail "want 2 Allgathers, each in a chunk loop"
+[[ $(in_loop Allreduce) -eq 1 ]] || fail "want the attention's Allreduce in the query loop"
+[[ $(in_loop ReduceScatter) -eq 1 ]] || fail "want the MLP's ReduceScatter in its chunk loop"
+[[ $(grep -c "Communication [0-9]* (type=" <<<"$program") -eq 4 ]] ||
+  fail "want 4 collectives in the program"
+grep -q "= slice( .*, 0, i[0-9]*, dim = 2 )" <<<"$program" ||
+  fail "want a prefix of the keys (causal_key_ranges) in the query loop"
 /usr/bin/python3 - "$json" <<'PY' || fail "--json report"
 import json, sys
 report = json.load(open(sys.argv[1]))

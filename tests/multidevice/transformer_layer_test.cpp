@@ -28,9 +28,9 @@ class TransformerLayerTest : public ::testing::Test {
   // tokens and ffn by the ranks, each rank's tokens by 4 chunks.
   static constexpr TransformerLayerSizes kSizes{.tokens = 32, .hidden = 32, .heads = 4, .ffn = 64};
 
-  void expectMatchesReference(int64_t mlp_chunks, uint64_t seed) {
+  void expectMatchesReference(int64_t chunks, uint64_t seed) {
     std::unique_ptr<Fusion> fusion =
-        buildTransformerLayer(n_, kSizes.hidden / kSizes.heads, mlp_chunks);
+        buildTransformerLayer(n_, kSizes.hidden / kSizes.heads, chunks);
     MultiDeviceExecutor exec(*fusion, comm_, {.number_of_streams = 4});
     TransformerLayerTensors tensors = drawTransformerLayer(kSizes, seed);
     at::Tensor expected =
@@ -51,11 +51,17 @@ class TransformerLayerTest : public ::testing::Test {
 };
 
 TEST_F(TransformerLayerTest, UnchunkedMatchesSingleProcessReference) {
-  expectMatchesReference(/*mlp_chunks=*/1, /*seed=*/0);
+  expectMatchesReference(/*chunks=*/1, /*seed=*/0);
 }
 
-TEST_F(TransformerLayerTest, PipelinedMlpMatchesSingleProcessReference) {
-  expectMatchesReference(/*mlp_chunks=*/4, /*seed=*/1);
+TEST_F(TransformerLayerTest, PipelinedLayerMatchesSingleProcessReference) {
+  expectMatchesReference(/*chunks=*/4, /*seed=*/1);
+}
+
+// Uneven query chunks (32 tokens in 3) and one chunk per rank's token pair.
+TEST_F(TransformerLayerTest, UnevenAndManyChunksMatchSingleProcessReference) {
+  expectMatchesReference(/*chunks=*/3, /*seed=*/2);
+  expectMatchesReference(/*chunks=*/kSizes.tokens / 4, /*seed=*/3);
 }
 
 // The collectives in program order: the tokens allgathered for q, k, v, the
@@ -75,6 +81,29 @@ TEST_F(TransformerLayerTest, HostProgramHoldsTheLayersCollectives) {
   const std::vector<std::string> expected{"Allgather", "ReduceScatter", "Allgather",
                                           "ReduceScatter"};
   EXPECT_EQ(types, expected) << program;
+}
+
+// With chunks, every collective of both halves is posted inside a loop (a
+// loop body's lines are indented twice): the attention's allgather chunk by
+// chunk (prefetched), each query chunk's sums over the heads allreduced in
+// the query loop, then the MLP block's allgathers and reduce-scatters.
+TEST_F(TransformerLayerTest, PipelinedHostProgramChunksEveryCollective) {
+  std::unique_ptr<Fusion> fusion = buildTransformerLayer(n_, kSizes.hidden / kSizes.heads, 4);
+  MultiDeviceExecutor exec(*fusion, comm_, {.number_of_streams = 4});
+  const std::string program = exec.hostProgram().toString();
+  std::vector<std::string> in_loops;
+  std::vector<std::string> whole;
+  static const std::regex kCommunication(R"((\n +)Communication \d+ \(type=(\w+))");
+  for (std::sregex_iterator it(program.begin(), program.end(), kCommunication), end; it != end;
+       ++it) {
+    ((*it)[1].length() > 3 ? in_loops : whole).push_back((*it)[2]);
+  }
+  const std::vector<std::string> expected{"Allgather", "Allreduce", "Allgather", "ReduceScatter"};
+  EXPECT_EQ(in_loops, expected) << program;
+  EXPECT_TRUE(whole.empty()) << program;
+  // Each query chunk reads the keys up to its last row: a slice of Kᵀ's
+  // columns whose extent is the loop's.
+  EXPECT_NE(program.find(", 0, i"), std::string::npos) << program;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import re
 import shutil
 import socket
 import subprocess
@@ -85,7 +86,7 @@ def test_transformer_layer_one_process():
     assert "[rank 0] max |y - torch|" in result.stdout
 
 
-def test_transformer_layer_two_ranks_with_pipelined_mlp():
+def test_transformer_layer_two_ranks_with_both_halves_pipelined():
     launcher = build_dir() / "tools" / "hostir"
     if not launcher.exists():
         pytest.skip(f"{launcher} is not built")
@@ -95,9 +96,12 @@ def test_transformer_layer_two_ranks_with_pipelined_mlp():
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "[rank 1] max |y - torch|" in output
-    # The host program shows the collectives, the MLP's allgather in the loop.
-    assert output.count("type=Allgather") == 2 and output.count("type=ReduceScatter") == 2, output
-    assert "FOR StreamIdx in" in output, output
+    # Rank 0's host program shows the collectives, each in a chunk loop (a loop
+    # body is indented by 4): the attention's allgather and its allreduce of each
+    # query chunk's sums over the heads, the MLP's allgather and reduce-scatter.
+    in_loops = re.findall(r"\[rank 0\] {5}Communication \d+ \(type=(\w+)", output)
+    assert in_loops == ["Allgather", "Allreduce", "Allgather", "ReduceScatter"], output
+    assert len(re.findall(r"\[rank 0\] +Communication \d+ \(type=", output)) == 4, output
 
 
 def test_transformer_layer_under_torchrun():

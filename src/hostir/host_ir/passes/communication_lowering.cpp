@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/stream_axis.h"
@@ -380,6 +381,15 @@ std::vector<Expr*> gemmsOfGatheredRows(HostIrContainer& container, const Expr* s
       findStreamAxis(gathered).has_value() || isProgramOutput(container, gathered)) {
     return {};
   }
+  // What exists where the set is: the pipeline replaces the set there, so
+  // every other operand of the GEMMs must be computed before it.
+  std::unordered_set<const Val*> available(container.inputs().begin(), container.inputs().end());
+  for (const Expr* before : container.topLevel()) {
+    if (before == set) {
+      break;
+    }
+    available.insert(before->outputs().begin(), before->outputs().end());
+  }
   std::vector<Expr*> gemms;
   std::optional<StreamAxis> first;
   for (const auto& [scope, expr] : allExprs(container)) {
@@ -389,7 +399,10 @@ std::vector<Expr*> gemmsOfGatheredRows(HostIrContainer& container, const Expr* s
     if (scope != &container.topLevel() || (!expr->isA<MatmulOp>() && !expr->isA<LinearOp>()) ||
         expr->input(0) != gathered ||
         std::count(expr->inputs().begin(), expr->inputs().end(), gathered) != 1 ||
-        isResharding(expr)) {
+        isResharding(expr) ||
+        !std::all_of(expr->inputs().begin() + 1, expr->inputs().end(), [&](const Val* operand) {
+          return available.count(operand) != 0 || operand->isA<Scalar>();
+        })) {
       return {};
     }
     TensorView* out = tensorOutput(expr);
