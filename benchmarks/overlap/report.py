@@ -565,8 +565,14 @@ def layer_report(args, raw):
         with open(args.run_info) as f:
             parts += ["```", f.read().rstrip(), "```", ""]
     parts += [f"Sizes: {sizes}. Times in ms.", "",
-              "hostir pipelines the MLP half only (--chunks C); torch_sp_layer.py pipelines "
-              "both halves over C chunks (causal attention in token order).", "",
+              "Both sides pipeline both halves over C chunks (--chunks C): the attention's "
+              "allgather chunk by chunk with the Q/K/V projections, its query chunks in "
+              "token order each against its causal prefix of keys, each chunk's sums over "
+              "the heads reduced in the loop (hostir: an allreduce; torch: a reduce-scatter "
+              "once every rank's block of the chunk is done); the MLP block as in sp-mlp. "
+              "hostir's compute-only figure is the unchunked layer as plain ATen, so the "
+              "physical bound below is not a bound on a chunked layer, which computes less "
+              "attention.", "",
               "## Medians (ms)", "", table(head, times), "",
               "## Ratios", "", table(head2, ratios), "",
               "Ratios below 1 mean the numerator is faster. hostir best = its best fixed C; "

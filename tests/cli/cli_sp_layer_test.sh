@@ -2,8 +2,9 @@
 # Issue 19: `hostir sp-layer` end to end on 2 local ranks: every rank's
 # output matches the single-process ATen reference (unchunked and with both
 # halves in 2 Stream chunks), the printed host program holds the layer's
-# collectives, each inside a chunk loop (attention: allgather, an allreduce
-# of each query chunk's sums over the heads; MLP: allgather, reduce-scatter),
+# collectives, each inside a chunk loop (attention: allgather, a
+# reduce-scatter of each block pair's sums over the heads; MLP: allgather,
+# reduce-scatter),
 # each query chunk reads a prefix of the keys, and --json reports the
 # programs and the heads.
 # Usage: cli_sp_layer_test.sh HOSTIR_BINARY
@@ -31,8 +32,8 @@ program=$(sed -n '/== host program, pipelined (2 chunks):/,/^\[rank 0\] HostUnit
 # A loop body's lines are indented 4 more than "[rank 0] ".
 in_loop() { grep -c "^\[rank 0\]     Communication [0-9]* (type=$1" <<<"$program"; }
 [[ $(in_loop Allgather) -eq 2 ]] || fail "want 2 Allgathers, each in a chunk loop"
-[[ $(in_loop Allreduce) -eq 1 ]] || fail "want the attention's Allreduce in the query loop"
-[[ $(in_loop ReduceScatter) -eq 1 ]] || fail "want the MLP's ReduceScatter in its chunk loop"
+[[ $(in_loop ReduceScatter) -eq 2 ]] ||
+  fail "want 2 ReduceScatters (the attention's sums, the MLP's), each in a chunk loop"
 [[ $(grep -c "Communication [0-9]* (type=" <<<"$program") -eq 4 ]] ||
   fail "want 4 collectives in the program"
 grep -q "= slice( .*, 0, i[0-9]*, dim = 2 )" <<<"$program" ||

@@ -85,25 +85,33 @@ TEST_F(TransformerLayerTest, HostProgramHoldsTheLayersCollectives) {
 
 // With chunks, every collective of both halves is posted inside a loop (a
 // loop body's lines are indented twice): the attention's allgather chunk by
-// chunk (prefetched), each query chunk's sums over the heads allreduced in
-// the query loop, then the MLP block's allgathers and reduce-scatters.
+// chunk (prefetched), the sums over the heads reduce-scattered in the query
+// loop as each chunk of the last rank's rows completes them, then the MLP
+// block's allgathers and reduce-scatters; with chunks that divide the
+// tokens among the ranks (4) and chunks that straddle two ranks' rows (3),
+// whose results are checked above.
 TEST_F(TransformerLayerTest, PipelinedHostProgramChunksEveryCollective) {
-  std::unique_ptr<Fusion> fusion = buildTransformerLayer(n_, kSizes.hidden / kSizes.heads, 4);
-  MultiDeviceExecutor exec(*fusion, comm_, {.number_of_streams = 4});
-  const std::string program = exec.hostProgram().toString();
-  std::vector<std::string> in_loops;
-  std::vector<std::string> whole;
-  static const std::regex kCommunication(R"((\n +)Communication \d+ \(type=(\w+))");
-  for (std::sregex_iterator it(program.begin(), program.end(), kCommunication), end; it != end;
-       ++it) {
-    ((*it)[1].length() > 3 ? in_loops : whole).push_back((*it)[2]);
+  for (int64_t chunks : {4, 3}) {
+    SCOPED_TRACE("chunks = " + std::to_string(chunks));
+    std::unique_ptr<Fusion> fusion =
+        buildTransformerLayer(n_, kSizes.hidden / kSizes.heads, chunks);
+    MultiDeviceExecutor exec(*fusion, comm_, {.number_of_streams = 4});
+    const std::string program = exec.hostProgram().toString();
+    std::vector<std::string> in_loops;
+    std::vector<std::string> whole;
+    static const std::regex kCommunication(R"((\n +)Communication \d+ \(type=(\w+))");
+    for (std::sregex_iterator it(program.begin(), program.end(), kCommunication), end; it != end;
+         ++it) {
+      ((*it)[1].length() > 3 ? in_loops : whole).push_back((*it)[2]);
+    }
+    const std::vector<std::string> expected{"Allgather", "ReduceScatter", "Allgather",
+                                            "ReduceScatter"};
+    EXPECT_EQ(in_loops, expected) << program;
+    EXPECT_TRUE(whole.empty()) << program;
+    // Each query chunk reads the keys up to its last row: a slice of Kᵀ's
+    // columns whose extent is the loop's.
+    EXPECT_NE(program.find(", 0, i"), std::string::npos) << program;
   }
-  const std::vector<std::string> expected{"Allgather", "Allreduce", "Allgather", "ReduceScatter"};
-  EXPECT_EQ(in_loops, expected) << program;
-  EXPECT_TRUE(whole.empty()) << program;
-  // Each query chunk reads the keys up to its last row: a slice of Kᵀ's
-  // columns whose extent is the loop's.
-  EXPECT_NE(program.find(", 0, i"), std::string::npos) << program;
 }
 
 }  // namespace

@@ -97,10 +97,10 @@ def test_transformer_layer_two_ranks_with_both_halves_pipelined():
     assert result.returncode == 0, output
     assert "[rank 1] max |y - torch|" in output
     # Rank 0's host program shows the collectives, each in a chunk loop (a loop
-    # body is indented by 4): the attention's allgather and its allreduce of each
-    # query chunk's sums over the heads, the MLP's allgather and reduce-scatter.
+    # body is indented by 4): the attention's allgather and the reduce-scatter of
+    # its sums over the heads, the MLP's allgather and reduce-scatter.
     in_loops = re.findall(r"\[rank 0\] {5}Communication \d+ \(type=(\w+)", output)
-    assert in_loops == ["Allgather", "Allreduce", "Allgather", "ReduceScatter"], output
+    assert in_loops == ["Allgather", "ReduceScatter", "Allgather", "ReduceScatter"], output
     assert len(re.findall(r"\[rank 0\] +Communication \d+ \(type=", output)) == 4, output
 
 

@@ -511,67 +511,37 @@ void checkCollectiveOutputHasNoStreamAxis(const Expr* expr, const CommunicationP
                "the allgather itself)");
 }
 
-// `tv` split like `axis` on its logical axis `logical_pos` (a fresh,
-// unsharded tensor: its loop axes are its logical axes).
-void streamSplitLike(TensorView* tv, int64_t logical_pos, const StreamAxis& axis) {
-  if (axis.chunk_size != nullptr) {
-    tv->split(logical_pos, axis.loop_id->extent(), /*inner_split=*/false);
-  }
-  tv->axis(logical_pos)->parallelize(ParallelType::Stream);
-}
-
 // A reduction over the sharded axis whose input is Stream-parallel along
 // the axis the result is scattered on (the attention's per-head outputs,
-// chunked by query rows): each chunk's partial sum is allreduced into its
-// rows of a whole replicated buffer as soon as it is computed, in the
-// chunk's loop (stream_parallelization puts the partial sum, the allreduce
-// and its wait in the loop that computes the input), and this device's
-// rows of that buffer are the result. A chunk of rows in token order
-// belongs to one device, so a per-chunk reduce-scatter cannot express it;
-// an allreduce moves the same bytes per direction over a full-duplex link
-// as a reduce onto that device, and needs no root that depends on the
-// loop index. nullopt: not this case, lowered whole.
+// chunked by query rows in token order): the partial sum gets the input's
+// Stream split, so stream_parallelization computes it chunk by chunk in the
+// input's loop, and the ReduceScatter joins that loop too: each chunk's
+// rows of the last device are reduce-scattered, with the same rows of every
+// other device (computed by earlier iterations), as soon as that chunk is
+// computed (stream_parallelization, addRowsReduceScatter). nullopt: not
+// this case, lowered whole.
 std::optional<std::vector<Expr*>> lowerChunkedReduction(HostIrContainer& container, Expr* expr,
                                                         const CommunicationPlan& plan,
                                                         int64_t my_device) {
   auto* in = expr->input(0)->as<TensorView>();
   TensorView* out = tensorOutput(expr);
   std::optional<StreamAxis> stream = findStreamAxis(in);
-  if (!stream || plan.type != CollectiveType::ReduceScatter || plan.collectives.size() != 1 ||
-      !plan.reduce_op.has_value()) {
+  if (!stream || stream->chunk_size == nullptr || plan.type != CollectiveType::ReduceScatter ||
+      plan.collectives.size() != 1 || plan.scattered_axis != 0) {
     return std::nullopt;
   }
   const int64_t pos = mappedConsumerAxis(mapProducerToConsumer(expr, in), stream->logical_pos);
   if (pos < 0 || logicalToShape(out, pos) != plan.scattered_axis) {
     return std::nullopt;
   }
-  const std::vector<int64_t>& team = plan.collectives[0].team;
-  auto member = std::find(team.begin(), team.end(), my_device);
-  if (member == team.end()) {
-    return std::nullopt;
-  }
-  TensorView* partial = unshardedLike(out, in);
-  streamSplitLike(partial, pos, *stream);
-  TensorView* whole = unshardedLike(out, in);
-  streamSplitLike(whole, pos, *stream);
-
+  TensorView* partial = unshardedLike(out, in);  // unsharded: its loop axes are its logical ones
+  partial->split(pos, stream->loop_id->extent(), /*inner_split=*/false);
+  partial->axis(pos)->parallelize(ParallelType::Stream);
   std::vector<Expr*> emitted;
   emitted.push_back(expr->newObject(&container, expr->inputs(), {partial}, expr->attributes(),
                                     expr->attributeVals()));
-  emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, whole));
-  CommunicationParams params{
-      .type = CommunicationType::Allreduce, .team = team, .reduce_op = *plan.reduce_op};
-  auto* allreduce = IrBuilder::createInContainer<Communication>(&container, partial, whole, params);
-  emitted.push_back(allreduce);
-  emitted.push_back(IrBuilder::createInContainer<Wait>(&container, allreduce));
-  // This device's rows of the sum: a view, as the scattered result is.
-  IterDomain* scattered = out->getLogicalDomain()[static_cast<size_t>(pos)];
-  Val* index =
-      IrBuilder::createInContainer<Scalar>(&container, static_cast<int64_t>(member - team.begin()));
-  auto [start, stop] = chunkBounds(index, localExtent(out, scattered), scattered->extent());
-  emitted.push_back(IrBuilder::createInContainer<SliceOp>(
-      &container, std::vector<Val*>{whole, start, stop}, std::vector<Val*>{out},
-      std::vector<Attribute>{plan.scattered_axis}));
+  emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
+  appendCollectives(container, plan, my_device, partial, out, emitted);
   return emitted;
 }
 

@@ -125,7 +125,7 @@ class StreamLoopBuilder {
 
   void add(const Expr* expr) {
     if (const auto* communication = dynamic_cast<const Communication*>(expr)) {
-      addCommunication(communication);
+      addRowsReduceScatter(communication);
       return;
     }
     if (const auto* wait = dynamic_cast<const Wait*>(expr)) {
@@ -181,30 +181,85 @@ class StreamLoopBuilder {
   }
 
  private:
-  // An allreduce of a tensor this loop computes, into a buffer of the same
-  // Stream axis: it reduces elementwise, so chunk i of the sum is the sum
-  // of chunk i, posted in the loop as soon as chunk i is computed (the
-  // attention's per-head partial sums, communication_lowering). Other
-  // collectives move data across the Stream axis and stay whole.
+  // A reduce-scatter of the rows this loop computes, chunk by chunk, onto
+  // the team's rows (communication_lowering, lowerChunkedReduction): see
+  // addRowsReduceScatter. Other collectives move data across the Stream
+  // axis and stay whole, after the loop.
   bool canAddCommunication(const Communication* communication) const {
-    if (communication->type() != CommunicationType::Allreduce) {
-      return false;
-    }
-    std::optional<StreamAxis> out_axis = findStreamAxis(communication->out());
     auto produced = produced_.find(communication->in());
-    return out_axis && sameIteration(*out_axis, axis_) && produced != produced_.end() &&
-           produced->second == out_axis->logical_pos;
+    return produced != produced_.end() &&
+           communication->type() == CommunicationType::ReduceScatter &&
+           axis_.chunk_size != nullptr && !findStreamAxis(communication->out()).has_value() &&
+           communication->scatteredAxis() == 0 &&
+           logicalToShape(communication->in(), produced->second) == 0;
   }
 
-  void addCommunication(const Communication* communication) {
-    const int64_t pos = produced_.at(communication->in());
-    TensorView* in = sliceOf(communication->in(), pos);
-    TensorView* out = sliceOf(communication->out(), pos);
-    Expr* chunked = communication->newObject(&container_, {in}, {out}, communication->attributes(),
-                                             communication->attributeVals());
-    loop_->body().push_back(chunked);
+  // The loop walks the rows of the d members' outputs in order: member r's
+  // rows are rows [r·L, (r+1)·L) of the input, L = rows per member. Chunk
+  // j's rows of the last member, local rows [lo, hi), complete the
+  // reduce-scatter of local rows [lo, hi) of every member, whose other
+  // rows earlier iterations computed (on other worker streams: the
+  // iterations holding rows r·L + lo and r·L + hi - 1 are synced with).
+  // So iteration j reduce-scatters those rows right after computing them;
+  // iterations before the last member's rows post an empty one (nothing
+  // moves). On 2 members the first half of the loop computes and the
+  // second half also reduces, each chunk's rows while the next computes.
+  void addRowsReduceScatter(const Communication* communication) {
+    TensorView* in = communication->in();
+    TensorView* out = communication->out();
+    const auto members = static_cast<int64_t>(communication->team().size());
+    auto constant = [&](int64_t value) {
+      return IrBuilder::createInContainer<Scalar>(&container_, value);
+    };
+    Val* zero = constant(0);
+    std::vector<IterDomain*> out_shape = out->shapeDomain();
+    Val* member_rows = localExtent(out, out_shape[0]);
+    const int64_t in_axis = produced_.at(in);
+    Val* rows_in = in->getLogicalDomain()[static_cast<size_t>(in_axis)]->extent();
+    auto [start, stop] = chunkBounds(index_, axis_.chunk_size, rows_in);
+    Val* last_member_start = mul(constant(members - 1), member_rows);
+    auto local = [&](Val* row) {
+      return minimum(maximum(sub(row, last_member_start), zero), member_rows);
+    };
+    Val* lo = local(start);
+    Val* hi = local(stop);
+    Val* rows = sub(hi, lo);
+
+    std::vector<Val*> rest;
+    for (size_t i = 1; i < out_shape.size(); ++i) {
+      rest.push_back(localExtent(out, out_shape[i]));
+    }
+    auto tensor = [&](std::vector<Val*> extents, const TensorView* like) {
+      extents.insert(extents.end(), rest.begin(), rest.end());
+      return makeTensorOfExtents(&container_, extents, like->dtype());
+    };
+    Scope& body = loop_->body();
+    TensorView* in_members = tensor({constant(members), member_rows}, in);
+    body.push_back(IrBuilder::createInContainer<ReshapeOp>(&container_, std::vector<Val*>{in},
+                                                           std::vector<Val*>{in_members},
+                                                           std::vector<Attribute>{}));
+    TensorView* in_rows = tensor({constant(members), rows}, in);
+    body.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container_, std::vector<Val*>{in_members, lo, hi}, std::vector<Val*>{in_rows},
+        std::vector<Attribute>{int64_t{1}}));
+    TensorView* out_rows = tensor({rows}, out);
+    body.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container_, std::vector<Val*>{out, lo, hi}, std::vector<Val*>{out_rows},
+        std::vector<Attribute>{int64_t{0}}));
+    for (int64_t member = 0; member + 1 < members; ++member) {
+      Val* offset = mul(constant(member), member_rows);
+      for (Val* row : {lo, maximum(sub(hi, constant(1)), lo)}) {
+        Val* iteration = div(hostir::add(offset, row), axis_.chunk_size);
+        body.push_back(IrBuilder::createInContainer<Synchronize>(
+            &container_, makeWorkerStream(container_, iteration)));
+      }
+    }
+    Expr* chunked =
+        communication->newObject(&container_, {in_rows}, {out_rows}, communication->attributes(),
+                                 communication->attributeVals());
+    body.push_back(chunked);
     chunked_communications_[communication] = chunked;
-    communicated_.insert(communication->out());
+    communicated_.insert(out);
   }
 
   // The logical axis of `input` that feeds the output's axis, or -1.
