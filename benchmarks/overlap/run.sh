@@ -294,7 +294,7 @@ if (( layer )); then
             --trace "$out/traces/hostir_layer_$tag"; then
           timeout 300 "$torch_python" "$here/timeline.py" "$out/traces/hostir_layer_$tag" \
             "$out/timeline_layer_$tag.png" \
-            --title "hostir sp-layer, MLP half pipelined in $c chunks, link $rate" ||
+            --title "hostir sp-layer, both halves pipelined in $c chunks, link $rate" ||
             echo "  timeline failed" >&2
         fi
       fi
