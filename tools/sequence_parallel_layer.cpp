@@ -52,7 +52,8 @@ int runOnRank(const SequenceParallelLayerOptions& options) {
               " sharded over the ranks, ffn " + std::to_string(options.ffn) +
               " sharded; --chunks pipeline both halves";
   job.config = {{"heads", options.heads}};
-  // Only the MLP block is Stream-chunked (docs/transformer_layer.md).
+  // --chunks auto is calibrated on the MLP block's GEMMs and collectives
+  // alone; the count it picks chunks both halves (docs/transformer_layer.md).
   setMlpBlockCost(job, options, devices);
 
   // --baselines: the layer's two allgathers and two reduce-scatters through
