@@ -63,7 +63,6 @@ inline constexpr int64_t kLayerShardedAxis[kLayerInputCount] = {0, -1, -1, 0, 0,
 // sequenceParallelMlp. With `chunks` > 1 both halves are Stream-parallel
 // over tokens: the attention's queries in `chunks` chunks (each against
 // its causal prefix of keys), the MLP's first GEMM in `chunks` chunks.
-std::unique_ptr<Fusion> buildTransformerLayer(int64_t devices, int64_t head_dim,
-                                              int64_t chunks);
+std::unique_ptr<Fusion> buildTransformerLayer(int64_t devices, int64_t head_dim, int64_t chunks);
 
 }  // namespace hostir::tools

@@ -53,8 +53,8 @@ std::optional<ScopedExprs> privateViewChain(HostIrContainer& container, const Va
       if (users.count(expr) != 0 || expr == view_of_current) {
         continue;
       }
-      const bool writes =
-          std::find(expr->outputs().begin(), expr->outputs().end(), current) != expr->outputs().end();
+      const bool writes = std::find(expr->outputs().begin(), expr->outputs().end(), current) !=
+                          expr->outputs().end();
       if ((writes && isMetadata(expr)) || (expr->isA<Deallocate>() && reads(expr, current))) {
         chain.emplace_back(scope, expr);
         if (writes && !expr->isA<Allocate>()) {
