@@ -13,10 +13,7 @@ computes between the allgather and the reduce-scatter).
 (c) hostir, whole (fd.execute of the unchunked fusion);
 (d) hostir in C query chunks (q's tokens Stream-split), every pass on;
 (e) (d) with HOSTIR_DISABLE_PASS=causal_key_ranges: every chunk against
-    every key;
-(f) (d) with HOSTIR_DISABLE_PASS=batched_matmul_sums: the per-head
-    out-projection [heads, rows, H] then its sum;
-(g) (c) with HOSTIR_DISABLE_PASS=batched_matmul_sums.
+    every key.
 Prints the median of each and its ratio to (b).
 
     /usr/bin/python3 benchmarks/bench_attention_compute.py [--tokens 2048] [--heads 8]
@@ -112,10 +109,6 @@ def main():
         f"hostir, {c} query chunks": lowered(args.head_dim, c, inputs),
         f"hostir, {c} query chunks, causal_key_ranges off":
             lowered(args.head_dim, c, inputs, "causal_key_ranges"),
-        f"hostir, {c} query chunks, batched_matmul_sums off":
-            lowered(args.head_dim, c, inputs, "batched_matmul_sums"),
-        "hostir, whole, batched_matmul_sums off":
-            lowered(args.head_dim, 1, inputs, "batched_matmul_sums"),
     }
     expected = torch_whole(q, k, v, wo)
     for name, run in programs.items():
