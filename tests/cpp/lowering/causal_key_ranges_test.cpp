@@ -64,10 +64,10 @@ class CausalKeyRangesTest : public ::testing::Test {
     q->split(1, options.chunks, /*inner_split=*/false);
     q->axis(1)->parallelize(ParallelType::Stream);
     TensorView* scores = mul(matmul(q, permute(k, {0, 2, 1})), kScale);
-    Val* tokens = q_in->getLogicalDomain()[1]->extent();
+    Val* queries = q_in->getLogicalDomain()[1]->extent();
+    Val* keys = k->getLogicalDomain()[1]->extent();
     Val* offset = IrBuilder::create<Scalar>(options.query_offset);
-    TensorView* probs =
-        softmax(where(causalMask(tokens, tokens, offset), scores, options.fill), -1);
+    TensorView* probs = softmax(where(causalMask(queries, keys, offset), scores, options.fill), -1);
     fusion_.addOutput(matmul(probs, v));
     if (options.probabilities_are_an_output) {
       fusion_.addOutput(probs);
@@ -84,8 +84,8 @@ class CausalKeyRangesTest : public ::testing::Test {
   }
 
   at::Tensor probabilities(const Options& options) const {
-    at::Tensor rows = at::arange(kTokens).unsqueeze(1) + options.query_offset;
-    at::Tensor visible = rows >= at::arange(kTokens).unsqueeze(0);
+    at::Tensor rows = at::arange(q_.size(1)).unsqueeze(1) + options.query_offset;
+    at::Tensor visible = rows >= at::arange(k_.size(1)).unsqueeze(0);
     at::Tensor scores = at::matmul(q_, k_.transpose(1, 2)) * kScale;
     return at::softmax(at::where(visible, scores, at::full({}, options.fill)), -1);
   }
@@ -125,6 +125,17 @@ TEST_F(CausalKeyRangesTest, OneRowPerChunk) {
   build({.chunks = kTokens});
   EXPECT_EQ(loweredKeySliceMatmuls(), 2);
   expectMatches({.chunks = kTokens});
+}
+
+// More queries than keys: the queries past the last key see every key, so
+// the last chunks' prefixes stop at the keys there are (10 queries, 6 keys,
+// 4 chunks: prefixes 3, 6, 6, 6), never past them.
+TEST_F(CausalKeyRangesTest, QueriesPastTheLastKeySeeEveryKey) {
+  k_ = at::randn({kHeads, 6, kHeadDim});
+  v_ = at::randn({kHeads, 6, kHeadDim});
+  build({.chunks = 4});
+  EXPECT_EQ(loweredKeySliceMatmuls(), 2);
+  expectMatches({.chunks = 4});
 }
 
 // Without the pass the loop reads every key; the results are the same.

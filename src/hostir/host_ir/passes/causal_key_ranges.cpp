@@ -9,6 +9,7 @@
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/program_exprs.h"
+#include "hostir/ir/arith.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/sharding.h"
@@ -273,10 +274,13 @@ bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) 
     holders.insert(holders.end(), private_chain->begin(), private_chain->end());
   }
 
-  Val* keys = chain.key_stop;
+  auto* scores = chain.ops.front()->as<MatmulOp>();
+  // Queries past the last key (more queries than keys) see every key: the
+  // prefix never extends past the keys there are.
+  const std::vector<IterDomain*> key_shape = scores->b()->shapeDomain();
+  Val* keys = minimum(chain.key_stop, localExtent(scores->b(), key_shape.back()));
   std::vector<Expr*> emitted;
   std::unordered_map<const Val*, Val*> replaced;
-  auto* scores = chain.ops.front()->as<MatmulOp>();
   TensorView* k_prefix = keyPrefix(container, scores->b(), scores->b()->rank() - 1, keys, emitted);
   replaced[scores->b()] = k_prefix;
   auto* mask_rows = const_cast<SliceOp*>(chain.mask_rows);
