@@ -169,10 +169,15 @@ class GatherPipeline {
     slots_ = makeTensorOfExtents(&container, slots_extents_, a->dtype());
   }
 
-  // The slots every chunk is gathered into: [chunks, devices * chunk rows,
-  // ...]; the prefetch loop fills slot i, the compute loop reads it.
-  void allocateSlots(std::vector<Expr*>& emitted) const {
+  // Everything before the compute loop: the slots every chunk is gathered
+  // into ([chunks, devices * chunk rows, ...]: the prefetch loop fills slot
+  // i, the compute loop reads it), the workers' sync with `caller`, and the
+  // prefetch loop. Returns the allgathers, for the compute loop's Waits.
+  std::vector<Communication*> start(Stream* caller, const CommunicationPlan& plan,
+                                    int64_t my_device, std::vector<Expr*>& emitted) const {
     emitted.push_back(IrBuilder::createInContainer<Allocate>(&container_, slots_));
+    appendWorkerSync(container_, loop_id_->extent(), caller, emitted);
+    return appendPrefetchLoop(plan, my_device, emitted);
   }
 
   Val* devices() const {
@@ -186,6 +191,20 @@ class GatherPipeline {
     return chunkBounds(index, chunk_rows_, local_rows_);
   }
 
+  // In the compute loop: chunk `index`'s gathered rows once they are here
+  // (the Waits match the prefetch loop's posts in order: iteration i waits
+  // for chunk i only, on the stream that computes it), seen as [devices,
+  // rows, ...].
+  TensorView* arrivedBlocks(Val* index, Val* rows, const std::vector<Communication*>& allgathers,
+                            std::vector<Expr*>& exprs) const {
+    TensorView* slot = gathered(index, rows, exprs);
+    for (Communication* communication : allgathers) {
+      exprs.push_back(IrBuilder::createInContainer<Wait>(&container_, communication));
+    }
+    return reshapeView(container_, slot, {devices_, rows, a_->shapeDomain()[1]->extent()}, exprs);
+  }
+
+ private:
   // Where chunk `index`'s `rows` rows of every device are gathered:
   // [devices * rows, ...], device-major.
   TensorView* gathered(Val* index, Val* rows, std::vector<Expr*>& exprs) const {
@@ -207,8 +226,7 @@ class GatherPipeline {
   // order, from the stream that holds A. The team's channel puts them on
   // the link one after another, ahead of later collectives, so chunk i+1's
   // rows arrive while chunk i computes. Every rank posts in this one order:
-  // it is the program's. Returns the allgathers, for the compute loop's
-  // Waits.
+  // it is the program's.
   std::vector<Communication*> appendPrefetchLoop(const CommunicationPlan& plan, int64_t my_device,
                                                  std::vector<Expr*>& emitted) const {
     std::vector<Communication*> allgathers;
@@ -236,20 +254,6 @@ class GatherPipeline {
     return allgathers;
   }
 
-  // In the compute loop: chunk `index`'s gathered rows once they are here
-  // (the Waits match the prefetch loop's posts in order: iteration i waits
-  // for chunk i only, on the stream that computes it), seen as [devices,
-  // rows, ...].
-  TensorView* arrivedBlocks(Val* index, Val* rows, const std::vector<Communication*>& allgathers,
-                            std::vector<Expr*>& exprs) const {
-    TensorView* slot = gathered(index, rows, exprs);
-    for (Communication* communication : allgathers) {
-      exprs.push_back(IrBuilder::createInContainer<Wait>(&container_, communication));
-    }
-    return reshapeView(container_, slot, {devices_, rows, a_->shapeDomain()[1]->extent()}, exprs);
-  }
-
- private:
   HostIrContainer& container_;
   TensorView* a_;
   IterDomain* loop_id_;
@@ -298,9 +302,7 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
     }
     out_blocks = reshapeView(container, out, block_extents, emitted);
   }
-  pipeline.allocateSlots(emitted);
-  appendWorkerSync(container, stream->loop_id->extent(), caller, emitted);
-  std::vector<Communication*> allgathers = pipeline.appendPrefetchLoop(plan, my_device, emitted);
+  std::vector<Communication*> allgathers = pipeline.start(caller, plan, my_device, emitted);
 
   StreamMainLoop main_loop(container, stream->loop_id, caller);
   Val* index = main_loop.index();
@@ -439,9 +441,7 @@ std::vector<Expr*> lowerPipelinedGatheredGemms(HostIrContainer& container, Expr*
   auto* caller = get_caller->output(0)->as<Stream>();
   emitted.push_back(get_caller);
   GatherPipeline pipeline(container, a, devices, stream.loop_id);
-  pipeline.allocateSlots(emitted);
-  appendWorkerSync(container, stream.loop_id->extent(), caller, emitted);
-  std::vector<Communication*> allgathers = pipeline.appendPrefetchLoop(plan, my_device, emitted);
+  std::vector<Communication*> allgathers = pipeline.start(caller, plan, my_device, emitted);
 
   StreamMainLoop main_loop(container, stream.loop_id, caller);
   Val* index = main_loop.index();
