@@ -21,10 +21,11 @@ namespace {
 
 using Lowering = std::optional<MultiDeviceLowering>;
 
-RegisteredPass onFusion(std::string name, std::string summary, void (*run)(Fusion*)) {
+RegisteredPass onFusion(std::string name, std::string summary, void (*run)(Fusion*),
+                        PassScope scope = PassScope::MultiDevice) {
   return {std::move(name),
           PassStage::Presegmentation,
-          PassScope::MultiDevice,
+          scope,
           std::move(summary),
           [run](Fusion& fusion) { run(&fusion); },
           nullptr};
@@ -51,9 +52,9 @@ std::vector<RegisteredPass> buildTable() {
                reorderShardedAxis),
       onFusion("make_resharding_contiguous", "buffers a collective reads or writes are contiguous",
                makeReshardingContiguous),
-      {"propagate_stream_axes", PassStage::Presegmentation, PassScope::Always,
-       "a Stream split reaches the tensors computed from the marked ones",
-       [](Fusion& fusion) { propagateStreamAxes(&fusion); }, nullptr},
+      onFusion("propagate_stream_axes",
+               "a Stream split reaches the tensors computed from the marked ones",
+               propagateStreamAxes, PassScope::Always),
       onHostProgram("resharding_to_communication", PassScope::MultiDevice,
                     "resharding exprs become collectives, partial ops and pipelined loops",
                     [](HostIrContainer& program, const Lowering& lowering) {

@@ -19,7 +19,8 @@ class Fusion;
 
 // Which program a pass transforms.
 enum class PassStage {
-  // The user's fusion, before segmentation (multidevice/presegmentation_passes.h).
+  // The user's fusion, before segmentation (multidevice/presegmentation_passes.h,
+  // propagate_stream_axes.h).
   Presegmentation,
   // The lowered host program (this folder).
   HostIr,
