@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "hostir/host_ir/lowering.h"
+#include "hostir/host_ir/passes/batched_matmul_sums.h"
+#include "hostir/host_ir/passes/batched_rhs_gemms.h"
 #include "hostir/host_ir/passes/buffer_shrinking.h"
 #include "hostir/host_ir/passes/causal_key_ranges.h"
 #include "hostir/host_ir/passes/gemm_epilogues.h"

@@ -45,13 +45,15 @@ TEST(PassRegistry, OneTableInStageOrder) {
 // The pipelines are built from the table: one device gets the Always host IR
 // passes, a rank of a multi-device program every host IR pass, in order.
 TEST(PassRegistry, PipelinesFollowTheTable) {
-  EXPECT_EQ(namesOf(hostIrPipeline(std::nullopt)),
-            (Names{"stream_parallelization", "causal_key_ranges", "buffer_shrinking",
-                   "loop_host_units", "gemm_epilogues"}));
+  EXPECT_EQ(
+      namesOf(hostIrPipeline(std::nullopt)),
+      (Names{"stream_parallelization", "causal_key_ranges", "buffer_shrinking", "batched_rhs_gemms",
+             "batched_matmul_sums", "loop_host_units", "gemm_epilogues"}));
   EXPECT_EQ(namesOf(hostIrPipeline(MultiDeviceLowering{1, {}})),
             (Names{"resharding_to_communication", "specialize_encodings", "stream_axes_check",
                    "other_devices_work_removal", "stream_parallelization", "causal_key_ranges",
-                   "buffer_shrinking", "loop_host_units", "gemm_epilogues"}));
+                   "buffer_shrinking", "batched_rhs_gemms", "batched_matmul_sums",
+                   "loop_host_units", "gemm_epilogues"}));
   EXPECT_EQ(namesOf(presegmentationPipeline()),
             (Names{"validate_shardings", "propagate_shardings", "insert_reshardings",
                    "reorder_sharded_axis", "make_resharding_contiguous", "propagate_stream_axes"}));

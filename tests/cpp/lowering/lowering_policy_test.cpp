@@ -342,7 +342,8 @@ TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
     names.push_back(pass.name);
   }
   EXPECT_EQ(names, (Strings{"stream_parallelization", "causal_key_ranges", "buffer_shrinking",
-                            "loop_host_units", "gemm_epilogues"}));
+                            "batched_rhs_gemms", "batched_matmul_sums", "loop_host_units",
+                            "gemm_epilogues"}));
 
   std::unique_ptr<HostIrContainer> hic = lowerSegmentsToHostIr(fusion_);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
@@ -354,7 +355,7 @@ TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
     CHECK-NEXT: } // %HostIrContainer
   )"));
   passes.run(*hic);
-  ASSERT_EQ(passes.timings().size(), 5u);
+  ASSERT_EQ(passes.timings().size(), 7u);
   for (const HostIrPassManager::Timing& timing : passes.timings()) {
     EXPECT_FALSE(timing.skipped) << timing.name;
     EXPECT_GE(timing.duration.count(), 0);
@@ -362,8 +363,10 @@ TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
   EXPECT_EQ(passes.timings()[0].name, "stream_parallelization");
   EXPECT_EQ(passes.timings()[1].name, "causal_key_ranges");
   EXPECT_EQ(passes.timings()[2].name, "buffer_shrinking");
-  EXPECT_EQ(passes.timings()[3].name, "loop_host_units");
-  EXPECT_EQ(passes.timings()[4].name, "gemm_epilogues");
+  EXPECT_EQ(passes.timings()[3].name, "batched_rhs_gemms");
+  EXPECT_EQ(passes.timings()[4].name, "batched_matmul_sums");
+  EXPECT_EQ(passes.timings()[5].name, "loop_host_units");
+  EXPECT_EQ(passes.timings()[6].name, "gemm_epilogues");
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
     CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
@@ -394,7 +397,7 @@ TEST_F(LoweringPolicyTest, DisablingStreamParallelizationGivesLoopFreeProgram) {
 
   HostIrPassManager passes = hostIrPipeline(std::nullopt);
   passes.run(*lowerSegmentsToHostIr(fusion_));
-  ASSERT_EQ(passes.timings().size(), 5u);
+  ASSERT_EQ(passes.timings().size(), 7u);
   EXPECT_TRUE(passes.timings()[0].skipped);
   EXPECT_FALSE(passes.timings()[1].skipped);
   EXPECT_FALSE(passes.timings()[2].skipped);

@@ -4,6 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "hostir/host_ir/passes/batched_matmul_sums.h"
+#include "hostir/host_ir/passes/batched_rhs_gemms.h"
 #include "hostir/host_ir/passes/buffer_shrinking.h"
 #include "hostir/host_ir/passes/causal_key_ranges.h"
 #include "hostir/host_ir/passes/communication_lowering.h"
@@ -81,6 +83,12 @@ std::vector<RegisteredPass> buildTable() {
                          narrowCausalKeyRanges),
       onEveryHostProgram("buffer_shrinking", "loop intermediates shrink to one slice per stream",
                          shrinkStreamBuffers),
+      onEveryHostProgram("batched_rhs_gemms",
+                         "a matrix times a batch of matrices is one GEMM against their columns",
+                         mergeBatchedRhsGemms),
+      onEveryHostProgram("batched_matmul_sums",
+                         "a batched matmul summed over its batch is one GEMM over the merged K",
+                         mergeBatchedMatmulSums),
       onEveryHostProgram("loop_host_units",
                          "runs of pointwise/reduction ops in a loop body become one kernel",
                          groupLoopOpsIntoHostUnits),
