@@ -70,4 +70,19 @@ std::optional<ScopedExprs> privateViewChain(HostIrContainer& container, const Va
   return chain;
 }
 
+bool placeDerivation(HostIrContainer& container, const Val* source, const std::vector<Expr*>& exprs,
+                     Scope& scope, const Expr* reader) {
+  const std::vector<Val*>& inputs = container.inputs();
+  if (std::find(inputs.begin(), inputs.end(), source) != inputs.end()) {
+    for (auto expr = exprs.rbegin(); expr != exprs.rend(); ++expr) {
+      container.topLevel().push_front(*expr);
+    }
+    return true;
+  }
+  for (Expr* expr : exprs) {
+    scope.insertBefore(reader, expr);
+  }
+  return false;
+}
+
 }  // namespace hostir

@@ -28,4 +28,13 @@ ScopedExprs allExprs(HostIrContainer& container);
 std::optional<ScopedExprs> privateViewChain(HostIrContainer& container, const Val* value,
                                             const std::unordered_set<const Expr*>& users);
 
+// Places `exprs`, which compute a tensor from `source` alone (a weight's
+// reshaped or side-by-side form), where they run once per run: at the
+// start of the program when `source` is a program input, so that every
+// iteration of a loop reading it shares the result (and a GEMM engine's
+// cache of packed operands sees one tensor); else right before `reader`
+// in `scope`. Returns whether they went to the start.
+bool placeDerivation(HostIrContainer& container, const Val* source, const std::vector<Expr*>& exprs,
+                     Scope& scope, const Expr* reader);
+
 }  // namespace hostir

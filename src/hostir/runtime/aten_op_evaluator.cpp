@@ -155,6 +155,10 @@ class AtenOpEvaluator final : public OptInDispatch {
       result = out.copy_(at::matmul(a, b));
       return;
     }
+    if (b.dim() == 2 && matmulThroughDnnlOut(out, a, b)) {
+      result = out;
+      return;
+    }
     at::matmul_out(out, a, b);
     result = out;
   }

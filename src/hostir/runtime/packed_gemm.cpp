@@ -157,8 +157,13 @@ void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Ten
   dnnlMatmulOut(out, lhs, packed, layout, epilogue);
 }
 
-bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
-                          const MatmulEpilogue& epilogue) {
+namespace {
+
+// out = in @ B, B the 2-D `rhs` with its N axis at `n_axis` (0: a linear's
+// [N, K] weight, 1: a matmul's [K, N] operand); see linearThroughDnnlOut.
+bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& rhs,
+                        int64_t n_axis, const MatmulEpilogue& epilogue) {
+  const at::Tensor& weight = rhs;
   const char* engine = std::getenv("HOSTIR_GEMM");
   if (engine != nullptr && *engine != '\0' && std::strcmp(engine, "dnnl") != 0) {
     HOSTIR_CHECK(std::strcmp(engine, "aten") == 0, "HOSTIR_GEMM='", engine,
@@ -187,13 +192,24 @@ bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at:
       return false;
     }
   }
-  const int64_t n_block = dnnlPreferredNBlock(weight.size(1), weight.size(0));
+  const int64_t n_block = dnnlPreferredNBlock(weight.size(1 - n_axis), weight.size(n_axis));
   if (n_block == 0) {
     return false;
   }
-  const Layout layout = Layout::dnnlBlocked(n_block, /*n_axis=*/0);
+  const Layout layout = Layout::dnnlBlocked(n_block, n_axis);
   packedMatmulOut(out, in, packMatmulRhsCached(weight, layout), layout, epilogue);
   return true;
+}
+
+}  // namespace
+
+bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
+                          const MatmulEpilogue& epilogue) {
+  return gemmThroughDnnlOut(out, in, weight, /*n_axis=*/0, epilogue);
+}
+
+bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
+  return gemmThroughDnnlOut(out, lhs, rhs, /*n_axis=*/1, MatmulEpilogue{});
 }
 
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,

@@ -53,6 +53,10 @@ bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at:
                           const MatmulEpilogue& epilogue);
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
                           const c10::optional<at::Tensor>& bias);
+// The same for a matmul, out = lhs @ rhs with rhs a 2-D [K, N] operand
+// (packed once per tensor and version: a GEMM per chunk against one B
+// packs it once).
+bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs);
 
 // out[..., N] = lhs[..., K] @ B (+ bias) with B packed in `layout`; the
 // second form also runs the epilogue's GELU and residual add as post-ops.

@@ -73,10 +73,19 @@ TEST_F(BatchedMatmulSumsTest, WholeProductBecomesOneGemm) {
   expectMatchesAten(fusion_, {a_, b_}, {expected()}, 1e-5, 1e-5);
 }
 
-// Per chunk of rows (10 in 4: 3, 3, 3, 1), in the loop.
+// Per chunk of rows (10 in 4: 3, 3, 3, 1), in the loop; B (a program
+// input) reshaped once, at the start, for every chunk's GEMM.
 TEST_F(BatchedMatmulSumsTest, EachChunkBecomesOneGemm) {
   build(/*chunks=*/4);
   EXPECT_EQ(counts(), std::make_tuple(0, 1, 0));
+  Fusion copy;
+  copyFusion(fusion_, copy);
+  runPresegmentationPasses(&copy, /*multidevice=*/false);
+  std::unique_ptr<HostIrContainer> program = lowerToHostIr(copy);
+  ASSERT_FALSE(program->topLevel().empty());
+  const auto* first = dynamic_cast<const ReshapeOp*>(program->topLevel().front());
+  ASSERT_NE(first, nullptr) << program->toString();
+  EXPECT_EQ(first->input(0), program->inputs()[1]) << program->toString();
   expectMatchesAten(fusion_, {a_, b_}, {expected()}, 1e-5, 1e-5);
 }
 

@@ -162,6 +162,31 @@ TEST(PlainLinearThroughDnnlTest, EqualsAtenAndPacksTheWeightOnce) {
   EXPECT_EQ(packCacheHits(), hits + 1) << "the second call reused the packed weight";
 }
 
+// A matmul's [K, N] right operand is packed with N as its second axis:
+// the product equals ATen's, into a strided output too, and one B read by
+// several GEMMs (a loop's chunks) is packed once.
+TEST(PlainMatmulThroughDnnlTest, EqualsAtenAndPacksTheRightOperandOnce) {
+  at::Tensor a = at::randn({50, 96});
+  at::Tensor b = at::randn({96, 130});
+  const bool packs_here = dnnlPreferredNBlock(96, 130) > 0;
+  at::Tensor out = at::full({50, 130}, -7.0f);
+  const int64_t hits = packCacheHits();
+  EXPECT_EQ(matmulThroughDnnlOut(out, a, b), packs_here);
+  if (!packs_here) {
+    EXPECT_TRUE(at::equal(out, at::full({50, 130}, -7.0f))) << "nothing computed";
+    return;
+  }
+  EXPECT_TRUE(at::allclose(out, at::matmul(a, b), 1e-4, 1e-5));
+  at::Tensor wide = at::zeros({20, 140});
+  at::Tensor strided = wide.narrow(1, 5, 130);
+  EXPECT_TRUE(matmulThroughDnnlOut(strided, a.narrow(0, 10, 20), b));
+  EXPECT_TRUE(at::allclose(strided, at::matmul(a.narrow(0, 10, 20), b), 1e-4, 1e-5));
+  EXPECT_EQ(packCacheHits(), hits + 1) << "the second chunk reused the packed operand";
+  EXPECT_FALSE(
+      matmulThroughDnnlOut(at::empty({50, 130}, at::kDouble), a.to(at::kDouble), b.to(at::kDouble)))
+      << "double is ATen's";
+}
+
 TEST(PlainLinearThroughDnnlTest, LeavesWhatItDoesNotTakeToAten) {
   at::Tensor out = at::empty({4, 8});
   EXPECT_FALSE(linearThroughDnnlOut(out.to(at::kDouble), at::randn({4, 16}, at::kDouble),

@@ -75,8 +75,11 @@ void merge(HostIrContainer& container, Scope& scope, MatmulOp* matmul, Expr* sum
                                                             std::vector<Val*>{a_merged},
                                                             std::vector<Attribute>{}));
   TensorView* b_merged = makeTensorOfExtents(&container, {merged_k, b_shape[2]}, b->dtype());
-  emitted.push_back(IrBuilder::createInContainer<ReshapeOp>(
-      &container, std::vector<Val*>{b}, std::vector<Val*>{b_merged}, std::vector<Attribute>{}));
+  placeDerivation(
+      container, b,
+      {IrBuilder::createInContainer<ReshapeOp>(
+          &container, std::vector<Val*>{b}, std::vector<Val*>{b_merged}, std::vector<Attribute>{})},
+      scope, sum);
   emitted.push_back(matmul->newObject(&container, {a_merged, b_merged}, sum->outputs(), {}, {}));
 
   for (Expr* expr : emitted) {

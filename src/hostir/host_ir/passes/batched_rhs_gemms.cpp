@@ -57,8 +57,7 @@ SideBySide sideBySide(HostIrContainer& container, TensorView* b) {
 void mergeBatchedRhsGemms(HostIrContainer& container) {
   // One side-by-side copy per program input, shared by its GEMMs (every
   // chunk's, and each gathered part's).
-  std::unordered_map<TensorView*, TensorView*> hoisted;
-  const std::vector<Val*>& inputs = container.inputs();
+  std::unordered_map<TensorView*, TensorView*> side_by_side;
   for (const auto& [scope, expr] : allExprs(container)) {
     auto* matmul = dynamic_cast<MatmulOp*>(expr);
     if (matmul == nullptr || !scope->contains(matmul) || !isMatrixTimesBatch(matmul)) {
@@ -66,23 +65,16 @@ void mergeBatchedRhsGemms(HostIrContainer& container) {
     }
     TensorView* b = matmul->b();
     TensorView* columns = nullptr;
-    std::vector<Expr*> emitted;
-    if (std::find(inputs.begin(), inputs.end(), b) != inputs.end()) {
-      auto [it, inserted] = hoisted.try_emplace(b, nullptr);
-      if (inserted) {
-        SideBySide made = sideBySide(container, b);
-        for (auto e = made.exprs.rbegin(); e != made.exprs.rend(); ++e) {
-          container.topLevel().push_front(*e);
-        }
-        it->second = made.columns;
-      }
-      columns = it->second;
+    if (auto shared = side_by_side.find(b); shared != side_by_side.end()) {
+      columns = shared->second;
     } else {
       SideBySide made = sideBySide(container, b);
       columns = made.columns;
-      emitted = made.exprs;
+      if (placeDerivation(container, b, made.exprs, *scope, matmul)) {
+        side_by_side[b] = columns;  // at the start: every GEMM of b reads it
+      }
     }
-
+    std::vector<Expr*> emitted;
     TensorView* out = matmul->out();
     const std::vector<Val*> out_shape = localShape(out);  // [batch, m, n]
     TensorView* a = matmul->a();

@@ -212,9 +212,8 @@ class StreamLoopBuilder {
   // the loop keeps token order).
   void interleave(int64_t members, Val* rows) {
     const auto* chunks = dynamic_cast<const Scalar*>(axis_.loop_id->extent());
-    if (members <= 1 || axis_.chunk_size == nullptr || chunks == nullptr ||
-        !chunks->isConstInt() || chunks->constInt() % members != 0 ||
-        chunks->constInt() == members) {
+    if (members <= 1 || axis_.chunk_size == nullptr || chunks == nullptr || !chunks->isConstInt() ||
+        chunks->constInt() % members != 0 || chunks->constInt() == members) {
       return;
     }
     interleaved_members_ = members;
@@ -233,9 +232,9 @@ class StreamLoopBuilder {
       return chunk;
     }
     Val* per_member = constant(per_member_);
-    return whenWholeChunks(
-        chunk, hostir::add(mul(mod(chunk, per_member), constant(interleaved_members_)),
-                           div(chunk, per_member)));
+    return whenWholeChunks(chunk,
+                           hostir::add(mul(mod(chunk, per_member), constant(interleaved_members_)),
+                                       div(chunk, per_member)));
   }
 
   // index + whole·(permuted − index): the permuted value where the chunks
@@ -416,8 +415,7 @@ bool canRunBefore(const Expr* expr, const StreamLoopBuilder& builder) {
 // canAddCommunication), or 0: looked for among the next exprs that can join
 // the loop or run before it, and only to choose the loop's order (a wrong
 // guess costs overlap, never correctness).
-int64_t rowsReduceScatterTeam(Scope::Iterator begin, Scope::Iterator end,
-                              const StreamAxis& axis) {
+int64_t rowsReduceScatterTeam(Scope::Iterator begin, Scope::Iterator end, const StreamAxis& axis) {
   for (auto it = begin; it != end; ++it) {
     const Expr* expr = *it;
     if (const auto* communication = dynamic_cast<const Communication*>(expr)) {
