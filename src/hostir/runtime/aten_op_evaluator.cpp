@@ -155,7 +155,8 @@ class AtenOpEvaluator final : public OptInDispatch {
       result = out.copy_(at::matmul(a, b));
       return;
     }
-    if (b.dim() == 2 && matmulThroughDnnlOut(out, a, b)) {
+    if ((b.dim() == 2 && matmulThroughDnnlOut(out, a, b)) ||
+        (b.dim() == 3 && batchedMatmulThroughDnnlOut(out, a, b))) {
       result = out;
       return;
     }

@@ -34,6 +34,13 @@ memory::desc plainDesc(const at::Tensor& t2d) {
                       {t2d.stride(0), t2d.stride(1)});
 }
 
+memory::desc stridedDesc(const at::Tensor& t) {
+  HOSTIR_CHECK(t.scalar_type() == at::kFloat, "oneDNN's GEMMs here take float32, got ",
+               t.scalar_type());
+  return memory::desc(memory::dims(t.sizes().begin(), t.sizes().end()), memory::data_type::f32,
+                      memory::dims(t.strides().begin(), t.strides().end()));
+}
+
 memory::desc blockedDesc(const Layout& layout, int64_t k, int64_t n) {
   HOSTIR_CHECK(layout.kind == Layout::Kind::DnnlBlocked, "layout ", layout.toString(),
                " is not a oneDNN blocked layout");
@@ -197,6 +204,31 @@ void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tenso
   if (!direct) {
     out.copy_(result.view(out.sizes()));
   }
+}
+
+bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
+  const memory::desc src = stridedDesc(lhs);
+  const memory::desc weights = stridedDesc(rhs);
+  const memory::desc dst = stridedDesc(out);
+  const Primitive* primitive = nullptr;
+  try {
+    primitive =
+        &primitiveFor(src, weights, std::nullopt, dst, MatmulActivation::None, std::nullopt);
+  } catch (const dnnl::error&) {
+    return false;  // no implementation for these strides
+  }
+  at::Tensor scratch = at::empty({static_cast<int64_t>(primitive->scratchpad.get_size())},
+                                 at::TensorOptions().dtype(at::kByte));
+  auto wrap = [](const memory::desc& desc, const at::Tensor& t) {
+    return memory(desc, cpuEngine(), t.data_ptr());
+  };
+  primitive->matmul.execute(threadStream(),
+                            {{DNNL_ARG_SRC, wrap(src, lhs)},
+                             {DNNL_ARG_WEIGHTS, wrap(weights, rhs)},
+                             {DNNL_ARG_DST, wrap(dst, out)},
+                             {DNNL_ARG_SCRATCHPAD, wrap(primitive->scratchpad, scratch)}});
+  threadStream().wait();
+  return true;
 }
 
 std::string dnnlPreferredLayout(int64_t k, int64_t n) {

@@ -40,6 +40,13 @@ void dnnlReorderFromBlocked(const at::Tensor& packed, const Layout& layout,
 void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& packed,
                    const Layout& layout, const MatmulEpilogue& epilogue = {});
 
+// out[b] = lhs[b] @ rhs[b] for 3-D float tensors of any strides (the
+// attention's q·kᵀ and p·v over the heads, on views of bigger buffers),
+// through one cached oneDNN primitive per shapes and strides. Returns
+// false, computing nothing, where oneDNN has no implementation for those
+// strides (ATen then computes it).
+bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs);
+
 // The layout oneDNN's matmul picks on this machine for float B[K, N], as
 // oneDNN names it ("BA16a64b" with avx512_core, "ab", plain, with avx2),
 // and the implementation that reads `layout` here ("brg:avx512_core").

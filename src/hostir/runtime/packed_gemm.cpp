@@ -1,5 +1,6 @@
 #include "hostir/runtime/packed_gemm.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -159,15 +160,23 @@ void packedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Ten
 
 namespace {
 
+// Whether HOSTIR_GEMM leaves GEMMs to oneDNN (unset, empty or "dnnl").
+bool dnnlChosen() {
+  const char* engine = std::getenv("HOSTIR_GEMM");
+  if (engine != nullptr && *engine != '\0' && std::strcmp(engine, "dnnl") != 0) {
+    HOSTIR_CHECK(std::strcmp(engine, "aten") == 0, "HOSTIR_GEMM='", engine,
+                 "' is not a GEMM engine; valid: dnnl (the default) or aten");
+    return false;
+  }
+  return true;
+}
+
 // out = in @ B, B the 2-D `rhs` with its N axis at `n_axis` (0: a linear's
 // [N, K] weight, 1: a matmul's [K, N] operand); see linearThroughDnnlOut.
 bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& rhs,
                         int64_t n_axis, const MatmulEpilogue& epilogue) {
   const at::Tensor& weight = rhs;
-  const char* engine = std::getenv("HOSTIR_GEMM");
-  if (engine != nullptr && *engine != '\0' && std::strcmp(engine, "dnnl") != 0) {
-    HOSTIR_CHECK(std::strcmp(engine, "aten") == 0, "HOSTIR_GEMM='", engine,
-                 "' is not a GEMM engine; valid: dnnl (the default) or aten");
+  if (!dnnlChosen()) {
     return false;
   }
   const std::optional<at::Tensor>& bias = epilogue.bias;
@@ -210,6 +219,26 @@ bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at:
 
 bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
   return gemmThroughDnnlOut(out, lhs, rhs, /*n_axis=*/1, MatmulEpilogue{});
+}
+
+bool batchedMatmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs,
+                                 const at::Tensor& rhs) {
+  if (!dnnlChosen()) {
+    return false;
+  }
+  for (const at::Tensor* t : {&out, &lhs, &rhs}) {
+    // Expanded (stride 0) operands and empty chunks stay with ATen.
+    if (t->scalar_type() != at::kFloat || t->dim() != 3 || t->numel() == 0 || t->is_meta() ||
+        std::find(t->strides().begin(), t->strides().end(), 0) != t->strides().end()) {
+      return false;
+    }
+  }
+  if (lhs.size(0) != rhs.size(0) || lhs.size(2) != rhs.size(1) || out.size(0) != lhs.size(0) ||
+      out.size(1) != lhs.size(1) || out.size(2) != rhs.size(2) || out.is_alias_of(lhs) ||
+      out.is_alias_of(rhs)) {
+    return false;
+  }
+  return dnnlBatchedMatmulOut(out, lhs, rhs);
 }
 
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,

@@ -57,6 +57,14 @@ bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at:
 // (packed once per tensor and version: a GEMM per chunk against one B
 // packs it once).
 bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs);
+// A batched matmul, out[b] = lhs[b] @ rhs[b], all three 3-D float tensors
+// of one batch size (views of any strides: the attention's q·kᵀ and p·v),
+// through oneDNN with its operands as they are (nothing packed: one is an
+// activation). False, computing nothing, with HOSTIR_GEMM=aten, another
+// dtype or rank, a broadcast batch, an empty operand or strides oneDNN
+// has no implementation for.
+bool batchedMatmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs,
+                                 const at::Tensor& rhs);
 
 // out[..., N] = lhs[..., K] @ B (+ bias) with B packed in `layout`; the
 // second form also runs the epilogue's GELU and residual add as post-ops.

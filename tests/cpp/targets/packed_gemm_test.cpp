@@ -187,6 +187,38 @@ TEST(PlainMatmulThroughDnnlTest, EqualsAtenAndPacksTheRightOperandOnce) {
       << "double is ATen's";
 }
 
+// A batched matmul on views of bigger buffers (the attention's q·kᵀ: a
+// query chunk of Q against a key prefix of Kᵀ; p·v into a slice of a ring
+// buffer) equals ATen's, its operands read in place; what oneDNN does not
+// take (double, a broadcast batch, HOSTIR_GEMM=aten) is left untouched.
+TEST(BatchedMatmulThroughDnnlTest, EqualsAtenOnStridedViews) {
+  at::Tensor q = at::randn({3, 40, 8});
+  at::Tensor kt = at::randn({3, 8, 40});
+  at::Tensor scores = at::full({3, 12, 25}, -7.0f);
+  at::Tensor q_chunk = q.narrow(1, 10, 12);
+  at::Tensor key_prefix = kt.narrow(2, 0, 25);
+  ASSERT_TRUE(batchedMatmulThroughDnnlOut(scores, q_chunk, key_prefix));
+  EXPECT_TRUE(at::allclose(scores, at::matmul(q_chunk, key_prefix), 1e-4, 1e-5));
+
+  at::Tensor v = at::randn({3, 40, 8});
+  at::Tensor ring = at::full({2, 3, 12, 8}, -7.0f);
+  at::Tensor slot = ring[1];  // a slice: strides of the whole ring
+  ASSERT_TRUE(batchedMatmulThroughDnnlOut(slot, scores, v.narrow(1, 0, 25)));
+  EXPECT_TRUE(at::allclose(slot, at::matmul(scores, v.narrow(1, 0, 25)), 1e-4, 1e-5));
+  EXPECT_TRUE(at::equal(ring[0], at::full({3, 12, 8}, -7.0f))) << "the other slot untouched";
+
+  at::Tensor untouched = at::full({3, 12, 25}, -7.0f);
+  EXPECT_FALSE(batchedMatmulThroughDnnlOut(untouched.to(at::kDouble), q_chunk.to(at::kDouble),
+                                           key_prefix.to(at::kDouble)));
+  EXPECT_FALSE(batchedMatmulThroughDnnlOut(untouched, q_chunk[0].expand({3, 12, 8}), key_prefix))
+      << "a broadcast batch";
+  {
+    test::ScopedEnv aten("HOSTIR_GEMM", "aten");
+    EXPECT_FALSE(batchedMatmulThroughDnnlOut(untouched, q_chunk, key_prefix));
+  }
+  EXPECT_TRUE(at::equal(untouched, at::full({3, 12, 25}, -7.0f)));
+}
+
 TEST(PlainLinearThroughDnnlTest, LeavesWhatItDoesNotTakeToAten) {
   at::Tensor out = at::empty({4, 8});
   EXPECT_FALSE(linearThroughDnnlOut(out.to(at::kDouble), at::randn({4, 16}, at::kDouble),
