@@ -13,7 +13,11 @@ computes between the allgather and the reduce-scatter).
 (c) hostir, whole (fd.execute of the unchunked fusion);
 (d) hostir in C query chunks (q's tokens Stream-split), every pass on;
 (e) (d) with HOSTIR_DISABLE_PASS=causal_key_ranges: every chunk against
-    every key.
+    every key;
+(f) (d) with HOSTIR_DISABLE_PASS=batched_matmul_sums: the out-projection per
+    head and a sum over the heads;
+(g) (d) with HOSTIR_GEMM=aten: every GEMM (q·kᵀ, p·v, the out-projection)
+    through ATen (OpenBLAS) instead of oneDNN.
 Prints the median of each and its ratio to (b).
 
     /usr/bin/python3 benchmarks/bench_attention_compute.py [--tokens 2048] [--heads 8]
@@ -49,13 +53,22 @@ def define_attention(cache, head_dim, chunks):
     return fd
 
 
-def lowered(head_dim, chunks, inputs, disabled=None):
+def lowered(head_dim, chunks, inputs, disabled=None, gemm=None):
     if disabled:
         os.environ["HOSTIR_DISABLE_PASS"] = disabled
     fd = define_attention(hostir.FusionCache(), head_dim, chunks)
     fd.execute(inputs)  # lowered now, with the passes the environment leaves on
     os.environ.pop("HOSTIR_DISABLE_PASS", None)
-    return lambda: fd.execute(inputs)[0]
+    if gemm is None:
+        return lambda: fd.execute(inputs)[0]
+
+    def run():  # HOSTIR_GEMM is read as each GEMM runs
+        os.environ["HOSTIR_GEMM"] = gemm
+        try:
+            return fd.execute(inputs)[0]
+        finally:
+            os.environ.pop("HOSTIR_GEMM", None)
+    return run
 
 
 def torch_whole(q, k, v, wo):
@@ -109,6 +122,10 @@ def main():
         f"hostir, {c} query chunks": lowered(args.head_dim, c, inputs),
         f"hostir, {c} query chunks, causal_key_ranges off":
             lowered(args.head_dim, c, inputs, "causal_key_ranges"),
+        f"hostir, {c} query chunks, batched_matmul_sums off":
+            lowered(args.head_dim, c, inputs, "batched_matmul_sums"),
+        f"hostir, {c} query chunks, HOSTIR_GEMM=aten":
+            lowered(args.head_dim, c, inputs, gemm="aten"),
     }
     expected = torch_whole(q, k, v, wo)
     for name, run in programs.items():
