@@ -566,12 +566,12 @@ def layer_report(args, raw):
             parts += ["```", f.read().rstrip(), "```", ""]
     parts += [f"Sizes: {sizes}. Times in ms.", "",
               "Both sides pipeline both halves over C chunks (--chunks C): the attention's "
-              "allgather chunk by chunk with the Q/K/V projections, its query chunks in "
-              "token order each against its causal prefix of keys, each chunk's sums over "
+              "allgather chunk by chunk with the Q/K/V projections, its query chunks "
+              "each against its causal prefix of keys, each chunk's sums over "
               "the heads reduce-scattered in the loop as soon as every rank's rows of them "
               "are computed; the MLP block as in sp-mlp. hostir's query loop walks C "
-              "chunks of the whole sequence (its allgathers and MLP: C chunks of each "
-              "rank's rows), torch's attention d·C blocks. "
+              "chunks of the whole sequence interleaved by rank (its allgathers and MLP: "
+              "C chunks of each rank's rows), torch's attention d·C blocks in token order. "
               "hostir's compute-only figure is the unchunked layer as plain ATen, so the "
               "physical bound below is not a bound on a chunked layer, which computes less "
               "attention.", "",
