@@ -2,7 +2,9 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -82,11 +84,27 @@ struct Primitive {
 
 // One primitive per shape, strides, layout and epilogue: creating one costs
 // tens of microseconds (oneDNN generates its kernel), a GEMM of the main
-// job milliseconds.
-const Primitive& primitiveFor(const memory::desc& src, const memory::desc& weights,
-                              const std::optional<memory::desc>& bias, const memory::desc& dst,
-                              MatmulActivation activation,
-                              const std::optional<memory::desc>& residual) {
+// job milliseconds. At most kMaxPrimitives are kept (each causal key
+// prefix is a shape of its own, so a program run at many sequence lengths
+// would otherwise grow the cache without end); the oldest goes first, and
+// a caller still running it holds its own reference.
+constexpr size_t kMaxPrimitives = 512;
+
+struct PrimitiveCache {
+  std::mutex mutex;
+  std::map<std::vector<int64_t>, std::shared_ptr<const Primitive>> by_key;
+  std::deque<std::vector<int64_t>> by_age;
+};
+
+PrimitiveCache& primitiveCache() {
+  static PrimitiveCache cache;
+  return cache;
+}
+
+std::shared_ptr<const Primitive> primitiveFor(const memory::desc& src, const memory::desc& weights,
+                                              const std::optional<memory::desc>& bias,
+                                              const memory::desc& dst, MatmulActivation activation,
+                                              const std::optional<memory::desc>& residual) {
   std::vector<int64_t> key;
   auto add = [&key](const memory::desc& desc) {
     const dnnl_memory_desc_t& data = desc.data;
@@ -109,11 +127,10 @@ const Primitive& primitiveFor(const memory::desc& src, const memory::desc& weigh
   if (residual) {
     add(*residual);
   }
-  static std::mutex mutex;
-  static std::map<std::vector<int64_t>, Primitive> primitives;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = primitives.find(key);
-  if (found != primitives.end()) {
+  PrimitiveCache& cache = primitiveCache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto found = cache.by_key.find(key);
+  if (found != cache.by_key.end()) {
     return found->second;
   }
   dnnl::post_ops post_ops;
@@ -131,7 +148,14 @@ const Primitive& primitiveFor(const memory::desc& src, const memory::desc& weigh
   // threads running the same primitive write over each other.
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::matmul::primitive_desc pd = matmulDesc(src, weights, bias, dst, attr);
-  return primitives.emplace(key, Primitive{dnnl::matmul(pd), pd.scratchpad_desc()}).first->second;
+  if (cache.by_key.size() >= kMaxPrimitives) {
+    cache.by_key.erase(cache.by_age.front());
+    cache.by_age.pop_front();
+  }
+  auto made = std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
+  cache.by_key.emplace(key, made);
+  cache.by_age.push_back(std::move(key));
+  return made;
 }
 
 }  // namespace
@@ -177,8 +201,9 @@ void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tenso
   }
   const memory::desc src = plainDesc(x);
   const memory::desc dst = plainDesc(result);
-  const Primitive& primitive =
+  const std::shared_ptr<const Primitive> held =
       primitiveFor(src, weights, bias_desc, dst, epilogue.activation, residual_desc);
+  const Primitive& primitive = *held;
 
   at::Tensor scratch = at::empty({static_cast<int64_t>(primitive.scratchpad.get_size())},
                                  at::TensorOptions().dtype(at::kByte));
@@ -210,10 +235,9 @@ bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at
   const memory::desc src = stridedDesc(lhs);
   const memory::desc weights = stridedDesc(rhs);
   const memory::desc dst = stridedDesc(out);
-  const Primitive* primitive = nullptr;
+  std::shared_ptr<const Primitive> primitive;
   try {
-    primitive =
-        &primitiveFor(src, weights, std::nullopt, dst, MatmulActivation::None, std::nullopt);
+    primitive = primitiveFor(src, weights, std::nullopt, dst, MatmulActivation::None, std::nullopt);
   } catch (const dnnl::error&) {
     return false;  // no implementation for these strides
   }
@@ -229,6 +253,12 @@ bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at
                              {DNNL_ARG_SCRATCHPAD, wrap(primitive->scratchpad, scratch)}});
   threadStream().wait();
   return true;
+}
+
+size_t dnnlCachedPrimitives() {
+  PrimitiveCache& cache = primitiveCache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  return cache.by_key.size();
 }
 
 std::string dnnlPreferredLayout(int64_t k, int64_t n) {

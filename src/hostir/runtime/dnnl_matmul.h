@@ -47,6 +47,10 @@ void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tenso
 // strides (ATen then computes it).
 bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs);
 
+// How many matmul primitives are cached (at most 512, the oldest dropped
+// first; for tests).
+size_t dnnlCachedPrimitives();
+
 // The layout oneDNN's matmul picks on this machine for float B[K, N], as
 // oneDNN names it ("BA16a64b" with avx512_core, "ab", plain, with avx2),
 // and the implementation that reads `layout` here ("brg:avx512_core").

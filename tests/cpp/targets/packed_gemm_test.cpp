@@ -219,6 +219,27 @@ TEST(BatchedMatmulThroughDnnlTest, EqualsAtenOnStridedViews) {
   EXPECT_TRUE(at::equal(untouched, at::full({3, 12, 25}, -7.0f)));
 }
 
+// Every key prefix of a causal query loop is a shape of its own: a program
+// run at many sequence lengths must not grow the primitive cache without
+// end. Past its bound the oldest primitives go, and GEMMs of every shape
+// stay right (a dropped shape is built again).
+TEST(BatchedMatmulThroughDnnlTest, PrimitiveCacheStaysBounded) {
+  at::Tensor a = at::randn({2, 3, 4});
+  for (int64_t keys = 1; keys <= 600; ++keys) {
+    at::Tensor b = at::randn({2, 4, keys});
+    at::Tensor out = at::empty({2, 3, keys});
+    ASSERT_TRUE(batchedMatmulThroughDnnlOut(out, a, b));
+    if (keys % 97 == 0 || keys == 600) {
+      EXPECT_TRUE(at::allclose(out, at::matmul(a, b), 1e-4, 1e-5)) << keys << " keys";
+    }
+  }
+  EXPECT_LE(dnnlCachedPrimitives(), 512u);
+  at::Tensor b = at::randn({2, 4, 1});
+  at::Tensor out = at::empty({2, 3, 1});
+  ASSERT_TRUE(batchedMatmulThroughDnnlOut(out, a, b)) << "the first shape, dropped, again";
+  EXPECT_TRUE(at::allclose(out, at::matmul(a, b), 1e-4, 1e-5));
+}
+
 TEST(PlainLinearThroughDnnlTest, LeavesWhatItDoesNotTakeToAten) {
   at::Tensor out = at::empty({4, 8});
   EXPECT_FALSE(linearThroughDnnlOut(out.to(at::kDouble), at::randn({4, 16}, at::kDouble),
