@@ -107,6 +107,14 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
       return entry.packed;
     }
   }
+  // An earlier version of the same tensor in the same layout can never be
+  // read again: its entry goes, so an operand rewritten per call (a matmul's
+  // computed right operand) holds one entry, not one per call crowding the
+  // weights out.
+  std::erase_if(cache, [&](const CacheEntry& entry) {
+    return entry.source._unsafe_get_target() == plain.unsafeGetTensorImpl() &&
+           entry.layout == layout;
+  });
   CacheEntry entry{WeakTensorImpl(plain.getIntrusivePtr())};
   entry.data = plain.data_ptr();
   entry.version = plain._version();
@@ -123,6 +131,11 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
 
 int64_t packCacheHits() {
   return cache_hits.load();
+}
+
+int64_t packCacheEntries() {
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  return static_cast<int64_t>(cache.size());
 }
 
 bool isPacked(const TensorView* tv, const at::Tensor& tensor) {
@@ -175,21 +188,20 @@ bool dnnlChosen() {
 // [N, K] weight, 1: a matmul's [K, N] operand); see linearThroughDnnlOut.
 bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& rhs,
                         int64_t n_axis, const MatmulEpilogue& epilogue) {
-  const at::Tensor& weight = rhs;
   if (!dnnlChosen()) {
     return false;
   }
   const std::optional<at::Tensor>& bias = epilogue.bias;
   const std::optional<at::Tensor>& residual = epilogue.residual;
-  const bool floats = in.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
+  const bool floats = in.scalar_type() == at::kFloat && rhs.scalar_type() == at::kFloat &&
                       out.scalar_type() == at::kFloat &&
                       (!bias.has_value() || (bias->scalar_type() == at::kFloat &&
                                              bias->dim() == 1 && bias->size(0) == out.size(-1))) &&
                       (!residual.has_value() || residual->scalar_type() == at::kFloat);
   // Meta tensors (FusionChecks' shape checks) and empty chunks: ATen's linear
   // checks and computes those without data.
-  if (!floats || in.dim() < 2 || weight.dim() != 2 || in.numel() == 0 || weight.numel() == 0 ||
-      in.is_meta() || weight.is_meta() || out.is_meta()) {
+  if (!floats || in.dim() < 2 || rhs.dim() != 2 || in.numel() == 0 || rhs.numel() == 0 ||
+      in.is_meta() || rhs.is_meta() || out.is_meta()) {
     return false;
   }
   if (residual.has_value()) {
@@ -201,12 +213,12 @@ bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::T
       return false;
     }
   }
-  const int64_t n_block = dnnlPreferredNBlock(weight.size(1 - n_axis), weight.size(n_axis));
+  const int64_t n_block = dnnlPreferredNBlock(rhs.size(1 - n_axis), rhs.size(n_axis));
   if (n_block == 0) {
     return false;
   }
   const Layout layout = Layout::dnnlBlocked(n_block, n_axis);
-  packedMatmulOut(out, in, packMatmulRhsCached(weight, layout), layout, epilogue);
+  packedMatmulOut(out, in, packMatmulRhsCached(rhs, layout), layout, epilogue);
   return true;
 }
 

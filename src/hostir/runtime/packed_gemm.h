@@ -30,6 +30,8 @@ at::Tensor unpackMatmulRhs(const at::Tensor& packed, const Layout& layout,
 at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout);
 // Calls of packMatmulRhsCached that reused a packed tensor (for tests).
 int64_t packCacheHits();
+// Packed tensors the cache holds (for tests).
+int64_t packCacheEntries();
 
 // The plain sizes of a tensor packed by this file (the layout pads N and K,
 // so they are remembered per packed tensor); nullopt for another.

@@ -139,6 +139,26 @@ TEST(PackedGemmTest, WeightsArePackedOncePerVersion) {
   EXPECT_TRUE(at::equal(unpackMatmulRhs(third, kWeightBlocked, {24, 16}), w));
 }
 
+// An operand rewritten before every GEMM (a matmul's computed right
+// operand, in a buffer reused per call) is packed per version but holds one
+// entry: its stale versions do not pile up and push the weights out.
+TEST(PackedGemmTest, ARewrittenOperandHoldsOneEntry) {
+  at::Tensor weight = at::randn({24, 16});
+  packMatmulRhsCached(weight, kWeightBlocked);
+  at::Tensor operand = at::randn({24, 16});
+  packMatmulRhsCached(operand, kWeightBlocked);
+  const int64_t entries = packCacheEntries();
+  for (int call = 0; call < 100; ++call) {
+    operand.add_(1.0);
+    at::Tensor packed = packMatmulRhsCached(operand, kWeightBlocked);
+    ASSERT_TRUE(at::equal(unpackMatmulRhs(packed, kWeightBlocked, {24, 16}), operand)) << call;
+  }
+  EXPECT_EQ(packCacheEntries(), entries);
+  const int64_t hits = packCacheHits();
+  packMatmulRhsCached(weight, kWeightBlocked);
+  EXPECT_EQ(packCacheHits(), hits + 1) << "the weight is still packed";
+}
+
 // A plain float linear runs through oneDNN on a machine where oneDNN packs
 // B (avx512), with its weight packed once per version; elsewhere, for other
 // dtypes and with HOSTIR_GEMM=aten it is left to ATen.
