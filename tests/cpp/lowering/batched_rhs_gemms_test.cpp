@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "hostir/host_ir/passes/pass_registry.h"
 #include "hostir/ir/cloner.h"
 #include "lowering/lowering_test_utils.h"
@@ -72,6 +74,21 @@ class BatchedRhsGemmsTest : public ::testing::TestWithParam<DataType> {
     return count;
   }
 
+  // Lowers the fusion, expects its (batched, 2-D) GEMMs and, when given,
+  // its top-level side-by-side copies, runs it against ATen (b scaled by
+  // `scale`), and returns the lowered program.
+  std::unique_ptr<HostIrContainer> expectLowering(int64_t batched, int64_t merged,
+                                                  std::optional<int64_t> side_by_side,
+                                                  double scale = 1.0) {
+    std::unique_ptr<HostIrContainer> program = lowered();
+    EXPECT_EQ(gemms(*program), std::make_pair(batched, merged));
+    if (side_by_side) {
+      EXPECT_EQ(topLevelSideBySide(*program), *side_by_side);
+    }
+    expectMatchesAten(fusion_, {a_, b_}, {expected(scale)}, tolerance(), tolerance());
+    return program;
+  }
+
   at::Tensor expected(double scale = 1.0) const {
     return at::matmul(a_, b_ * scale);
   }
@@ -87,40 +104,30 @@ class BatchedRhsGemmsTest : public ::testing::TestWithParam<DataType> {
 
 TEST_P(BatchedRhsGemmsTest, WholeProductBecomesOneGemm) {
   build(/*chunks=*/0);
-  std::unique_ptr<HostIrContainer> program = lowered();
-  EXPECT_EQ(gemms(*program), std::make_pair(int64_t{0}, int64_t{1}));
-  EXPECT_EQ(topLevelSideBySide(*program), 1);
-  expectMatchesAten(fusion_, {a_, b_}, {expected()}, tolerance(), tolerance());
+  expectLowering(/*batched=*/0, /*merged=*/1, /*side_by_side=*/1);
 }
 
 // Per chunk of rows (10 in 4: 3, 3, 3, 1): one GEMM in the loop, the
 // columns of B put side by side once, before it.
 TEST_P(BatchedRhsGemmsTest, EachChunkBecomesOneGemmOverOneCopyOfB) {
   build(/*chunks=*/4);
-  std::unique_ptr<HostIrContainer> program = lowered();
-  EXPECT_EQ(gemms(*program), std::make_pair(int64_t{0}, int64_t{1}));
-  EXPECT_EQ(topLevelSideBySide(*program), 1);
+  std::unique_ptr<HostIrContainer> program =
+      expectLowering(/*batched=*/0, /*merged=*/1, /*side_by_side=*/1);
   for (const Expr* expr : program->topLevel()) {
     EXPECT_FALSE(expr->isA<MatmulOp>()) << "the GEMM runs per chunk, in the loop";
   }
-  expectMatchesAten(fusion_, {a_, b_}, {expected()}, tolerance(), tolerance());
 }
 
 // B computed in the program: the copy is made where the GEMM is.
 TEST_P(BatchedRhsGemmsTest, ComputedRhsIsMergedInPlace) {
   build(/*chunks=*/0, /*computed_rhs=*/true);
-  std::unique_ptr<HostIrContainer> program = lowered();
-  EXPECT_EQ(gemms(*program), std::make_pair(int64_t{0}, int64_t{1}));
-  expectMatchesAten(fusion_, {a_, b_}, {expected(2.0)}, tolerance(), tolerance());
+  expectLowering(/*batched=*/0, /*merged=*/1, /*side_by_side=*/std::nullopt, /*scale=*/2.0);
 }
 
 TEST_P(BatchedRhsGemmsTest, DisabledPassKeepsTheBatchedProduct) {
   ScopedEnv disable("HOSTIR_DISABLE_PASS", "batched_rhs_gemms");
   build(/*chunks=*/4);
-  std::unique_ptr<HostIrContainer> program = lowered();
-  EXPECT_EQ(gemms(*program), std::make_pair(int64_t{1}, int64_t{0}));
-  EXPECT_EQ(topLevelSideBySide(*program), 0);
-  expectMatchesAten(fusion_, {a_, b_}, {expected()}, tolerance(), tolerance());
+  expectLowering(/*batched=*/1, /*merged=*/0, /*side_by_side=*/0);
 }
 
 // A batch of left operands (a [b, m, k]) is already one batched GEMM per

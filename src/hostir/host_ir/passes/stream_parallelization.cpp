@@ -87,6 +87,14 @@ TensorView* localSliceTensor(const TensorView* tv, int64_t logical_pos, Val* chu
   return makeTensorOver(tv->container(), ids, tv->dtype());
 }
 
+// A reduce-scatter onto rows (axis 0) of a whole output: what a stream
+// loop computing its input's rows chunk by chunk can take in
+// (StreamLoopBuilder::addRowsReduceScatter).
+bool reduceScattersRows(const Communication* communication) {
+  return communication->type() == CommunicationType::ReduceScatter &&
+         communication->scatteredAxis() == 0 && !findStreamAxis(communication->out()).has_value();
+}
+
 // Builds one main loop (stream_loop.h): slices every tensor once and
 // rewrites the exprs onto the slices.
 class StreamLoopBuilder {
@@ -193,10 +201,8 @@ class StreamLoopBuilder {
   // axis and stay whole, after the loop.
   bool canAddCommunication(const Communication* communication) const {
     auto produced = produced_.find(communication->in());
-    return produced != produced_.end() &&
-           communication->type() == CommunicationType::ReduceScatter &&
-           axis_.chunk_size != nullptr && !findStreamAxis(communication->out()).has_value() &&
-           communication->scatteredAxis() == 0 &&
+    return produced != produced_.end() && reduceScattersRows(communication) &&
+           axis_.chunk_size != nullptr &&
            logicalToShape(communication->in(), produced->second) == 0 &&
            (interleaved_members_ == 0 ||
             static_cast<int64_t>(communication->team().size()) == interleaved_members_);
@@ -420,11 +426,9 @@ int64_t rowsReduceScatterTeam(Scope::Iterator begin, Scope::Iterator end, const 
     const Expr* expr = *it;
     if (const auto* communication = dynamic_cast<const Communication*>(expr)) {
       std::optional<StreamAxis> in_axis = findStreamAxis(communication->in());
-      const bool rows = communication->type() == CommunicationType::ReduceScatter &&
-                        communication->scatteredAxis() == 0 && in_axis &&
-                        sameIteration(*in_axis, axis) &&
-                        !findStreamAxis(communication->out()).has_value();
-      return rows ? static_cast<int64_t>(communication->team().size()) : 0;
+      return reduceScattersRows(communication) && in_axis && sameIteration(*in_axis, axis)
+                 ? static_cast<int64_t>(communication->team().size())
+                 : 0;
     }
     if (!expr->isA<Allocate>() && !isFusionOp(expr)) {
       return 0;
