@@ -570,8 +570,8 @@ def layer_report(args, raw):
               "each against its causal prefix of keys, each chunk's sums over "
               "the heads reduce-scattered in the loop as soon as every rank's rows of them "
               "are computed; the MLP block as in sp-mlp. hostir's query loop walks C "
-              "chunks of the whole sequence interleaved by rank (its allgathers and MLP: "
-              "C chunks of each rank's rows), torch's attention d·C blocks in token order. "
+              "chunks of the whole sequence in token order (its allgathers and MLP: "
+              "C chunks of each rank's rows), torch's attention d·C blocks. "
               "hostir's compute-only figure is the unchunked layer as plain ATen, so the "
               "physical bound below is not a bound on a chunked layer, which computes less "
               "attention.", "",

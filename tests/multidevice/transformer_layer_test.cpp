@@ -15,7 +15,6 @@
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/runtime/comm/communicator.h"
-#include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/multidevice_executor.h"
 #include "megatron_blocks.h"
 #include "transformer_layer_reference.h"
@@ -113,51 +112,6 @@ TEST_F(TransformerLayerTest, PipelinedHostProgramChunksEveryCollective) {
     // columns whose extent is the loop's.
     EXPECT_NE(program.find(", 0, i"), std::string::npos) << program;
   }
-}
-
-// The query loop reduce-scatters rows as soon as every rank's share of
-// them is computed: with 2 chunks per rank it visits the chunks interleaved
-// by rank (rank 0's first, rank 1's first, ..., then each rank's second),
-// so every n-th iteration completes rows and posts a non-empty
-// reduce-scatter, from the n-th on. In token order the first half of the
-// loop (on 2 ranks) would post nothing and leave the link idle. Checked by
-// evaluating the rows each iteration's ReduceScatter moves.
-TEST_F(TransformerLayerTest, QueryLoopReduceScattersRowsFromItsFirstRoundOn) {
-  const int64_t chunks = 2 * n_;
-  std::unique_ptr<Fusion> fusion = buildTransformerLayer(n_, kSizes.hidden / kSizes.heads, chunks);
-  MultiDeviceExecutor exec(*fusion, comm_, {.number_of_streams = 4});
-  const HostIrContainer& program = exec.hostProgram();
-  const ForLoop* query_loop = nullptr;
-  const Communication* reduce_scatter = nullptr;
-  for (const Expr* expr : program.topLevel()) {
-    const auto* loop = dynamic_cast<const ForLoop*>(expr);
-    if (loop == nullptr) {
-      continue;
-    }
-    for (const Expr* inner : loop->body()) {
-      const auto* communication = dynamic_cast<const Communication*>(inner);
-      if (communication != nullptr && reduce_scatter == nullptr &&
-          communication->type() == CommunicationType::ReduceScatter) {
-        query_loop = loop;
-        reduce_scatter = communication;
-      }
-    }
-  }
-  ASSERT_NE(reduce_scatter, nullptr) << program.toString();
-  ExpressionEvaluator ee;
-  ee.bind(program.inputs()[0]->as<TensorView>()->getLogicalDomain()[0]->extent(),
-          PolymorphicValue(kSizes.tokens));
-  const int64_t chunk_rows = kSizes.tokens / chunks;
-  std::vector<int64_t> rows;
-  std::vector<int64_t> expected;
-  for (int64_t iteration = 0; iteration < chunks; ++iteration) {
-    ee.invalidateCache();
-    ee.bind(query_loop->index(), PolymorphicValue(iteration));
-    rows.push_back(ee.evaluateInt(reduce_scatter->in()->getLogicalDomain()[1]->extent()));
-    expected.push_back(iteration % n_ == n_ - 1 ? chunk_rows : 0);
-  }
-  EXPECT_EQ(rows, expected) << program.toString();
-  expectMatchesReference(chunks, /*seed=*/4);
 }
 
 }  // namespace

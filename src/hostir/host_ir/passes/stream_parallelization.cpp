@@ -87,30 +87,16 @@ TensorView* localSliceTensor(const TensorView* tv, int64_t logical_pos, Val* chu
   return makeTensorOver(tv->container(), ids, tv->dtype());
 }
 
-// A reduce-scatter onto rows (axis 0) of a whole output: what a stream
-// loop computing its input's rows chunk by chunk can take in
-// (StreamLoopBuilder::addRowsReduceScatter).
-bool reduceScattersRows(const Communication* communication) {
-  return communication->type() == CommunicationType::ReduceScatter &&
-         communication->scatteredAxis() == 0 && !findStreamAxis(communication->out()).has_value();
-}
-
 // Builds one main loop (stream_loop.h): slices every tensor once and
 // rewrites the exprs onto the slices.
 class StreamLoopBuilder {
  public:
-  // `members` > 1: the loop is expected to reduce-scatter its rows over a
-  // team of that many (interleave).
-  StreamLoopBuilder(HostIrContainer& container, const StreamAxis& axis, Val* extent,
-                    Stream* caller_stream, int64_t members)
+  StreamLoopBuilder(HostIrContainer& container, const StreamAxis& axis, Stream* caller_stream)
       : container_(container),
         axis_(axis),
         main_loop_(container, axis.loop_id, caller_stream),
         index_(main_loop_.index()),
-        chunk_(index_),
-        loop_(main_loop_.loop()) {
-    interleave(members, extent);
-  }
+        loop_(main_loop_.loop()) {}
 
   // Whether `expr` can join: every tensor it reads that this loop produces
   // is read along that tensor's Stream axis.
@@ -201,56 +187,11 @@ class StreamLoopBuilder {
   // axis and stay whole, after the loop.
   bool canAddCommunication(const Communication* communication) const {
     auto produced = produced_.find(communication->in());
-    return produced != produced_.end() && reduceScattersRows(communication) &&
-           axis_.chunk_size != nullptr &&
-           logicalToShape(communication->in(), produced->second) == 0 &&
-           (interleaved_members_ == 0 ||
-            static_cast<int64_t>(communication->team().size()) == interleaved_members_);
-  }
-
-  // With a rows reduce-scatter in the loop, token order would leave the
-  // link idle until the loop reaches the last member's rows (nothing can
-  // be reduce-scattered before). So such a loop visits the chunks
-  // interleaved by member: chunk b of member 0, chunk b of member 1, ...,
-  // then chunk b + 1 of each, and every d-th iteration completes rows the
-  // team reduce-scatters. Only where each member's rows are whole chunks:
-  // C a multiple of d, and T of C (known at run time: where it is not,
-  // the loop keeps token order).
-  void interleave(int64_t members, Val* rows) {
-    const auto* chunks = dynamic_cast<const Scalar*>(axis_.loop_id->extent());
-    if (members <= 1 || axis_.chunk_size == nullptr || chunks == nullptr || !chunks->isConstInt() ||
-        chunks->constInt() % members != 0 || chunks->constInt() == members) {
-      return;
-    }
-    interleaved_members_ = members;
-    per_member_ = chunks->constInt() / members;
-    Val* one = constant(1);
-    whole_chunks_ = sub(one, minimum(mod(rows, axis_.loop_id->extent()), one));
-    // Iteration j computes chunk (j % d)·(C/d) + j / d.
-    Val* d = constant(members);
-    chunk_ = whenWholeChunks(
-        index_, hostir::add(mul(mod(index_, d), constant(per_member_)), div(index_, d)));
-  }
-
-  // The iteration that computes chunk k: (k % (C/d))·d + k / (C/d).
-  Val* iterationOf(Val* chunk) {
-    if (interleaved_members_ == 0) {
-      return chunk;
-    }
-    Val* per_member = constant(per_member_);
-    return whenWholeChunks(chunk,
-                           hostir::add(mul(mod(chunk, per_member), constant(interleaved_members_)),
-                                       div(chunk, per_member)));
-  }
-
-  // index + whole·(permuted − index): the permuted value where the chunks
-  // are whole, the index itself where they are not.
-  Val* whenWholeChunks(Val* index, Val* permuted) {
-    return hostir::add(index, mul(whole_chunks_, sub(permuted, index)));
-  }
-
-  Val* constant(int64_t value) {
-    return IrBuilder::createInContainer<Scalar>(&container_, value);
+    return produced != produced_.end() &&
+           communication->type() == CommunicationType::ReduceScatter &&
+           axis_.chunk_size != nullptr && !findStreamAxis(communication->out()).has_value() &&
+           communication->scatteredAxis() == 0 &&
+           logicalToShape(communication->in(), produced->second) == 0;
   }
 
   // The loop walks the rows of the d members' outputs in order: member r's
@@ -275,7 +216,7 @@ class StreamLoopBuilder {
     Val* member_rows = localExtent(out, out_shape[0]);
     const int64_t in_axis = produced_.at(in);
     Val* rows_in = in->getLogicalDomain()[static_cast<size_t>(in_axis)]->extent();
-    auto [start, stop] = chunkBounds(chunk_, axis_.chunk_size, rows_in);
+    auto [start, stop] = chunkBounds(index_, axis_.chunk_size, rows_in);
     Val* last_member_start = mul(constant(members - 1), member_rows);
     auto local = [&](Val* row) {
       return minimum(maximum(sub(row, last_member_start), zero), member_rows);
@@ -308,7 +249,7 @@ class StreamLoopBuilder {
     for (int64_t member = 0; member + 1 < members; ++member) {
       Val* offset = mul(constant(member), member_rows);
       for (Val* row : {lo, maximum(sub(hi, constant(1)), lo)}) {
-        Val* iteration = iterationOf(div(hostir::add(offset, row), axis_.chunk_size));
+        Val* iteration = div(hostir::add(offset, row), axis_.chunk_size);
         body.push_back(IrBuilder::createInContainer<Synchronize>(
             &container_, makeWorkerStream(container_, iteration)));
       }
@@ -351,7 +292,7 @@ class StreamLoopBuilder {
           IrBuilder::createInContainer<HirAliasSelect>(&container_, tv, slice, dim, index_));
     } else {
       Val* extent = tv->getLogicalDomain()[static_cast<size_t>(logical_pos)]->extent();
-      auto [start, stop] = chunkBounds(chunk_, axis_.chunk_size, extent);
+      auto [start, stop] = chunkBounds(index_, axis_.chunk_size, extent);
       slice = localSliceTensor(tv, logical_pos, sub(stop, start));
       loop_->body().push_back(IrBuilder::createInContainer<SliceOp>(
           &container_, std::vector<Val*>{tv, start, stop}, std::vector<Val*>{slice},
@@ -389,11 +330,6 @@ class StreamLoopBuilder {
   StreamAxis axis_;
   StreamMainLoop main_loop_;
   Val* index_;
-  // The chunk an iteration computes: index_, or interleaved (interleave).
-  Val* chunk_;
-  int64_t interleaved_members_ = 0;
-  int64_t per_member_ = 0;
-  Val* whole_chunks_ = nullptr;
   ForLoop* loop_;
   std::unordered_map<const TensorView*, TensorView*> slices_;
   std::unordered_map<const TensorView*, int64_t> produced_;
@@ -414,27 +350,6 @@ bool canRunBefore(const Expr* expr, const StreamLoopBuilder& builder) {
   }
   return std::none_of(expr->inputs().begin(), expr->inputs().end(),
                       [&](const Val* input) { return builder.writes(input); });
-}
-
-// The team size of the reduce-scatter of rows that the loop starting at
-// the expr before `begin` would take in (StreamLoopBuilder's
-// canAddCommunication), or 0: looked for among the next exprs that can join
-// the loop or run before it, and only to choose the loop's order (a wrong
-// guess costs overlap, never correctness).
-int64_t rowsReduceScatterTeam(Scope::Iterator begin, Scope::Iterator end, const StreamAxis& axis) {
-  for (auto it = begin; it != end; ++it) {
-    const Expr* expr = *it;
-    if (const auto* communication = dynamic_cast<const Communication*>(expr)) {
-      std::optional<StreamAxis> in_axis = findStreamAxis(communication->in());
-      return reduceScattersRows(communication) && in_axis && sameIteration(*in_axis, axis)
-                 ? static_cast<int64_t>(communication->team().size())
-                 : 0;
-    }
-    if (!expr->isA<Allocate>() && !isFusionOp(expr)) {
-      return 0;
-    }
-  }
-  return 0;
 }
 
 }  // namespace
@@ -476,10 +391,7 @@ void parallelizeStreams(HostIrContainer& container) {
       caller = get->output(0)->as<Stream>();
       top.push_front(get);
     }
-    StreamLoopBuilder builder(
-        container, *axis,
-        tensorOutput(expr)->getLogicalDomain()[static_cast<size_t>(axis->logical_pos)]->extent(),
-        caller, rowsReduceScatterTeam(std::next(it), top.end(), *axis));
+    StreamLoopBuilder builder(container, *axis, caller);
     builder.add(expr);
     // Ops without a Stream axis that read nothing the loop computes (the V
     // projection between softmax and P·V), and allocations, move before
