@@ -80,8 +80,8 @@ class AtenOpEvaluator final : public OptInDispatch {
   }
 
   void handle(const BinaryOp* op) override {
-    at::Tensor lhs = operand(op->lhs());
-    at::Tensor rhs = operand(op->rhs());
+    at::Tensor lhs = operand(op->lhs(), op->rhs());
+    at::Tensor rhs = operand(op->rhs(), op->lhs());
     at::Tensor out = outputBuffer(op->out());
     switch (op->type()) {
       case BinaryOpType::Add: at::add_out(out, lhs, rhs); break;
@@ -254,6 +254,29 @@ class AtenOpEvaluator final : public OptInDispatch {
       return tensor(val);
     }
     at::Tensor wrapped = c10::scalar_to_tensor(toAtenScalar(ee_.evaluate(val)));
+    wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+    return wrapped;
+  }
+
+  // The same, made directly in the dtype ATen would promote it to when the
+  // other operand is a tensor of a kind at least as wide (a float or double
+  // tensor and any number, an integer tensor and an integer): the values are
+  // the same, and ATen skips converting the wrapped number on every call.
+  // Not for half and bfloat16, whose kernels read the unconverted number.
+  at::Tensor operand(const Val* val, const Val* other) {
+    if (val->vtype() == ValType::TensorView || other->vtype() != ValType::TensorView) {
+      return operand(val);
+    }
+    const at::Scalar scalar = toAtenScalar(ee_.evaluate(val));
+    const at::ScalarType partner = tensor(other).scalar_type();
+    const bool partner_is_wider =
+        partner == at::kFloat || partner == at::kDouble ||
+        (at::isIntegralType(partner, /*includeBool=*/false) && !scalar.isFloatingPoint() &&
+         !scalar.isComplex());
+    if (!partner_is_wider) {
+      return operand(val);
+    }
+    at::Tensor wrapped = at::detail::scalar_tensor_static(scalar, partner, at::kCPU);
     wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
     return wrapped;
   }

@@ -305,17 +305,40 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
                                      ? PolymorphicValue(boundInput(input, expr))
                                      : ee_.evaluate(input));
   }
-  enqueueCompute(expr, [expr, operands = std::move(operands), out] {
-    ExpressionEvaluator local;
-    for (const auto& [val, value] : operands) {
-      local.bind(val, value);
-    }
-    evaluateFusionOpInto(expr, local, out);
+  const bool cheap = isCheapOp(expr, out, operands);
+  enqueueCompute(
+      expr,
+      [expr, operands = std::move(operands), out] {
+        ExpressionEvaluator local;
+        for (const auto& [val, value] : operands) {
+          local.bind(val, value);
+        }
+        evaluateFusionOpInto(expr, local, out);
+      },
+      cheap);
+}
+
+namespace {
+// Up to this many elements in each tensor it touches, an op that is not a
+// GEMM costs about what handing it to a sleeping worker costs (a few
+// microseconds of both threads; docs/streams.md, "Cheap work runs where it
+// is issued").
+constexpr int64_t kCheapOpElements = 4096;
+}  // namespace
+
+bool HostIrEvaluator::isCheapOp(const Expr* expr, const at::Tensor& out,
+                                const std::vector<std::pair<const Val*, PolymorphicValue>>& operands) {
+  if (expr->isA<MatmulOp>() || expr->isA<LinearOp>() || out.numel() > kCheapOpElements) {
+    return false;
+  }
+  return std::all_of(operands.begin(), operands.end(), [](const auto& operand) {
+    const PolymorphicValue& value = operand.second;
+    return !isTensor(value) || std::get<at::Tensor>(value).numel() <= kCheapOpElements;
   });
 }
 
 template <typename Work>
-void HostIrEvaluator::enqueueCompute(const Expr* expr, Work work) {
+void HostIrEvaluator::enqueueCompute(const Expr* expr, Work work, bool cheap) {
   // An ATen error on a stream without its backtrace: the cause, then the
   // stream and the op (StreamFailure::describe).
   auto named = [work = std::move(work)] {
@@ -335,7 +358,11 @@ void HostIrEvaluator::enqueueCompute(const Expr* expr, Work work) {
     return;
   }
   if (gate_ == nullptr) {
-    current_->enqueue(sharedLabel(expr), std::move(named));
+    if (cheap) {
+      current_->enqueueCheap(sharedLabel(expr), std::move(named));
+    } else {
+      current_->enqueue(sharedLabel(expr), std::move(named));
+    }
     return;
   }
   // Two items, so a trace shows the wait for the turn apart from the work.

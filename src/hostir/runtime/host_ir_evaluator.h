@@ -157,9 +157,14 @@ class HostIrEvaluator final : public HostIrDispatch {
   void enqueueSegment(const Expr* expr, FusionExecutor& executor);
   // Enqueues compute on the current stream, admitted in program order when
   // the thread budget says so. A template, so that the closure is wrapped
-  // into one std::function (one allocation per op), not two.
+  // into one std::function (one allocation per op), not two. `cheap` work
+  // runs on the host thread when its stream is idle and compute is not
+  // ordered (Stream::enqueueCheap).
   template <typename Work>
-  void enqueueCompute(const Expr* expr, Work work);
+  void enqueueCompute(const Expr* expr, Work work, bool cheap = false);
+  // Whether a single op costs less than a hand-off to a stream's worker.
+  static bool isCheapOp(const Expr* expr, const at::Tensor& out,
+                        const std::vector<std::pair<const Val*, PolymorphicValue>>& operands);
   // Runs `work` on the calling thread, failing as the caller's stream would.
   template <typename Work>
   void runInline(const Expr* expr, const Work& work);

@@ -368,6 +368,32 @@ TEST_F(StreamTest, StreamsRunConcurrently) {
   EXPECT_TRUE(allClose(outs[0], at::sqrt(at::abs(t0))));
 }
 
+// A tiny op (cheaper than a hand-off, Stream::enqueueCheap) after a GEMM on
+// the same stream must wait for it: the host runs it only when the stream is
+// idle, and here the stream's worker still has the GEMM.
+TEST_F(StreamTest, CheapOpWaitsForTheGemmBeforeItOnItsStream) {
+  TensorView* in = makeContigTensor(3);
+  TensorView* weight = makeContigTensor(2);
+  hic().addInput(in);
+  hic().addInput(weight);
+  TensorView* out = pipelinedLoop(
+      in,
+      [&](TensorView* in_slice) {
+        TensorView* product = matmul(in_slice, weight);
+        TensorView* out_slice = add(product, 1.0);
+        return LoopBody{out_slice, {product->definition(), out_slice->definition()}};
+      },
+      /*allocate_out=*/true, /*sync_with_caller=*/false);
+  hic().addOutput(out);
+  HostIrEvaluator& hie = evaluator();
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    at::Tensor a = at::randn({8, 64, 64});
+    at::Tensor w = at::randn({64, 64});
+    std::vector<at::Tensor> outs = hie.run({a, w});
+    ASSERT_TRUE(allClose(outs[0], at::matmul(a, w) + 1)) << "attempt " << attempt;
+  }
+}
+
 // --- errors ------------------------------------------------------------------
 
 using ErrorTest = HostIrEvalTest;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "common/scoped_env.h"
 #include "runtime/runtime_test_utils.h"
 
 namespace hostir::test {
@@ -281,6 +282,38 @@ TEST_P(BinaryOpTest, BroadcastSizeOneAxis) {
   at::Tensor t0 = input({1, 5});
   at::Tensor t1 = input({4, 5});
   EXPECT_TRUE(allClose(run({t0, t1})[0], referenceBinary(op.type, t0, t1), rtol(), 1e-3));
+}
+
+// Bit for bit what ATen computes for (tensor, Python number), whatever dtype
+// the evaluator makes the wrapped number in (it makes it in the tensor's
+// dtype where promotion lands there, so ATen need not convert it per call).
+TEST_P(BinaryOpTest, ScalarOperandIsExactlyAtens) {
+  const auto& [op, type] = GetParam();
+  TensorView* tv0 = makeContigTensor(2, fromAtenType(type));
+  fusion().addInput(tv0);
+  Scalar* as_double = scalarInput(DataType::Double);
+  Scalar* as_int = scalarInput(DataType::Int64);
+  auto* with_double = buildBinary(op.type, tv0, as_double)->as<TensorView>();
+  auto* with_int = buildBinary(op.type, as_int, tv0)->as<TensorView>();
+  fusion().addOutput(with_double);
+  fusion().addOutput(with_int);
+  at::Tensor t0 = input({5, 7});
+  const double number = 0.1;  // not exact in any binary type
+  const int64_t integer = 3;
+  // Op by op through ATen (a compiled kernel is checked against ATen
+  // elsewhere, within a tolerance).
+  ScopedEnv aten_only("HOSTIR_KERNELS", "aten");
+  std::vector<at::Tensor> outs = run({t0, number, integer});
+  at::Tensor wrapped_double = c10::scalar_to_tensor(number);
+  wrapped_double.unsafeGetTensorImpl()->set_wrapped_number(true);
+  at::Tensor wrapped_int = c10::scalar_to_tensor(integer);
+  wrapped_int.unsafeGetTensorImpl()->set_wrapped_number(true);
+  at::Tensor expected_double = referenceBinary(op.type, t0, wrapped_double);
+  at::Tensor expected_int = referenceBinary(op.type, wrapped_int, t0);
+  ASSERT_EQ(outs[0].scalar_type(), expected_double.scalar_type());
+  ASSERT_EQ(outs[1].scalar_type(), expected_int.scalar_type());
+  EXPECT_TRUE(at::equal(outs[0], expected_double)) << outs[0] << expected_double;
+  EXPECT_TRUE(at::equal(outs[1], expected_int)) << outs[1] << expected_int;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, BinaryOpTest,

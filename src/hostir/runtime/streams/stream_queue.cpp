@@ -140,6 +140,52 @@ void Stream::enqueue(std::shared_ptr<const std::string> label, std::function<voi
   push(std::move(item));
 }
 
+void Stream::enqueueCheap(std::shared_ptr<const std::string> label, std::function<void()> work,
+                          const char* category) {
+  HOSTIR_CHECK(work != nullptr, "enqueued empty work '", label != nullptr ? *label : "",
+               "' on stream ", id_);
+  Item item;
+  item.kind = ItemKind::kWork;
+  item.label = std::move(label);
+  item.category = category;
+  item.work = std::move(work);
+  bool run_here = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Behind other items, or skipped by a failed stream: the worker's.
+    run_here = unfinished_ == 0 && !stopping_ && !failure_;
+    if (run_here) {
+      last_enqueued_label_ = item.label;
+      ++unfinished_;
+      running_ = &item;  // what a drain timeout names; keeps settles to us
+    }
+  }
+  if (!run_here) {
+    push(std::move(item));
+    return;
+  }
+  runWork(item);
+  bool wake_worker = false;
+  std::vector<Event> reached;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = nullptr;
+    if (--unfinished_ == 0) {
+      drained_cv_.notify_all();
+    }
+    // Items another thread queued meanwhile were left for whoever runs.
+    if (!queue_.empty()) {
+      wake_worker = settleHeadLocked(reached) || alarmTooLateLocked();
+    }
+  }
+  for (const Event& event : reached) {
+    completeEvent(event, std::nullopt);
+  }
+  if (wake_worker) {
+    work_available_cv_.notify_one();
+  }
+}
+
 Event Stream::recordEvent() {
   Item item;
   item.kind = ItemKind::kRecordEvent;

@@ -64,6 +64,16 @@ class Stream {
   void enqueue(std::shared_ptr<const std::string> label, std::function<void()> work,
                const char* category = "compute");
 
+  // Work that costs less than handing it to the worker (waking a sleeping
+  // thread costs both threads microseconds; a pointwise op on a few
+  // thousand elements costs about as much). When the stream is idle (nothing
+  // queued or running) and healthy, the calling thread runs it now, as the
+  // worker would: a failure becomes the stream's sticky failure and a trace
+  // shows it on this stream's lane. Otherwise it is queued as enqueue()
+  // queues it, so stream order holds either way.
+  void enqueueCheap(std::shared_ptr<const std::string> label, std::function<void()> work,
+                    const char* category = "compute");
+
   // An event that completes when all work enqueued so far has run (at once
   // when nothing is queued or running).
   Event recordEvent();
