@@ -128,8 +128,8 @@ void Stream::enqueue(std::string label, std::function<void()> work, const char* 
   enqueue(std::make_shared<const std::string>(std::move(label)), std::move(work), category);
 }
 
-void Stream::enqueue(std::shared_ptr<const std::string> label, std::function<void()> work,
-                     const char* category) {
+Stream::Item Stream::workItem(std::shared_ptr<const std::string> label, std::function<void()> work,
+                              const char* category) const {
   HOSTIR_CHECK(work != nullptr, "enqueued empty work '", label != nullptr ? *label : "",
                "' on stream ", id_);
   Item item;
@@ -137,18 +137,17 @@ void Stream::enqueue(std::shared_ptr<const std::string> label, std::function<voi
   item.label = std::move(label);
   item.category = category;
   item.work = std::move(work);
-  push(std::move(item));
+  return item;
+}
+
+void Stream::enqueue(std::shared_ptr<const std::string> label, std::function<void()> work,
+                     const char* category) {
+  push(workItem(std::move(label), std::move(work), category));
 }
 
 void Stream::enqueueCheap(std::shared_ptr<const std::string> label, std::function<void()> work,
                           const char* category) {
-  HOSTIR_CHECK(work != nullptr, "enqueued empty work '", label != nullptr ? *label : "",
-               "' on stream ", id_);
-  Item item;
-  item.kind = ItemKind::kWork;
-  item.label = std::move(label);
-  item.category = category;
-  item.work = std::move(work);
+  Item item = workItem(std::move(label), std::move(work), category);
   bool run_here = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);

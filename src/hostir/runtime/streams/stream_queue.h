@@ -139,6 +139,8 @@ class Stream {
   // Takes the queue, completing its record-event items as failed; the
   // caller holds no lock.
   void discardQueued(const std::string& reason, bool stop_worker);
+  Item workItem(std::shared_ptr<const std::string> label, std::function<void()> work,
+                const char* category) const;
   void push(Item item);
   void workerLoop();
   void runWork(const Item& item);
