@@ -99,10 +99,10 @@ void Shapes(benchmark::internal::Benchmark* b) {
   // bench_packed_linear's shapes, then the main job's per-chunk GEMMs
   // (sp-mlp --tokens 4096 --hidden 1024 --ffn 4096 on 2 ranks, C chunks):
   // [4096/C, 1024] x W1 shard [2048, 1024]^T and [4096/C, 2048] x W2 shard
-  // [1024, 2048]^T.
+  // [1024, 2048]^T; C = 32 is also sp-layer's MLP at 16 chunks (2048 tokens).
   std::vector<std::array<int64_t, 3>> shapes = {
       {64, 512, 512}, {256, 1024, 1024}, {1024, 1024, 4096}};
-  for (int64_t chunks : {16, 8, 4, 1}) {
+  for (int64_t chunks : {32, 16, 8, 4, 1}) {
     shapes.push_back({4096 / chunks, 1024, 2048});
     shapes.push_back({4096 / chunks, 2048, 1024});
   }

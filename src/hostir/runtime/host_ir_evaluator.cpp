@@ -370,10 +370,8 @@ void HostIrEvaluator::enqueueCompute(const Expr* expr, Work work, bool cheap) {
   current_->enqueue(
       "wait for the compute turn of " + label(expr),
       [ticket, timeout = wait_timeout_] { ticket->enter(timeout); }, "wait");
-  current_->enqueue(sharedLabel(expr), [ticket, work = std::move(named)] {
-    work();
-    ticket->leave();
-  });
+  current_->enqueue(sharedLabel(expr), std::move(named), "compute",
+                    [ticket] { ticket->leave(); });
 }
 
 template <typename Work>

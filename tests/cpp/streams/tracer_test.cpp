@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "hostir/ir/error.h"
 #include "hostir/runtime/streams/stream_pool.h"
@@ -51,6 +54,43 @@ TEST(Tracer, RecordsEveryExecutedWorkItemWithItsStream) {
   EXPECT_TRUE(seen.count({"work two", 2}));
   EXPECT_TRUE(seen.count({"wait for event on stream 1 after 'work one'", 2}));
   EXPECT_EQ(seen.size(), 4u);
+}
+
+// What a work item releases when it ends (a compute turn) is released after
+// its trace event ended: the event shows the work, not the time a thread
+// woken by the release held the core.
+TEST(Tracer, WorkEndsInTheTraceBeforeItsThenRuns) {
+  Tracer tracer;
+  tracer.start();
+  StreamPool pool(2, tracer);
+  std::int64_t then_us = 0;  // written by the worker, read after the sync
+  auto label = std::make_shared<const std::string>("gemm");
+  pool.stream(1).enqueue(
+      label, [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, "compute",
+      [&] {
+        then_us = tracer.nowUs();
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      });
+  pool.synchronizeAll();
+  tracer.stop();
+  std::vector<TraceEvent> events = tracer.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_LE(events[0].end_us, then_us);
+  EXPECT_LT(events[0].end_us - events[0].start_us, 40000) << "the trace counted the release";
+}
+
+TEST(Tracer, ThenRunsWhenTheWorkThrowsOrIsSkipped) {
+  StreamPool pool(2);
+  Stream& stream = pool.stream(1);
+  auto label = std::make_shared<const std::string>("fails");
+  std::atomic<int> released{0};
+  stream.enqueue(
+      label, [] { throw std::runtime_error("bad"); }, "compute", [&] { ++released; });
+  stream.enqueue(
+      label, [] {}, "compute", [&] { ++released; });  // skipped: the stream failed
+  EXPECT_THROW(stream.synchronize(), Error);
+  EXPECT_EQ(released, 2);
+  ASSERT_TRUE(stream.takeFailure().has_value());
 }
 
 TEST(Tracer, RecordsNothingWhenStopped) {

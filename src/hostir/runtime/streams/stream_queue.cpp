@@ -145,6 +145,13 @@ void Stream::enqueue(std::shared_ptr<const std::string> label, std::function<voi
   push(workItem(std::move(label), std::move(work), category));
 }
 
+void Stream::enqueue(std::shared_ptr<const std::string> label, std::function<void()> work,
+                     const char* category, std::function<void()> then) {
+  Item item = workItem(std::move(label), std::move(work), category);
+  item.then = std::move(then);
+  push(std::move(item));
+}
+
 void Stream::enqueueCheap(std::shared_ptr<const std::string> label, std::function<void()> work,
                           const char* category) {
   Item item = workItem(std::move(label), std::move(work), category);
@@ -407,18 +414,24 @@ void Stream::workerLoop() {
 }
 
 void Stream::runWork(const Item& item) {
-  if (failure()) {
-    return;  // sticky error: later work on a failed stream is skipped
+  if (!failure()) {  // sticky error: later work on a failed stream is skipped
+    const std::int64_t start_us = tracer_.isEnabled() ? tracer_.nowUs() : kNotTraced;
+    try {
+      item.work();
+    } catch (const std::exception& error) {
+      fail(item.describe(), error.what());
+    } catch (...) {
+      fail(item.describe(), "an exception not derived from std::exception");
+    }
+    trace(item, start_us);
   }
-  const std::int64_t start_us = tracer_.isEnabled() ? tracer_.nowUs() : kNotTraced;
-  try {
-    item.work();
-  } catch (const std::exception& error) {
-    fail(item.describe(), error.what());
-  } catch (...) {
-    fail(item.describe(), "an exception not derived from std::exception");
+  if (item.then) {
+    try {
+      item.then();
+    } catch (const std::exception& error) {
+      fail(item.describe(), error.what());
+    }
   }
-  trace(item, start_us);
 }
 
 void Stream::runWait(const Item& item) {

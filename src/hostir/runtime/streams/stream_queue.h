@@ -63,6 +63,13 @@ class Stream {
   // The same with a label the caller keeps and reuses (no copy per item).
   void enqueue(std::shared_ptr<const std::string> label, std::function<void()> work,
                const char* category = "compute");
+  // The same, with `then` run by the worker once the work is over and its
+  // trace event ended, also when the work threw or was skipped: releasing
+  // what the work held (a compute turn) inside the work would let the thread
+  // it wakes take this core before the trace reads the clock, and the trace
+  // would show the work lasting as long as the other thread ran.
+  void enqueue(std::shared_ptr<const std::string> label, std::function<void()> work,
+               const char* category, std::function<void()> then);
 
   // Work that costs less than handing it to the worker (waking a sleeping
   // thread costs both threads microseconds; a pointwise op on a few
@@ -125,6 +132,7 @@ class Stream {
     std::shared_ptr<const std::string> label;
     const char* category = "compute";
     std::function<void()> work;
+    std::function<void()> then;  // after the work and its trace event
     Event event;
     WaitTimeout timeout{0};
     // A wait, from when it is the next item: when it gives up, whether its
