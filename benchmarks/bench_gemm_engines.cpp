@@ -20,6 +20,7 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -124,7 +125,56 @@ void BM_Pack(benchmark::State& state) {
 
 }  // namespace
 
+// The attention's batched products per query chunk, as sp-layer runs them
+// (8 local heads of 64, a chunk of 128 queries against `keys` keys):
+// scores = q [8, 128, 64] @ kT [8, 64, keys] and out = p [8, 128, keys] @
+// v [8, keys, 64], with kT and v views into the whole sequence's buffers
+// ([8, 64, 2048] and [8, 2048, 64]), oneDNN on their strides
+// (dnnlBatchedMatmulOut) against ATen's at::matmul_out.
+void BM_AttentionBatchedMatmul(benchmark::State& state) {
+  const int64_t keys = state.range(0);
+  const bool pv = state.range(1) != 0;
+  constexpr int64_t kHeads = 8, kQueries = 128, kHeadDim = 64, kSequence = 2048;
+  at::manual_seed(0);
+  at::Tensor lhs, rhs;
+  if (pv) {
+    lhs = at::softmax(at::randn({kHeads, kQueries, keys}), -1);
+    rhs = at::randn({kHeads, kSequence, kHeadDim}).narrow(1, 0, keys);
+  } else {
+    lhs = at::randn({kHeads, kQueries, kHeadDim});
+    rhs = at::randn({kHeads, kHeadDim, kSequence}).narrow(2, 0, keys);
+  }
+  at::Tensor out_aten = at::empty({kHeads, kQueries, rhs.size(2)});
+  at::Tensor out_dnnl = at::empty_like(out_aten);
+  auto aten_side = [&] { at::matmul_out(out_aten, lhs, rhs); };
+  auto dnnl_side = [&] {
+    if (!hostir::dnnlBatchedMatmulOut(out_dnnl, lhs, rhs)) {
+      throw std::runtime_error("oneDNN refused the batched matmul");
+    }
+  };
+  aten_side();
+  dnnl_side();
+  double max_diff = (out_aten - out_dnnl).abs().max().item<double>();
+  std::vector<double> aten_s, dnnl_s;
+  for (auto _ : state) {
+    double a = seconds(aten_side);
+    double d = seconds(dnnl_side);
+    aten_s.push_back(a);
+    dnnl_s.push_back(d);
+    state.SetIterationTime(a + d);
+  }
+  state.counters["aten_ms"] = median(aten_s) * 1e3;
+  state.counters["dnnl_ms"] = median(dnnl_s) * 1e3;
+  state.counters["dnnl/aten"] = median(dnnl_s) / median(aten_s);
+  state.counters["max_diff"] = max_diff;
+  state.SetLabel(pv ? "p @ v" : "q @ kT");
+}
+
 BENCHMARK(BM_Linear)->Apply(Shapes)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_AttentionBatchedMatmul)
+    ->ArgsProduct({{512, 1024, 2048}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
 BENCHMARK(BM_Pack)->Args({2048, 1024})->Args({4096, 1024})->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
