@@ -1,8 +1,9 @@
 // Host IR evaluator overhead (issue 3): a stream-pipelined ForLoop of 1,000
 // iterations whose op is tiny (adding 1 to a 16-element slice; also 8,192,
-// where each add goes to a stream worker), so the time is the evaluator's own: walking the program, binding views, enqueueing
-// closures on streams and synchronizing them. Compared against the same ATen
-// ops called directly in a loop on the host thread.
+// where each add goes to a stream worker), so the time is the evaluator's
+// own: walking the program, binding views, enqueueing closures on streams
+// and synchronizing them. Compared against the same ATen ops called
+// directly in a loop on the host thread.
 //
 // The program (numberOfStreams = 4):
 //   T1 = ALLOCATE(T1[i0, i1])

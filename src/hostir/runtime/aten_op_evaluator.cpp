@@ -269,10 +269,9 @@ class AtenOpEvaluator final : public OptInDispatch {
     }
     const at::Scalar scalar = toAtenScalar(ee_.evaluate(val));
     const at::ScalarType partner = tensor(other).scalar_type();
-    const bool partner_is_wider =
-        partner == at::kFloat || partner == at::kDouble ||
-        (at::isIntegralType(partner, /*includeBool=*/false) && !scalar.isFloatingPoint() &&
-         !scalar.isComplex());
+    const bool partner_is_wider = partner == at::kFloat || partner == at::kDouble ||
+                                  (at::isIntegralType(partner, /*includeBool=*/false) &&
+                                   !scalar.isFloatingPoint() && !scalar.isComplex());
     if (!partner_is_wider) {
       return operand(val);
     }

@@ -326,8 +326,9 @@ namespace {
 constexpr int64_t kCheapOpElements = 4096;
 }  // namespace
 
-bool HostIrEvaluator::isCheapOp(const Expr* expr, const at::Tensor& out,
-                                const std::vector<std::pair<const Val*, PolymorphicValue>>& operands) {
+bool HostIrEvaluator::isCheapOp(
+    const Expr* expr, const at::Tensor& out,
+    const std::vector<std::pair<const Val*, PolymorphicValue>>& operands) {
   if (expr->isA<MatmulOp>() || expr->isA<LinearOp>() || out.numel() > kCheapOpElements) {
     return false;
   }
@@ -370,8 +371,7 @@ void HostIrEvaluator::enqueueCompute(const Expr* expr, Work work, bool cheap) {
   current_->enqueue(
       "wait for the compute turn of " + label(expr),
       [ticket, timeout = wait_timeout_] { ticket->enter(timeout); }, "wait");
-  current_->enqueue(sharedLabel(expr), std::move(named), "compute",
-                    [ticket] { ticket->leave(); });
+  current_->enqueue(sharedLabel(expr), std::move(named), "compute", [ticket] { ticket->leave(); });
 }
 
 template <typename Work>
