@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
+#include <utility>
 
 #include "hostir/ir/dispatch.h"
 #include "hostir/ir/op_traits.h"
@@ -80,8 +82,7 @@ class AtenOpEvaluator final : public OptInDispatch {
   }
 
   void handle(const BinaryOp* op) override {
-    at::Tensor lhs = operand(op->lhs(), op->rhs());
-    at::Tensor rhs = operand(op->rhs(), op->lhs());
+    auto [lhs, rhs] = binaryOperands(op->lhs(), op->rhs());
     at::Tensor out = outputBuffer(op->out());
     switch (op->type()) {
       case BinaryOpType::Add: at::add_out(out, lhs, rhs); break;
@@ -253,29 +254,35 @@ class AtenOpEvaluator final : public OptInDispatch {
     if (val->vtype() == ValType::TensorView) {
       return tensor(val);
     }
-    at::Tensor wrapped = c10::scalar_to_tensor(toAtenScalar(ee_.evaluate(val)));
-    wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
-    return wrapped;
+    return wrappedNumber(toAtenScalar(ee_.evaluate(val)), std::nullopt);
   }
 
-  // The same, made directly in the dtype ATen would promote it to when the
-  // other operand is a tensor of a kind at least as wide (a float or double
-  // tensor and any number, an integer tensor and an integer): the values are
-  // the same, and ATen skips converting the wrapped number on every call.
-  // Not for half and bfloat16, whose kernels read the unconverted number.
-  at::Tensor operand(const Val* val, const Val* other) {
-    if (val->vtype() == ValType::TensorView || other->vtype() != ValType::TensorView) {
-      return operand(val);
+  // A binary op's operands. A number next to a tensor is made directly in
+  // the dtype ATen would promote it to where the tensor is of a kind at
+  // least as wide (a float or double tensor and any number, an integer
+  // tensor and an integer): the values are the same, and ATen skips
+  // converting the wrapped number on every call. Not for half and bfloat16,
+  // whose kernels read the unconverted number.
+  std::pair<at::Tensor, at::Tensor> binaryOperands(const Val* lhs, const Val* rhs) {
+    const bool lhs_tensor = lhs->vtype() == ValType::TensorView;
+    const bool rhs_tensor = rhs->vtype() == ValType::TensorView;
+    if (lhs_tensor == rhs_tensor) {
+      return {operand(lhs), operand(rhs)};
     }
-    const at::Scalar scalar = toAtenScalar(ee_.evaluate(val));
-    const at::ScalarType partner = tensor(other).scalar_type();
-    const bool partner_is_wider = partner == at::kFloat || partner == at::kDouble ||
-                                  (at::isIntegralType(partner, /*includeBool=*/false) &&
-                                   !scalar.isFloatingPoint() && !scalar.isComplex());
-    if (!partner_is_wider) {
-      return operand(val);
-    }
-    at::Tensor wrapped = at::detail::scalar_tensor_static(scalar, partner, at::kCPU);
+    at::Tensor partner = tensor(lhs_tensor ? lhs : rhs);
+    at::Tensor number =
+        wrappedNumber(toAtenScalar(ee_.evaluate(lhs_tensor ? rhs : lhs)), partner.scalar_type());
+    return lhs_tensor ? std::pair{partner, number} : std::pair{number, partner};
+  }
+
+  at::Tensor wrappedNumber(const at::Scalar& scalar, std::optional<at::ScalarType> partner) {
+    const bool partner_is_wider =
+        partner.has_value() && (*partner == at::kFloat || *partner == at::kDouble ||
+                                (at::isIntegralType(*partner, /*includeBool=*/false) &&
+                                 !scalar.isFloatingPoint() && !scalar.isComplex()));
+    at::Tensor wrapped = partner_is_wider
+                             ? at::detail::scalar_tensor_static(scalar, *partner, at::kCPU)
+                             : c10::scalar_to_tensor(scalar);
     wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
     return wrapped;
   }

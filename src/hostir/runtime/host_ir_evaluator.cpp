@@ -297,6 +297,25 @@ at::Tensor HostIrEvaluator::boundInput(const Val* tensor, const Expr* user) {
   return ee_.evaluateTensor(tensor);
 }
 
+namespace {
+// Up to this many elements in each tensor it touches, an op that is not a
+// GEMM costs about what handing it to a sleeping worker costs (a few
+// microseconds of both threads; docs/streams.md, "Cheap work runs where it
+// is issued").
+constexpr int64_t kCheapOpElements = 4096;
+
+bool isCheapOp(const Expr* expr, const at::Tensor& out,
+               const std::vector<std::pair<const Val*, PolymorphicValue>>& operands) {
+  if (expr->isA<MatmulOp>() || expr->isA<LinearOp>() || out.numel() > kCheapOpElements) {
+    return false;
+  }
+  return std::all_of(operands.begin(), operands.end(), [](const auto& operand) {
+    const PolymorphicValue& value = operand.second;
+    return !isTensor(value) || std::get<at::Tensor>(value).numel() <= kCheapOpElements;
+  });
+}
+}  // namespace
+
 void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
   at::Tensor out = boundOrAllocated(expr->output(0));
   std::vector<std::pair<const Val*, PolymorphicValue>> operands;
@@ -316,26 +335,6 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
         evaluateFusionOpInto(expr, local, out);
       },
       cheap);
-}
-
-namespace {
-// Up to this many elements in each tensor it touches, an op that is not a
-// GEMM costs about what handing it to a sleeping worker costs (a few
-// microseconds of both threads; docs/streams.md, "Cheap work runs where it
-// is issued").
-constexpr int64_t kCheapOpElements = 4096;
-}  // namespace
-
-bool HostIrEvaluator::isCheapOp(
-    const Expr* expr, const at::Tensor& out,
-    const std::vector<std::pair<const Val*, PolymorphicValue>>& operands) {
-  if (expr->isA<MatmulOp>() || expr->isA<LinearOp>() || out.numel() > kCheapOpElements) {
-    return false;
-  }
-  return std::all_of(operands.begin(), operands.end(), [](const auto& operand) {
-    const PolymorphicValue& value = operand.second;
-    return !isTensor(value) || std::get<at::Tensor>(value).numel() <= kCheapOpElements;
-  });
 }
 
 template <typename Work>

@@ -162,9 +162,6 @@ class HostIrEvaluator final : public HostIrDispatch {
   // ordered (Stream::enqueueCheap).
   template <typename Work>
   void enqueueCompute(const Expr* expr, Work work, bool cheap = false);
-  // Whether a single op costs less than a hand-off to a stream's worker.
-  static bool isCheapOp(const Expr* expr, const at::Tensor& out,
-                        const std::vector<std::pair<const Val*, PolymorphicValue>>& operands);
   // Runs `work` on the calling thread, failing as the caller's stream would.
   template <typename Work>
   void runInline(const Expr* expr, const Work& work);
