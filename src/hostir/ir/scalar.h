@@ -52,6 +52,8 @@ class Scalar : public Val {
 // Names of the runtime-bound symbols of host programs.
 inline constexpr const char* kStreamIdx = "StreamIdx";
 inline constexpr const char* kNumberOfStreams = "numberOfStreams";
+// The index of a loop over tiles of a query chunk's rows (causal_key_ranges).
+inline constexpr const char* kQueryTile = "QueryTile";
 
 std::string toString(const ScalarValue& value);
 

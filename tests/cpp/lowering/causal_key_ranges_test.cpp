@@ -9,6 +9,8 @@
 #include <memory>
 #include <unordered_set>
 
+#include "hostir/host_ir/for_loop.h"
+#include "hostir/host_ir/passes/causal_key_ranges.h"
 #include "hostir/host_ir/passes/pass_registry.h"
 #include "lowering/lowering_test_utils.h"
 
@@ -31,6 +33,16 @@ int64_t matmulsOfKeySlices(const HostIrContainer& program) {
   int64_t count = 0;
   for (const MatmulOp* matmul : exprsOfKind<MatmulOp>(program)) {
     count += slices.count(matmul->b()) != 0 ? 1 : 0;
+  }
+  return count;
+}
+
+// The loops over query tiles in `program`.
+int64_t queryTileLoops(const HostIrContainer& program) {
+  int64_t count = 0;
+  for (const ForLoop* loop : exprsOfKind<ForLoop>(program)) {
+    const auto* index = dynamic_cast<const Scalar*>(loop->index());
+    count += index != nullptr && index->symbol() == kQueryTile ? 1 : 0;
   }
   return count;
 }
@@ -74,13 +86,16 @@ class CausalKeyRangesTest : public ::testing::Test {
     }
   }
 
-  // matmulsOfKeySlices of the program the executor runs.
-  int64_t loweredKeySliceMatmuls() {
+  std::unique_ptr<HostIrContainer> lowered() {
     Fusion copy;
     copyFusion(fusion_, copy);
     runPresegmentationPasses(&copy, /*multidevice=*/false);
-    std::unique_ptr<HostIrContainer> program = lowerToHostIr(copy);
-    return matmulsOfKeySlices(*program);
+    return lowerToHostIr(copy);
+  }
+
+  // matmulsOfKeySlices of the program the executor runs.
+  int64_t loweredKeySliceMatmuls() {
+    return matmulsOfKeySlices(*lowered());
   }
 
   at::Tensor probabilities(const Options& options) const {
@@ -138,11 +153,28 @@ TEST_F(CausalKeyRangesTest, QueriesPastTheLastKeySeeEveryKey) {
   expectMatches({.chunks = 4});
 }
 
+// A chunk longer than a tile is computed a tile of rows at a time, each
+// against the keys its own rows see: 2 chunks of 278 rows are tiles of 256
+// and 22 rows (keys [0, 256) and [0, 278) in the first chunk).
+TEST_F(CausalKeyRangesTest, LongChunksAreComputedInTilesOfRows) {
+  const int64_t tokens = 2 * (kCausalQueryTileRows + 22);
+  q_ = at::randn({kHeads, tokens, kHeadDim});
+  k_ = at::randn({kHeads, tokens, kHeadDim});
+  v_ = at::randn({kHeads, tokens, kHeadDim});
+  build({.chunks = 2});
+  std::unique_ptr<HostIrContainer> program = lowered();
+  EXPECT_EQ(queryTileLoops(*program), 1);
+  EXPECT_EQ(matmulsOfKeySlices(*program), 2);
+  EXPECT_NE(program->toString().find("FOR QueryTile from 0 to "), std::string::npos);
+  expectMatches({.chunks = 2});
+}
+
 // Without the pass the loop reads every key; the results are the same.
 TEST_F(CausalKeyRangesTest, DisabledPassReadsEveryKey) {
   ScopedEnv disable("HOSTIR_DISABLE_PASS", "causal_key_ranges");
   build({});
   EXPECT_EQ(loweredKeySliceMatmuls(), 0);
+  EXPECT_EQ(queryTileLoops(*lowered()), 0);
   expectMatches({});
 }
 

@@ -7,7 +7,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/passes/stream_loop.h"
 #include "hostir/host_ir/program_exprs.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/scalar.h"
@@ -227,14 +229,17 @@ class CausalChainFinder {
   std::unordered_map<const Val*, std::vector<Expr*>> readers_;
 };
 
-// `tv` as this device holds it, its last non-broadcast axis (reduced or
-// not) of extent `keys`.
-TensorView* narrowed(const TensorView* tv, Val* keys) {
+// `tv` as this device holds it, its rows (the axis before the last) of
+// extent `rows` and its last non-broadcast axis (reduced or not) of extent
+// `keys`.
+TensorView* narrowed(const TensorView* tv, Val* rows, Val* keys) {
   std::vector<IterDomain*> ids;
   const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
   for (size_t i = 0; i < logical.size(); ++i) {
     Val* extent = logical[i]->isReduction() ? logical[i]->extent() : localExtent(tv, logical[i]);
-    if (i + 1 == logical.size() && !logical[i]->isBroadcast()) {
+    if (i + 2 == logical.size()) {
+      extent = rows;
+    } else if (i + 1 == logical.size() && !logical[i]->isBroadcast()) {
       extent = keys;
     }
     ids.push_back(
@@ -243,20 +248,47 @@ TensorView* narrowed(const TensorView* tv, Val* keys) {
   return makeTensorOver(tv->container(), ids, tv->dtype());
 }
 
-// slice(tv, 0, keys) along its shape axis `dim`, as a new expr.
-TensorView* keyPrefix(HostIrContainer& container, TensorView* tv, int64_t dim, Val* keys,
-                      std::vector<Expr*>& emitted) {
+Val* constant(HostIrContainer& container, int64_t value) {
+  return IrBuilder::createInContainer<Scalar>(&container, value);
+}
+
+// slice(tv, start, stop) along its shape axis `dim`, as a new expr; `start`
+// nullptr slices from 0.
+TensorView* sliceAlong(HostIrContainer& container, TensorView* tv, int64_t dim, Val* start,
+                       Val* stop, std::vector<Expr*>& emitted) {
   std::vector<Val*> extents;
   const std::vector<IterDomain*> shape = tv->shapeDomain();
   for (size_t i = 0; i < shape.size(); ++i) {
-    extents.push_back(static_cast<int64_t>(i) == dim ? keys : localExtent(tv, shape[i]));
+    Val* extent = start == nullptr ? stop : sub(stop, start);
+    extents.push_back(static_cast<int64_t>(i) == dim ? extent : localExtent(tv, shape[i]));
   }
-  TensorView* prefix = makeTensorOfExtents(&container, extents, tv->dtype());
-  Val* zero = IrBuilder::createInContainer<Scalar>(&container, int64_t{0});
-  emitted.push_back(IrBuilder::createInContainer<SliceOp>(
-      &container, std::vector<Val*>{tv, zero, keys}, std::vector<Val*>{prefix},
-      std::vector<Attribute>{dim}));
-  return prefix;
+  if (start == nullptr) {
+    start = constant(container, 0);
+  }
+  TensorView* part = makeTensorOfExtents(&container, extents, tv->dtype());
+  emitted.push_back(
+      IrBuilder::createInContainer<SliceOp>(&container, std::vector<Val*>{tv, start, stop},
+                                            std::vector<Val*>{part}, std::vector<Attribute>{dim}));
+  return part;
+}
+
+// Whether an expr of `body` other than `writer` binds `out` (a slice of a
+// buffer the stream pass takes, an allocation) before `writer` runs.
+bool boundBefore(const Scope& body, const Val* out, const Expr* writer) {
+  for (const Expr* expr : body) {
+    if (expr == writer) {
+      return false;
+    }
+    const std::vector<Val*>& outputs = expr->outputs();
+    if (std::find(outputs.begin(), outputs.end(), out) != outputs.end()) {
+      return true;
+    }
+    const auto* allocate = dynamic_cast<const Allocate*>(expr);
+    if (allocate != nullptr && allocate->buffer() == out) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) {
@@ -275,21 +307,48 @@ bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) 
   }
 
   auto* scores = chain.ops.front()->as<MatmulOp>();
+  TensorView* queries = scores->a();                                 // [.., rows, head_dim]
+  auto* probs_times_values = chain.values->out()->as<TensorView>();  // [.., rows, head_dim]
+  const auto row_axis = static_cast<int64_t>(queries->shapeDomain().size()) - 2;
+  const auto out_row_axis = static_cast<int64_t>(probs_times_values->shapeDomain().size()) - 2;
+  Val* rows = localExtent(queries, queries->shapeDomain()[static_cast<size_t>(row_axis)]);
+
+  std::vector<Expr*> before_tiles;
+  if (!boundBefore(body, probs_times_values, chain.values)) {
+    // The tiles write into it: it must exist before the first one.
+    before_tiles.push_back(IrBuilder::createInContainer<Allocate>(&container, probs_times_values));
+  }
+
+  // The chunk's rows in tiles of at most kCausalQueryTileRows, each against
+  // the keys its own rows see: [0, chunk start + tile stop).
+  Val* tile_rows = constant(container, kCausalQueryTileRows);
+  auto* tile = IrBuilder::createInContainer<Scalar>(&container, kQueryTile, DataType::Int64);
+  auto* tiles = IrBuilder::createInContainer<ForLoop>(
+      &container, tile, constant(container, 0), ceilDiv(rows, tile_rows), constant(container, 1));
+  const auto [tile_start, tile_stop] = chunkBounds(tile, tile_rows, rows);
   // Queries past the last key (more queries than keys) see every key: the
   // prefix never extends past the keys there are.
   const std::vector<IterDomain*> key_shape = scores->b()->shapeDomain();
-  Val* keys = minimum(chain.key_stop, localExtent(scores->b(), key_shape.back()));
+  Val* keys =
+      minimum(add(chain.mask_rows->start(), tile_stop), localExtent(scores->b(), key_shape.back()));
+
   std::vector<Expr*> emitted;
   std::unordered_map<const Val*, Val*> replaced;
-  TensorView* k_prefix = keyPrefix(container, scores->b(), scores->b()->rank() - 1, keys, emitted);
-  replaced[scores->b()] = k_prefix;
+  replaced[queries] = sliceAlong(container, queries, row_axis, tile_start, tile_stop, emitted);
+  replaced[scores->b()] =
+      sliceAlong(container, scores->b(), scores->b()->rank() - 1, nullptr, keys, emitted);
   auto* mask_rows = const_cast<SliceOp*>(chain.mask_rows);
-  replaced[mask_rows->out()] = keyPrefix(container, mask_rows->out(), 1, keys, emitted);
+  TensorView* mask_tile =
+      sliceAlong(container, mask_rows->out(), 0, tile_start, tile_stop, emitted);
+  replaced[mask_rows->out()] = sliceAlong(container, mask_tile, 1, nullptr, keys, emitted);
   TensorView* values = chain.values->b();
-  replaced[values] = keyPrefix(container, values, values->rank() - 2, keys, emitted);
+  replaced[values] = sliceAlong(container, values, values->rank() - 2, nullptr, keys, emitted);
+  TensorView* out_tile =
+      sliceAlong(container, probs_times_values, out_row_axis, tile_start, tile_stop, emitted);
 
   // The buffers first, then the ops back to back: the loop kernel pass
   // groups a run of ops that nothing else interrupts.
+  Val* rows_here = sub(tile_stop, tile_start);
   std::vector<Expr*> ops;
   for (Expr* op : chain.ops) {
     std::vector<Val*> inputs;
@@ -297,18 +356,22 @@ bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) 
       auto it = replaced.find(input);
       inputs.push_back(it == replaced.end() ? input : it->second);
     }
-    TensorView* out = narrowed(op->output(0)->as<TensorView>(), keys);
+    TensorView* out = narrowed(op->output(0)->as<TensorView>(), rows_here, keys);
     emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
     ops.push_back(op->newObject(&container, inputs, {out}, op->attributes(), op->attributeVals()));
     replaced[op->output(0)] = out;
   }
   emitted.insert(emitted.end(), ops.begin(), ops.end());
   std::vector<Val*> value_inputs{replaced.at(chain.values->a()), replaced.at(values)};
-  emitted.push_back(chain.values->newObject(&container, value_inputs, chain.values->outputs(),
+  emitted.push_back(chain.values->newObject(&container, value_inputs, {out_tile},
                                             chain.values->attributes(),
                                             chain.values->attributeVals()));
-
   for (Expr* expr : emitted) {
+    tiles->body().push_back(expr);
+  }
+  before_tiles.push_back(tiles);
+
+  for (Expr* expr : before_tiles) {
     body.insertBefore(chain.values, expr);
   }
   body.erase(chain.values);
