@@ -115,6 +115,13 @@ void Shapes(benchmark::internal::Benchmark* b) {
     shapes.push_back({4096 / chunks, 1024, 2048});
     shapes.push_back({4096 / chunks, 2048, 1024});
   }
+  // sp-layer's Q, K and V projections per chunk (2048 tokens, hidden 1024,
+  // 8 local heads of 64 on 2 ranks): one per projection, or the three as
+  // one GEMM against their weights side by side.
+  for (int64_t rows : {64, 256, 512}) {
+    shapes.push_back({rows, 1024, 512});
+    shapes.push_back({rows, 1024, 1536});
+  }
   for (auto [m, k, n] : shapes) {
     for (int64_t epilogue : {0, 1, 2, 3}) {
       b->Args({m, k, n, epilogue});
