@@ -135,7 +135,8 @@ void setMlpBlockCost(ShardedJob& job, const ShardedJobOptions& options, int64_t 
       .flops = 4.0 * static_cast<double>(options.tokens * options.hidden) *
                static_cast<double>(options.ffn / devices),
       .collectives_per_chunk = 2,
-      .ops_per_chunk = 6};
+      .ops_per_chunk = 6,
+      .flops_by_chunks = {}};
   job.gemm_m = options.tokens;
   job.gemm_k = options.hidden;
   job.gemm_n = options.ffn / devices;

@@ -12,7 +12,8 @@ PipelineCost mlpBlock() {
   return PipelineCost{.link_bytes = 2.0 * 2048 * 1024 * 4,
                       .flops = 4.0 * 4096 * 1024 * 2048,
                       .collectives_per_chunk = 2,
-                      .ops_per_chunk = 6};
+                      .ops_per_chunk = 6,
+                      .flops_by_chunks = {}};
 }
 
 const std::vector<int64_t> kCandidates{1, 2, 4, 8, 16};
@@ -59,6 +60,22 @@ TEST(ChunkChoice, GemmsThatRunFasterInChunksAreChunkedEvenOverLoopback) {
   EXPECT_GE(choice.chunks, 4) << choice.reason;
 }
 
+TEST(ChunkChoice, WorkThatOnlyTheWholeProgramDoesIsChunkedAway) {
+  // Loopback, as in ALinkAsFastAsMemoryIsNotChunked, but the unchunked
+  // program computes a quarter more (causal attention without a query
+  // loop reads every key): chunking pays for what it skips.
+  LinkCalibration link{.latency_ms = 0.05,
+                       .bandwidth_mb_per_s = 3000,
+                       .comm_cpu_fraction = 1.0,
+                       .gemm_gflops = flatRate(50)};
+  PipelineCost cost = mlpBlock();
+  cost.flops_by_chunks[1] = 1.25 * cost.flops;
+  ChunkChoice choice = chooseChunks(cost, link, kCandidates);
+  EXPECT_GT(choice.chunks, 1) << choice.reason;
+  EXPECT_GT(choice.predicted_ms.at(1), 1.2 * chooseChunks(mlpBlock(), link, {1}).predicted_ms.at(1))
+      << choice.reason;
+}
+
 TEST(ChunkChoice, ANearTieIsNotChunked) {
   // Loopback, GEMMs barely faster in chunks: the model's best beats one
   // chunk by under 2 %, not enough to chunk.
@@ -74,8 +91,11 @@ TEST(ChunkChoice, ANearTieIsNotChunked) {
 TEST(ChunkChoice, ManyChunksCostTheirPerChunkOverheads) {
   // Tiny compute, a high-latency link: every extra chunk adds two
   // latencies and host work, which the overlap cannot repay.
-  PipelineCost small{
-      .link_bytes = 4096, .flops = 1e5, .collectives_per_chunk = 2, .ops_per_chunk = 6};
+  PipelineCost small{.link_bytes = 4096,
+                     .flops = 1e5,
+                     .collectives_per_chunk = 2,
+                     .ops_per_chunk = 6,
+                     .flops_by_chunks = {}};
   LinkCalibration link{.latency_ms = 5,
                        .bandwidth_mb_per_s = 100,
                        .comm_cpu_fraction = 0.1,

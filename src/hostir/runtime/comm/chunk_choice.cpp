@@ -126,8 +126,10 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
     HOSTIR_CHECK(rate != link.gemm_gflops.end() && rate->second > 0,
                  "chooseChunks needs a calibrated GEMM rate for ", chunks, " chunk(s)");
     const auto c = static_cast<double>(chunks);
-    const double compute =
-        cost.flops / c / (rate->second * 1e6) + kHostMsPerOp * cost.ops_per_chunk;
+    auto chunked_flops = cost.flops_by_chunks.find(chunks);
+    const double flops =
+        chunked_flops != cost.flops_by_chunks.end() ? chunked_flops->second : cost.flops;
+    const double compute = flops / c / (rate->second * 1e6) + kHostMsPerOp * cost.ops_per_chunk;
     const double transfer = link.bandwidth_mb_per_s > 0
                                 ? cost.collectives_per_chunk * link.latency_ms +
                                       cost.link_bytes / c / (link.bandwidth_mb_per_s * 1e3)

@@ -32,6 +32,11 @@ struct PipelineCost {
   double flops = 0;       // floating-point operations each rank computes
   int64_t collectives_per_chunk = 1;
   int64_t ops_per_chunk = 1;  // compute ops each chunk enqueues
+  // What each rank computes with C chunks, where that is not `flops`: a
+  // chunked program can compute less than the whole one (a causal softmax
+  // in a query loop reads only the keys each tile of queries sees, and
+  // without a loop it reads them all).
+  std::map<int64_t, double> flops_by_chunks;
 };
 
 struct ChunkChoice {
@@ -49,7 +54,7 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
                           int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
                           const std::vector<int64_t>& candidates);
 
-// The model: per chunk, compute takes flops / C / rate(C) plus a fixed host
+// The model: per chunk, compute takes flops(C) / C / rate(C) plus a fixed host
 // cost per op, the link takes latency + bytes / C / bandwidth per
 // collective, and a transfer also costs this rank comm_cpu_fraction of its
 // wall time in CPU. A chunk's compute overlaps the next chunk's transfer, so
