@@ -313,10 +313,10 @@ bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) 
   const auto out_row_axis = static_cast<int64_t>(probs_times_values->shapeDomain().size()) - 2;
   Val* rows = localExtent(queries, queries->shapeDomain()[static_cast<size_t>(row_axis)]);
 
-  std::vector<Expr*> before_tiles;
   if (!boundBefore(body, probs_times_values, chain.values)) {
-    // The tiles write into it: it must exist before the first one.
-    before_tiles.push_back(IrBuilder::createInContainer<Allocate>(&container, probs_times_values));
+    // The tiles write their rows into O: it must be a buffer (or a view of
+    // one) before them, as the stream pass makes every loop output.
+    return false;
   }
 
   // The chunk's rows in tiles of at most kCausalQueryTileRows, each against
@@ -369,11 +369,7 @@ bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) 
   for (Expr* expr : emitted) {
     tiles->body().push_back(expr);
   }
-  before_tiles.push_back(tiles);
-
-  for (Expr* expr : before_tiles) {
-    body.insertBefore(chain.values, expr);
-  }
+  body.insertBefore(chain.values, tiles);
   body.erase(chain.values);
   for (Expr* op : chain.ops) {
     body.erase(op);

@@ -29,7 +29,8 @@ class HostIrContainer;
 // allocations (their extent changes with the iteration); the loop kernel
 // pass then keeps the softmax's inside one kernel. Any other shape of the
 // chain (another reader of a chain tensor, a mask that is not causal from
-// row 0, a fill other than -inf) is left as it is.
+// row 0, a fill other than -inf, an O that is not a buffer before the
+// chain) is left as it is.
 void narrowCausalKeyRanges(HostIrContainer& container);
 
 // The rows of one query tile. One rank's attention in sp-layer's shape (8
