@@ -61,14 +61,15 @@ class CausalKeyRangesTest : public ::testing::Test {
     int64_t query_offset = 0;
     double fill = -INFINITY;
     bool probabilities_are_an_output = false;
+    DataType dtype = DataType::Float;
   };
 
   // softmax(where(causal, q kᵀ · scale, fill)) v, the queries' tokens
   // split into `chunks` Stream chunks (the split propagates to the rest).
   void build(const Options& options) {
-    TensorView* q_in = makeContigTensor(3);
-    TensorView* k = makeContigTensor(3);
-    TensorView* v = makeContigTensor(3);
+    TensorView* q_in = makeContigTensor(3, options.dtype);
+    TensorView* k = makeContigTensor(3, options.dtype);
+    TensorView* v = makeContigTensor(3, options.dtype);
     fusion_.addInput(q_in);
     fusion_.addInput(k);
     fusion_.addInput(v);
@@ -167,6 +168,18 @@ TEST_F(CausalKeyRangesTest, LongChunksAreComputedInTilesOfRows) {
   EXPECT_EQ(matmulsOfKeySlices(*program), 2);
   EXPECT_NE(program->toString().find("FOR QueryTile from 0 to "), std::string::npos);
   expectMatches({.chunks = 2});
+}
+
+// The same in double: the tiles' softmax kernel is compiled for it.
+TEST_F(CausalKeyRangesTest, LongChunksAreComputedInTilesOfRowsInDouble) {
+  const int64_t tokens = 2 * (kCausalQueryTileRows + 22);
+  q_ = at::randn({kHeads, tokens, kHeadDim}, at::kDouble);
+  k_ = at::randn({kHeads, tokens, kHeadDim}, at::kDouble);
+  v_ = at::randn({kHeads, tokens, kHeadDim}, at::kDouble);
+  const Options options{.chunks = 2, .dtype = DataType::Double};
+  build(options);
+  EXPECT_EQ(queryTileLoops(*lowered()), 1);
+  expectMatches(options);
 }
 
 // Without the pass the loop reads every key; the results are the same.
