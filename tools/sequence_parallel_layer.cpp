@@ -51,7 +51,10 @@ void setTransformerLayerCost(ShardedJob& job, const SequenceParallelLayerOptions
   const double mlp_and_projections = job.cost.flops;
   job.cost.flops += full_attention;
   for (int64_t chunks : {2, 4, 8, 16}) {
-    const int64_t tile_rows = std::min(kCausalQueryTileRows, options.tokens / chunks);
+    // (A chunk count auto does not try, with fewer tokens than chunks, still
+    // gets an entry: at least one row per tile.)
+    const int64_t tile_rows =
+        std::max<int64_t>(1, std::min(kCausalQueryTileRows, options.tokens / chunks));
     const auto tiles = static_cast<double>((options.tokens + tile_rows - 1) / tile_rows);
     job.cost.flops_by_chunks[chunks] =
         mlp_and_projections + full_attention * (tiles + 1) / (2 * tiles);

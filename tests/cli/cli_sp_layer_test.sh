@@ -6,7 +6,7 @@
 # reduce-scatter of each block pair's sums over the heads; MLP: allgather,
 # reduce-scatter),
 # each query chunk reads a prefix of the keys, and --json reports the
-# programs and the heads.
+# programs and the heads; --chunks auto on a layer of 8 tokens.
 # Usage: cli_sp_layer_test.sh HOSTIR_BINARY
 set -uo pipefail
 hostir=$1
@@ -47,8 +47,20 @@ assert names == ["pipelined", "unchunked"], names
 assert all(p["check"] for p in report["programs"]), report["programs"]
 PY
 
+# --chunks auto with fewer tokens than the largest chunk count its model
+# prices (16): the layer's cost model must not divide by a tile of 0 rows.
+auto_output=$("$hostir" sp-layer --ranks 2 --tokens 8 --hidden 16 --heads 2 --ffn 16 \
+  --chunks auto --runs 1 2>&1)
+status=$?
+[[ $status -eq 0 ]] || fail "hostir sp-layer --tokens 8 --chunks auto exited with $status"
+grep -q "^\[rank 0\] auto chunks: " <<<"$auto_output" ||
+  fail "--tokens 8 --chunks auto: want the auto choice printed"
+[[ $(grep -c "^\[rank [01]\] PASSED$" <<<"$auto_output") -eq 2 ]] ||
+  fail "--tokens 8 --chunks auto: want both ranks PASSED"
+
 if [[ $failures -gt 0 ]]; then
   echo "$output" | tail -40
+  echo "$auto_output" | tail -20
   exit 1
 fi
 echo "ok: hostir sp-layer on 2 ranks"
