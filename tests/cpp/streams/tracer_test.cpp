@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -91,6 +92,22 @@ TEST(Tracer, ThenRunsWhenTheWorkThrowsOrIsSkipped) {
   EXPECT_THROW(stream.synchronize(), Error);
   EXPECT_EQ(released, 2);
   ASSERT_TRUE(stream.takeFailure().has_value());
+}
+
+// A `then` that throws fails the stream like its work would, whatever it
+// throws, instead of ending the process from the worker thread.
+TEST(Tracer, ThenThatThrowsFailsTheStream) {
+  StreamPool pool(2);
+  Stream& stream = pool.stream(1);
+  auto label = std::make_shared<const std::string>("release");
+  stream.enqueue(
+      label, [] {}, "compute", [] { throw 42; });
+  EXPECT_THROW(stream.synchronize(), Error);
+  std::optional<StreamFailure> failure = stream.takeFailure();
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_NE(failure->describe().find("release"), std::string::npos) << failure->describe();
+  EXPECT_NE(failure->message.find("not derived from std::exception"), std::string::npos)
+      << failure->describe();
 }
 
 TEST(Tracer, RecordsNothingWhenStopped) {

@@ -430,6 +430,8 @@ void Stream::runWork(const Item& item) {
       item.then();
     } catch (const std::exception& error) {
       fail(item.describe(), error.what());
+    } catch (...) {
+      fail(item.describe(), "an exception not derived from std::exception");
     }
   }
 }
