@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A whole transformer layer, sharded like Megatron sequence + tensor parallelism.
 
-    build/tools/hostir launch -n 2 -- /usr/bin/python3 examples/transformer_layer.py
+    build/tools/hostir launch -n 2 -- /usr/bin/python3 examples/transformer_layer.py \
+        --chunks 4,auto --baselines --trace layer --json layer.json
     /usr/bin/python3 -m hostir.torchrun --standalone --nproc_per_node=2 \
         examples/transformer_layer.py
     MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 mpirun -np 2 -x MASTER_ADDR -x MASTER_PORT \
@@ -16,10 +17,21 @@ axis; hostir's sharding propagation and lowering add the collectives (the
 tokens allgathered for attention and for the MLP, the partial sums
 reduce-scattered back onto the tokens). Every rank checks its shard against
 the same layer written the usual way in torch in this process.
+
+The flags and the output are `hostir sp-layer`'s (docs/transformer_layer.md):
+sizes, --chunks as counts and/or auto (hostir.chunk_choice picks the count
+from this rank's measured link and GEMM rate), each pipelined variant and
+the unchunked layer timed interleaved (--runs, medians), --baselines (the
+layer's collectives alone and one rank's compute alone, in torch, with the
+thread count hostir gives its ops), --trace PATH (PATH.json, or
+PATH.rankN.json per rank) and --json PATH.
 """
 
 import argparse
+import json
 import math
+import os
+import time
 
 import torch
 
@@ -115,22 +127,68 @@ def reference(t, heads):
     return h + F.linear(F.gelu(F.linear(hn, t["w1"])), t["w2"])
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tokens", type=int, default=128)
-    parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--ffn", type=int, default=256)
-    parser.add_argument("--chunks", type=int, default=1, help="Stream chunks of both halves")
-    args = parser.parse_args()
-    rank, devices = dist.rank(), dist.world_size()
-    heads, hidden = args.heads, args.hidden
-    if heads % devices or args.tokens % devices or args.ffn % devices or hidden % heads:
-        raise SystemExit(f"--heads {heads}, --tokens {args.tokens} and --ffn {args.ffn} must "
-                         f"divide by the {devices} ranks, and --hidden {hidden} by --heads")
-    hd = hidden // heads
+def parse_chunks(text):
+    """--chunks: comma-separated counts and/or auto, as hostir sp-layer's."""
+    requests = []
+    for item in text.split(","):
+        if item != "auto" and not (item.isdigit() and int(item) >= 1):
+            raise argparse.ArgumentTypeError(
+                f"--chunks {text!r}: {item!r} is neither a positive count nor auto")
+        requests.append(item if item == "auto" else int(item))
+    return requests
 
-    torch.manual_seed(0)  # every rank draws the same full tensors
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[2],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    positive = dict(type=int, metavar="N")
+    parser.add_argument("--tokens", default=128, help="rows of x (sequence length)", **positive)
+    parser.add_argument("--hidden", default=64, help="columns of x", **positive)
+    parser.add_argument("--heads", default=4, help="attention heads (sharded over the ranks)",
+                        **positive)
+    parser.add_argument("--ffn", default=256, help="the MLP's inner width", **positive)
+    parser.add_argument("--chunks", type=parse_chunks, default=["auto"],
+                        help="pipelined variants: chunk counts and/or auto, e.g. 4,8,auto")
+    parser.add_argument("--streams", default=hostir.fusion_definition._DEFAULT_STREAMS,
+                        help="worker streams", **positive)
+    parser.add_argument("--runs", default=5, help="timed runs per program (median)", **positive)
+    parser.add_argument("--dump", action="store_true",
+                        help="also print the unchunked host program")
+    parser.add_argument("--baselines", action="store_true",
+                        help="also time communication-only and compute-only torch programs")
+    parser.add_argument("--trace", metavar="PATH",
+                        help="trace the first pipelined variant into PATH.json (PATH.rankN.json)")
+    parser.add_argument("--json", metavar="PATH", help="write the figures as JSON (rank 0)")
+    parser.add_argument("--link", default="loopback", help="how the output names the link")
+    args = parser.parse_args()
+    for name in ("tokens", "hidden", "heads", "ffn", "streams", "runs"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} {getattr(args, name)} must be at least 1")
+    return parser, args
+
+
+def check_sizes(parser, args, devices):
+    if args.heads % devices or args.tokens % devices or args.ffn % devices:
+        parser.error(f"--heads ({args.heads}), --tokens ({args.tokens}) and --ffn ({args.ffn}) "
+                     f"must divide by the number of ranks ({devices})")
+    if args.hidden % args.heads:
+        parser.error(f"--hidden ({args.hidden}) must divide by --heads ({args.heads}): every "
+                     f"head has hidden / heads features")
+    local_rows = args.tokens // devices
+    for chunks in args.chunks:
+        if chunks != "auto" and local_rows % chunks:
+            parser.error(f"--chunks {chunks} must divide each rank's {local_rows} token rows "
+                         f"(--tokens {args.tokens} over {devices} ranks)")
+    for flag in ("trace", "json"):
+        path = getattr(args, flag)
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            parser.error(f"--{flag} {path}: its folder does not exist")
+
+
+def draw_layer(args):
+    """Every rank draws the same full tensors (fixed seed)."""
+    torch.manual_seed(0)
+    hidden = args.hidden
     t = {"x": torch.randn(args.tokens, hidden)}
     for name in ("ln1", "ln2"):
         t[name + "_w"] = 1 + 0.1 * torch.randn(hidden)
@@ -139,27 +197,189 @@ def main():
                                "wv": (hidden, hidden), "wo": (hidden, hidden),
                                "w1": (args.ffn, hidden), "w2": (hidden, args.ffn)}.items():
         t[name] = torch.randn(out, inner) / inner**0.5
-    expected = reference(t, heads).chunk(devices, 0)[rank]
+    return t
 
-    # The projections regrouped per head: q = x @ wq[h], out = sum_h attn[h] @ wo[h].
+
+def fusion_inputs(t, heads):
+    """The layer's inputs in the fusion's order, the projections regrouped per
+    head: q = x @ wq[h], out = sum_h attn[h] @ wo[h]."""
+    hidden = t["x"].shape[1]
+    hd = hidden // heads
+
     def per_head(w):
         return w.view(heads, hd, hidden).transpose(1, 2).contiguous()
 
-    full = [t["x"], t["ln1_w"], t["ln1_b"], per_head(t["wq"]), per_head(t["wk"]),
+    return [t["x"], t["ln1_w"], t["ln1_b"], per_head(t["wq"]), per_head(t["wk"]),
             per_head(t["wv"]), t["wo"].t().contiguous().view(heads, hd, hidden),
             t["ln2_w"], t["ln2_b"], t["w1"], t["w2"]]
 
-    fd = TransformerLayer(hd, devices, args.chunks)
-    inputs = dist.shard_inputs(fd, full)  # this rank's shard of each
+
+def compute_only(x_full, local, head_dim):
+    """One rank's compute as plain torch on the whole (gathered) tokens: its
+    heads' attention and its share of the FFN, no communication."""
+    _, ln1_w, ln1_b, wq, wk, wv, wo, ln2_w, ln2_b, w1, w2 = local
+    F = torch.nn.functional
+    tokens, hidden = x_full.shape
+    xn = F.layer_norm(x_full, [hidden], ln1_w, ln1_b, 1e-5)
+    q, k, v = xn @ wq, xn @ wk, xn @ wv
+    scores = q @ k.transpose(1, 2) / math.sqrt(head_dim)
+    future = torch.ones(tokens, tokens, dtype=torch.bool).triu(1)
+    probs = torch.softmax(scores.masked_fill(future, float("-inf")), -1)
+    h = x_full + ((probs @ v) @ wo).sum(0)
+    hn = F.layer_norm(h, [hidden], ln2_w, ln2_b, 1e-5)
+    F.linear(F.gelu(F.linear(hn, w1)), w2)
+
+
+def communication_only(x_local, tokens):
+    """The layer's data movement: two blocks of an allgather of the token
+    shard and a reduce-scatter of a [tokens, hidden] partial sum."""
+    partial = torch.randn(tokens, x_local.shape[1])
+
+    def run():
+        for _ in range(2):
+            dist.all_gather_tensor(x_local)
+            dist.reduce_scatter_tensor(partial)
+    return run
+
+
+def timed(body):
+    """Milliseconds from every rank ready to every rank done."""
+    dist.barrier()
+    start = time.perf_counter()
+    body()
+    dist.barrier()
+    return (time.perf_counter() - start) * 1e3
+
+
+def title(program):
+    if program["chunks"] == 1 and program["name"] == "unchunked":
+        return "unchunked"
+    auto = ", auto" if program["name"] == "pipelined-auto" else ""
+    return f"pipelined{auto} ({program['chunks']} chunks)"
+
+
+def main():
+    parser, args = parse_arguments()
+    rank, devices = dist.rank(), dist.world_size()
+    check_sizes(parser, args, devices)
+    heads, hidden, tokens = args.heads, args.hidden, args.tokens
+    hd = hidden // heads
+    dist.init()
+    # hostir's ops and the torch baselines get the same cores.
+    budget = dist.thread_budget(args.streams)
+    torch.set_num_threads(budget["intra_op_threads"])
+
+    t = draw_layer(args)
+    expected = reference(t, heads).chunk(devices, 0)[rank]
+    full = fusion_inputs(t, heads)
+
+    local_rows = tokens // devices
+    candidates = [c for c in (1, 2, 4, 8, 16) if local_rows % c == 0]
+    choice = None
+    programs = []
+    for request in args.chunks:
+        if request == "auto":
+            cost = hostir.chunk_choice.transformer_layer_cost(tokens, hidden, args.ffn, devices)
+            choice = hostir.chunk_choice.choose(cost, candidates)
+            programs.append({"name": "pipelined-auto", "chunks": choice["chunks"]})
+        else:
+            programs.append({"name": "pipelined", "chunks": request})
+    programs.append({"name": "unchunked", "chunks": 1})
+    for program in programs:
+        program["fd"] = TransformerLayer(hd, devices, program["chunks"])
+    inputs = dist.shard_inputs(programs[0]["fd"], full)  # this rank's shard of each
+
     if rank == 0:
+        print(f"== sequence + tensor-parallel transformer layer on {devices} ranks over "
+              f"{args.link}: x[{tokens}, {hidden}] sharded on tokens, {heads} heads of {hd} "
+              f"sharded over the ranks, ffn {args.ffn} sharded; --chunks pipeline both halves; "
+              f"{args.streams} streams")
+        print(f"thread budget per rank: {budget['description']}")
+        if choice is not None:
+            print(f"auto chunks: {choice['chunks']} ({choice['reason']})")
+        shown = programs[0]
+        print("== the definition:")
+        print(shown["fd"])
         # The top level (each HostUnit's own fusion follows it in host_ir()).
-        print("# the host program of rank 0:")
-        print(fd.host_ir(inputs).split("\nHostUnit ")[0])
-    (y,) = fd.execute(inputs)
-    error = (y - expected).abs().max().item()
-    print(f"[rank {rank}] max |y - torch| = {error:.2e}, output sharding "
-          f"{fd.last_output_shardings[0]}")
-    assert torch.allclose(y, expected, rtol=1e-4, atol=1e-4), error
+        print(f"== host program, {title(shown)}:")
+        print(shown["fd"].host_ir(inputs, args.streams).split("\nHostUnit ")[0])
+        if args.dump:
+            print("== without stream chunking:")
+            print(programs[-1]["fd"].host_ir(inputs, args.streams).split("\nHostUnit ")[0])
+
+    ok = True
+    for program in programs:
+        (y,) = program["fd"].execute(inputs, args.streams)
+        error = (y - expected).abs().max().item()
+        program["check"] = bool(torch.allclose(y, expected, rtol=1e-4, atol=1e-4))
+        ok = ok and program["check"]
+        print(f"[rank {rank}] check {title(program)} against single-process torch: "
+              f"max |y - torch| = {error:.2e} {'OK' if program['check'] else 'MISMATCH'}, "
+              f"output sharding {program['fd'].last_output_shardings[0]}")
+
+    # Runs of the programs interleave, so a change in the machine's load hits
+    # them alike.
+    for program in programs:
+        program["runs_ms"] = []
+    for _ in range(args.runs):
+        for program in programs:
+            program["runs_ms"].append(
+                timed(lambda: program["fd"].execute(inputs, args.streams)))
+    if args.trace:
+        # One more run of the first program, traced.
+        with hostir.trace(args.trace + ".json") as trace:
+            timed(lambda: programs[0]["fd"].execute(inputs, args.streams))
+        print(f"[rank {rank}] trace of {title(programs[0])} written to {trace.path} "
+              f"({trace.events} work items)")
+    baselines = {}
+    if args.baselines:
+        x_full = dist.all_gather_tensor(inputs[0])
+        comm = communication_only(inputs[0], tokens)
+        for name, body in (("comm-only", comm),
+                           ("compute-only", lambda: compute_only(x_full, inputs, hd))):
+            baselines[name] = [timed(body) for _ in range(args.runs)]
+
+    if rank == 0:
+        report_figures(args, devices, budget, choice, programs, baselines)
+    print(f"[rank {rank}] {'PASSED' if ok else 'FAILED'}")
+    if not ok:
+        raise SystemExit(1)
+
+
+def report_figures(args, devices, budget, choice, programs, baselines):
+    """Rank 0: the table (as hostir sp-layer prints it) and --json."""
+    def median(values):
+        return sorted(values)[len(values) // 2]
+
+    unchunked_ms = median(programs[-1]["runs_ms"])
+    print(f"time (median of {args.runs} runs, link: {args.link}):")
+    for program in programs:
+        ms = median(program["runs_ms"])
+        print(f"  {title(program):<30}{ms:9.1f} ms   {ms / unchunked_ms:.2f} x unchunked")
+    if baselines:
+        comm_ms, compute_ms = median(baselines["comm-only"]), median(baselines["compute-only"])
+        print(f"  {'communication only':<30}{comm_ms:9.1f} ms")
+        print(f"  {'compute only':<30}{compute_ms:9.1f} ms")
+        ideal = max(comm_ms, compute_ms)
+        for program in programs[:-1]:
+            if unchunked_ms > ideal:
+                gain = (unchunked_ms - median(program["runs_ms"])) / (unchunked_ms - ideal)
+                print(f"  fraction of the ideal gain, {title(program)}: {gain:.2f}")
+    if args.json:
+        report = {"config": {"ranks": devices, "tokens": args.tokens, "hidden": args.hidden,
+                             "ffn": args.ffn, "heads": args.heads, "streams": args.streams,
+                             "runs": args.runs, "link": args.link,
+                             "thread_budget": budget["description"], "frontend": "python"},
+                  "programs": [{"name": p["name"], "chunks": p["chunks"],
+                                "median_ms": median(p["runs_ms"]), "runs_ms": p["runs_ms"],
+                                "check": p["check"]} for p in programs]}
+        if choice is not None:
+            report["auto"] = choice
+        for name, runs in baselines.items():
+            report["programs"].append({"name": name, "median_ms": median(runs), "runs_ms": runs})
+        with open(args.json, "w") as file:
+            json.dump(report, file, indent=2)
+            file.write("\n")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "distributed_bindings.h"
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/cloner.h"
@@ -705,48 +706,6 @@ DeviceMesh meshFrom(py::handle devices_object, std::vector<int64_t> shape) {
   return DeviceMesh(std::move(devices), std::move(shape));
 }
 
-// torch.distributed's names for this process's place in the job, from the
-// launcher's environment (see hostir/runtime/comm/launch_environment.h).
-py::dict launchEnvironment() {
-  const LaunchEnvironment environment = LaunchEnvironment::fromEnvironment();
-  py::dict result;
-  result["rank"] = environment.rank;
-  result["world_size"] = environment.world_size;
-  result["local_rank"] = environment.local_rank;
-  result["local_world_size"] = environment.local_world_size;
-  result["master_addr"] = environment.master_addr;
-  result["master_port"] = environment.master_port;
-  result["launcher"] = environment.launcher;
-  return result;
-}
-
-// Every member of `team` (device ids) contributes `local` (equal shapes);
-// returns the pieces in the order of `team`. Collective over the team.
-std::vector<at::Tensor> allgatherTeam(const at::Tensor& local, const std::vector<int64_t>& team) {
-  Communicator& communicator = Communicator::getInstance();
-  // A process group of its own, apart from the executors' streams.
-  constexpr int64_t kPythonGatherStreamKey = -10;
-  at::Tensor input = local.detach().contiguous();
-  std::vector<int64_t> sorted = team;
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<std::vector<at::Tensor>> outputs(1);
-  for (size_t k = 0; k < sorted.size(); ++k) {
-    outputs[0].push_back(at::empty_like(input));
-  }
-  std::vector<at::Tensor> inputs{input};
-  {
-    py::gil_scoped_release no_gil;
-    c10d::ProcessGroup& group = communicator.processGroup(team, kPythonGatherStreamKey);
-    waitWork(group.allgather(outputs, inputs), communicator.timeout(),
-             "hostir.distributed allgather over team " + teamToString(team));
-  }
-  std::vector<at::Tensor> pieces;
-  for (int64_t device : team) {
-    pieces.push_back(outputs[0][static_cast<size_t>(Communicator::rankInTeam(team, device))]);
-  }
-  return pieces;
-}
-
 }  // namespace
 }  // namespace hostir::python
 
@@ -832,16 +791,7 @@ PYBIND11_MODULE(_C, m) {
         return text + ")";
       });
 
-  m.def("launch_environment", &hostir::python::launchEnvironment);
-  m.def("init_communicator", [] {
-    Communicator& communicator = Communicator::getInstance();
-    return py::make_tuple(communicator.deviceId(), communicator.size());
-  });
-  m.def("allgather", &hostir::python::allgatherTeam, py::arg("local"), py::arg("team"));
-  m.def("barrier", [] {
-    py::gil_scoped_release no_gil;
-    Communicator::getInstance().barrier();
-  });
+  hostir::python::bindDistributed(m);
 
   py::class_<Definition>(m, "Definition")
       .def(py::init<>())

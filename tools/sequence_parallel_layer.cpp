@@ -2,12 +2,10 @@
 
 #include <ATen/ATen.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
 #include "cli_arguments.h"
-#include "hostir/host_ir/passes/causal_key_ranges.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "launch_command.h"
 #include "megatron_blocks.h"
@@ -27,38 +25,6 @@ void checkOptions(const SequenceParallelLayerOptions& options, int64_t devices) 
   HOSTIR_CHECK(options.hidden % options.heads == 0, "--hidden (", options.hidden,
                ") must divide by --heads (", options.heads, "): every head has hidden / heads ",
                "features");
-}
-
-// --chunks auto for the whole layer: the MLP block's calibration GEMM and
-// per-chunk costs, with the attention half's bytes (as many as the MLP's)
-// and its FLOPs added. With C >= 2 chunks the query loop computes each tile
-// of query rows (at most kCausalQueryTileRows, at most a chunk) against the
-// keys it sees, a fraction (n + 1) / 2n of the full scores for n tiles; the
-// unchunked layer has no query loop and computes them all.
-void setTransformerLayerCost(ShardedJob& job, const SequenceParallelLayerOptions& options,
-                             int64_t devices) {
-  setMlpBlockCost(job, options, devices);
-  const auto tokens = static_cast<double>(options.tokens);
-  const auto hidden = static_cast<double>(options.hidden);
-  const double local_width = hidden / static_cast<double>(devices);  // this rank's heads' columns
-  // Q, K, V and the out-projection, then q·kᵀ and p·v over every key.
-  const double projections = 4 * 2 * tokens * hidden * local_width;
-  const double full_attention = 2 * 2 * tokens * tokens * local_width;
-  job.cost.link_bytes *= 2;
-  job.cost.collectives_per_chunk = 4;
-  job.cost.ops_per_chunk = 16;
-  job.cost.flops += projections;
-  const double mlp_and_projections = job.cost.flops;
-  job.cost.flops += full_attention;
-  for (int64_t chunks : {2, 4, 8, 16}) {
-    // (A chunk count auto does not try, with fewer tokens than chunks, still
-    // gets an entry: at least one row per tile.)
-    const int64_t tile_rows =
-        std::max<int64_t>(1, std::min(kCausalQueryTileRows, options.tokens / chunks));
-    const auto tiles = static_cast<double>((options.tokens + tile_rows - 1) / tile_rows);
-    job.cost.flops_by_chunks[chunks] =
-        mlp_and_projections + full_attention * (tiles + 1) / (2 * tiles);
-  }
 }
 
 int runOnRank(const SequenceParallelLayerOptions& options) {
@@ -86,9 +52,10 @@ int runOnRank(const SequenceParallelLayerOptions& options) {
               " sharded over the ranks, ffn " + std::to_string(options.ffn) +
               " sharded; --chunks pipeline both halves";
   job.config = {{"heads", options.heads}};
-  // --chunks auto is calibrated on the MLP block's GEMMs and collectives;
-  // the count it picks chunks both halves (docs/transformer_layer.md).
-  setTransformerLayerCost(job, options, devices);
+  // --chunks auto is calibrated on the MLP block's GEMMs and collectives
+  // and prices the whole layer; the count it picks chunks both halves
+  // (docs/transformer_layer.md).
+  job.cost = transformerLayerCost(options.tokens, options.hidden, options.ffn, devices);
 
   // --baselines: the layer's two allgathers and two reduce-scatters through
   // raw c10d, and one rank's compute as plain ATen on the gathered tokens.

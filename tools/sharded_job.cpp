@@ -126,22 +126,6 @@ void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
   checkOutputFolder("--json", options.json_path);
 }
 
-void setMlpBlockCost(ShardedJob& job, const ShardedJobOptions& options, int64_t devices) {
-  const int64_t local_rows = options.tokens / devices;
-  // Per rank: gather (devices - 1) shards of x, reduce-scatter (devices - 1)
-  // blocks of the partial y; two GEMMs of 2 * S * H * F / D.
-  job.cost = {
-      .link_bytes = 2.0 * static_cast<double>((devices - 1) * local_rows * options.hidden) * 4,
-      .flops = 4.0 * static_cast<double>(options.tokens * options.hidden) *
-               static_cast<double>(options.ffn / devices),
-      .collectives_per_chunk = 2,
-      .ops_per_chunk = 6,
-      .flops_by_chunks = {}};
-  job.gemm_m = options.tokens;
-  job.gemm_k = options.hidden;
-  job.gemm_n = options.ffn / devices;
-}
-
 std::function<void()> allgatherReduceScatterOnly(const at::Tensor& local, int64_t tokens,
                                                  int blocks) {
   Communicator& communicator = Communicator::getInstance();
@@ -196,9 +180,9 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   for (const std::string& request : options.chunks) {
     Program program;
     if (request == "auto") {
-      LinkCalibration link =
-          calibrate(communicator, world, job.gemm_m, job.gemm_k, job.gemm_n, candidates);
-      auto_choice = agreeOnChunks(communicator, world, job.cost, link, candidates);
+      LinkCalibration link = calibrate(communicator, world, job.cost.gemm_m, job.cost.gemm_k,
+                                       job.cost.gemm_n, candidates);
+      auto_choice = agreeOnChunks(communicator, world, job.cost.cost, link, candidates);
       program.name = "pipelined-auto";
       program.chunks = auto_choice->chunks;
     } else {

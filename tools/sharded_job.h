@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hostir/ir/fusion.h"
+#include "hostir/runtime/comm/block_costs.h"
 #include "hostir/runtime/comm/chunk_choice.h"
 
 // What the sharded main jobs (`hostir sp-mlp`, `hostir sp-layer`) share:
@@ -60,21 +61,13 @@ struct ShardedJob {
   // Extra "config" entries of the --json report (e.g. the layer's heads).
   nlohmann::json config = nlohmann::json::object();
   // --chunks auto: the pipelined part's cost per rank, and the shape of its
-  // GEMM ([m, k] x [k, n], unchunked) that the link calibration times.
-  PipelineCost cost;
-  int64_t gemm_m = 0;
-  int64_t gemm_k = 0;
-  int64_t gemm_n = 0;
+  // GEMM that the link calibration times.
+  BlockCost cost;
   // --baselines: the job's data movement through raw c10d, and its compute
   // as plain ATen on whole tensors.
   std::function<void()> communication_only;
   std::function<void()> compute_only;
 };
-
-// --chunks auto for a job whose pipelined part is the MLP block of
-// megatron_blocks.h (tokens x hidden rows, ffn sharded over `devices`): sets
-// job.cost and the calibration GEMM.
-void setMlpBlockCost(ShardedJob& job, const ShardedJobOptions& options, int64_t devices);
 
 // A --baselines communication for `blocks` blocks that each allgather the
 // token-sharded [T, H] rows `local` and reduce-scatter a [T, H] partial back

@@ -6,6 +6,7 @@ import torch  # noqa: F401  (loads libtorch and its Python bindings first)
 
 from . import _C  # noqa: F401
 from ._version import __version__
+from . import chunk_choice  # noqa: F401
 from .cache import FusionCache
 from .fusion_definition import (
     DataType,
@@ -18,6 +19,7 @@ from .fusion_definition import (
     Scalar,
     Tensor,
 )
+from .tracing import trace
 
 Error.__module__ = "hostir"
 
@@ -33,4 +35,6 @@ __all__ = [
     "Scalar",
     "Tensor",
     "__version__",
+    "chunk_choice",
+    "trace",
 ]

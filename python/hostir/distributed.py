@@ -33,6 +33,7 @@ __all__ = [
     "Placement",
     "Replicate",
     "Shard",
+    "all_gather_tensor",
     "barrier",
     "distribute_tensor",
     "execute",
@@ -47,8 +48,10 @@ __all__ = [
     "local_world_size",
     "output_placements",
     "rank",
+    "reduce_scatter_tensor",
     "shard_for",
     "shard_inputs",
+    "thread_budget",
     "world_size",
 ]
 
@@ -105,6 +108,54 @@ def launcher():
 def barrier():
     """Waits until every rank reaches it (within HOSTIR_COMM_TIMEOUT_S)."""
     _C.barrier()
+
+
+def thread_budget(number_of_streams=None, communicates=None):
+    """How hostir shares this rank's cores (docs/streams.md, "Thread budget"):
+    a dict with intra_op_threads (what each compute op gets), compute_slots,
+    cores and a description. A hand-written baseline run next to hostir should
+    use torch.set_num_threads(thread_budget()["intra_op_threads"]), so both
+    sides get the same cores. communicates defaults to world_size() > 1."""
+    from .fusion_definition import _streams
+    if communicates is None:
+        communicates = world_size() > 1
+    return _C.thread_budget(_streams(number_of_streams), bool(communicates))
+
+
+# --- collectives on plain tensors ----------------------------------------------------
+
+
+def _check_tensor(what, tensor, dim):
+    if not isinstance(tensor, torch.Tensor):
+        raise Error(f"{what}: expected a torch.Tensor, got {type(tensor).__name__}")
+    if not -tensor.dim() <= dim < max(tensor.dim(), 1) or tensor.dim() == 0:
+        raise Error(f"{what}: dim {dim} is not an axis of a tensor of shape "
+                    f"{tuple(tensor.shape)}; give one in [-{tensor.dim()}, {tensor.dim()})")
+    return dim % tensor.dim()
+
+
+def all_gather_tensor(local, gather_dim=0):
+    """Every rank's `local` (equal shapes) concatenated along gather_dim in
+    rank order, on every rank: an allgather over the job (as torch's
+    functional all_gather_tensor). Every rank must call it."""
+    dim = _check_tensor("all_gather_tensor", local, gather_dim)
+    return torch.cat(_C.allgather(local, list(range(world_size()))), dim=dim)
+
+
+def reduce_scatter_tensor(partial, scatter_dim=0):
+    """The sum over the ranks of `partial` (equal shapes), of which rank r
+    keeps block r of scatter_dim (its extent must divide by the ranks): a
+    reduce-scatter over the job (as torch's functional reduce_scatter_tensor
+    with "sum"). Every rank must call it. On Gloo, which has no
+    reduce-scatter, hostir posts an all-to-all and sums (docs/multidevice.md)."""
+    dim = _check_tensor("reduce_scatter_tensor", partial, scatter_dim)
+    if partial.shape[dim] % world_size():
+        raise Error(f"reduce_scatter_tensor: dim {dim} of shape {tuple(partial.shape)} "
+                    f"({partial.shape[dim]}) does not divide by the {world_size()} ranks; "
+                    f"give a tensor whose scattered dim is a multiple of the ranks")
+    if dim == 0:
+        return _C.reduce_scatter(partial)
+    return _C.reduce_scatter(partial.movedim(dim, 0)).movedim(0, dim).contiguous()
 
 
 # --- placements -----------------------------------------------------------------------

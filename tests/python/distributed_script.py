@@ -1,6 +1,12 @@
 """Run by test_distributed.py on every rank: hostir.distributed's helpers
 (init, distribute_tensor/full_tensor, shard_for, gather_output, execute with
-global tensors, a wrong shard's error). Prints "rank R of D: OK"."""
+global tensors, a wrong shard's error; the collectives on plain tensors, the
+chunk-count choice every rank agrees on, a trace of one execute). Prints
+"rank R of D: OK"."""
+
+import json
+import os
+import tempfile
 
 import torch
 
@@ -43,5 +49,40 @@ except hostir.Error as error:
     assert "input 0" in str(error) and str((4 * d, 6)) in str(error), error
 else:
     raise AssertionError("a tensor of the wrong global shape was accepted")
+
+# Collectives on plain tensors: rank r contributes r + 1 everywhere.
+mine = torch.full((2 * d, 3), float(rank + 1))
+gathered = dist.all_gather_tensor(mine[:2])
+torch.testing.assert_close(gathered, torch.cat([torch.full((2, 3), float(r + 1)) for r in range(d)]))
+torch.testing.assert_close(dist.all_gather_tensor(mine[:2], 1).shape, torch.Size([2, 3 * d]))
+total = float(d * (d + 1) // 2)
+torch.testing.assert_close(dist.reduce_scatter_tensor(mine), torch.full((2, 3), total))
+ramp = torch.arange(6 * d, dtype=torch.float32).view(3, 2 * d) * (rank + 1)
+torch.testing.assert_close(dist.reduce_scatter_tensor(ramp, scatter_dim=1),
+                           (torch.arange(6 * d, dtype=torch.float32).view(3, 2 * d) * total)
+                           [:, 2 * rank:2 * rank + 2])
+try:
+    dist.reduce_scatter_tensor(torch.ones(2 * d + 1, 3))
+except hostir.Error as error:
+    assert "does not divide by the" in str(error), error
+else:
+    raise AssertionError("an indivisible reduce-scatter was accepted")
+
+# Every rank builds the program of the same chunk count, whatever its own link.
+choice = hostir.chunk_choice.choose(hostir.chunk_choice.mlp_block_cost(64 * d, 32, 64 * d, d),
+                                    [1, 2, 4])
+assert choice["chunks"] in (1, 2, 4) and choice["inputs"]["bandwidth_MBps"] > 0, choice
+chosen = dist.all_gather_tensor(torch.tensor([choice["chunks"]]))
+assert chosen.unique().numel() == 1, chosen
+
+# A trace of one sharded execute: this rank's own file, its pid the rank.
+if "HOSTIR_TRACE" not in os.environ:
+    with tempfile.TemporaryDirectory() as folder:
+        with hostir.trace(os.path.join(folder, "run.json")) as traced:
+            (y_local,) = fd.execute([full], global_tensors=True)
+        assert traced.path == os.path.join(folder, f"run.rank{rank}.json"), traced.path
+        events = json.load(open(traced.path))["traceEvents"]
+        assert traced.events > 0 and {e["pid"] for e in events if e["ph"] == "X"} == {rank}
+
 dist.barrier()
 print(f"rank {rank} of {d}: OK", flush=True)

@@ -207,3 +207,91 @@ def test_transpose_properties():
     out, yt = fd.execute([x, y, torch.randn(2)])
     torch.testing.assert_close(out, x @ x.T)
     torch.testing.assert_close(yt, y.mT)
+
+
+# --- hostir.chunk_choice, hostir.trace and the collectives in a world of one ----------
+
+
+def test_layer_cost_is_the_mlp_block_with_attention_added():
+    # The formula hostir sp-layer prices (block_costs.h), from Python.
+    mlp = hostir.chunk_choice.mlp_block_cost(2048, 1024, 4096, 2)
+    layer = hostir.chunk_choice.transformer_layer_cost(2048, 1024, 4096, 2)
+    assert layer.link_bytes == 2 * mlp.link_bytes == 2 * 2 * 1024 * 1024 * 4
+    assert layer.gemm == mlp.gemm == (2048, 1024, 2048)
+    projections, attention = 4 * 2 * 2048 * 1024 * 512, 2 * 2 * 2048 * 2048 * 512
+    assert layer.flops == mlp.flops + projections + attention
+    # 2 chunks of 1024 rows compute in 8 tiles of 256: (8 + 1) / 16 of the scores.
+    assert layer.flops_by_chunks[2] == mlp.flops + projections + attention * 9 / 16
+    assert (layer.collectives_per_chunk, mlp.collectives_per_chunk) == (4, 2)
+
+
+def test_choose_in_one_process_picks_a_candidate_and_says_why():
+    cost = hostir.chunk_choice.BlockCost(link_bytes=0, flops=1e9, collectives_per_chunk=2,
+                                         ops_per_chunk=6, flops_by_chunks={}, gemm=[256, 64, 64])
+    choice = hostir.chunk_choice.choose(cost, [1, 2])
+    # No link: the pick follows the measured GEMM rates (smaller chunks can stay
+    # in cache), each candidate predicted and the pick explained.
+    assert choice["chunks"] in (1, 2) and set(choice["predicted_ms"]) == {1, 2}
+    assert choice["inputs"]["bandwidth_MBps"] == 0
+    assert "predicted" in choice["reason"] and choice["inputs"]["gemm_gflops"] > 0
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: hostir.chunk_choice.choose("layer", [2]), r"cost must be a .*BlockCost"),
+    (lambda: hostir.chunk_choice.choose(hostir.chunk_choice.mlp_block_cost(64, 8, 64, 1), []),
+     r"candidates must be positive ints, got \[\]"),
+    (lambda: hostir.chunk_choice.choose(hostir.chunk_choice.mlp_block_cost(64, 8, 64, 1), [0]),
+     r"candidates must be positive ints"),
+    (lambda: hostir.chunk_choice.mlp_block_cost(63, 8, 64, 2),
+     r"tokens \(63\) must divide by the 2 devices"),
+    (lambda: hostir.chunk_choice.transformer_layer_cost(64, 0, 64, 1),
+     r"hidden must be a positive int, got 0"),
+    (lambda: hostir.chunk_choice.BlockCost(link_bytes=1, flops=1, collectives_per_chunk=1,
+                                           ops_per_chunk=1, flops_by_chunks={}, gemm=[1, 2]),
+     r"gemm has 2 extents; give \[m, k, n\]"),
+    (lambda: hostir.chunk_choice.BlockCost(link_bytes=-1, flops=1, collectives_per_chunk=1,
+                                           ops_per_chunk=1, flops_by_chunks={}, gemm=[1, 2, 3]),
+     r"must not be negative"),
+])
+def test_chunk_choice_bad_input(call, message):
+    with pytest.raises(hostir.Error, match=message):
+        call()
+
+
+def test_trace_of_one_execute_in_one_process(tmp_path):
+    with hostir.FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.relu(fd.ops.add(x, x)))
+    fd.execute([torch.randn(8, 8)])
+    with hostir.trace(tmp_path / "one.json") as traced:
+        fd.execute([torch.randn(8, 8)])
+    assert traced.path == str(tmp_path / "one.json") and traced.events > 0
+    events = json.loads((tmp_path / "one.json").read_text())["traceEvents"]
+    assert sum(e["ph"] == "X" for e in events) == traced.events
+    # Each trace starts empty: the second holds nothing of the run before it.
+    fd.execute([torch.randn(8, 8)])
+    with hostir.trace(tmp_path / "two.json") as again:
+        pass
+    assert again.events == 0
+
+
+def test_trace_into_a_missing_folder_is_refused_before_running(tmp_path):
+    with pytest.raises(hostir.Error, match=r"folder of '.*nowhere/t.json' does not exist"):
+        hostir.trace(tmp_path / "nowhere" / "t.json")
+
+
+def test_collectives_on_plain_tensors_in_a_world_of_one():
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(dist.all_gather_tensor(x, gather_dim=1), x)
+    torch.testing.assert_close(dist.reduce_scatter_tensor(x, scatter_dim=-1), x)
+    with pytest.raises(hostir.Error, match=r"dim 2 is not an axis of a tensor of shape \(4, 3\)"):
+        dist.reduce_scatter_tensor(x, 2)
+    with pytest.raises(hostir.Error, match=r"expected a torch.Tensor, got list"):
+        dist.all_gather_tensor([1, 2])
+
+
+def test_thread_budget_is_what_an_execute_applies():
+    budget = dist.thread_budget(number_of_streams=4)
+    assert budget["intra_op_threads"] >= 1 and "intra-op thread" in budget["description"]
+    with pytest.raises(hostir.Error, match=r"number_of_streams must be a positive int"):
+        dist.thread_budget(number_of_streams=0)

@@ -1,5 +1,6 @@
 """examples/*.py run and check themselves (they assert against torch)."""
 
+import json
 import os
 import pathlib
 import re
@@ -50,7 +51,10 @@ def run_sharded(command):
                             timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert "[rank 1] max |y - torch|" in output and "axes={<ParallelType.DIDx: 2>: 0}" in output
+    # python_mlp.py prints "[rank 1] max |y - torch|", transformer_layer.py
+    # "[rank 1] check <program> against single-process torch: max |y - torch|".
+    assert re.search(r"\[rank 1\] (check [^:]*: )?max \|y - torch\|", output), output
+    assert "axes={<ParallelType.DIDx: 2>: 0}" in output
 
 
 def test_python_mlp_sharded_under_torchrun():
@@ -83,7 +87,13 @@ def test_transformer_layer_one_process():
     result = subprocess.run([sys.executable, str(LAYER)], env=environment(),
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "[rank 0] max |y - torch|" in result.stdout
+    # The default --chunks auto, then the unchunked layer, each checked and timed.
+    assert re.search(r"auto chunks: \d+ \(predicted", result.stdout), result.stdout
+    for program in (r"pipelined, auto \(\d+ chunks\)", "unchunked"):
+        assert re.search(rf"\[rank 0\] check {program} against single-process torch: "
+                         rf"max \|y - torch\| = \S+ OK", result.stdout), result.stdout
+        assert re.search(rf"\n  {program} +[\d.]+ ms +[\d.]+ x unchunked", result.stdout)
+    assert result.stdout.rstrip().endswith("[rank 0] PASSED")
 
 
 def test_transformer_layer_two_ranks_with_both_halves_pipelined():
@@ -95,7 +105,7 @@ def test_transformer_layer_two_ranks_with_both_halves_pipelined():
                             timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert "[rank 1] max |y - torch|" in output
+    assert "[rank 1] [rank 1] check pipelined (2 chunks) against single-process torch" in output
     # Rank 0's host program shows the collectives, each in a chunk loop (a loop
     # body is indented by 4): the attention's allgather and the reduce-scatter of
     # its sums over the heads, the MLP's allgather and reduce-scatter.
@@ -111,3 +121,47 @@ def test_transformer_layer_under_torchrun():
 
 def test_transformer_layer_under_mpirun():
     run_sharded(mpirun_command(LAYER))
+
+
+def test_transformer_layer_with_sp_layers_flags(tmp_path):
+    # issue 19 item 4: --chunks counts and auto, --runs, --baselines, --trace
+    # and --json, as hostir sp-layer has them.
+    launcher = build_dir() / "tools" / "hostir"
+    if not launcher.exists():
+        pytest.skip(f"{launcher} is not built")
+    command = [str(launcher), "launch", "-n", "2", "--", sys.executable, str(LAYER),
+               "--tokens", "64", "--hidden", "32", "--heads", "4", "--ffn", "64",
+               "--chunks", "2,auto", "--runs", "2", "--baselines",
+               "--trace", str(tmp_path / "layer"), "--json", str(tmp_path / "layer.json")]
+    result = subprocess.run(command, env=environment(), capture_output=True, text=True,
+                            timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "[rank 0] PASSED" in output and "[rank 1] PASSED" in output
+    assert "time (median of 2 runs, link: loopback):" in output
+    for row in ("communication only", "compute only"):
+        assert re.search(rf"\[rank 0\]   {row} +[\d.]+ ms", output), output
+    report = json.loads((tmp_path / "layer.json").read_text())
+    names = [program["name"] for program in report["programs"]]
+    assert names == ["pipelined", "pipelined-auto", "unchunked", "comm-only", "compute-only"]
+    assert all(len(program["runs_ms"]) == 2 for program in report["programs"])
+    assert all(program["check"] for program in report["programs"][:3])
+    assert report["auto"]["chunks"] in (1, 2, 4, 8, 16) and report["config"]["heads"] == 4
+    # Each rank traced one run of the first program (2 chunks): its collectives too.
+    for rank in range(2):
+        events = json.loads((tmp_path / f"layer.rank{rank}.json").read_text())["traceEvents"]
+        assert {event["pid"] for event in events if event["ph"] == "X"} == {rank}
+        assert any(event.get("cat") == "communication" for event in events)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--chunks", "3"], r"--chunks 3 must divide each rank's 128 token rows"),
+    (["--chunks", "2,x"], r"--chunks '2,x': 'x' is neither a positive count nor auto"),
+    (["--heads", "3"], r"--hidden \(64\) must divide by --heads \(3\)"),
+    (["--runs", "0"], r"--runs 0 must be at least 1"),
+    (["--json", "/nonexistent/folder/r.json"], r"--json /nonexistent/folder/r.json: its folder"),
+])
+def test_transformer_layer_bad_flags(args, message):
+    result = subprocess.run([sys.executable, str(LAYER), *args], env=environment(),
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and re.search(message, result.stderr), result.stderr

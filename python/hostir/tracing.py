@@ -1,0 +1,45 @@
+"""hostir.tracing: a Chrome / Perfetto trace of a stretch of a program.
+
+    with hostir.trace("layer.json") as written:
+        fd.execute(inputs)
+    print(written.path)        # layer.json, or layer.rank1.json under a launcher
+
+Records every work item hostir's streams run inside the block (compute,
+collectives in flight, waits; one row per stream) and writes them when the
+block ends, as HOSTIR_TRACE does for a whole process (docs/streams.md,
+"Traces"). Under a launcher each rank writes its own file (`.rankN` before
+`.json`); `hostir trace-merge` puts them side by side.
+"""
+
+import os
+
+from . import _C
+from .fusion_definition import Error
+
+__all__ = ["trace"]
+
+
+class trace:  # noqa: N801 (used as a context manager, like open)
+    """Context manager: traces the block and writes `path` (per rank) at its
+    end. `.path` is the file written and `.events` how many work items were
+    recorded, both set when the block ends (also when it raises)."""
+
+    def __init__(self, path):
+        path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise Error(f"trace: the folder of '{path}' does not exist; give a path in an "
+                        f"existing folder")
+        self._requested = path
+        self.path = None
+        self.events = 0
+
+    def __enter__(self):
+        _C.trace_start()
+        return self
+
+    def __exit__(self, *exc):
+        _C.trace_stop()
+        self.events = _C.trace_event_count()
+        self.path = _C.trace_write(self._requested)
+        return False
