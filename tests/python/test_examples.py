@@ -165,3 +165,22 @@ def test_transformer_layer_bad_flags(args, message):
     result = subprocess.run([sys.executable, str(LAYER), *args], env=environment(),
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and re.search(message, result.stderr), result.stderr
+
+
+def test_transformer_layer_on_four_ranks():
+    # issue 19: the layer runs from Python on 1, 2 and 4 ranks (4 heads, one
+    # per rank) and every rank matches the reference, pipelined and not.
+    launcher = build_dir() / "tools" / "hostir"
+    if not launcher.exists():
+        pytest.skip(f"{launcher} is not built")
+    command = [str(launcher), "launch", "-n", "4", "--", sys.executable, str(LAYER),
+               "--tokens", "64", "--chunks", "2", "--runs", "1"]
+    result = subprocess.run(command, env=environment(), capture_output=True, text=True,
+                            timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    for rank in range(4):
+        for program in ("pipelined (2 chunks)", "unchunked"):
+            assert re.search(rf"\[rank {rank}\] check {re.escape(program)} against "
+                             rf"single-process torch: max \|y - torch\| = \S+ OK", output), output
+        assert f"[rank {rank}] PASSED" in output
