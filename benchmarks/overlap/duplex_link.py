@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """What the link between two ranks carries: a plain TCP socket moving
 --bytes in each direction at the same time (duplex) and in one
-direction alone (simplex), medians of --runs. The overlap benchmark runs it
+direction alone (simplex), medians of --runs, and the CPU time a duplex
+transfer costs rank 0 (duplex_cpu_s; its fraction of the transfer's time,
+duplex_cpu_fraction). The overlap benchmark runs it
 in the same namespaces as the programs it measures, so the bound it prints
 ("link time of the block's bytes") is this link's, not a nominal rate.
 
@@ -14,6 +16,7 @@ rank 1 connects to rank 0 at MASTER_ADDR:MASTER_PORT."""
 import argparse
 import json
 import os
+import resource
 import socket
 import statistics
 import sys
@@ -70,10 +73,19 @@ def barrier(peer):
     receive_bytes(peer, 1, bytearray(1))
 
 
-def duplex_seconds(peer, count, payload, buffer):
+def cpu_seconds():
+    """This process's CPU time so far, user and system (every thread; in
+    microseconds, where os.times() counts 10 ms ticks)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def duplex_seconds(peer, count, payload, buffer, cpu=None):
     """Both directions at once: this rank sends `count` bytes while it
-    receives as many; the slower rank's time (the two exchange theirs)."""
+    receives as many; the slower rank's time (the two exchange theirs).
+    Appends this rank's CPU seconds during the transfer to `cpu`."""
     barrier(peer)
+    cpu_start = cpu_seconds()
     start = time.perf_counter()
     failure = []
 
@@ -90,6 +102,8 @@ def duplex_seconds(peer, count, payload, buffer):
     if failure:
         raise failure[0]
     mine = time.perf_counter() - start
+    if cpu is not None:
+        cpu.append(cpu_seconds() - cpu_start)
     peer.sendall(json.dumps(mine).encode().ljust(32))
     theirs = bytearray(32)
     receive_bytes(peer, 32, theirs)
@@ -141,9 +155,9 @@ def main(argv):
     with connect(rank, os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]),
                  args.timeout) as peer:
         duplex_seconds(peer, count, payload, buffer)  # warm-up: TCP windows open
-        duplex, forward, backward = [], [], []
+        duplex, forward, backward, cpu = [], [], [], []
         for _ in range(args.runs):
-            duplex.append(duplex_seconds(peer, count, payload, buffer))
+            duplex.append(duplex_seconds(peer, count, payload, buffer, cpu))
             forward.append(simplex_seconds(peer, rank, 0, count, payload, buffer))
             backward.append(simplex_seconds(peer, rank, 1, count, payload, buffer))
 
@@ -158,6 +172,10 @@ def main(argv):
         "duplex_mbit_each_way": mbit(statistics.median(duplex)),
         "simplex_s": statistics.median(forward + backward),
         "simplex_mbit": mbit(statistics.median(forward + backward)),
+        # What moving the bytes costs this rank's cores (kernel time, mostly):
+        # a transfer's CPU is taken from the compute it should hide behind.
+        "duplex_cpu_s": statistics.median(cpu),
+        "duplex_cpu_fraction": statistics.median(cpu) / statistics.median(duplex),
     }
     if rank == 0:
         print_result(args, result)

@@ -28,6 +28,10 @@ def test_duplex_link_two_local_ranks(tmp_path, free_port):
     # The rate is the bytes over the median time, each way.
     assert abs(link["duplex_mbit_each_way"] - 3000001 * 8 / link["duplex_s"] / 1e6) < 1e-6
     assert abs(link["simplex_mbit"] - 3000001 * 8 / link["simplex_s"] / 1e6) < 1e-6
+    # The transfer's CPU, sockets' kernel time included (never more than the
+    # process's two threads could spend).
+    assert 0 <= link["duplex_cpu_s"] <= 2 * max(link["duplex_runs_s"]) + 0.05
+    assert abs(link["duplex_cpu_fraction"] - link["duplex_cpu_s"] / link["duplex_s"]) < 1e-9
 
 
 def test_duplex_link_rejects_bad_flags():
