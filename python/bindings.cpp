@@ -31,7 +31,6 @@
 #include "hostir/kernels/kernel_cache.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/c10_error_message.h"
-#include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/executor.h"
 #include "hostir/runtime/streams/stream_queue.h"

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+#include <sstream>
+
 #include "hostir/ir/error.h"
 #include "hostir/runtime/comm/chunk_choice.h"
 
@@ -86,6 +90,41 @@ TEST(ChunkChoice, ANearTieIsNotChunked) {
   ChunkChoice choice = chooseChunks(mlpBlock(), link, kCandidates);
   EXPECT_EQ(choice.chunks, 1) << choice.reason;
   EXPECT_LT(choice.predicted_ms.at(2), choice.predicted_ms.at(1));
+  // The reason says what one chunk was weighed against, and why it won.
+  EXPECT_NE(choice.reason.find("with 1 chunk(s) vs "), std::string::npos) << choice.reason;
+  EXPECT_NE(choice.reason.find("(the best chunked: a gain under 2 % is not taken)"),
+            std::string::npos)
+      << choice.reason;
+}
+
+TEST(ChunkChoice, TheReasonComparesWithOneChunkOrTheBestChunkedOne) {
+  LinkCalibration fast{.latency_ms = 0.05,
+                       .bandwidth_mb_per_s = 3000,
+                       .comm_cpu_fraction = 1.0,
+                       .gemm_gflops = flatRate(50)};
+  // Loopback, flat rates: one chunk wins outright; the reason names the
+  // best chunked count and its (worse) prediction.
+  ChunkChoice single = chooseChunks(mlpBlock(), fast, kCandidates);
+  ASSERT_EQ(single.chunks, 1) << single.reason;
+  auto best_chunked =
+      std::min_element(std::next(single.predicted_ms.begin()), single.predicted_ms.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::ostringstream expected;
+  expected.precision(3);
+  expected << " vs " << best_chunked->second << " ms with " << best_chunked->first
+           << " (the best chunked); link";
+  EXPECT_NE(single.reason.find(expected.str()), std::string::npos) << single.reason;
+  // A slow link: chunked wins, compared with one chunk.
+  LinkCalibration slow{.latency_ms = 0.2,
+                       .bandwidth_mb_per_s = 60,
+                       .comm_cpu_fraction = 0.1,
+                       .gemm_gflops = flatRate(50)};
+  ChunkChoice chunked = chooseChunks(mlpBlock(), slow, kCandidates);
+  ASSERT_GT(chunked.chunks, 1) << chunked.reason;
+  std::ostringstream against_one;
+  against_one.precision(3);
+  against_one << " vs " << chunked.predicted_ms.at(1) << " ms with 1; link";
+  EXPECT_NE(chunked.reason.find(against_one.str()), std::string::npos) << chunked.reason;
 }
 
 TEST(ChunkChoice, ManyChunksCostTheirPerChunkOverheads) {

@@ -153,9 +153,24 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
   }
   std::ostringstream reason;
   reason.precision(3);
-  reason << "predicted " << best << " ms with " << choice.chunks << " chunk(s) vs "
-         << choice.predicted_ms.begin()->second << " ms with " << choice.predicted_ms.begin()->first
-         << "; link " << link.bandwidth_mb_per_s << " MB/s + " << link.latency_ms
+  reason << "predicted " << best << " ms with " << choice.chunks << " chunk(s)";
+  // Against one chunk, or, when one chunk is the choice, against the best
+  // chunked candidate (and whether it lost or gained too little).
+  auto other = choice.predicted_ms.end();
+  for (auto it = choice.predicted_ms.begin(); it != choice.predicted_ms.end(); ++it) {
+    if (it->first != choice.chunks && (choice.chunks != 1 ? it->first == 1 : true) &&
+        (other == choice.predicted_ms.end() || it->second < other->second)) {
+      other = it;
+    }
+  }
+  if (other != choice.predicted_ms.end()) {
+    reason << " vs " << other->second << " ms with " << other->first;
+    if (choice.chunks == 1) {
+      reason << (other->second < best ? " (the best chunked: a gain under 2 % is not taken)"
+                                      : " (the best chunked)");
+    }
+  }
+  reason << "; link " << link.bandwidth_mb_per_s << " MB/s + " << link.latency_ms
          << " ms, transfers cost " << link.comm_cpu_fraction * 100 << " % CPU, GEMM "
          << link.gemm_gflops.begin()->second << " GFLOP/s whole, "
          << link.gemm_gflops.at(choice.chunks) << " GFLOP/s per chunk";
