@@ -61,6 +61,12 @@ ramp = torch.arange(6 * d, dtype=torch.float32).view(3, 2 * d) * (rank + 1)
 torch.testing.assert_close(dist.reduce_scatter_tensor(ramp, scatter_dim=1),
                            (torch.arange(6 * d, dtype=torch.float32).view(3, 2 * d) * total)
                            [:, 2 * rank:2 * rank + 2])
+# Integers sum exactly; a transposed (non-contiguous) input is read as its values.
+ints = torch.arange(4 * d, dtype=torch.int64).view(2 * d, 2) * (rank + 1)
+torch.testing.assert_close(dist.reduce_scatter_tensor(ints),
+                           (torch.arange(4 * d).view(2 * d, 2) * int(total))[2 * rank:2 * rank + 2])
+torch.testing.assert_close(dist.reduce_scatter_tensor(mine.t().contiguous().t()),
+                           torch.full((2, 3), total))
 try:
     dist.reduce_scatter_tensor(torch.ones(2 * d + 1, 3))
 except hostir.Error as error:

@@ -275,6 +275,14 @@ def test_trace_of_one_execute_in_one_process(tmp_path):
     assert again.events == 0
 
 
+def test_trace_is_written_when_the_block_raises(tmp_path):
+    with pytest.raises(ValueError, match="stop"):
+        with hostir.trace(tmp_path / "raised.json") as traced:
+            raise ValueError("stop")
+    assert traced.path == str(tmp_path / "raised.json")
+    assert "traceEvents" in json.loads((tmp_path / "raised.json").read_text())
+
+
 def test_trace_into_a_missing_folder_is_refused_before_running(tmp_path):
     with pytest.raises(hostir.Error, match=r"folder of '.*nowhere/t.json' does not exist"):
         hostir.trace(tmp_path / "nowhere" / "t.json")
