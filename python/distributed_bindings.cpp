@@ -205,15 +205,31 @@ void bindDistributed(py::module_& m) {
         py::arg("ffn"), py::arg("devices"));
   m.def("choose_chunks", &chooseChunks, py::arg("cost"), py::arg("candidates"));
 
-  // The process's tracer (tracer.h), for a stretch of a run.
-  m.def("trace_start", [] { runtime::Tracer::global().start(); });
-  m.def("trace_stop", [] { runtime::Tracer::global().stop(); });
-  m.def("trace_write", [](const std::string& path) {
-    const std::string written = runtime::Tracer::pathForRank(path, runtime::Tracer::launchRank());
-    runtime::Tracer::global().write(written);
-    return written;
+  // The process's tracer (tracer.h), for a stretch of a run. A stretch
+  // inside a trace already recording (HOSTIR_TRACE, or an enclosing
+  // stretch) neither clears nor stops it: it writes the events recorded
+  // since it began. Returns (whether it was recording, the first event).
+  m.def("trace_begin", [] {
+    runtime::Tracer& tracer = runtime::Tracer::global();
+    if (tracer.isEnabled()) {
+      return py::make_tuple(true, tracer.eventCount());
+    }
+    tracer.start();
+    return py::make_tuple(false, std::size_t{0});
   });
-  m.def("trace_event_count", [] { return runtime::Tracer::global().events().size(); });
+  // Ends the stretch trace_begin began and writes it to `path` (per rank);
+  // returns (the file written, its number of work items).
+  m.def("trace_end", [](bool was_recording, std::size_t first_event, const std::string& path) {
+    runtime::Tracer& tracer = runtime::Tracer::global();
+    if (!was_recording) {
+      tracer.stop();
+    }
+    const std::size_t recorded = tracer.eventCount();
+    const std::size_t count = recorded - std::min(first_event, recorded);
+    const std::string written = runtime::Tracer::pathForRank(path, runtime::Tracer::launchRank());
+    tracer.write(written, first_event);
+    return py::make_tuple(written, count);
+  });
 }
 
 }  // namespace hostir::python

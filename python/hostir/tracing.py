@@ -8,7 +8,9 @@ Records every work item hostir's streams run inside the block (compute,
 collectives in flight, waits; one row per stream) and writes them when the
 block ends, as HOSTIR_TRACE does for a whole process (docs/streams.md,
 "Traces"). Under a launcher each rank writes its own file (`.rankN` before
-`.json`); `hostir trace-merge` puts them side by side.
+`.json`); `hostir trace merge` puts them side by side. Inside a trace that is
+already recording (HOSTIR_TRACE, or an enclosing `trace`) the block's file
+holds the block's work items and the outer trace goes on, whole.
 """
 
 import os
@@ -35,11 +37,10 @@ class trace:  # noqa: N801 (used as a context manager, like open)
         self.events = 0
 
     def __enter__(self):
-        _C.trace_start()
+        self._was_recording, self._first_event = _C.trace_begin()
         return self
 
     def __exit__(self, *exc):
-        _C.trace_stop()
-        self.events = _C.trace_event_count()
-        self.path = _C.trace_write(self._requested)
+        self.path, self.events = _C.trace_end(self._was_recording, self._first_event,
+                                              self._requested)
         return False

@@ -275,6 +275,44 @@ def test_trace_of_one_execute_in_one_process(tmp_path):
     assert again.events == 0
 
 
+_TRACE_INSIDE_A_TRACE = """
+import json, sys, torch, hostir
+with hostir.FusionDefinition() as fd:
+    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+    fd.add_output(fd.ops.relu(fd.ops.add(x, x)))
+folder = sys.argv[1]
+fd.execute([torch.randn(8, 8)])                       # before: only HOSTIR_TRACE sees it
+with hostir.trace(folder + "/outer.json") as outer:
+    fd.execute([torch.randn(8, 8)])
+    with hostir.trace(folder + "/inner.json") as inner:
+        fd.execute([torch.randn(8, 8)])
+fd.execute([torch.randn(8, 8)])                       # after: only HOSTIR_TRACE sees it
+print(json.dumps({"outer": outer.events, "inner": inner.events}))
+"""
+
+
+def test_trace_inside_a_recording_trace_keeps_the_outer_one_whole(tmp_path):
+    # HOSTIR_TRACE records the whole process; hostir.trace blocks inside it
+    # (and one inside another) write their stretch and neither clear nor
+    # stop the trace around them.
+    env = dict(os.environ, HOSTIR_TRACE=str(tmp_path / "process.json"))
+    env.pop("RANK", None)
+    result = subprocess.run([sys.executable, "-c", _TRACE_INSIDE_A_TRACE, str(tmp_path)],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+
+    def complete(name):
+        events = json.loads((tmp_path / name).read_text())["traceEvents"]
+        return [e for e in events if e["ph"] == "X"]
+
+    per_run = counts["inner"]
+    assert per_run > 0 and counts["outer"] == 2 * per_run
+    assert len(complete("inner.json")) == per_run
+    assert len(complete("outer.json")) == 2 * per_run
+    assert len(complete("process.json")) == 4 * per_run
+
+
 def test_trace_is_written_when_the_block_raises(tmp_path):
     with pytest.raises(ValueError, match="stop"):
         with hostir.trace(tmp_path / "raised.json") as traced:

@@ -211,6 +211,24 @@ TEST(Tracer, StartClearsEarlierEvents) {
   EXPECT_TRUE(tracer.events().empty());
 }
 
+TEST(Tracer, JsonFromAnEventOnHoldsThatEventAndTheLaterOnes) {
+  // A stretch of a longer trace (hostir.trace inside HOSTIR_TRACE).
+  Tracer tracer;
+  tracer.start();
+  tracer.record(TraceEvent{"before", 1, 0, 1});
+  const std::size_t first = tracer.eventCount();
+  tracer.record(TraceEvent{"inside", 2, 1, 2});
+  tracer.record(TraceEvent{"also inside", 1, 2, 3});
+  ASSERT_EQ(tracer.eventCount(), 3u);
+  std::vector<std::string> names;
+  for (const JsonValue* event : completeEvents(JsonReader::parse(tracer.toJson(first)))) {
+    names.push_back(event->at("name").string);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"inside", "also inside"}));
+  EXPECT_EQ(completeEvents(JsonReader::parse(tracer.toJson())).size(), 3u);
+  EXPECT_TRUE(completeEvents(JsonReader::parse(tracer.toJson(7))).empty());
+}
+
 TEST(Tracer, EnvironmentVariableNamesTheOutput) {
   const char* saved = std::getenv("HOSTIR_TRACE");
   const std::string restore = saved ? saved : "";

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -150,13 +151,19 @@ std::vector<TraceEvent> Tracer::events() const {
   return events_;
 }
 
-std::string Tracer::toJson() const {
+std::size_t Tracer::eventCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return events_.size();
+}
+
+std::string Tracer::toJson(std::size_t first_event) const {
   std::vector<TraceEvent> snapshot;
   std::map<int, std::string> lane_names;
   int pid = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    snapshot = events_;
+    const auto first = static_cast<std::ptrdiff_t>(std::min(first_event, events_.size()));
+    snapshot.assign(events_.begin() + first, events_.end());
     lane_names = lane_names_;
     pid = process_id_;
   }
@@ -212,10 +219,10 @@ std::string Tracer::toJson() const {
   return out.str();
 }
 
-void Tracer::write(const std::string& path) const {
+void Tracer::write(const std::string& path, std::size_t first_event) const {
   std::ofstream file(path, std::ios::out | std::ios::trunc);
   HOSTIR_CHECK(file.is_open(), "cannot open trace file '", path, "' for writing");
-  file << toJson();
+  file << toJson(first_event);
   file.close();
   HOSTIR_CHECK(!file.fail(), "failed writing trace file '", path, "'");
 }

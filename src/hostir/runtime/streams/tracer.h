@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -65,9 +66,12 @@ class Tracer {
   void record(TraceEvent event);
 
   std::vector<TraceEvent> events() const;
-  std::string toJson() const;
+  std::size_t eventCount() const;
+  // The events from the `first_event`-th on (0: all), so that a stretch of
+  // a run can be written while a longer trace goes on recording.
+  std::string toJson(std::size_t first_event = 0) const;
   // Throws hostir::Error if the file cannot be written.
-  void write(const std::string& path) const;
+  void write(const std::string& path, std::size_t first_event = 0) const;
 
  private:
   const std::chrono::steady_clock::time_point epoch_;
