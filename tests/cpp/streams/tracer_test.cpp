@@ -220,13 +220,17 @@ TEST(Tracer, JsonFromAnEventOnHoldsThatEventAndTheLaterOnes) {
   tracer.record(TraceEvent{"inside", 2, 1, 2});
   tracer.record(TraceEvent{"also inside", 1, 2, 3});
   ASSERT_EQ(tracer.eventCount(), 3u);
+  // (completeEvents points into the parsed value: keep it alive.)
+  const JsonValue stretch = JsonReader::parse(tracer.toJson(first));
   std::vector<std::string> names;
-  for (const JsonValue* event : completeEvents(JsonReader::parse(tracer.toJson(first)))) {
+  for (const JsonValue* event : completeEvents(stretch)) {
     names.push_back(event->at("name").string);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"inside", "also inside"}));
-  EXPECT_EQ(completeEvents(JsonReader::parse(tracer.toJson())).size(), 3u);
-  EXPECT_TRUE(completeEvents(JsonReader::parse(tracer.toJson(7))).empty());
+  const JsonValue whole = JsonReader::parse(tracer.toJson());
+  EXPECT_EQ(completeEvents(whole).size(), 3u);
+  const JsonValue past_the_end = JsonReader::parse(tracer.toJson(7));
+  EXPECT_TRUE(completeEvents(past_the_end).empty());
 }
 
 TEST(Tracer, EnvironmentVariableNamesTheOutput) {
