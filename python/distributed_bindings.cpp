@@ -205,29 +205,19 @@ void bindDistributed(py::module_& m) {
         py::arg("ffn"), py::arg("devices"));
   m.def("choose_chunks", &chooseChunks, py::arg("cost"), py::arg("candidates"));
 
-  // The process's tracer (tracer.h), for a stretch of a run. A stretch
-  // inside a trace already recording (HOSTIR_TRACE, or an enclosing
-  // stretch) neither clears nor stops it: it writes the events recorded
-  // since it began. Returns (whether it was recording, the first event).
+  // The process's tracer (tracer.h), for a stretch of a run
+  // (Tracer::beginStretch): returns (whether it was recording, its first
+  // event), which trace_end takes back.
   m.def("trace_begin", [] {
-    runtime::Tracer& tracer = runtime::Tracer::global();
-    if (tracer.isEnabled()) {
-      return py::make_tuple(true, tracer.eventCount());
-    }
-    tracer.start();
-    return py::make_tuple(false, std::size_t{0});
+    const runtime::Tracer::Stretch stretch = runtime::Tracer::global().beginStretch();
+    return py::make_tuple(stretch.was_recording, stretch.first_event);
   });
-  // Ends the stretch trace_begin began and writes it to `path` (per rank);
-  // returns (the file written, its number of work items).
+  // Ends the stretch and writes it to `path` (per rank); returns (the file
+  // written, its number of work items).
   m.def("trace_end", [](bool was_recording, std::size_t first_event, const std::string& path) {
-    runtime::Tracer& tracer = runtime::Tracer::global();
-    if (!was_recording) {
-      tracer.stop();
-    }
-    const std::size_t recorded = tracer.eventCount();
-    const std::size_t count = recorded - std::min(first_event, recorded);
     const std::string written = runtime::Tracer::pathForRank(path, runtime::Tracer::launchRank());
-    tracer.write(written, first_event);
+    const std::size_t count = runtime::Tracer::global().endStretch(
+        {.was_recording = was_recording, .first_event = first_event}, written);
     return py::make_tuple(written, count);
   });
 }

@@ -258,12 +258,12 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     rows_out.emplace_back(programTitle(programs[i]), median(times[i]));
   }
   if (!options.trace_path.empty()) {
-    // One more run of the first program, traced.
-    runtime::Tracer::global().start();
+    // One more run of the first program, traced (a stretch of HOSTIR_TRACE's
+    // trace if that records the whole process).
+    const runtime::Tracer::Stretch stretch = runtime::Tracer::global().beginStretch();
     timedRuns(1, communicator, [&] { programs.front().executor->run(job.inputs); });
-    runtime::Tracer::global().stop();
     std::string path = options.trace_path + ".rank" + std::to_string(rank) + ".json";
-    runtime::Tracer::global().write(path);
+    runtime::Tracer::global().endStretch(stretch, path);
     std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
   }
   double comm_ms = 0;

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -231,6 +232,42 @@ TEST(Tracer, JsonFromAnEventOnHoldsThatEventAndTheLaterOnes) {
   EXPECT_EQ(completeEvents(whole).size(), 3u);
   const JsonValue past_the_end = JsonReader::parse(tracer.toJson(7));
   EXPECT_TRUE(completeEvents(past_the_end).empty());
+}
+
+TEST(Tracer, AStretchStartsAndStopsATraceOrLeavesARecordingOneGoing) {
+  // (The TSan build of this suite may run at the same time: a file of its own.)
+  const std::string path =
+      ::testing::TempDir() + "hostir_stretch_test." + std::to_string(::getpid()) + ".json";
+  auto written_names = [&] {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    const JsonValue trace = JsonReader::parse(text.str());
+    std::vector<std::string> names;
+    for (const JsonValue* event : completeEvents(trace)) {
+      names.push_back(event->at("name").string);
+    }
+    return names;
+  };
+  // Not recording: the stretch records, then stops.
+  Tracer tracer;
+  Tracer::Stretch alone = tracer.beginStretch();
+  EXPECT_TRUE(tracer.isEnabled());
+  tracer.record(TraceEvent{"alone", 1, 0, 1});
+  EXPECT_EQ(tracer.endStretch(alone, path), 1u);
+  EXPECT_FALSE(tracer.isEnabled());
+  EXPECT_EQ(written_names(), (std::vector<std::string>{"alone"}));
+  // Recording (HOSTIR_TRACE): the stretch is its own events, the trace goes on whole.
+  tracer.start();
+  tracer.record(TraceEvent{"before", 1, 0, 1});
+  Tracer::Stretch inside = tracer.beginStretch();
+  tracer.record(TraceEvent{"inside", 1, 1, 2});
+  EXPECT_EQ(tracer.endStretch(inside, path), 1u);
+  EXPECT_TRUE(tracer.isEnabled());
+  tracer.record(TraceEvent{"after", 1, 2, 3});
+  EXPECT_EQ(written_names(), (std::vector<std::string>{"inside"}));
+  EXPECT_EQ(tracer.eventCount(), 3u);
+  std::remove(path.c_str());
 }
 
 TEST(Tracer, EnvironmentVariableNamesTheOutput) {

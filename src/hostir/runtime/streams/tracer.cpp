@@ -219,6 +219,23 @@ std::string Tracer::toJson(std::size_t first_event) const {
   return out.str();
 }
 
+Tracer::Stretch Tracer::beginStretch() {
+  if (isEnabled()) {
+    return {.was_recording = true, .first_event = eventCount()};
+  }
+  start();
+  return {};
+}
+
+std::size_t Tracer::endStretch(const Stretch& stretch, const std::string& path) {
+  if (!stretch.was_recording) {
+    stop();
+  }
+  const std::size_t recorded = eventCount();
+  write(path, stretch.first_event);
+  return recorded - std::min(stretch.first_event, recorded);
+}
+
 void Tracer::write(const std::string& path, std::size_t first_event) const {
   std::ofstream file(path, std::ios::out | std::ios::trunc);
   HOSTIR_CHECK(file.is_open(), "cannot open trace file '", path, "' for writing");

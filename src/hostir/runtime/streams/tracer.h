@@ -73,6 +73,20 @@ class Tracer {
   // Throws hostir::Error if the file cannot be written.
   void write(const std::string& path, std::size_t first_event = 0) const;
 
+  // A stretch of a run to trace on its own (`hostir sp-mlp --trace`,
+  // Python's hostir.trace). Inside a trace already recording (HOSTIR_TRACE,
+  // an enclosing stretch) it neither clears nor stops it: the stretch is the
+  // events recorded between its begin and its end.
+  struct Stretch {
+    bool was_recording = false;
+    std::size_t first_event = 0;
+  };
+  Stretch beginStretch();
+  // Stops recording unless it was before the stretch began, and writes the
+  // stretch's events to `path`; returns how many there are. Throws
+  // hostir::Error if the file cannot be written.
+  std::size_t endStretch(const Stretch& stretch, const std::string& path);
+
  private:
   const std::chrono::steady_clock::time_point epoch_;
   std::atomic<bool> enabled_{false};
