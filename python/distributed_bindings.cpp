@@ -4,7 +4,6 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -76,8 +75,7 @@ at::Tensor reduceScatterWorld(const at::Tensor& partial) {
                "reduce_scatter_tensor: the scattered axis has ",
                partial.dim() >= 1 ? partial.size(0) : 0, " rows, which do not divide by the ",
                ranks, " ranks; give a tensor whose scattered axis is a multiple of the ranks");
-  std::vector<int64_t> world(static_cast<size_t>(ranks));
-  std::iota(world.begin(), world.end(), 0);
+  const std::vector<int64_t> world = communicator.worldTeam();
   at::Tensor input = partial.detach().contiguous();
   std::vector<int64_t> shape = input.sizes().vec();
   shape[0] /= ranks;
@@ -120,8 +118,7 @@ py::dict chooseChunks(const BlockCost& block, const std::vector<int64_t>& candid
                  " is not positive; give counts of 1 or more");
   }
   Communicator& communicator = Communicator::getInstance();
-  std::vector<int64_t> world(static_cast<size_t>(communicator.size()));
-  std::iota(world.begin(), world.end(), 0);
+  const std::vector<int64_t> world = communicator.worldTeam();
   ChunkChoice choice;
   {
     py::gil_scoped_release no_gil;

@@ -8,7 +8,6 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <numeric>
 #include <optional>
 
 #include "cli_arguments.h"
@@ -130,8 +129,7 @@ std::function<void()> allgatherReduceScatterOnly(const at::Tensor& local, int64_
                                                  int blocks) {
   Communicator& communicator = Communicator::getInstance();
   const int64_t rank = communicator.deviceId();
-  std::vector<int64_t> world(static_cast<size_t>(communicator.size()));
-  std::iota(world.begin(), world.end(), 0);
+  const std::vector<int64_t> world = communicator.worldTeam();
   const int64_t hidden = local.size(1);
   at::Tensor gathered = at::empty({tokens, hidden});
   at::Tensor partial = at::randn({tokens, hidden});
@@ -158,8 +156,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   const int64_t devices = communicator.size();
   const int64_t rank = communicator.deviceId();
   const int64_t local_rows = options.tokens / devices;
-  std::vector<int64_t> world(static_cast<size_t>(devices));
-  std::iota(world.begin(), world.end(), 0);
+  const std::vector<int64_t> world = communicator.worldTeam();
   runtime::Tracer::global().setProcessId(static_cast<int>(rank));
 
   const runtime::ThreadBudget budget =
@@ -180,9 +177,9 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   for (const std::string& request : options.chunks) {
     Program program;
     if (request == "auto") {
-      LinkCalibration link = calibrate(communicator, world, job.cost.gemm_m, job.cost.gemm_k,
-                                       job.cost.gemm_n, candidates);
-      auto_choice = agreeOnChunks(communicator, world, job.cost.cost, link, candidates);
+      LinkCalibration link = calibrate(communicator, world, job.block.gemm_m, job.block.gemm_k,
+                                       job.block.gemm_n, candidates);
+      auto_choice = agreeOnChunks(communicator, world, job.block.cost, link, candidates);
       program.name = "pipelined-auto";
       program.chunks = auto_choice->chunks;
     } else {

@@ -1,6 +1,5 @@
 #include "hostir/runtime/rank_agreement.h"
 
-#include <numeric>
 #include <tuple>
 #include <unordered_set>
 
@@ -30,9 +29,7 @@ uint64_t fingerprintOf(const std::string& text) {
 // rank r's.
 at::Tensor allgatherAmongAll(Communicator& communicator, int64_t stream_key, const at::Tensor& mine,
                              const std::string& what) {
-  std::vector<int64_t> world(static_cast<size_t>(communicator.size()));
-  std::iota(world.begin(), world.end(), 0);
-  c10d::ProcessGroup& group = communicator.processGroup(world, stream_key);
+  c10d::ProcessGroup& group = communicator.processGroup(communicator.worldTeam(), stream_key);
   at::Tensor gathered = at::empty({communicator.size(), mine.numel()}, at::kLong);
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int64_t rank = 0; rank < communicator.size(); ++rank) {

@@ -276,10 +276,14 @@ int64_t Communicator::numProcessGroups() const {
   return count;
 }
 
-void Communicator::barrier() {
+std::vector<int64_t> Communicator::worldTeam() const {
   std::vector<int64_t> world(static_cast<size_t>(size()));
   std::iota(world.begin(), world.end(), 0);
-  c10d::ProcessGroup& group = processGroup(world, kInternalStreamKey);
+  return world;
+}
+
+void Communicator::barrier() {
+  c10d::ProcessGroup& group = processGroup(worldTeam(), kInternalStreamKey);
   c10d::BarrierOptions options;
   options.timeout = timeout();
   c10::intrusive_ptr<c10d::Work> work;

@@ -97,6 +97,8 @@ class Communicator {
   int64_t size() const {
     return environment_.world_size;
   }
+  // Every rank of the job, 0 to size() - 1: the team of job-wide collectives.
+  std::vector<int64_t> worldTeam() const;
   int64_t localRank() const {
     return environment_.local_rank;
   }
