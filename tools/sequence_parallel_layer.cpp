@@ -55,7 +55,7 @@ int runOnRank(const SequenceParallelLayerOptions& options) {
   // --chunks auto is calibrated on the MLP block's GEMMs and collectives
   // and prices the whole layer; the count it picks chunks both halves
   // (docs/transformer_layer.md).
-  job.cost = transformerLayerCost(options.tokens, options.hidden, options.ffn, devices);
+  job.block = transformerLayerCost(options.tokens, options.hidden, options.ffn, devices);
 
   // --baselines: the layer's two allgathers and two reduce-scatters through
   // raw c10d, and one rank's compute as plain ATen on the gathered tokens.

@@ -40,7 +40,7 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
               std::to_string(options.ffn) + ", " + std::to_string(options.hidden) + "], w2[" +
               std::to_string(options.hidden) + ", " + std::to_string(options.ffn) +
               "] sharded on ffn";
-  job.cost = mlpBlockCost(options.tokens, options.hidden, options.ffn, devices);
+  job.block = mlpBlockCost(options.tokens, options.hidden, options.ffn, devices);
 
   // --baselines: the same data movement through raw c10d, and the same
   // compute as plain ATen on whole tensors.

@@ -62,7 +62,7 @@ struct ShardedJob {
   nlohmann::json config = nlohmann::json::object();
   // --chunks auto: the pipelined part's cost per rank, and the shape of its
   // GEMM that the link calibration times.
-  BlockCost cost;
+  BlockCost block;
   // --baselines: the job's data movement through raw c10d, and its compute
   // as plain ATen on whole tensors.
   std::function<void()> communication_only;
