@@ -252,7 +252,7 @@ def timed(body):
 
 
 def title(program):
-    if program["chunks"] == 1 and program["name"] == "unchunked":
+    if program["name"] == "unchunked":
         return "unchunked"
     auto = ", auto" if program["name"] == "pipelined-auto" else ""
     return f"pipelined{auto} ({program['chunks']} chunks)"

@@ -128,7 +128,7 @@ def thread_budget(number_of_streams=None, communicates=None):
 def _check_tensor(what, tensor, dim):
     if not isinstance(tensor, torch.Tensor):
         raise Error(f"{what}: expected a torch.Tensor, got {type(tensor).__name__}")
-    if not -tensor.dim() <= dim < max(tensor.dim(), 1) or tensor.dim() == 0:
+    if tensor.dim() == 0 or not -tensor.dim() <= dim < tensor.dim():
         raise Error(f"{what}: dim {dim} is not an axis of a tensor of shape "
                     f"{tuple(tensor.shape)}; give one in [-{tensor.dim()}, {tensor.dim()})")
     return dim % tensor.dim()

@@ -31,12 +31,24 @@ std::map<int64_t, double> flatRate(double gflops) {
   return rates;
 }
 
+// ~500 Mbit/s, transfers mostly waiting, 50 GFLOP/s.
+LinkCalibration slowLink() {
+  return {.latency_ms = 0.3,
+          .bandwidth_mb_per_s = 60,
+          .comm_cpu_fraction = 0.1,
+          .gemm_gflops = flatRate(50)};
+}
+
+// Loopback: a transfer is a copy by the same cores; 50 GFLOP/s.
+LinkCalibration loopbackLink() {
+  return {.latency_ms = 0.05,
+          .bandwidth_mb_per_s = 3000,
+          .comm_cpu_fraction = 1.0,
+          .gemm_gflops = flatRate(50)};
+}
+
 TEST(ChunkChoice, ASlowLinkThatCostsLittleCpuIsWorthChunking) {
-  // ~500 Mbit/s, transfers mostly waiting, 50 GFLOP/s.
-  LinkCalibration link{.latency_ms = 0.3,
-                       .bandwidth_mb_per_s = 60,
-                       .comm_cpu_fraction = 0.1,
-                       .gemm_gflops = flatRate(50)};
+  LinkCalibration link = slowLink();
   ChunkChoice choice = chooseChunks(mlpBlock(), link, kCandidates);
   EXPECT_GT(choice.chunks, 1) << choice.reason;
   EXPECT_LT(choice.predicted_ms.at(choice.chunks), 0.8 * choice.predicted_ms.at(1))
@@ -46,20 +58,15 @@ TEST(ChunkChoice, ASlowLinkThatCostsLittleCpuIsWorthChunking) {
 
 TEST(ChunkChoice, ALinkAsFastAsMemoryIsNotChunked) {
   // Loopback: a transfer is a memory copy by the cores that compute.
-  LinkCalibration link{.latency_ms = 0.05,
-                       .bandwidth_mb_per_s = 3000,
-                       .comm_cpu_fraction = 1.0,
-                       .gemm_gflops = flatRate(50)};
+  LinkCalibration link = loopbackLink();
   EXPECT_EQ(chooseChunks(mlpBlock(), link, kCandidates).chunks, 1);
 }
 
 TEST(ChunkChoice, GemmsThatRunFasterInChunksAreChunkedEvenOverLoopback) {
   // Loopback, but the CPU runs a quarter-size GEMM 1.6x faster per FLOP
   // (cache): chunking pays for the compute alone.
-  LinkCalibration link{.latency_ms = 0.05,
-                       .bandwidth_mb_per_s = 3000,
-                       .comm_cpu_fraction = 1.0,
-                       .gemm_gflops = {{1, 60}, {2, 75}, {4, 96}, {8, 98}, {16, 97}}};
+  LinkCalibration link = loopbackLink();
+  link.gemm_gflops = {{1, 60}, {2, 75}, {4, 96}, {8, 98}, {16, 97}};
   ChunkChoice choice = chooseChunks(mlpBlock(), link, kCandidates);
   EXPECT_GE(choice.chunks, 4) << choice.reason;
 }
@@ -68,10 +75,7 @@ TEST(ChunkChoice, WorkThatOnlyTheWholeProgramDoesIsChunkedAway) {
   // Loopback, as in ALinkAsFastAsMemoryIsNotChunked, but the unchunked
   // program computes a quarter more (causal attention without a query
   // loop reads every key): chunking pays for what it skips.
-  LinkCalibration link{.latency_ms = 0.05,
-                       .bandwidth_mb_per_s = 3000,
-                       .comm_cpu_fraction = 1.0,
-                       .gemm_gflops = flatRate(50)};
+  LinkCalibration link = loopbackLink();
   PipelineCost cost = mlpBlock();
   cost.flops_by_chunks[1] = 1.25 * cost.flops;
   ChunkChoice choice = chooseChunks(cost, link, kCandidates);
@@ -83,10 +87,8 @@ TEST(ChunkChoice, WorkThatOnlyTheWholeProgramDoesIsChunkedAway) {
 TEST(ChunkChoice, ANearTieIsNotChunked) {
   // Loopback, GEMMs barely faster in chunks: the model's best beats one
   // chunk by under 2 %, not enough to chunk.
-  LinkCalibration link{.latency_ms = 0.05,
-                       .bandwidth_mb_per_s = 3000,
-                       .comm_cpu_fraction = 1.0,
-                       .gemm_gflops = {{1, 100}, {2, 101}, {4, 101}, {8, 101}, {16, 101}}};
+  LinkCalibration link = loopbackLink();
+  link.gemm_gflops = {{1, 100}, {2, 101}, {4, 101}, {8, 101}, {16, 101}};
   ChunkChoice choice = chooseChunks(mlpBlock(), link, kCandidates);
   EXPECT_EQ(choice.chunks, 1) << choice.reason;
   EXPECT_LT(choice.predicted_ms.at(2), choice.predicted_ms.at(1));
@@ -98,13 +100,9 @@ TEST(ChunkChoice, ANearTieIsNotChunked) {
 }
 
 TEST(ChunkChoice, TheReasonComparesWithOneChunkOrTheBestChunkedOne) {
-  LinkCalibration fast{.latency_ms = 0.05,
-                       .bandwidth_mb_per_s = 3000,
-                       .comm_cpu_fraction = 1.0,
-                       .gemm_gflops = flatRate(50)};
   // Loopback, flat rates: one chunk wins outright; the reason names the
   // best chunked count and its (worse) prediction.
-  ChunkChoice single = chooseChunks(mlpBlock(), fast, kCandidates);
+  ChunkChoice single = chooseChunks(mlpBlock(), loopbackLink(), kCandidates);
   ASSERT_EQ(single.chunks, 1) << single.reason;
   auto best_chunked =
       std::min_element(std::next(single.predicted_ms.begin()), single.predicted_ms.end(),
@@ -115,11 +113,7 @@ TEST(ChunkChoice, TheReasonComparesWithOneChunkOrTheBestChunkedOne) {
            << " (the best chunked); link";
   EXPECT_NE(single.reason.find(expected.str()), std::string::npos) << single.reason;
   // A slow link: chunked wins, compared with one chunk.
-  LinkCalibration slow{.latency_ms = 0.2,
-                       .bandwidth_mb_per_s = 60,
-                       .comm_cpu_fraction = 0.1,
-                       .gemm_gflops = flatRate(50)};
-  ChunkChoice chunked = chooseChunks(mlpBlock(), slow, kCandidates);
+  ChunkChoice chunked = chooseChunks(mlpBlock(), slowLink(), kCandidates);
   ASSERT_GT(chunked.chunks, 1) << chunked.reason;
   std::ostringstream against_one;
   against_one.precision(3);
@@ -143,11 +137,7 @@ TEST(ChunkChoice, ManyChunksCostTheirPerChunkOverheads) {
 }
 
 TEST(ChunkChoice, TheReasonNamesTheInputs) {
-  LinkCalibration link{.latency_ms = 0.3,
-                       .bandwidth_mb_per_s = 60,
-                       .comm_cpu_fraction = 0.1,
-                       .gemm_gflops = flatRate(50)};
-  const std::string reason = chooseChunks(mlpBlock(), link, kCandidates).reason;
+  const std::string reason = chooseChunks(mlpBlock(), slowLink(), kCandidates).reason;
   EXPECT_NE(reason.find("MB/s"), std::string::npos) << reason;
   EXPECT_NE(reason.find("GFLOP/s"), std::string::npos) << reason;
 }

@@ -157,10 +157,13 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
   // Against one chunk, or, when one chunk is the choice, against the best
   // chunked candidate (and whether it lost or gained too little).
   auto other = choice.predicted_ms.end();
-  for (auto it = choice.predicted_ms.begin(); it != choice.predicted_ms.end(); ++it) {
-    if (it->first != choice.chunks && (choice.chunks != 1 ? it->first == 1 : true) &&
-        (other == choice.predicted_ms.end() || it->second < other->second)) {
-      other = it;
+  if (choice.chunks != 1) {
+    other = choice.predicted_ms.find(1);
+  } else {
+    for (auto it = choice.predicted_ms.begin(); it != choice.predicted_ms.end(); ++it) {
+      if (it->first != 1 && (other == choice.predicted_ms.end() || it->second < other->second)) {
+        other = it;
+      }
     }
   }
   if (other != choice.predicted_ms.end()) {
