@@ -85,7 +85,7 @@ can_make_namespaces() {
   ip netns add "$probe" 2>/dev/null || return 1
   local ok=0
   ip -n "$probe" link add hostir_p0 type veth peer name hostir_p1 2>/dev/null &&
-    ip netns exec "$probe" tc qdisc add dev hostir_p0 root tbf rate 500mbit burst 512kbit \
+    ip netns exec "$probe" tc qdisc add dev hostir_p0 root tbf rate 500mbit burst 2mbit \
       latency 100ms 2>/dev/null || ok=1
   ip netns del "$probe" 2>/dev/null || true
   return $ok

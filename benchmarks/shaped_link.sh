@@ -20,11 +20,17 @@ shaped_link_up() {
 }
 
 # shaped_link_rate RATE [BURST [LATENCY]]: shapes both directions (e.g. 500mbit).
+# The bucket (BURST, default 2mbit = 256 KB) must hold whole GSO packets
+# (64 KB on a veth): with a smaller one, tbf splits every packet and throttles
+# per segment, and the emulated link costs the ranks' cores ~55 % of a core
+# while it carries data (at 512kbit, 500mbit: 79 ms of CPU to move 8 MB each
+# way, against 6 ms at 2mbit; docs/performance.md, "The emulated link's CPU").
+# A real NIC does that work in hardware.
 shaped_link_rate() {
   local i
   for i in 0 1; do
     ip netns exec "${link_ns[$i]}" tc qdisc replace dev "${link_dev[$i]}" root tbf rate "$1" \
-      burst "${2:-512kbit}" latency "${3:-100ms}"
+      burst "${2:-2mbit}" latency "${3:-100ms}"
   done
 }
 

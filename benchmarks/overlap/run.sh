@@ -40,7 +40,7 @@ usage() {
   --streams K        hostir --streams (default: hostir's own default)
   --threads N        torch.set_num_threads per torch rank (default 1)
   --timeout SEC      limit of each child process (default 1200)
-  --burst B / --latency L   tbf burst (default 512kbit) and latency (default 100ms)
+  --burst B / --latency L   tbf burst (default 2mbit: whole GSO packets, see shaped_link.sh) and latency (default 100ms)
   --no-timeline      skip the traced hostir run and its timeline PNG
   --no-hostir / --no-torch  run only one side
   --layer            the transformer layer: `hostir sp-layer` against torch_sp_layer.py
@@ -59,7 +59,7 @@ rates="" tokens="" hidden="" ffn="" out=""
 runs=5
 layer=0 heads=16 rounds=2
 chunks="" torch_chunks="" streams="" threads=1 child_timeout=1200
-burst=512kbit latency=100ms
+burst=2mbit latency=100ms
 do_timeline=1 do_hostir=1 do_torch=1
 if [[ $# -gt 0 && $1 != --* ]]; then build=$1; shift; fi
 while [[ $# -gt 0 ]]; do
