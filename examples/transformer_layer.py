@@ -230,18 +230,6 @@ def compute_only(x_full, local, head_dim):
     F.linear(F.gelu(F.linear(hn, w1)), w2)
 
 
-def communication_only(x_local, tokens):
-    """The layer's data movement: two blocks of an allgather of the token
-    shard and a reduce-scatter of a [tokens, hidden] partial sum."""
-    partial = torch.randn(tokens, x_local.shape[1])
-
-    def run():
-        for _ in range(2):
-            dist.all_gather_tensor(x_local)
-            dist.reduce_scatter_tensor(partial)
-    return run
-
-
 def timed(body):
     """Milliseconds from every rank ready to every rank done."""
     dist.barrier()
@@ -331,13 +319,20 @@ def main():
             timed(lambda: programs[0]["fd"].execute(inputs, args.streams))
         print(f"[rank {rank}] trace of {title(programs[0])} written to {trace.path} "
               f"({trace.events} work items)")
+    # --baselines: the layer's two blocks of collectives alone, as the
+    # unchunked program and each fixed chunk count's program move them, and
+    # the compute alone; runs interleaved as sp-layer's. Keys: (name, chunks).
     baselines = {}
     if args.baselines:
         x_full = dist.all_gather_tensor(inputs[0])
-        comm = communication_only(inputs[0], tokens)
-        for name, body in (("comm-only", comm),
-                           ("compute-only", lambda: compute_only(x_full, inputs, hd))):
-            baselines[name] = [timed(body) for _ in range(args.runs)]
+        communication = dist.BlockCommunication(inputs[0], tokens, blocks=2)
+        comm_chunks = [1] + sorted({p["chunks"] for p in programs
+                                    if p["name"] == "pipelined" and p["chunks"] > 1})
+        bodies = [(("comm-only", c), lambda c=c: communication.run(c)) for c in comm_chunks]
+        bodies.append((("compute-only", 1), lambda: compute_only(x_full, inputs, hd)))
+        for _ in range(args.runs):
+            for key, body in bodies:
+                baselines.setdefault(key, []).append(timed(body))
 
     if rank == 0:
         report_figures(args, devices, budget, choice, programs, baselines)
@@ -357,8 +352,13 @@ def report_figures(args, devices, budget, choice, programs, baselines):
         ms = median(program["runs_ms"])
         print(f"  {title(program):<30}{ms:9.1f} ms   {ms / unchunked_ms:.2f} x unchunked")
     if baselines:
-        comm_ms, compute_ms = median(baselines["comm-only"]), median(baselines["compute-only"])
-        print(f"  {'communication only':<30}{comm_ms:9.1f} ms")
+        comm_ms = median(baselines[("comm-only", 1)])
+        compute_ms = median(baselines[("compute-only", 1)])
+        for (name, chunks), runs in baselines.items():
+            if name == "comm-only":
+                row = ("communication only" if chunks == 1
+                       else f"communication only, {chunks} chunks")
+                print(f"  {row:<30}{median(runs):9.1f} ms")
         print(f"  {'compute only':<30}{compute_ms:9.1f} ms")
         ideal = max(comm_ms, compute_ms)
         for program in programs[:-1]:
@@ -375,8 +375,11 @@ def report_figures(args, devices, budget, choice, programs, baselines):
                                 "check": p["check"]} for p in programs]}
         if choice is not None:
             report["auto"] = choice
-        for name, runs in baselines.items():
-            report["programs"].append({"name": name, "median_ms": median(runs), "runs_ms": runs})
+        for (name, chunks), runs in baselines.items():
+            entry = {"name": name, "median_ms": median(runs), "runs_ms": runs}
+            if chunks > 1:
+                entry["chunks"] = chunks
+            report["programs"].append(entry)
         with open(args.json, "w") as file:
             json.dump(report, file, indent=2)
             file.write("\n")

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hostir/ir/device_mesh.h"
+#include "hostir/runtime/comm/block_communication.h"
 #include "hostir/runtime/comm/block_costs.h"
 #include "hostir/runtime/comm/chunk_choice.h"
 #include "hostir/runtime/comm/collectives.h"
@@ -139,6 +140,21 @@ void bindDistributed(py::module_& m) {
   });
   m.def("allgather", &allgatherTeam, py::arg("local"), py::arg("team"));
   m.def("reduce_scatter", &reduceScatterWorld, py::arg("partial"));
+  // The blocks' collectives with their compute taken away
+  // (block_communication.h), on the Python collectives' process group.
+  py::class_<BlockCommunication>(m, "BlockCommunication")
+      .def(py::init([](const at::Tensor& local, int64_t tokens, int blocks) {
+             return std::make_unique<BlockCommunication>(Communicator::getInstance(), local, tokens,
+                                                         blocks, kPythonCollectiveStreamKey);
+           }),
+           py::arg("local"), py::arg("tokens"), py::arg("blocks"))
+      .def(
+          "run",
+          [](BlockCommunication& communication, int64_t chunks) {
+            py::gil_scoped_release no_gil;
+            communication.run(chunks);
+          },
+          py::arg("chunks"));
   m.def("barrier", [] {
     py::gil_scoped_release no_gil;
     Communicator::getInstance().barrier();

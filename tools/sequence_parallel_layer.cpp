@@ -60,8 +60,8 @@ int runOnRank(const SequenceParallelLayerOptions& options) {
   // --baselines: the layer's two allgathers and two reduce-scatters through
   // raw c10d, and one rank's compute as plain ATen on the gathered tokens.
   if (options.baselines) {
-    job.communication_only = allgatherReduceScatterOnly(job.inputs[kLayerX], options.tokens,
-                                                        /*blocks=*/2);
+    job.communication_only = std::make_unique<BlockCommunication>(
+        Communicator::getInstance(), job.inputs[kLayerX], options.tokens, /*blocks=*/2);
   }
   job.compute_only = [&] {
     const std::vector<at::Tensor>& in = job.inputs;

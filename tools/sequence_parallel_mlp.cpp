@@ -45,8 +45,8 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
   // --baselines: the same data movement through raw c10d, and the same
   // compute as plain ATen on whole tensors.
   if (options.baselines) {
-    job.communication_only =
-        allgatherReduceScatterOnly(job.inputs[0], options.tokens, /*blocks=*/1);
+    job.communication_only = std::make_unique<BlockCommunication>(
+        Communicator::getInstance(), job.inputs[0], options.tokens, /*blocks=*/1);
   }
   job.compute_only = [&] { at::linear(at::gelu(at::linear(x, job.inputs[1])), job.inputs[2]); };
   return runShardedJob(options, job);

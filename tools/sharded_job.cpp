@@ -125,32 +125,6 @@ void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
   checkOutputFolder("--json", options.json_path);
 }
 
-std::function<void()> allgatherReduceScatterOnly(const at::Tensor& local, int64_t tokens,
-                                                 int blocks) {
-  Communicator& communicator = Communicator::getInstance();
-  const int64_t rank = communicator.deviceId();
-  const std::vector<int64_t> world = communicator.worldTeam();
-  const int64_t hidden = local.size(1);
-  at::Tensor gathered = at::empty({tokens, hidden});
-  at::Tensor partial = at::randn({tokens, hidden});
-  at::Tensor scattered = at::empty({local.size(0), hidden});
-  CommunicationParams allgather{.type = CommunicationType::Allgather, .team = world};
-  CommunicationParams reduce_scatter{.type = CommunicationType::ReduceScatter,
-                                     .team = world,
-                                     .reduce_op = ReduceOp::Sum,
-                                     .scattered_axis = 0};
-  return [=, &communicator] {
-    for (int block = 0; block < blocks; ++block) {
-      waitWork(
-          postCollective(allgather, "comm-only allgather", rank, local, gathered, communicator),
-          communicator.timeout(), "comm-only allgather");
-      waitWork(postCollective(reduce_scatter, "comm-only reduce-scatter", rank, partial, scattered,
-                              communicator),
-               communicator.timeout(), "comm-only reduce-scatter");
-    }
-  };
-}
-
 int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   Communicator& communicator = Communicator::getInstance();
   const int64_t devices = communicator.size();
@@ -263,18 +237,41 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     runtime::Tracer::global().endStretch(stretch, path);
     std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
   }
-  double comm_ms = 0;
-  double compute_ms = 0;
-  if (options.baselines) {
-    std::vector<double> comm_times = timedRuns(options.runs, communicator, job.communication_only);
-    std::vector<double> compute_times = timedRuns(options.runs, communicator, job.compute_only);
-    comm_ms = median(comm_times);
-    compute_ms = median(compute_times);
-    report["programs"].push_back(
-        {{"name", "comm-only"}, {"median_ms", comm_ms}, {"runs_ms", comm_times}});
-    report["programs"].push_back(
-        {{"name", "compute-only"}, {"median_ms", compute_ms}, {"runs_ms", compute_times}});
+  // --baselines: the communication alone as the unchunked program moves it
+  // and as each fixed chunk count's program does, and the compute alone; runs
+  // interleaved like the programs'.
+  std::vector<int64_t> comm_chunks{1};
+  for (const Program& program : programs) {
+    if (program.name == "pipelined" && program.chunks > 1 &&
+        std::ranges::find(comm_chunks, program.chunks) == comm_chunks.end()) {
+      comm_chunks.push_back(program.chunks);
+    }
   }
+  std::vector<std::vector<double>> comm_times(comm_chunks.size());
+  std::vector<double> compute_times;
+  if (options.baselines) {
+    for (int run = 0; run < options.runs; ++run) {
+      for (size_t i = 0; i < comm_chunks.size(); ++i) {
+        comm_times[i].push_back(timedRuns(1, communicator, [&] {
+                                  job.communication_only->run(comm_chunks[i]);
+                                }).front());
+      }
+      compute_times.push_back(timedRuns(1, communicator, job.compute_only).front());
+    }
+    for (size_t i = 0; i < comm_chunks.size(); ++i) {
+      nlohmann::json entry{
+          {"name", "comm-only"}, {"median_ms", median(comm_times[i])}, {"runs_ms", comm_times[i]}};
+      if (comm_chunks[i] > 1) {
+        entry["chunks"] = comm_chunks[i];
+      }
+      report["programs"].push_back(entry);
+    }
+    report["programs"].push_back({{"name", "compute-only"},
+                                  {"median_ms", median(compute_times)},
+                                  {"runs_ms", compute_times}});
+  }
+  const double comm_ms = options.baselines ? median(comm_times.front()) : 0;
+  const double compute_ms = options.baselines ? median(compute_times) : 0;
 
   if (rank == 0) {
     const double unchunked_ms = rows_out.back().second;
@@ -286,9 +283,15 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     }
     if (options.baselines) {
       const double ideal = std::max(comm_ms, compute_ms);
-      std::cout << "  " << std::left << std::setw(30) << "communication only" << std::right
-                << std::setprecision(1) << std::setw(9) << comm_ms << " ms\n"
-                << "  " << std::left << std::setw(30) << "compute only" << std::right
+      for (size_t i = 0; i < comm_chunks.size(); ++i) {
+        const std::string title =
+            comm_chunks[i] == 1
+                ? "communication only"
+                : "communication only, " + std::to_string(comm_chunks[i]) + " chunks";
+        std::cout << "  " << std::left << std::setw(30) << title << std::right << std::fixed
+                  << std::setprecision(1) << std::setw(9) << median(comm_times[i]) << " ms\n";
+      }
+      std::cout << "  " << std::left << std::setw(30) << "compute only" << std::right
                 << std::setw(9) << compute_ms << " ms\n";
       for (const auto& [title, ms] : rows_out) {
         if (title != "unchunked" && unchunked_ms > ideal) {

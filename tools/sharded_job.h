@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hostir/ir/fusion.h"
+#include "hostir/runtime/comm/block_communication.h"
 #include "hostir/runtime/comm/block_costs.h"
 #include "hostir/runtime/comm/chunk_choice.h"
 
@@ -63,18 +64,12 @@ struct ShardedJob {
   // --chunks auto: the pipelined part's cost per rank, and the shape of its
   // GEMM that the link calibration times.
   BlockCost block;
-  // --baselines: the job's data movement through raw c10d, and its compute
-  // as plain ATen on whole tensors.
-  std::function<void()> communication_only;
+  // --baselines: the job's data movement through raw c10d, as the unchunked
+  // program and as each chunk count's program moves it, and its compute as
+  // plain ATen on whole tensors.
+  std::unique_ptr<BlockCommunication> communication_only;
   std::function<void()> compute_only;
 };
-
-// A --baselines communication for `blocks` blocks that each allgather the
-// token-sharded [T, H] rows `local` and reduce-scatter a [T, H] partial back
-// onto the tokens, through raw c10d (postCollective on the job's Gloo
-// group). Allocates its buffers now.
-std::function<void()> allgatherReduceScatterOnly(const at::Tensor& local, int64_t tokens,
-                                                 int blocks);
 
 // Runs `job` on this rank (the Communicator's); returns the exit status (0
 // when every rank's check passed on this rank).

@@ -139,13 +139,17 @@ def link_section(raw, rows, cfg, summary, halves):
     return ["", "## Against the link's physical bound", "",
             table(["link", "duplex rate (Mbit/s each way)", "simplex rate (Mbit/s)",
                    "link time of the program's bytes", "hostir comm-only / link time",
-                   "physical bound", "hostir best fixed / bound", "torch best / bound",
+                   "hostir comm-only at best C / link time", "physical bound", "hostir best fixed / bound", "torch best / bound",
                    "fraction of ideal gain vs bound (best fixed)", "(auto)"], link_rows), "",
             "The link time of the program's bytes is what `duplex_link.py` measured in the "
             "same namespaces: a plain TCP socket moving, in both directions at once, the bytes "
             "each rank sends (and receives) per run: for each allgather + reduce-scatter pair, "
             "its allgather shard and the half of its partial sums the reduce-scatter sends, "
-            f"{each_way} bytes each way on 2 ranks. Physical bound = max(that link time, hostir "
+            f"{each_way} bytes each way on 2 ranks. hostir comm-only moves them as the "
+            "unchunked program does (an allgather, then a reduce-scatter); at best C, as the "
+            "program of the best fixed chunk count does (its allgathers posted at once, each "
+            "chunk's reduce-scatter once its allgather is done), compute taken away. "
+            "Physical bound = max(that link time, hostir "
             "compute-only); the fraction of ideal gain against it = (Tunchunked − Tpipelined) / "
             "(Tunchunked − bound)."]
 
@@ -172,12 +176,15 @@ def link_bound_rows(raw, rows, cfg, summary, halves=1):
         best = h["best"][0] if h and h["best"] else None
         auto = h["auto"][0] if h and h["auto"] else None
         unch = h["unchunked"] if h else None
+        comm_best_c = (h.get("comm_by_chunks", {}).get(h["best"][1])
+                       if h and h["best"] else None)
         t_pipe = t.get("pipelined_ms") if t else None
         vals = {
             "duplex_mbit_each_way": link["duplex_mbit_each_way"],
             "simplex_mbit": link["simplex_mbit"],
             "link_time_ms": link_ms,
             "comm_only_over_link_time": ratio(h["comm"] if h else None, link_ms),
+            "comm_only_best_c_over_link_time": ratio(comm_best_c, link_ms),
             "physical_bound_ms": bound,
             "best_over_bound": ratio(best, bound),
             "torch_best_over_bound": ratio(t_pipe, bound),
@@ -186,7 +193,8 @@ def link_bound_rows(raw, rows, cfg, summary, halves=1):
         }
         summary.setdefault(rate, {})["link"] = vals
         out.append([rate, f"{vals['duplex_mbit_each_way']:.0f}", f"{vals['simplex_mbit']:.0f}",
-                    ms(link_ms)] + [fmt_ratio(vals["comm_only_over_link_time"]), ms(bound)]
+                    ms(link_ms)] + [fmt_ratio(vals["comm_only_over_link_time"]),
+                                    fmt_ratio(vals["comm_only_best_c_over_link_time"]), ms(bound)]
                    + [fmt_ratio(vals[k]) for k in ("best_over_bound", "torch_best_over_bound",
                                                    "ideal_gain_fraction_vs_bound_best",
                                                    "ideal_gain_fraction_vs_bound_auto")])

@@ -29,6 +29,7 @@ from . import _C
 from .fusion_definition import DeviceMesh, Error, ParallelType
 
 __all__ = [
+    "BlockCommunication",
     "DeviceMesh",
     "Placement",
     "Replicate",
@@ -156,6 +157,25 @@ def reduce_scatter_tensor(partial, scatter_dim=0):
     if dim == 0:
         return _C.reduce_scatter(partial)
     return _C.reduce_scatter(partial.movedim(dim, 0)).movedim(0, dim).contiguous()
+
+
+class BlockCommunication:
+    """The collectives of `blocks` sequence-parallel blocks with their compute
+    taken away: each block allgathers the token-sharded rows `local` (this
+    rank's [tokens / ranks, hidden]) and reduce-scatters a [tokens, hidden]
+    partial back onto the tokens. `run(chunks)` moves those bytes as the
+    program of that many chunks does: 1, an allgather then a reduce-scatter;
+    C > 1, the C allgathers of row chunks at once and each chunk's
+    reduce-scatter once its allgather is done. What the link costs a block,
+    the "communication only" baseline of hostir sp-mlp / sp-layer. Every rank
+    must construct it and call run alike."""
+
+    def __init__(self, local, tokens, blocks=1):
+        _check_tensor("BlockCommunication", local, 0)
+        self._impl = _C.BlockCommunication(local, int(tokens), int(blocks))
+
+    def run(self, chunks=1):
+        self._impl.run(int(chunks))
 
 
 # --- placements -----------------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include "hostir/ir/error.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/tensor_factories.h"
+#include "hostir/runtime/comm/block_communication.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 
@@ -609,6 +610,54 @@ TEST_F(CollectivesTest, BarrierReturnsOnEveryRankOnlyAfterAllEntered) {
   EXPECT_GE(left, entries.item<int64_t>()) << "rank " << me_ << " left the barrier early";
   if (communicator_.size() > 1) {
     EXPECT_GE(left - entered, me_ == 0 ? 100'000 : 0) << "rank 0 should have waited for the others";
+  }
+}
+
+// The benchmarks' communication-only baseline moves each chunk's rows to
+// where the pipelined program would: chunk j's allgather holds every rank's
+// rows of chunk j, and the chunks' reduce-scatters fill this rank's rows.
+TEST_F(CollectivesTest, BlockCommunicationMovesEveryChunksRows) {
+  const int64_t devices = communicator_.size();
+  const int64_t rows = 8;
+  at::Tensor local = at::arange(rows * kCols, at::kFloat).view({rows, kCols}) + 1000 * me_;
+  BlockCommunication communication(communicator_, local, rows * devices, /*blocks=*/2);
+  for (int64_t chunks : {1, 2, 4, 8}) {
+    communication.run(chunks);
+    const int64_t chunk_rows = rows / chunks;
+    for (int64_t j = 0; j < chunks; ++j) {
+      std::vector<at::Tensor> expected;
+      for (int64_t device = 0; device < devices; ++device) {
+        expected.push_back(
+            (at::arange(rows * kCols, at::kFloat).view({rows, kCols}) + 1000 * device)
+                .narrow(0, j * chunk_rows, chunk_rows));
+      }
+      EXPECT_TRUE(at::equal(communication.gathered(chunks)[j], at::cat(expected)))
+          << chunks << " chunks, chunk " << j;
+    }
+    const double sum_of_ranks = static_cast<double>(devices * (devices + 1) / 2);
+    EXPECT_TRUE(at::equal(communication.scattered(), at::full({rows, kCols}, sum_of_ranks)))
+        << chunks << " chunks";
+    communication.scattered().zero_();
+  }
+}
+
+TEST_F(CollectivesTest, BlockCommunicationRejectsAWrongShardOrUnevenChunks) {
+  const int64_t devices = communicator_.size();
+  at::Tensor local = at::zeros({6, kCols});
+  try {
+    BlockCommunication wrong(communicator_, local, 6 * devices + 1, 1);
+    ADD_FAILURE() << "a shard that does not make the tokens was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("do not make"), std::string::npos) << e.what();
+  }
+  BlockCommunication communication(communicator_, local, 6 * devices, 1);
+  try {
+    communication.run(4);
+    ADD_FAILURE() << "4 chunks of 6 rows were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("4 chunks do not split this rank's 6 rows"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -74,6 +74,17 @@ except hostir.Error as error:
 else:
     raise AssertionError("an indivisible reduce-scatter was accepted")
 
+# The blocks' collectives alone, as the programs of 1 and 4 chunks move them.
+communication = dist.BlockCommunication(torch.ones(8, 3), 8 * d, blocks=2)
+communication.run(1)
+communication.run(4)
+try:
+    communication.run(3)
+except hostir.Error as error:
+    assert "3 chunks do not split this rank's 8 rows" in str(error), error
+else:
+    raise AssertionError("3 chunks of 8 rows were accepted")
+
 # Every rank builds the program of the same chunk count, whatever its own link.
 choice = hostir.chunk_choice.choose(hostir.chunk_choice.mlp_block_cost(64 * d, 32, 64 * d, d),
                                     [1, 2, 4])

@@ -139,11 +139,14 @@ def test_transformer_layer_with_sp_layers_flags(tmp_path):
     assert result.returncode == 0, output
     assert "[rank 0] PASSED" in output and "[rank 1] PASSED" in output
     assert "time (median of 2 runs, link: loopback):" in output
-    for row in ("communication only", "compute only"):
+    for row in ("communication only", "communication only, 2 chunks", "compute only"):
         assert re.search(rf"\[rank 0\]   {row} +[\d.]+ ms", output), output
     report = json.loads((tmp_path / "layer.json").read_text())
-    names = [program["name"] for program in report["programs"]]
-    assert names == ["pipelined", "pipelined-auto", "unchunked", "comm-only", "compute-only"]
+    names = [(program["name"], program.get("chunks")) for program in report["programs"]]
+    assert names[:3] == [("pipelined", 2), ("pipelined-auto", report["auto"]["chunks"]),
+                         ("unchunked", 1)]
+    # The collectives alone as the unchunked and the 2-chunk programs move them.
+    assert names[3:] == [("comm-only", None), ("comm-only", 2), ("compute-only", None)]
     assert all(len(program["runs_ms"]) == 2 for program in report["programs"])
     assert all(program["check"] for program in report["programs"][:3])
     assert report["auto"]["chunks"] in (1, 2, 4, 8, 16) and report["config"]["heads"] == 4

@@ -58,6 +58,7 @@ def test_report_holds_the_programs_to_the_measured_link(tmp_path):
                            {"name": "pipelined-auto", "chunks": 4, "median_ms": 320.0},
                            {"name": "unchunked", "median_ms": 400.0},
                            {"name": "comm-only", "median_ms": 250.0},
+                           {"name": "comm-only", "chunks": 4, "median_ms": 210.0},
                            {"name": "compute-only", "median_ms": 150.0}]}
     summary = {}
     rows = report.link_bound_rows(str(raw), [("500mbit", report.hostir_summary(hostir),
@@ -65,13 +66,14 @@ def test_report_holds_the_programs_to_the_measured_link(tmp_path):
                                   {"tokens": 500, "hidden": 1000}, summary)
     link = summary["500mbit"]["link"]
     assert abs(link["link_time_ms"] - 200.0) < 1e-9
-    assert abs(link["comm_only_over_link_time"] - 1.25) < 1e-9
+    assert abs(link["comm_only_over_link_time"] - 1.25) < 1e-9  # the unchunked program's
+    assert abs(link["comm_only_best_c_over_link_time"] - 1.05) < 1e-9  # the 4 chunks' program's
     assert link["physical_bound_ms"] == 200.0  # the link, not the 150 ms of compute
     assert abs(link["best_over_bound"] - 1.5) < 1e-9
     assert abs(link["torch_best_over_bound"] - 1.3) < 1e-9
     assert abs(link["ideal_gain_fraction_vs_bound_best"] - 0.5) < 1e-9  # (400-300)/(400-200)
     assert abs(link["ideal_gain_fraction_vs_bound_auto"] - 0.4) < 1e-9
-    assert rows == [["500mbit", "80", "90", "200.0", "1.25", "200.0", "1.50", "1.30", "0.50",
+    assert rows == [["500mbit", "80", "90", "200.0", "1.25", "1.05", "200.0", "1.50", "1.30", "0.50",
                      "0.40"]]
 
 
