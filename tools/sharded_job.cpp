@@ -238,15 +238,16 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
   }
   // --baselines: the communication alone as the unchunked program moves it
-  // and as each fixed chunk count's program does, and the compute alone; runs
+  // and as each chunked program (auto's too) does, and the compute alone; runs
   // interleaved like the programs'.
   std::vector<int64_t> comm_chunks{1};
   for (const Program& program : programs) {
-    if (program.name == "pipelined" && program.chunks > 1 &&
+    if (program.chunks > 1 &&
         std::ranges::find(comm_chunks, program.chunks) == comm_chunks.end()) {
       comm_chunks.push_back(program.chunks);
     }
   }
+  std::ranges::sort(comm_chunks);
   std::vector<std::vector<double>> comm_times(comm_chunks.size());
   std::vector<double> compute_times;
   if (options.baselines) {
@@ -270,8 +271,14 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
                                   {"median_ms", median(compute_times)},
                                   {"runs_ms", compute_times}});
   }
-  const double comm_ms = options.baselines ? median(comm_times.front()) : 0;
   const double compute_ms = options.baselines ? median(compute_times) : 0;
+  // The communication alone of the program of `chunks` chunks: its own
+  // figure where one was timed, else the unchunked order's.
+  auto commOnlyMs = [&](int64_t chunks) {
+    auto found = std::ranges::find(comm_chunks, chunks);
+    const size_t i = found == comm_chunks.end() ? 0 : found - comm_chunks.begin();
+    return median(comm_times[i]);
+  };
 
   if (rank == 0) {
     const double unchunked_ms = rows_out.back().second;
@@ -282,7 +289,6 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
                 << ms / unchunked_ms << " x unchunked\n";
     }
     if (options.baselines) {
-      const double ideal = std::max(comm_ms, compute_ms);
       for (size_t i = 0; i < comm_chunks.size(); ++i) {
         const std::string title =
             comm_chunks[i] == 1
@@ -293,8 +299,12 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
       }
       std::cout << "  " << std::left << std::setw(30) << "compute only" << std::right
                 << std::setw(9) << compute_ms << " ms\n";
-      for (const auto& [title, ms] : rows_out) {
-        if (title != "unchunked" && unchunked_ms > ideal) {
+      // The ideal of a program: the longer of its own communication alone
+      // and the compute alone.
+      for (size_t i = 0; i + 1 < rows_out.size(); ++i) {
+        const auto& [title, ms] = rows_out[i];
+        const double ideal = std::max(commOnlyMs(programs[i].chunks), compute_ms);
+        if (unchunked_ms > ideal) {
           std::cout << "  fraction of the ideal gain, " << title << ": " << std::setprecision(2)
                     << (unchunked_ms - ms) / (unchunked_ms - ideal) << "\n";
         }

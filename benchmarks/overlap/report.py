@@ -139,7 +139,8 @@ def link_section(raw, rows, cfg, summary, halves):
     return ["", "## Against the link's physical bound", "",
             table(["link", "duplex rate (Mbit/s each way)", "simplex rate (Mbit/s)",
                    "link time of the program's bytes", "hostir comm-only / link time",
-                   "hostir comm-only at best C / link time", "physical bound", "hostir best fixed / bound", "torch best / bound",
+                   "hostir comm-only at best C / link time", "physical bound",
+                   "hostir best fixed / bound", "torch best / bound",
                    "fraction of ideal gain vs bound (best fixed)", "(auto)"], link_rows), "",
             "The link time of the program's bytes is what `duplex_link.py` measured in the "
             "same namespaces: a plain TCP socket moving, in both directions at once, the bytes "
@@ -397,7 +398,9 @@ def merge_hostir(datas):
     for data in datas:
         for p in data.get("programs", []):
             name = p.get("name")
-            key = (name, p.get("chunks") if name == "pipelined" else None)
+            # A fixed count's program, and comm-only per chunk count, keyed by
+            # their C; auto by its name (its count may differ between rounds).
+            key = (name, p.get("chunks") if name in ("pipelined", "comm-only") else None)
             e = programs.setdefault(key, {"name": name, "chunks": [], "runs_ms": [],
                                           "check": True})
             if p.get("chunks") is not None and p["chunks"] not in e["chunks"]:

@@ -92,3 +92,16 @@ def test_report_without_a_link_measurement_has_no_link_rows(tmp_path):
                                   {"tokens": 8, "hidden": 8}, {}) == []
     assert report.link_section(str(tmp_path / "raw"), [("1gbit", None, None)],
                                {"tokens": 8, "hidden": 8}, {}, halves=1) == []
+
+
+def test_layer_rounds_keep_each_chunk_counts_comm_only_apart():
+    # sp-layer --baselines reports comm-only once in the unchunked order and
+    # once per fixed chunk count; pooling rounds must not mix them.
+    def round_of(plain, eight):
+        return {"programs": [{"name": "comm-only", "median_ms": plain, "runs_ms": [plain]},
+                             {"name": "comm-only", "chunks": 8, "median_ms": eight,
+                              "runs_ms": [eight]}]}
+    merged = report.merge_hostir([round_of(300.0, 200.0), round_of(310.0, 210.0)])
+    summary = report.hostir_summary(merged)
+    assert summary["comm"] == 305.0
+    assert summary["comm_by_chunks"][8] == 205.0
