@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
+#include <list>
 #include <map>
 #include <numeric>
 #include <regex>
@@ -888,10 +890,23 @@ TEST_F(MultiDeviceExecutorTest, PipelinedBlockReduceScattersEachChunkInTheLoop) 
     EXPECT_EQ(pipelinedLoops<LinearOp>(program), 1) << program.toString();
     // Every linear, the GELU (with the first linear one GEMM with a post-op:
     // a HostUnit posted in the loop, gemm_epilogues) and the reduce-scatter
-    // with its Wait are in the compute loop (the last top-level expr); none
-    // is left at the top level.
-    const auto* loop = dynamic_cast<const ForLoop*>(program.topLevel().back());
+    // are in the compute loop; none is left at the top level. The
+    // reduce-scatters' Waits are the caller's, in a loop after it (the last
+    // top-level expr), so a stream goes on to its next chunk while its sums
+    // are on the link.
+    const std::list<Expr*>& top = program.topLevel().exprs();
+    ASSERT_GE(top.size(), 2u) << program.toString();
+    const auto* waits = dynamic_cast<const ForLoop*>(top.back());
+    ASSERT_NE(waits, nullptr) << program.toString();
+    ASSERT_EQ(waits->body().size(), 1u) << program.toString();
+    const auto* wait = dynamic_cast<const Wait*>(waits->body().front());
+    ASSERT_NE(wait, nullptr) << program.toString();
+    const auto* loop = dynamic_cast<const ForLoop*>(*std::prev(top.end(), 2));
     ASSERT_NE(loop, nullptr) << program.toString();
+    EXPECT_NE(std::find(loop->body().begin(), loop->body().end(), wait->communication()),
+              loop->body().end())
+        << "the Wait after the loop waits for the loop's reduce-scatter\n"
+        << program.toString();
     std::vector<std::string> kinds;
     for (const Expr* inner : loop->body()) {
       if (inner->isA<LinearOp>() || inner->isA<UnaryOp>() || inner->isA<Wait>()) {
@@ -905,10 +920,10 @@ TEST_F(MultiDeviceExecutorTest, PipelinedBlockReduceScattersEachChunkInTheLoop) 
       }
     }
     EXPECT_EQ(kinds, (std::vector<std::string>{"Wait", "kernel: linear", "kernel: gelu", "linear",
-                                               "ReduceScatter", "Wait"}))
+                                               "ReduceScatter"}))
         << program.toString();
-    for (const Expr* top : program.topLevel()) {
-      EXPECT_FALSE(top->isA<LinearOp>() || top->isA<PostOnStream>()) << top->toString();
+    for (const Expr* expr : top) {
+      EXPECT_FALSE(expr->isA<LinearOp>() || expr->isA<PostOnStream>()) << expr->toString();
     }
 
     at::manual_seed(22);

@@ -307,6 +307,7 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   StreamMainLoop main_loop(container, stream->loop_id, caller);
   Val* index = main_loop.index();
   std::vector<Expr*> body_exprs;
+  std::vector<Communication*> reduce_scatters;  // the tail's, waited for after the loop
   auto [start, stop] = pipeline.bounds(index);
   Val* rows = sub(stop, start);
   TensorView* gathered_blocks = pipeline.arrivedBlocks(index, rows, allgathers, body_exprs);
@@ -360,12 +361,28 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
     body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
         &container, std::vector<Val*>{y, start, stop}, std::vector<Val*>{y_chunk},
         std::vector<Attribute>{int64_t{0}}));
-    appendCollectives(container, tail->plan, my_device, partial, y_chunk, body_exprs);
+    for (const Collective& collective : tail->plan.collectivesFor(my_device)) {
+      auto* communication = IrBuilder::createInContainer<Communication>(
+          &container, partial, y_chunk, paramsOf(tail->plan, collective));
+      body_exprs.push_back(communication);
+      reduce_scatters.push_back(communication);
+    }
   }
   for (Expr* expr : body_exprs) {
     main_loop.loop()->body().push_back(expr);
   }
   emitted.push_back(main_loop.finish());
+  if (!reduce_scatters.empty()) {
+    // The caller waits for every chunk's reduce-scatter after the loop, not
+    // the chunk's stream: a stream goes on to its next chunk while its sums
+    // are on the link, which the collectives reach in posting order, after
+    // every prefetched allgather.
+    ForLoop* waits = makeStreamIndexLoop(container, stream->loop_id);
+    for (Communication* communication : reduce_scatters) {
+      waits->body().push_back(IrBuilder::createInContainer<Wait>(&container, communication));
+    }
+    emitted.push_back(waits);
+  }
   return emitted;
 }
 
