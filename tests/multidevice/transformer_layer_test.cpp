@@ -108,6 +108,21 @@ TEST_F(TransformerLayerTest, PipelinedHostProgramChunksEveryCollective) {
                                             "ReduceScatter"};
     EXPECT_EQ(in_loops, expected) << program;
     EXPECT_TRUE(whole.empty()) << program;
+    // Each reduce-scatter's Wait is the caller's, in a loop after the one
+    // that posts it (a top-level FOR between them), so no stream waits for
+    // its own chunk's sums before its next chunk.
+    static const std::regex kReduceScatter(R"(Communication (\d+) \(type=ReduceScatter)");
+    int reduce_scatters = 0;
+    for (std::sregex_iterator it(program.begin(), program.end(), kReduceScatter), end; it != end;
+         ++it, ++reduce_scatters) {
+      const size_t posted = static_cast<size_t>(it->position());
+      const size_t waited = program.find("Wait Communication " + (*it)[1].str() + "\n", posted);
+      ASSERT_NE(waited, std::string::npos) << program;
+      EXPECT_NE(program.substr(posted, waited - posted).find("\n  FOR "), std::string::npos)
+          << "the Wait of reduce-scatter " << (*it)[1] << " is in the loop that posts it\n"
+          << program;
+    }
+    EXPECT_EQ(reduce_scatters, 2) << program;
     // Each query chunk reads the keys up to its last row: a slice of Kᵀ's
     // columns whose extent is the loop's.
     EXPECT_NE(program.find(", 0, i"), std::string::npos) << program;

@@ -112,6 +112,9 @@ class StreamLoopBuilder {
       return false;
     }
     for (TensorView* input : tensorInputs(expr)) {
+      if (communicated_.count(input) != 0) {
+        return false;  // complete only after the loop's Waits, which follow it
+      }
       auto produced = produced_.find(input);
       if (produced == produced_.end()) {
         continue;
@@ -129,8 +132,7 @@ class StreamLoopBuilder {
       return;
     }
     if (const auto* wait = dynamic_cast<const Wait*>(expr)) {
-      loop_->body().push_back(IrBuilder::createInContainer<Wait>(
-          &container_, chunked_communications_.at(wait->communication())));
+      deferred_waits_.push_back(chunked_communications_.at(wait->communication()));
       return;
     }
     StreamAxis axis = *streamAxisOf(expr);
@@ -167,6 +169,21 @@ class StreamLoopBuilder {
 
   ForLoop* finish() {
     return main_loop_.finish();
+  }
+
+  // The chunked reduce-scatters' Waits, the caller's, in a loop after the
+  // main loop (nullptr without any): a stream goes on to its next chunk
+  // while its rows' sums wait for the link, where collectives go in
+  // posting order.
+  ForLoop* waitsAfter() const {
+    if (deferred_waits_.empty()) {
+      return nullptr;
+    }
+    ForLoop* waits = makeStreamIndexLoop(container_, axis_.loop_id);
+    for (Expr* communication : deferred_waits_) {
+      waits->body().push_back(IrBuilder::createInContainer<Wait>(&container_, communication));
+    }
+    return waits;
   }
 
   const std::vector<TensorView*>& outputs() const {
@@ -336,6 +353,7 @@ class StreamLoopBuilder {
   std::vector<TensorView*> outputs_;
   std::unordered_map<const Expr*, Expr*> chunked_communications_;
   std::unordered_set<const Val*> communicated_;
+  std::vector<Expr*> deferred_waits_;
 };
 
 // Whether `expr` can run before the loop `builder` is building: an op
@@ -418,6 +436,9 @@ void parallelizeStreams(HostIrContainer& container) {
     }
     appendWorkerSync(container, axis->loop_id->extent(), caller, replacement);
     replacement.push_back(builder.finish());
+    if (ForLoop* waits = builder.waitsAfter()) {
+      replacement.push_back(waits);
+    }
     // Drop the whole-tensor exprs the loop now computes slice by slice, and
     // the hoisted ones from where they were.
     for (Expr* done : joined) {
