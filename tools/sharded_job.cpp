@@ -242,8 +242,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   // interleaved like the programs'.
   std::vector<int64_t> comm_chunks{1};
   for (const Program& program : programs) {
-    if (program.chunks > 1 &&
-        std::ranges::find(comm_chunks, program.chunks) == comm_chunks.end()) {
+    if (program.chunks > 1 && std::ranges::find(comm_chunks, program.chunks) == comm_chunks.end()) {
       comm_chunks.push_back(program.chunks);
     }
   }
