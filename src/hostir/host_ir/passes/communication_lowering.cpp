@@ -56,12 +56,23 @@ TensorView* reshapeView(HostIrContainer& container, TensorView* in,
   return out;
 }
 
+// Posts `plan`'s collectives of `my_device` (without Waits); returns them.
+std::vector<Expr*> postCollectives(HostIrContainer& container, const CommunicationPlan& plan,
+                                   int64_t my_device, TensorView* in, TensorView* out,
+                                   std::vector<Expr*>& emitted) {
+  std::vector<Expr*> posted;
+  for (const Collective& collective : plan.collectivesFor(my_device)) {
+    posted.push_back(IrBuilder::createInContainer<Communication>(&container, in, out,
+                                                                 paramsOf(plan, collective)));
+    emitted.push_back(posted.back());
+  }
+  return posted;
+}
+
+// Posts them and waits for each.
 void appendCollectives(HostIrContainer& container, const CommunicationPlan& plan, int64_t my_device,
                        TensorView* in, TensorView* out, std::vector<Expr*>& emitted) {
-  for (const Collective& collective : plan.collectivesFor(my_device)) {
-    auto* communication = IrBuilder::createInContainer<Communication>(&container, in, out,
-                                                                      paramsOf(plan, collective));
-    emitted.push_back(communication);
+  for (Expr* communication : postCollectives(container, plan, my_device, in, out, emitted)) {
     emitted.push_back(IrBuilder::createInContainer<Wait>(&container, communication));
   }
 }
@@ -307,7 +318,7 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   StreamMainLoop main_loop(container, stream->loop_id, caller);
   Val* index = main_loop.index();
   std::vector<Expr*> body_exprs;
-  std::vector<Communication*> reduce_scatters;  // the tail's, waited for after the loop
+  std::vector<Expr*> reduce_scatters;  // the tail's, waited for after the loop
   auto [start, stop] = pipeline.bounds(index);
   Val* rows = sub(stop, start);
   TensorView* gathered_blocks = pipeline.arrivedBlocks(index, rows, allgathers, body_exprs);
@@ -361,27 +372,15 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
     body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
         &container, std::vector<Val*>{y, start, stop}, std::vector<Val*>{y_chunk},
         std::vector<Attribute>{int64_t{0}}));
-    for (const Collective& collective : tail->plan.collectivesFor(my_device)) {
-      auto* communication = IrBuilder::createInContainer<Communication>(
-          &container, partial, y_chunk, paramsOf(tail->plan, collective));
-      body_exprs.push_back(communication);
-      reduce_scatters.push_back(communication);
-    }
+    reduce_scatters =
+        postCollectives(container, tail->plan, my_device, partial, y_chunk, body_exprs);
   }
   for (Expr* expr : body_exprs) {
     main_loop.loop()->body().push_back(expr);
   }
   emitted.push_back(main_loop.finish());
   if (!reduce_scatters.empty()) {
-    // The caller waits for every chunk's reduce-scatter after the loop, not
-    // the chunk's stream: a stream goes on to its next chunk while its sums
-    // are on the link, which the collectives reach in posting order, after
-    // every prefetched allgather.
-    ForLoop* waits = makeStreamIndexLoop(container, stream->loop_id);
-    for (Communication* communication : reduce_scatters) {
-      waits->body().push_back(IrBuilder::createInContainer<Wait>(&container, communication));
-    }
-    emitted.push_back(waits);
+    emitted.push_back(makeWaitsAfterLoop(container, stream->loop_id, reduce_scatters));
   }
   return emitted;
 }

@@ -1,5 +1,6 @@
 #include "hostir/host_ir/passes/stream_loop.h"
 
+#include "hostir/host_ir/communication.h"
 #include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/host_ir/stream.h"
@@ -42,6 +43,15 @@ void appendWorkerSync(HostIrContainer& container, Val* iterations, Stream* calle
 ForLoop* makeStreamIndexLoop(HostIrContainer& container, IterDomain* loop_id) {
   auto* index = IrBuilder::createInContainer<Scalar>(&container, kStreamIdx, DataType::Int64);
   return IrBuilder::createInContainer<ForLoop>(&container, index, loop_id);
+}
+
+ForLoop* makeWaitsAfterLoop(HostIrContainer& container, IterDomain* loop_id,
+                            const std::vector<Expr*>& communications) {
+  ForLoop* waits = makeStreamIndexLoop(container, loop_id);
+  for (Expr* communication : communications) {
+    waits->body().push_back(IrBuilder::createInContainer<Wait>(&container, communication));
+  }
+  return waits;
 }
 
 std::pair<Val*, Val*> chunkBounds(Val* index, Val* chunk_size, Val* extent) {

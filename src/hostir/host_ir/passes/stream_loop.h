@@ -41,6 +41,13 @@ void appendWorkerSync(HostIrContainer& container, Val* iterations, Stream* calle
 // A fresh StreamIdx and a loop of it over `loop_id`, with an empty body.
 ForLoop* makeStreamIndexLoop(HostIrContainer& container, IterDomain* loop_id);
 
+// The caller's Waits for collectives a main loop over `loop_id` posts each
+// iteration, in a loop of their own after it: a stream goes on to its next
+// chunk while its chunk's collectives wait for the link, which takes them
+// in posting order (after every prefetched allgather).
+ForLoop* makeWaitsAfterLoop(HostIrContainer& container, IterDomain* loop_id,
+                            const std::vector<Expr*>& communications);
+
 // [start, stop) of chunk `index` when chunks of `chunk_size` cover
 // [0, extent). Clamped: with ceilDiv-sized chunks the last ones may start
 // past the end (10 rows in 8 chunks: 2+2+2+2+2+0+0+0); they are empty,

@@ -171,19 +171,11 @@ class StreamLoopBuilder {
     return main_loop_.finish();
   }
 
-  // The chunked reduce-scatters' Waits, the caller's, in a loop after the
-  // main loop (nullptr without any): a stream goes on to its next chunk
-  // while its rows' sums wait for the link, where collectives go in
-  // posting order.
+  // The chunked reduce-scatters' Waits, after the main loop
+  // (makeWaitsAfterLoop); nullptr without any.
   ForLoop* waitsAfter() const {
-    if (deferred_waits_.empty()) {
-      return nullptr;
-    }
-    ForLoop* waits = makeStreamIndexLoop(container_, axis_.loop_id);
-    for (Expr* communication : deferred_waits_) {
-      waits->body().push_back(IrBuilder::createInContainer<Wait>(&container_, communication));
-    }
-    return waits;
+    return deferred_waits_.empty() ? nullptr
+                                   : makeWaitsAfterLoop(container_, axis_.loop_id, deferred_waits_);
   }
 
   const std::vector<TensorView*>& outputs() const {
