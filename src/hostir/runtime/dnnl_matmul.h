@@ -57,7 +57,8 @@ size_t dnnlCachedPrimitives();
 std::string dnnlPreferredLayout(int64_t k, int64_t n);
 // The N block of that layout when it is Layout::DnnlBlocked's form
 // (BA16a<n>b), 0 when oneDNN keeps B plain here (it then packs per call,
-// as OpenBLAS does). Asked once per (k, n).
+// as OpenBLAS does) or when the process's target (localTarget()) is one
+// that keeps B plain. Asked once per (k, n).
 int64_t dnnlPreferredNBlock(int64_t k, int64_t n);
 std::string dnnlImplementationFor(const Layout& layout, int64_t k, int64_t n);
 
