@@ -88,4 +88,24 @@ std::vector<at::Tensor> Executor::run(const std::vector<PolymorphicValue>& input
   return evaluator_->run(inputs, outputs, options);
 }
 
+std::vector<at::Tensor> Executor::runComputeOnly(const std::vector<at::Tensor>& tensors,
+                                                 std::optional<int> number_of_streams) {
+  const int streams = number_of_streams.value_or(number_of_streams_);
+  HOSTIR_CHECK(streams > 0, "number_of_streams must be positive, got ", streams,
+               " (the default is ", runtime::StreamPool::kDefaultNumberOfStreams, ")");
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  const std::vector<PolymorphicValue> inputs(tensors.begin(), tensors.end());
+  HostIrRunOptions options;
+  options.number_of_streams = streams;
+  options.local_collectives = true;
+  if (agreement_ != nullptr) {
+    options.symbols = agreement_->exchangeInputExtents(tensors);
+  } else {
+    evaluator_->validate(inputs, {});
+    checks_->check(inputs, inputSignature(inputs));
+    options.inputs_validated = true;
+  }
+  return evaluator_->run(inputs, {}, options);
+}
+
 }  // namespace hostir

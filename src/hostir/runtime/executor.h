@@ -59,6 +59,17 @@ class Executor {
     return run(std::vector<at::Tensor>(inputs), outputs);
   }
 
+  // The program's compute alone, for the compute-only baseline of a
+  // sharded job (`hostir sp-mlp --baselines`): a run with every collective
+  // replaced by its local stand-in (HostIrRunOptions::local_collectives),
+  // without the ranks' agreement check, so nothing goes over the link (but
+  // the exchange of input extents, which only a program with an input some
+  // rank does not hold makes: there every rank must call it). The same
+  // prepared program, streams, loops, segments and GEMM paths as run(), on
+  // this rank's inputs; the outputs are not the program's.
+  std::vector<at::Tensor> runComputeOnly(const std::vector<at::Tensor>& inputs,
+                                         std::optional<int> number_of_streams = std::nullopt);
+
   // The lowered program, for inspection.
   const HostIrContainer& hostProgram() const {
     return evaluator_->container();

@@ -146,6 +146,7 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   bound_streams_.clear();
   works_.clear();
   coalescing_.reset();
+  local_collectives_ = options.local_collectives;
   // The last run's bindings are gone: its buffers that nobody holds any more
   // can serve this run.
   buffers_.recycle();
@@ -619,6 +620,13 @@ void HostIrEvaluator::handle(const Communication* expr) {
   at::Tensor in = ee_.isBound(expr->in()) ? ee_.evaluateTensor(expr->in()) : at::Tensor();
   at::Tensor out = ee_.isBound(expr->out()) ? ee_.evaluateTensor(expr->out()) : at::Tensor();
   int64_t my_device = params_.my_device;
+  if (local_collectives_) {
+    postOnChannel(expr, expr->team(), [expr, in, out, my_device] {
+      localStandIn(*expr, my_device, in, out);
+      return c10::intrusive_ptr<c10d::Work>();
+    });
+    return;
+  }
   postOnChannel(expr, expr->team(), [expr, &comm, in, out, my_device] {
     return postCollective(*expr, my_device, in, out, comm);
   });
@@ -630,6 +638,16 @@ void HostIrEvaluator::handle(const P2PCommunication* expr) {
   int64_t peer = ee_.evaluateInt(expr->peer());
   int64_t my_device = params_.my_device;
   auto type = expr->type();
+  if (local_collectives_) {
+    // The stand-in of a receive: defined values, nothing received.
+    postOnChannel(expr, {my_device, peer}, [type, buffer] {
+      if (type == P2PCommunicationType::Recv) {
+        buffer.zero_();
+      }
+      return c10::intrusive_ptr<c10d::Work>();
+    });
+    return;
+  }
   postOnChannel(expr, {my_device, peer}, [type, peer, buffer, &comm, my_device] {
     return postP2P(type, peer, my_device, buffer, comm);
   });

@@ -50,6 +50,12 @@ struct HostIrRunOptions {
   std::optional<int> number_of_streams;
   // The caller has called validate() on these inputs and outputs.
   bool inputs_validated = false;
+  // Every collective (and send/receive) replaced by its local stand-in
+  // (localStandIn, comm/collectives.h): nothing goes over the link, a Wait
+  // waits only for the stand-in's copy. The program's compute alone, on
+  // this rank's data, as its streams and loops order it (the compute-only
+  // baseline, Executor::runComputeOnly); the outputs are not the program's.
+  bool local_collectives = false;
 };
 
 // Runs a host program. The host thread walks the program and decides every
@@ -208,6 +214,8 @@ class HostIrEvaluator final : public HostIrDispatch {
   // Wait with chunk i's post.
   std::unordered_map<const Expr*, std::deque<std::shared_ptr<PendingWorks>>> works_;
   std::shared_ptr<PendingWorks> coalescing_;
+  // This run's HostIrRunOptions::local_collectives.
+  bool local_collectives_ = false;
   // The timeout of this run's stream-side waits (runtime::defaultWaitTimeout,
   // plus the communication timeout when the program communicates: a stream
   // waiting for a collective must not give up before the collective does).

@@ -9,6 +9,7 @@
 
 #include "hostir/ir/error.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/target_detection.h"
 
 namespace hostir {
 
@@ -227,6 +228,19 @@ bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::T
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
                           const MatmulEpilogue& epilogue) {
   return gemmThroughDnnlOut(out, in, weight, /*n_axis=*/0, epilogue);
+}
+
+std::string describeGemmPath(int64_t k, int64_t n) {
+  const std::string aten = "ATen/BLAS, epilogues op by op";
+  if (!dnnlChosen()) {
+    return aten + " (HOSTIR_GEMM=aten)";
+  }
+  const int64_t n_block = dnnlPreferredNBlock(k, n);
+  if (n_block == 0) {
+    return aten + " (oneDNN keeps plain weights on " + localTarget().toString() + ")";
+  }
+  return "oneDNN on packed weights, epilogues as post-ops (" +
+         dnnlImplementationFor(Layout::dnnlBlocked(n_block, /*n_axis=*/0), k, n) + ")";
 }
 
 bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -67,6 +68,14 @@ bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at
 // has no implementation for.
 bool batchedMatmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs,
                                  const at::Tensor& rhs);
+
+// How a linear with a [n, k] float weight runs its GEMM in this process,
+// as the benchmarks print it (docs/performance.md): decided as
+// linearThroughDnnlOut decides. "oneDNN on packed weights, epilogues as
+// post-ops (brg:avx512_core)" (the implementation oneDNN runs), or
+// "ATen/BLAS, epilogues op by op (oneDNN keeps plain weights on cpu:avx2)",
+// or "... (HOSTIR_GEMM=aten)".
+std::string describeGemmPath(int64_t k, int64_t n);
 
 // out[..., N] = lhs[..., K] @ B (+ bias) with B packed in `layout`; the
 // second form also runs the epilogue's GELU and residual add as post-ops.

@@ -57,4 +57,26 @@ const Target& localTarget() {
   return target;
 }
 
+std::string describeLocalMachine() {
+  std::ifstream file("/proc/cpuinfo");
+  std::string line;
+  std::string model;
+  while (model.empty() && std::getline(file, line)) {
+    // "model name : AMD EPYC 9R14" (x86); Arm has no model name line.
+    if (line.rfind("model name", 0) == 0) {
+      if (auto colon = line.find(':'); colon != std::string::npos) {
+        const size_t start = line.find_first_not_of(" \t", colon + 1);
+        model = start == std::string::npos ? "" : line.substr(start);
+      }
+    }
+  }
+  const char* env = std::getenv("HOSTIR_TARGET");
+  const bool emulated = env != nullptr && *env != '\0';
+  std::string details = emulated ? "HOSTIR_TARGET" : "";
+  if (!model.empty()) {
+    details += (details.empty() ? "" : "; ") + model;
+  }
+  return localTarget().toString() + (details.empty() ? "" : " (" + details + ")");
+}
+
 }  // namespace hostir

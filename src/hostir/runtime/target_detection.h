@@ -18,6 +18,11 @@ const Target& localTarget();
 // unset), `rank` for a list, `cpuinfo` as /proc/cpuinfo's text.
 Target chooseTarget(const std::string& env, int64_t rank, const std::string& cpuinfo);
 
+// This process's target and CPU, as the benchmarks print them:
+// "cpu:avx512 (AMD EPYC 9R14)", the model from /proc/cpuinfo ("cpu:avx2
+// (HOSTIR_TARGET; AMD EPYC)" when HOSTIR_TARGET sets the target).
+std::string describeLocalMachine();
+
 // The "flags" (x86) or "Features" (Arm) line of /proc/cpuinfo's text.
 std::string cpuFlags(const std::string& cpuinfo);
 

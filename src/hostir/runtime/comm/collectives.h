@@ -67,6 +67,22 @@ c10::intrusive_ptr<c10d::Work> postP2P(P2PCommunicationType type, int64_t peer, 
                                        const at::Tensor& buffer, Communicator& communicator,
                                        int64_t stream_key = 0);
 
+// The local stand-in of one collective, for a run of a program's compute
+// alone (HostIrRunOptions::local_collectives): what the collective leaves in
+// this rank's `output`, made from this rank's data only, nothing sent or
+// received, on the calling thread. An allgather or gather copies the input
+// into every block of the output (every member's data is this rank's); a
+// reduce-scatter reduces this rank's own blocks into its output (the
+// reduction hostir runs after the transfer); an allreduce, reduce, broadcast
+// or send/receive copies the input to the output where this rank has both;
+// a scatter copies this rank's block of the root's input; an output with
+// nothing to copy from is zeroed (defined values: no NaN or denormal
+// slows the compute that reads it). Nothing for a device outside the team.
+void localStandIn(const CommunicationParams& params, int64_t my_device, const at::Tensor& input,
+                  const at::Tensor& output);
+void localStandIn(const Communication& communication, int64_t my_device, const at::Tensor& input,
+                  const at::Tensor& output);
+
 // Completes `work` (nullptr: nothing to do) within `timeout`. A timeout or a
 // failure (e.g. a peer that exited) becomes a hostir::Error that starts with
 // `what`, the collective waited for.
