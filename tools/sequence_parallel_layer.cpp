@@ -58,12 +58,13 @@ int runOnRank(const SequenceParallelLayerOptions& options) {
   job.block = transformerLayerCost(options.tokens, options.hidden, options.ffn, devices);
 
   // --baselines: the layer's two allgathers and two reduce-scatters through
-  // raw c10d, and one rank's compute as plain ATen on the gathered tokens.
+  // raw c10d (the compute alone is the programs' own, runShardedJob's), and
+  // one rank's compute as plain ATen on the gathered tokens, for reference.
   if (options.baselines) {
     job.communication_only = std::make_unique<BlockCommunication>(
         Communicator::getInstance(), job.inputs[kLayerX], options.tokens, /*blocks=*/2);
   }
-  job.compute_only = [&] {
+  job.compute_only_aten = [&] {
     const std::vector<at::Tensor>& in = job.inputs;
     at::Tensor xn =
         at::layer_norm(tensors.x, {options.hidden}, in[kLayerLn1Weight], in[kLayerLn1Bias], 1e-5);

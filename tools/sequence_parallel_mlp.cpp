@@ -42,13 +42,16 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
               "] sharded on ffn";
   job.block = mlpBlockCost(options.tokens, options.hidden, options.ffn, devices);
 
-  // --baselines: the same data movement through raw c10d, and the same
-  // compute as plain ATen on whole tensors.
+  // --baselines: the same data movement through raw c10d (the compute alone
+  // is the programs' own, runShardedJob's), and the same compute as plain
+  // ATen on whole tensors, for reference.
   if (options.baselines) {
     job.communication_only = std::make_unique<BlockCommunication>(
         Communicator::getInstance(), job.inputs[0], options.tokens, /*blocks=*/1);
   }
-  job.compute_only = [&] { at::linear(at::gelu(at::linear(x, job.inputs[1])), job.inputs[2]); };
+  job.compute_only_aten = [&] {
+    at::linear(at::gelu(at::linear(x, job.inputs[1])), job.inputs[2]);
+  };
   return runShardedJob(options, job);
 }
 

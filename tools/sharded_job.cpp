@@ -9,14 +9,18 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "cli_arguments.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/fusion_executor.h"
 #include "hostir/runtime/multidevice_executor.h"
+#include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/streams/stream_pool.h"
 #include "hostir/runtime/streams/thread_budget.h"
 #include "hostir/runtime/streams/tracer.h"
+#include "hostir/runtime/target_detection.h"
 
 namespace hostir::tools {
 
@@ -80,7 +84,58 @@ nlohmann::json autoReport(const ChunkChoice& choice) {
             {"gemm_gflops_by_chunks", rates}}}};
 }
 
+// A row of the time table: the title left in a column of kTitleWidth.
+constexpr int kTitleWidth = 34;
+std::ostream& row(const std::string& title, double ms) {
+  return std::cout << "  " << std::left << std::setw(kTitleWidth) << title << std::right
+                   << std::fixed << std::setprecision(1) << std::setw(9) << ms << " ms";
+}
+
+std::string withChunks(const std::string& title, int64_t chunks) {
+  return chunks == 1 ? title : title + ", " + std::to_string(chunks) + " chunks";
+}
+
 }  // namespace
+
+IdealGain idealGain(double unchunked_ms, double program_ms, double comm_only_ms,
+                    double compute_only_ms) {
+  IdealGain gain;
+  gain.bound_ms = std::max(comm_only_ms, compute_only_ms);
+  if (program_ms < gain.bound_ms) {
+    gain.below_bound = (gain.bound_ms - program_ms) / gain.bound_ms;
+  }
+  if (unchunked_ms <= gain.bound_ms * (1 + IdealGain::kBoundNoise)) {
+    gain.nothing_to_gain = true;
+    return gain;
+  }
+  if (gain.below_bound <= IdealGain::kBoundNoise) {
+    gain.fraction = std::min(1.0, (unchunked_ms - program_ms) / (unchunked_ms - gain.bound_ms));
+  }
+  return gain;
+}
+
+std::string IdealGain::describe(const std::string& title) const {
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(2);
+  if (fraction.has_value()) {
+    line << "fraction of the ideal gain, " << title << ": " << *fraction;
+    if (below_bound > 0) {
+      line << std::setprecision(1) << " (at the bound: " << 100 * below_bound
+           << " % below it, within the " << 100 * kBoundNoise << " % noise)";
+    }
+  } else if (below_bound > kBoundNoise) {
+    line << std::setprecision(1) << title << " ran " << 100 * below_bound
+         << " % below its measured bound (" << bound_ms
+         << " ms, the longer of its communication alone and its compute alone): those were "
+            "timed apart, not overlapped as the program runs them, so no fraction of the "
+            "ideal gain";
+  } else {
+    line << std::setprecision(1) << "fraction of the ideal gain, " << title
+         << ": none (the unchunked program is already at the bound, " << bound_ms
+         << " ms, within the noise)";
+  }
+  return line.str();
+}
 
 void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options) {
   // A positive extent (CLI::PositiveNumber's message would print the double range).
@@ -171,9 +226,13 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     program.executor = std::make_unique<MultiDeviceExecutor>(*program.fusion, communicator, params);
   }
 
+  // Which ISA and GEMM path run (the first GEMM's shape: w1's shard).
+  const std::string machine = describeLocalMachine();
+  const std::string gemm_path = describeGemmPath(job.block.gemm_k, job.block.gemm_n);
   if (rank == 0) {
     std::cout << "== " << job.title << "; " << options.streams << " streams\n"
-              << "thread budget per rank: " << budget.describe() << "\n";
+              << "thread budget per rank: " << budget.describe() << "\n"
+              << "machine: " << machine << ", GEMMs: " << gemm_path << "\n";
     if (auto_choice) {
       std::cout << "auto chunks: " << auto_choice->chunks << " (" << auto_choice->reason << ")\n";
     }
@@ -189,8 +248,12 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
 
   bool ok = true;
   std::map<const Program*, bool> checks;
+  // GEMMs that ran with oneDNN post-ops in a program's (first) run.
+  std::map<const Program*, int64_t> post_op_gemms;
   for (const Program& program : programs) {
+    const int64_t post_ops_before = gemmsWithPostOpsRun();
     at::Tensor out = program.executor->run(job.inputs).at(0);
+    post_op_gemms[&program] = gemmsWithPostOpsRun() - post_ops_before;
     double diff = (out - job.expected).abs().max().item<double>();
     bool close = at::allclose(out, job.expected, 1e-4, 1e-4);
     std::cout << "check " << programTitle(program)
@@ -204,7 +267,9 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   report["config"] = {{"ranks", devices},           {"tokens", options.tokens},
                       {"hidden", options.hidden},   {"ffn", options.ffn},
                       {"streams", options.streams}, {"runs", options.runs},
-                      {"link", options.link},       {"thread_budget", budget.describe()}};
+                      {"link", options.link},       {"thread_budget", budget.describe()},
+                      {"machine", machine},         {"isa", localTarget().toString()},
+                      {"gemm_path", gemm_path}};
   report["config"].update(job.config);
   if (auto_choice) {
     report["auto"] = autoReport(*auto_choice);
@@ -225,7 +290,8 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
                                   {"chunks", programs[i].chunks},
                                   {"median_ms", median(times[i])},
                                   {"runs_ms", times[i]},
-                                  {"check", checks[&programs[i]]}});
+                                  {"check", checks[&programs[i]]},
+                                  {"gemms_with_post_ops", post_op_gemms[&programs[i]]}});
     rows_out.emplace_back(programTitle(programs[i]), median(times[i]));
   }
   if (!options.trace_path.empty()) {
@@ -238,8 +304,10 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
   }
   // --baselines: the communication alone as the unchunked program moves it
-  // and as each chunked program (auto's too) does, and the compute alone; runs
-  // interleaved like the programs'.
+  // and as each chunked program (auto's too) does, and each of those
+  // programs' compute alone (its collectives replaced by local copies), plus
+  // the compute as plain ATen for reference; runs interleaved like the
+  // programs'.
   std::vector<int64_t> comm_chunks{1};
   for (const Program& program : programs) {
     if (program.chunks > 1 && std::ranges::find(comm_chunks, program.chunks) == comm_chunks.end()) {
@@ -247,66 +315,86 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     }
   }
   std::ranges::sort(comm_chunks);
+  // The program that computes alone for each chunk count.
+  std::vector<const Program*> compute_programs;
+  for (int64_t chunks : comm_chunks) {
+    compute_programs.push_back(&*std::ranges::find(programs, chunks, &Program::chunks));
+  }
   std::vector<std::vector<double>> comm_times(comm_chunks.size());
-  std::vector<double> compute_times;
+  std::vector<std::vector<double>> compute_times(comm_chunks.size());
+  std::vector<double> aten_times;
   if (options.baselines) {
     for (int run = 0; run < options.runs; ++run) {
       for (size_t i = 0; i < comm_chunks.size(); ++i) {
         comm_times[i].push_back(timedRuns(1, communicator, [&] {
                                   job.communication_only->run(comm_chunks[i]);
                                 }).front());
+        compute_times[i].push_back(timedRuns(1, communicator, [&] {
+                                     compute_programs[i]->executor->runComputeOnly(job.inputs);
+                                   }).front());
       }
-      compute_times.push_back(timedRuns(1, communicator, job.compute_only).front());
-    }
-    for (size_t i = 0; i < comm_chunks.size(); ++i) {
-      nlohmann::json entry{
-          {"name", "comm-only"}, {"median_ms", median(comm_times[i])}, {"runs_ms", comm_times[i]}};
-      if (comm_chunks[i] > 1) {
-        entry["chunks"] = comm_chunks[i];
+      if (job.compute_only_aten) {
+        aten_times.push_back(timedRuns(1, communicator, job.compute_only_aten).front());
       }
-      report["programs"].push_back(entry);
     }
-    report["programs"].push_back({{"name", "compute-only"},
-                                  {"median_ms", median(compute_times)},
-                                  {"runs_ms", compute_times}});
+    for (const auto& [name, all_times] :
+         {std::pair{"comm-only", &comm_times}, std::pair{"compute-only", &compute_times}}) {
+      for (size_t i = 0; i < comm_chunks.size(); ++i) {
+        nlohmann::json entry{
+            {"name", name}, {"median_ms", median((*all_times)[i])}, {"runs_ms", (*all_times)[i]}};
+        if (comm_chunks[i] > 1) {
+          entry["chunks"] = comm_chunks[i];
+        }
+        report["programs"].push_back(entry);
+      }
+    }
+    if (!aten_times.empty()) {
+      report["programs"].push_back({{"name", "compute-only-aten"},
+                                    {"median_ms", median(aten_times)},
+                                    {"runs_ms", aten_times}});
+    }
   }
-  const double compute_ms = options.baselines ? median(compute_times) : 0;
-  // The communication alone of the program of `chunks` chunks: its own
-  // figure where one was timed, else the unchunked order's.
-  auto commOnlyMs = [&](int64_t chunks) {
+  // A baseline of the program of `chunks` chunks: its own (every chunk
+  // count's is timed).
+  auto baselineMs = [&](const std::vector<std::vector<double>>& all_times, int64_t chunks) {
     auto found = std::ranges::find(comm_chunks, chunks);
-    const size_t i = found == comm_chunks.end() ? 0 : found - comm_chunks.begin();
-    return median(comm_times[i]);
+    return median(all_times[found - comm_chunks.begin()]);
   };
+  std::vector<std::optional<IdealGain>> gains(programs.size());
+  if (options.baselines) {
+    const double unchunked_ms = median(times.back());
+    for (size_t i = 0; i + 1 < programs.size(); ++i) {
+      const int64_t chunks = programs[i].chunks;
+      gains[i] = idealGain(unchunked_ms, median(times[i]), baselineMs(comm_times, chunks),
+                           baselineMs(compute_times, chunks));
+      nlohmann::json& entry = report["programs"][i];
+      entry["bound_ms"] = gains[i]->bound_ms;
+      entry["ideal_gain_fraction"] =
+          gains[i]->fraction ? nlohmann::json(*gains[i]->fraction) : nlohmann::json(nullptr);
+      entry["below_bound"] = gains[i]->below_bound;
+    }
+  }
 
   if (rank == 0) {
     const double unchunked_ms = rows_out.back().second;
     std::cout << "time (median of " << options.runs << " runs, link: " << options.link << "):\n";
     for (const auto& [title, ms] : rows_out) {
-      std::cout << "  " << std::left << std::setw(30) << title << std::right << std::fixed
-                << std::setprecision(1) << std::setw(9) << ms << " ms   " << std::setprecision(2)
-                << ms / unchunked_ms << " x unchunked\n";
+      row(title, ms) << "   " << std::setprecision(2) << ms / unchunked_ms << " x unchunked\n";
     }
     if (options.baselines) {
       for (size_t i = 0; i < comm_chunks.size(); ++i) {
-        const std::string title =
-            comm_chunks[i] == 1
-                ? "communication only"
-                : "communication only, " + std::to_string(comm_chunks[i]) + " chunks";
-        std::cout << "  " << std::left << std::setw(30) << title << std::right << std::fixed
-                  << std::setprecision(1) << std::setw(9) << median(comm_times[i]) << " ms\n";
+        row(withChunks("communication only", comm_chunks[i]), median(comm_times[i])) << "\n";
       }
-      std::cout << "  " << std::left << std::setw(30) << "compute only" << std::right
-                << std::setw(9) << compute_ms << " ms\n";
-      // The ideal of a program: the longer of its own communication alone
-      // and the compute alone.
+      for (size_t i = 0; i < comm_chunks.size(); ++i) {
+        row(withChunks("compute only (hostir)", comm_chunks[i]), median(compute_times[i])) << "\n";
+      }
+      if (!aten_times.empty()) {
+        row("compute only (ATen)", median(aten_times)) << "\n";
+      }
+      // The bound of a program: the longer of its own communication alone
+      // and its own compute alone.
       for (size_t i = 0; i + 1 < rows_out.size(); ++i) {
-        const auto& [title, ms] = rows_out[i];
-        const double ideal = std::max(commOnlyMs(programs[i].chunks), compute_ms);
-        if (unchunked_ms > ideal) {
-          std::cout << "  fraction of the ideal gain, " << title << ": " << std::setprecision(2)
-                    << (unchunked_ms - ms) / (unchunked_ms - ideal) << "\n";
-        }
+        std::cout << "  " << gains[i]->describe(rows_out[i].first) << "\n";
       }
     }
     if (!options.json_path.empty()) {

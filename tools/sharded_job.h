@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,11 +66,41 @@ struct ShardedJob {
   // GEMM that the link calibration times.
   BlockCost block;
   // --baselines: the job's data movement through raw c10d, as the unchunked
-  // program and as each chunk count's program moves it, and its compute as
-  // plain ATen on whole tensors.
+  // program and as each chunk count's program moves it. The compute alone is
+  // each program's own (Executor::runComputeOnly: its collectives replaced
+  // by local copies); `compute_only_aten` is the same compute written as
+  // plain ATen on whole tensors, printed next to it for reference
+  // ("compute only (ATen)"), in no bound.
   std::unique_ptr<BlockCommunication> communication_only;
-  std::function<void()> compute_only;
+  std::function<void()> compute_only_aten;
 };
+
+// The bound of a pipelined program and how its time reads against it
+// (docs/performance.md, "Fraction of the ideal gain"): the bound is the
+// longer of its communication alone and its compute alone, each timed
+// separately at its chunk count; the fraction of the ideal gain is
+// (unchunked - program) / (unchunked - bound). A program more than
+// kBoundNoise below its bound gets no fraction (it would exceed 1: the
+// bound's parts were timed apart, not as the program overlaps them); one
+// below it by kBoundNoise or less is at the bound, 1.00. An unchunked
+// program at most kBoundNoise above the bound leaves nothing to gain (a
+// fraction of a gain within the noise would be noise): none.
+struct IdealGain {
+  static constexpr double kBoundNoise = 0.03;
+  double bound_ms = 0;
+  // Set when unchunked > bound * (1 + kBoundNoise) and the program is not
+  // more than kBoundNoise below the bound; at most 1.
+  std::optional<double> fraction;
+  // (bound - program) / bound, when the program ran below its bound.
+  double below_bound = 0;
+  // Nothing to gain: the unchunked program already runs at the bound.
+  bool nothing_to_gain = false;
+  // The line rank 0 prints after "fraction of the ideal gain, <title>: " or
+  // in its place ("<title> ran 5.2 % below its measured bound ...").
+  std::string describe(const std::string& title) const;
+};
+IdealGain idealGain(double unchunked_ms, double program_ms, double comm_only_ms,
+                    double compute_only_ms);
 
 // Runs `job` on this rank (the Communicator's); returns the exit status (0
 // when every rank's check passed on this rank).
