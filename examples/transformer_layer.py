@@ -22,9 +22,12 @@ The flags and the output are `hostir sp-layer`'s (docs/transformer_layer.md):
 sizes, --chunks as counts and/or auto (hostir.chunk_choice picks the count
 from this rank's measured link and GEMM rate), each pipelined variant and
 the unchunked layer timed interleaved (--runs, medians), --baselines (the
-layer's collectives alone and one rank's compute alone, in torch, with the
-thread count hostir gives its ops), --trace PATH (PATH.json, or
-PATH.rankN.json per rank) and --json PATH.
+layer's collectives alone; each program's own compute alone, its collectives
+replaced by local copies; the compute as plain torch for reference, with the
+thread count hostir gives its ops; each pipelined program's fraction of the
+ideal gain against its bound), --trace PATH (PATH.json, or PATH.rankN.json
+per rank) and --json PATH. Rank 0 prints which ISA and GEMM path ran
+("machine: ...").
 """
 
 import argparse
@@ -155,7 +158,7 @@ def parse_arguments():
     parser.add_argument("--dump", action="store_true",
                         help="also print the unchunked host program")
     parser.add_argument("--baselines", action="store_true",
-                        help="also time communication-only and compute-only torch programs")
+                        help="also time the communication alone and the compute alone")
     parser.add_argument("--trace", metavar="PATH",
                         help="trace the first pipelined variant into PATH.json (PATH.rankN.json)")
     parser.add_argument("--json", metavar="PATH", help="write the figures as JSON (rank 0)")
@@ -261,6 +264,9 @@ def main():
     expected = reference(t, heads).chunk(devices, 0)[rank]
     full = fusion_inputs(t, heads)
 
+    # Which ISA and GEMM path run (the GEMM of w1's shard, as sp-layer says).
+    machine = dist.machine(hidden, args.ffn // devices)
+
     local_rows = tokens // devices
     candidates = [c for c in (1, 2, 4, 8, 16) if local_rows % c == 0]
     choice = None
@@ -283,6 +289,7 @@ def main():
               f"sharded over the ranks, ffn {args.ffn} sharded; --chunks pipeline both halves; "
               f"{args.streams} streams")
         print(f"thread budget per rank: {budget['description']}")
+        print(f"machine: {machine}")
         if choice is not None:
             print(f"auto chunks: {choice['chunks']} ({choice['reason']})")
         shown = programs[0]
@@ -320,60 +327,113 @@ def main():
         print(f"[rank {rank}] trace of {title(programs[0])} written to {trace.path} "
               f"({trace.events} work items)")
     # --baselines: the layer's two blocks of collectives alone, as the
-    # unchunked program and each chunked program (auto's too) move them, and
-    # the compute alone; runs interleaved as sp-layer's. Keys: (name, chunks).
+    # unchunked program and each chunked program (auto's too) move them, each
+    # of those programs' compute alone (its collectives replaced by local
+    # copies: fd.execute_compute_only), and the compute as plain torch for
+    # reference; runs interleaved as sp-layer's. Keys: (name, chunks).
     baselines = {}
     if args.baselines:
         x_full = dist.all_gather_tensor(inputs[0])
         communication = dist.BlockCommunication(inputs[0], tokens, blocks=2)
         comm_chunks = [1] + sorted({p["chunks"] for p in programs if p["chunks"] > 1})
+        by_chunks = {p["chunks"]: p["fd"] for p in reversed(programs)}
         bodies = [(("comm-only", c), lambda c=c: communication.run(c)) for c in comm_chunks]
-        bodies.append((("compute-only", 1), lambda: compute_only(x_full, inputs, hd)))
+        bodies += [(("compute-only", c),
+                    lambda c=c: by_chunks[c].execute_compute_only(inputs, args.streams))
+                   for c in comm_chunks]
+        bodies.append((("compute-only-aten", 1), lambda: compute_only(x_full, inputs, hd)))
         for _ in range(args.runs):
             for key, body in bodies:
                 baselines.setdefault(key, []).append(timed(body))
 
     if rank == 0:
-        report_figures(args, devices, budget, choice, programs, baselines)
+        report_figures(args, devices, budget, machine, choice, programs, baselines)
     print(f"[rank {rank}] {'PASSED' if ok else 'FAILED'}")
     if not ok:
         raise SystemExit(1)
 
 
-def report_figures(args, devices, budget, choice, programs, baselines):
+# A program within this fraction below its bound is at the bound (1.00); further
+# below, it gets no fraction; an unchunked program within it above the bound
+# leaves nothing to gain (as hostir sp-layer: tools/sharded_job.h, IdealGain).
+BOUND_NOISE = 0.03
+
+
+def ideal_gain(unchunked_ms, program_ms, bound_ms):
+    """(fraction or None, how far below the bound the program ran, 0 if not)."""
+    below = max(0.0, (bound_ms - program_ms) / bound_ms)
+    if unchunked_ms <= bound_ms * (1 + BOUND_NOISE) or below > BOUND_NOISE:
+        return None, below
+    return min(1.0, (unchunked_ms - program_ms) / (unchunked_ms - bound_ms)), below
+
+
+def ideal_gain_line(name, unchunked_ms, program_ms, bound_ms):
+    """The line sp-layer prints for a program's fraction of the ideal gain."""
+    fraction, below = ideal_gain(unchunked_ms, program_ms, bound_ms)
+    if fraction is not None:
+        line = f"fraction of the ideal gain, {name}: {fraction:.2f}"
+        if below > 0:
+            line += (f" (at the bound: {100 * below:.1f} % below it, within the "
+                     f"{100 * BOUND_NOISE:.1f} % noise)")
+        return line
+    if below > BOUND_NOISE:
+        return (f"{name} ran {100 * below:.1f} % below its measured bound ({bound_ms:.1f} ms, "
+                f"the longer of its communication alone and its compute alone): those were "
+                f"timed apart, not overlapped as the program runs them, so no fraction of the "
+                f"ideal gain")
+    return (f"fraction of the ideal gain, {name}: none (the unchunked program is already at "
+            f"the bound, {bound_ms:.1f} ms, within the noise)")
+
+
+def report_figures(args, devices, budget, machine, choice, programs, baselines):
     """Rank 0: the table (as hostir sp-layer prints it) and --json."""
     def median(values):
         return sorted(values)[len(values) // 2]
+
+    def row(name, ms):
+        return f"  {name:<34}{ms:9.1f} ms"
+
+    def with_chunks(name, chunks):
+        return name if chunks == 1 else f"{name}, {chunks} chunks"
 
     unchunked_ms = median(programs[-1]["runs_ms"])
     print(f"time (median of {args.runs} runs, link: {args.link}):")
     for program in programs:
         ms = median(program["runs_ms"])
-        print(f"  {title(program):<30}{ms:9.1f} ms   {ms / unchunked_ms:.2f} x unchunked")
+        print(f"{row(title(program), ms)}   {ms / unchunked_ms:.2f} x unchunked")
     if baselines:
-        compute_ms = median(baselines[("compute-only", 1)])
-        for (name, chunks), runs in baselines.items():
-            if name == "comm-only":
-                row = ("communication only" if chunks == 1
-                       else f"communication only, {chunks} chunks")
-                print(f"  {row:<30}{median(runs):9.1f} ms")
-        print(f"  {'compute only':<30}{compute_ms:9.1f} ms")
-        # A program's ideal: the longer of its own communication alone (the
-        # unchunked order's where its count was not timed) and the compute.
+        for label, key in (("communication only", "comm-only"),
+                           ("compute only (hostir)", "compute-only")):
+            for (name, chunks), runs in baselines.items():
+                if name == key:
+                    print(row(with_chunks(label, chunks), median(runs)))
+        print(row("compute only (ATen)", median(baselines[("compute-only-aten", 1)])))
+        # A program's bound: the longer of its own communication alone and its
+        # own compute alone (every chunk count's is timed).
         for program in programs[:-1]:
-            comm = baselines.get(("comm-only", program["chunks"]), baselines[("comm-only", 1)])
-            ideal = max(median(comm), compute_ms)
-            if unchunked_ms > ideal:
-                gain = (unchunked_ms - median(program["runs_ms"])) / (unchunked_ms - ideal)
-                print(f"  fraction of the ideal gain, {title(program)}: {gain:.2f}")
+            chunks = program["chunks"]
+            program["bound_ms"] = max(median(baselines[("comm-only", chunks)]),
+                                      median(baselines[("compute-only", chunks)]))
+            ms = median(program["runs_ms"])
+            program["ideal_gain_fraction"], program["below_bound"] = ideal_gain(
+                unchunked_ms, ms, program["bound_ms"])
+            print("  " + ideal_gain_line(title(program), unchunked_ms, ms, program["bound_ms"]))
     if args.json:
         report = {"config": {"ranks": devices, "tokens": args.tokens, "hidden": args.hidden,
                              "ffn": args.ffn, "heads": args.heads, "streams": args.streams,
                              "runs": args.runs, "link": args.link,
-                             "thread_budget": budget["description"], "frontend": "python"},
-                  "programs": [{"name": p["name"], "chunks": p["chunks"],
-                                "median_ms": median(p["runs_ms"]), "runs_ms": p["runs_ms"],
-                                "check": p["check"]} for p in programs]}
+                             "thread_budget": budget["description"], "frontend": "python",
+                             "machine": machine.split(", GEMMs: ")[0],
+                             "isa": machine.split(" ")[0],
+                             "gemm_path": machine.split(", GEMMs: ")[-1]},
+                  "programs": []}
+        for p in programs:
+            entry = {"name": p["name"], "chunks": p["chunks"], "median_ms": median(p["runs_ms"]),
+                     "runs_ms": p["runs_ms"], "check": p["check"]}
+            for key in ("bound_ms", "ideal_gain_fraction", "below_bound"):
+                if key in p:
+                    entry[key] = p[key]
+            report["programs"].append(entry)
         if choice is not None:
             report["auto"] = choice
         for (name, chunks), runs in baselines.items():

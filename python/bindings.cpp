@@ -421,6 +421,27 @@ class Definition {
     }
   }
 
+  // The program's compute alone (Executor::runComputeOnly): every collective
+  // replaced by a local copy, for a sharded job's compute-only baseline.
+  std::vector<at::Tensor> executeComputeOnly(const std::vector<at::Tensor>& inputs,
+                                             int number_of_streams) {
+    std::vector<at::Tensor> tensors;
+    tensors.reserve(inputs.size());
+    for (const at::Tensor& input : inputs) {
+      tensors.push_back(withoutGrad(input));
+    }
+    Executor& executor = prepared();
+    py::gil_scoped_release no_gil;
+    at::NoGradGuard no_grad;
+    try {
+      return executor.runComputeOnly(tensors, number_of_streams);
+    } catch (const c10::Error& error) {
+      throw Error(pythonMessage(error.what_without_backtrace()));
+    } catch (const Error& error) {
+      throw Error(pythonMessage(error.what()));
+    }
+  }
+
   // The lowered program (one per definition, whatever the inputs).
   std::string hostIr() {
     return prepared().hostProgram().toString();
@@ -829,6 +850,7 @@ PYBIND11_MODULE(_C, m) {
       .def("num_fids", &Definition::numFids)
       .def("segments", &Definition::segments)
       .def("execute", &Definition::execute)
+      .def("execute_compute_only", &Definition::executeComputeOnly)
       .def("host_ir", &Definition::hostIr)
       .def("last_output_shardings", &Definition::lastOutputShardings)
       .def("input_shardings", &Definition::inputShardings)

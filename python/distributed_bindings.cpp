@@ -14,8 +14,10 @@
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/comm/launch_environment.h"
+#include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/streams/thread_budget.h"
 #include "hostir/runtime/streams/tracer.h"
+#include "hostir/runtime/target_detection.h"
 
 namespace py = pybind11;
 
@@ -159,6 +161,11 @@ void bindDistributed(py::module_& m) {
     py::gil_scoped_release no_gil;
     Communicator::getInstance().barrier();
   });
+
+  // Which ISA and GEMM path run here, as the benchmarks print them
+  // (target_detection.h, packed_gemm.h).
+  m.def("describe_machine", &describeLocalMachine);
+  m.def("describe_gemm_path", &describeGemmPath, py::arg("k"), py::arg("n"));
 
   // The thread budget an executor applies on this rank (thread_budget.h).
   m.def(

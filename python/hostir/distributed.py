@@ -123,6 +123,17 @@ def thread_budget(number_of_streams=None, communicates=None):
     return _C.thread_budget(_streams(number_of_streams), bool(communicates))
 
 
+def machine(k=None, n=None):
+    """Which ISA and GEMM path run on this rank, as the benchmarks print them:
+    "cpu:avx512 (AMD EPYC 9R14), GEMMs: oneDNN on packed weights, epilogues as
+    post-ops (brg:avx512_core)". The GEMM path is that of a linear with a
+    [n, k] weight (oneDNN decides per shape); without k and n only the ISA."""
+    text = _C.describe_machine()
+    if k is not None and n is not None:
+        text += ", GEMMs: " + _C.describe_gemm_path(int(k), int(n))
+    return text
+
+
 # --- collectives on plain tensors ----------------------------------------------------
 
 

@@ -921,6 +921,18 @@ class FusionDefinition:
         except _C.Error as error:
             raise self._error(str(error), inputs) from None
 
+    def execute_compute_only(self, inputs, number_of_streams=None):
+        """Runs the fusion's compute alone, for timing: execute's program on this
+        rank's `inputs` (tensors) with every collective replaced by a local copy
+        of this rank's data (nothing goes over the link, no rank waits for
+        another), so its outputs are not the fusion's. The compute-only
+        baseline of a sharded job (docs/performance.md)."""
+        self._ensure_defined()
+        try:
+            return self._cdef.execute_compute_only(list(inputs), _streams(number_of_streams))
+        except _C.Error as error:
+            raise self._error(str(error), inputs) from None
+
     @property
     def last_output_shardings(self):
         """Per output of the last execute: an OutputSharding(mesh, axes)."""
