@@ -118,6 +118,18 @@ def hostir_median_cells(h, fixed_cols):
                ms(h["unchunked"]), ms(h["comm"]), ms(h["compute"])])
 
 
+def machine_of(cfg):
+    """(", machine ..., GEMMs ..." for the sizes line, " on <isa>" for the table
+    headings) from hostir's --json config (issue 39: which ISA and GEMM path
+    ran); empty for reports written before it."""
+    if not cfg.get("isa"):
+        return "", ""
+    text = f", machine {cfg.get('machine', cfg['isa'])}"
+    if cfg.get("gemm_path"):
+        text += f", GEMMs: {cfg['gemm_path']}"
+    return text, f" on {cfg['isa']}"
+
+
 def ideal_fraction(t_serial, t_pipe, t_comm, t_comp):
     """(Tserial - Tpipelined) / (Tserial - max(Tcomm, Tcomp))."""
     if None in (t_serial, t_pipe, t_comm, t_comp):
@@ -333,13 +345,15 @@ def main(argv):
     threads = ", ".join(str(x) for x in sorted(torch_threads, key=str) if x is not None)
     if threads:
         sizes += f", torch threads per rank {threads}"
+    machine, on_isa = machine_of(cfg)
+    sizes += machine
     parts = ["# Overlap benchmark: hostir sp-mlp vs torch.distributed (Gloo)", ""]
     if args.run_info and os.path.exists(args.run_info):
         with open(args.run_info) as f:
             parts += ["```", f.read().rstrip(), "```", ""]
     parts += [f"Sizes: {sizes}. Times in ms.", "",
-              "## Medians (ms)", "", table(head, times), "",
-              "## Ratios", "", table(head2, ratios), "",
+              f"## Medians (ms){on_isa}", "", table(head, times), "",
+              f"## Ratios{on_isa}", "", table(head2, ratios), "",
               "Fraction of ideal gain = (Tserial − Tpipelined) / (Tserial − max(Tcomm, Tcomp)), "
               "Tserial = hostir unchunked, Tcomm = comm-only, Tcomp = compute-only "
               "(— where Tserial ≤ max(Tcomm, Tcomp): nothing to gain). "
@@ -570,6 +584,8 @@ def layer_report(args, raw):
     threads = ", ".join(str(x) for x in sorted(torch_threads, key=str) if x is not None)
     if threads:
         sizes += f", torch threads per rank {threads}"
+    machine, on_isa = machine_of(cfg)
+    sizes += machine
     parts = ["# Overlap benchmark, transformer layer: hostir sp-layer vs torch.distributed (Gloo)",
              ""]
     if args.run_info and os.path.exists(args.run_info):
@@ -583,11 +599,12 @@ def layer_report(args, raw):
               "are computed; the MLP block as in sp-mlp. hostir's query loop walks C "
               "chunks of the whole sequence in token order (its allgathers and MLP: "
               "C chunks of each rank's rows), torch's attention d·C blocks. "
-              "hostir's compute-only figure is the unchunked layer as plain ATen, so the "
-              "physical bound below is not a bound on a chunked layer, which computes less "
-              "attention.", "",
-              "## Medians (ms)", "", table(head, times), "",
-              "## Ratios", "", table(head2, ratios), "",
+              "hostir's compute-only figure is the unchunked layer's own compute (its "
+              "collectives replaced by local copies; reports from before issue 39: the "
+              "layer as plain ATen), so the physical bound below is not a bound on a "
+              "chunked layer, which computes less attention.", "",
+              f"## Medians (ms){on_isa}", "", table(head, times), "",
+              f"## Ratios{on_isa}", "", table(head2, ratios), "",
               "Ratios below 1 mean the numerator is faster. hostir best = its best fixed C; "
               "torch pipelined = its best C. Issue 19's targets (500 Mbit/s): hostir pipelined "
               "≤ 0.90 × torch pipelined and ≤ 0.80 × hostir unchunked."]
