@@ -1,10 +1,10 @@
 # Fails configuration if a file of the compiler half (ir, multidevice,
-# segment, host_ir), of the kernels layer or of runtime/streams includes an
+# segment, host_ir, autodiff), of the kernels layer or of runtime/streams includes an
 # ATen, c10, torch or oneDNN header (oneDNN is the runtime's: dnnl_matmul). The same script
 # runs as a CTest test (tests/CMakeLists.txt) so a violation also fails CI.
 function(hostir_check_layering src_root)
   set(violations "")
-  foreach(layer ir multidevice segment host_ir kernels runtime/streams)
+  foreach(layer ir multidevice segment host_ir autodiff kernels runtime/streams)
     file(GLOB_RECURSE files "${src_root}/${layer}/*.h" "${src_root}/${layer}/*.cpp")
     foreach(f ${files})
       file(STRINGS "${f}" hits REGEX "#include *[<\"]((ATen|c10|torch|oneapi)/|dnnl)")

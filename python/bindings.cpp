@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "distributed_bindings.h"
+#include "hostir/autodiff/differentiate.h"
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/cloner.h"
@@ -60,6 +61,27 @@ std::string valKey(const Val* val) {
 class Definition {
  public:
   Definition() : fusion_(std::make_unique<Fusion>()) {}
+  // A finished fusion made in C++ (a forward or backward of differentiate):
+  // it runs and prints; it has no records, so no fids.
+  explicit Definition(std::unique_ptr<Fusion> fusion) : fusion_(std::move(fusion)) {}
+
+  // Reverse-mode differentiation (autodiff/differentiate.h): the forward
+  // that also returns the saved tensors and the backward, each a Definition,
+  // with the positions that connect them.
+  py::tuple differentiate(const std::vector<int64_t>& outputs, const std::vector<int64_t>& inputs,
+                          const std::string& save) {
+    HOSTIR_CHECK(save == "gemm_outputs" || save == "nothing", "differentiate: save='", save,
+                 "' is not a policy; valid: 'gemm_outputs' (the default: keep what matmul and "
+                 "linear compute, recompute the rest) or 'nothing' (recompute everything)");
+    DifferentiateOptions options{
+        .outputs = outputs,
+        .inputs = inputs,
+        .save = save == "nothing" ? SavePolicy::kRecomputeAll : SavePolicy::kSaveGemmOutputs};
+    Differentiated result = hostir::differentiate(*fusion_, options);
+    return py::make_tuple(std::make_unique<Definition>(std::move(result.forward)),
+                          std::make_unique<Definition>(std::move(result.backward)),
+                          result.differentiated_outputs, result.grad_inputs, result.saved_outputs);
+  }
 
   // --- definitions ---------------------------------------------------------
 
@@ -843,6 +865,7 @@ PYBIND11_MODULE(_C, m) {
       .def("ir_name", &Definition::irName)
       .def("static_shape", &Definition::staticShape)
       .def("fusion_ir", &Definition::fusionIr)
+      .def("differentiate", &Definition::differentiate)
       .def("input_fids", &Definition::inputFids)
       .def("output_fids", &Definition::outputFids)
       .def("extent_fids", &Definition::extentFids)

@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "docs"))
 import doc_snippets  # noqa: E402
 
-PYTHON_DOCS = [ROOT / "README.md", ROOT / "docs" / "python.md"]
+PYTHON_DOCS = [ROOT / "README.md", ROOT / "docs" / "python.md", ROOT / "docs" / "training.md"]
 
 _TWO_OUTPUTS = """
 with hostir.FusionDefinition() as fd:

@@ -1,0 +1,312 @@
+#include "hostir/autodiff/differentiate.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "hostir/autodiff/vjp_rules.h"
+#include "hostir/ir/arith.h"
+#include "hostir/ir/cloner.h"
+#include "hostir/ir/iter_domain.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/sharding.h"
+
+namespace hostir {
+
+namespace {
+
+bool isFloatingTensor(const Val* val) {
+  return val->isA<TensorView>() && isFloatingType(val->dtype());
+}
+
+// The logical position of shape axis `shape_axis` (reduction axes skipped).
+int64_t logicalPositionOfShapeAxis(const TensorView* tv, int64_t shape_axis) {
+  const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
+  int64_t seen = 0;
+  for (size_t i = 0; i < logical.size(); ++i) {
+    if (logical[i]->isReduction()) {
+      continue;
+    }
+    if (seen++ == shape_axis) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
+// Gives `grad` the sharding of the forward tensor `like` (same shape): its
+// mesh and, per sharded shape axis, the same DID parallel type the same way.
+// A grad already placed (a pass-through grad placed as another tensor)
+// keeps its placement.
+void shardLike(TensorView* grad, const TensorView* like) {
+  if (grad->hasDeviceMesh()) {
+    return;
+  }
+  TensorSharding sharding = shardingOf(like);
+  if (!sharding.mesh.has_value()) {
+    return;
+  }
+  grad->setDeviceMesh(*sharding.mesh);
+  for (const auto& [parallel_type, logical_axis] : sharding.logical_axes) {
+    const int64_t shape_axis = getShardedLogicalAxis(like, parallel_type);
+    shardLogicalAxis(grad, logicalPositionOfShapeAxis(grad, shape_axis), parallel_type,
+                     sharding.via_split.at(parallel_type));
+  }
+}
+
+bool sameSharding(const TensorView* a, const TensorView* b) {
+  TensorSharding sa = shardingOf(a);
+  TensorSharding sb = shardingOf(b);
+  if (sa.mesh.has_value() != sb.mesh.has_value() || (sa.mesh && !(*sa.mesh == *sb.mesh))) {
+    return false;
+  }
+  for (ParallelType parallel_type : kDeviceParallelTypes) {
+    if (getShardedLogicalAxis(a, parallel_type) != getShardedLogicalAxis(b, parallel_type)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<int64_t> chosenPositions(const std::vector<int64_t>& asked,
+                                     const std::vector<Val*>& vals, const char* what) {
+  std::vector<int64_t> positions;
+  if (asked.empty()) {
+    for (size_t i = 0; i < vals.size(); ++i) {
+      if (isFloatingTensor(vals[i])) {
+        positions.push_back(static_cast<int64_t>(i));
+      }
+    }
+    return positions;
+  }
+  std::set<int64_t> seen;
+  for (int64_t position : asked) {
+    HOSTIR_CHECK(position >= 0 && position < static_cast<int64_t>(vals.size()),
+                 "differentiate: ", what, " ", position, " does not exist; the fusion has ",
+                 vals.size(), " ", what, "s");
+    HOSTIR_CHECK(isFloatingTensor(vals[static_cast<size_t>(position)]), "differentiate: ", what,
+                 " ", position, " (", vals[static_cast<size_t>(position)]->toInlineString(),
+                 ") is not a floating-point tensor; only those have grads");
+    HOSTIR_CHECK(seen.insert(position).second, "differentiate: ", what, " ", position,
+                 " is listed twice");
+    positions.push_back(position);
+  }
+  return positions;
+}
+
+// Builds the backward fusion: the forward's values it reads (PrimalValues)
+// are cloned into it from the forward's inputs, the saved tensors and, for
+// the rest, by recomputing their definitions.
+class BackwardBuilder : public PrimalValues {
+ public:
+  BackwardBuilder(const Fusion& forward, Fusion& backward, SavePolicy policy)
+      : forward_(forward), backward_(backward), cloner_(&backward), policy_(policy) {}
+
+  void addForwardInputs() {
+    for (Val* input : forward_.inputs()) {
+      backward_.addInput(cloner_.clone(input));
+      available_.insert(input);
+    }
+  }
+
+  // A tensor shaped and sharded as the forward tensor `like`, as an input.
+  TensorView* addGradInput(const TensorView* like) {
+    TensorView* grad = tensorLike(like);
+    backward_.addInput(grad);
+    return grad;
+  }
+
+  TensorView* zerosLike(const TensorView* like) {
+    TensorView* zero = zeros(extentsOf(like), like->dtype());
+    shardLike(zero, like);
+    return zero;
+  }
+
+  Val* primal(const Val* val) override {
+    if (available_.count(val) != 0) {
+      return cloner_.clone(val);
+    }
+    Expr* definition = val->definition();
+    if (definition == nullptr) {
+      return cloner_.clone(val);  // a constant or an extent's arithmetic
+    }
+    if (policy_ == SavePolicy::kSaveGemmOutputs &&
+        (definition->isA<MatmulOp>() || definition->isA<LinearOp>())) {
+      backward_.addInput(cloner_.clone(val));
+      saved_.push_back(val);
+      available_.insert(val);
+      return cloner_.clone(val);
+    }
+    for (Val* input : definition->inputs()) {
+      primal(input);
+    }
+    cloner_.clone(definition);  // recompute: its outputs become available
+    for (Val* output : definition->outputs()) {
+      available_.insert(output);
+    }
+    return cloner_.clone(val);
+  }
+
+  Val* extent(const Val* forward_extent) override {
+    return cloner_.clone(forward_extent);
+  }
+
+  const std::vector<const Val*>& saved() const {
+    return saved_;
+  }
+
+ private:
+  std::vector<Val*> extentsOf(const TensorView* like) {
+    std::vector<Val*> extents;
+    for (IterDomain* id : like->shapeDomain()) {
+      extents.push_back(cloner_.clone(id->extent()));
+    }
+    return extents;
+  }
+
+  TensorView* tensorLike(const TensorView* like) {
+    std::vector<IterDomain*> ids;
+    for (IterDomain* id : like->shapeDomain()) {
+      ids.push_back(IrBuilder::createInContainer<IterDomain>(
+          &backward_, cloner_.clone(id->extent()), id->iterType()));
+    }
+    TensorView* tv = makeTensorOver(&backward_, ids, like->dtype());
+    shardLike(tv, like);
+    return tv;
+  }
+
+  const Fusion& forward_;
+  Fusion& backward_;
+  IrCloner cloner_;
+  SavePolicy policy_;
+  std::unordered_set<const Val*> available_;
+  std::vector<const Val*> saved_;
+};
+
+// The exprs on a path from a grad input to a differentiated output.
+std::unordered_set<const Expr*> activeExprs(const std::vector<Expr*>& exprs,
+                                            const std::vector<const Val*>& grad_inputs,
+                                            const std::vector<const Val*>& outputs) {
+  std::unordered_set<const Val*> reached(grad_inputs.begin(), grad_inputs.end());
+  std::unordered_set<const Expr*> forward_reached;
+  for (const Expr* expr : exprs) {
+    bool any = std::any_of(expr->inputs().begin(), expr->inputs().end(),
+                           [&](const Val* input) { return reached.count(input) != 0; });
+    if (any) {
+      forward_reached.insert(expr);
+      for (const Val* output : expr->outputs()) {
+        if (isFloatingTensor(output)) {
+          reached.insert(output);
+        }
+      }
+    }
+  }
+  std::unordered_set<const Val*> needed(outputs.begin(), outputs.end());
+  std::unordered_set<const Expr*> active;
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    const Expr* expr = *it;
+    bool feeds = std::any_of(expr->outputs().begin(), expr->outputs().end(),
+                             [&](const Val* output) { return needed.count(output) != 0; });
+    if (feeds && forward_reached.count(expr) != 0) {
+      active.insert(expr);
+      for (const Val* input : expr->inputs()) {
+        if (isFloatingTensor(input)) {
+          needed.insert(input);
+        }
+      }
+    }
+  }
+  return active;
+}
+
+}  // namespace
+
+Differentiated differentiate(const Fusion& fusion, const DifferentiateOptions& options) {
+  Differentiated result;
+  result.differentiated_outputs = chosenPositions(options.outputs, fusion.outputs(), "output");
+  result.grad_inputs = chosenPositions(options.inputs, fusion.inputs(), "input");
+
+  std::vector<const Val*> grad_input_vals;
+  for (int64_t i : result.grad_inputs) {
+    grad_input_vals.push_back(fusion.inputs()[static_cast<size_t>(i)]);
+  }
+  std::vector<const Val*> output_vals;
+  for (int64_t i : result.differentiated_outputs) {
+    output_vals.push_back(fusion.outputs()[static_cast<size_t>(i)]);
+  }
+  const std::vector<Expr*> exprs = fusion.exprs();
+  const std::unordered_set<const Expr*> active = activeExprs(exprs, grad_input_vals, output_vals);
+
+  result.backward = std::make_unique<Fusion>();
+  Fusion& backward = *result.backward;
+  FusionGuard guard(&backward);
+  BackwardBuilder builder(fusion, backward, options.save);
+  builder.addForwardInputs();
+
+  // Grads accumulate per forward tensor; each gets its tensor's sharding.
+  std::unordered_map<const Val*, TensorView*> grads;
+  auto accumulate = [&](const Val* val, TensorView* grad) {
+    const auto* like = val->as<TensorView>();
+    shardLike(grad, like);
+    auto [it, inserted] = grads.try_emplace(val, grad);
+    if (!inserted) {
+      it->second = add(it->second, grad);
+      shardLike(it->second, like);
+    }
+  };
+  for (const Val* output : output_vals) {
+    accumulate(output, builder.addGradInput(output->as<TensorView>()));
+  }
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    const Expr* expr = *it;
+    if (active.count(expr) == 0) {
+      continue;
+    }
+    auto grad = grads.find(expr->output(0));
+    if (grad == grads.end()) {
+      continue;
+    }
+    std::vector<TensorView*> contributions = vectorJacobianProduct(expr, grad->second, builder);
+    for (size_t i = 0; i < contributions.size(); ++i) {
+      if (contributions[i] != nullptr) {
+        accumulate(expr->input(i), contributions[i]);
+      }
+    }
+  }
+
+  std::unordered_set<const Val*> placed;
+  for (const Val* input : grad_input_vals) {
+    const auto* like = input->as<TensorView>();
+    auto found = grads.find(input);
+    TensorView* grad = found == grads.end() ? builder.zerosLike(like) : found->second;
+    // An output of its own, placed as its input: a backward input (a grad
+    // passed straight through), a grad given to two inputs, or one placed
+    // as another tensor gets a copy.
+    if (grad->isFusionInput() || placed.count(grad) != 0 || !sameSharding(grad, like)) {
+      grad = set(grad);
+      shardLike(grad, like);
+    }
+    placed.insert(grad);
+    backward.addOutput(grad);
+  }
+
+  // The forward returns what the backward saved, after its own outputs.
+  result.forward = std::make_unique<Fusion>();
+  IrCloner forward_cloner = copyFusion(fusion, *result.forward);
+  for (const Val* saved : builder.saved()) {
+    const std::vector<Val*>& outputs = fusion.outputs();
+    auto existing = std::find(outputs.begin(), outputs.end(), saved);
+    if (existing != outputs.end()) {
+      result.saved_outputs.push_back(existing - outputs.begin());
+    } else {
+      result.saved_outputs.push_back(static_cast<int64_t>(result.forward->outputs().size()));
+      result.forward->addOutput(forward_cloner.clone(saved));
+    }
+  }
+  return result;
+}
+
+}  // namespace hostir

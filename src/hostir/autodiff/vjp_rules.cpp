@@ -1,0 +1,430 @@
+#include "hostir/autodiff/vjp_rules.h"
+
+#include <cmath>
+#include <numeric>
+#include <variant>
+
+#include "hostir/ir/arith.h"
+#include "hostir/ir/dispatch.h"
+#include "hostir/ir/fusion.h"
+#include "hostir/ir/iter_domain.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/tensor_factories.h"
+
+namespace hostir {
+
+namespace {
+
+TensorView* asTensor(Val* val) {
+  return val != nullptr && val->isA<TensorView>() ? val->as<TensorView>() : nullptr;
+}
+
+// Whether a grad flows to `val`: a floating-point tensor.
+bool takesGrad(const Val* val) {
+  return val->isA<TensorView>() && isFloatingType(val->dtype());
+}
+
+std::vector<Val*> extentsOf(const TensorView* tv) {
+  std::vector<Val*> extents;
+  for (IterDomain* id : tv->shapeDomain()) {
+    extents.push_back(id->extent());
+  }
+  return extents;
+}
+
+// `grad` (an op's result shape) summed down to `operand`'s shape, undoing
+// the broadcast of a binary op: leading axes the operand lacks are summed
+// away, and its size-1 broadcast axes that the result expanded are summed
+// keeping the axis.
+TensorView* sumToShape(TensorView* grad, const TensorView* operand) {
+  const int64_t lead = grad->rank() - operand->rank();
+  if (lead > 0) {
+    std::vector<int64_t> axes(static_cast<size_t>(lead));
+    std::iota(axes.begin(), axes.end(), 0);
+    grad = sum(grad, axes);
+  }
+  std::vector<IterDomain*> operand_shape = operand->shapeDomain();
+  std::vector<IterDomain*> grad_shape = grad->shapeDomain();
+  std::vector<int64_t> expanded;
+  for (size_t i = 0; i < operand_shape.size(); ++i) {
+    if (operand_shape[i]->isBroadcast() && !grad_shape[i]->isBroadcast()) {
+      expanded.push_back(static_cast<int64_t>(i));
+    }
+  }
+  return expanded.empty() ? grad : sum(grad, expanded, /*keep_dim=*/true);
+}
+
+// `grad` with size-1 axes expanded to `like`'s shape (same rank).
+TensorView* expandTo(TensorView* grad, const TensorView* like) {
+  return add(grad, zeros(extentsOf(like), grad->dtype()));
+}
+
+// `in` viewed with the given extents (a reshape whose sizes are symbolic).
+TensorView* reshapeToExtents(TensorView* in, const std::vector<Val*>& extents) {
+  Fusion* container = in->container();
+  TensorView* out = makeTensorOfExtents(container, extents, in->dtype());
+  IrBuilder::createInContainer<ReshapeOp>(container, std::vector<Val*>{in}, std::vector<Val*>{out},
+                                          std::vector<Attribute>{});
+  return out;
+}
+
+// The last two axes swapped.
+TensorView* transposeLast2(TensorView* tv) {
+  std::vector<int64_t> dims(static_cast<size_t>(tv->rank()));
+  std::iota(dims.begin(), dims.end(), 0);
+  std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+  return permute(tv, dims);
+}
+
+// A size-1 broadcast axis inserted before position `at` (0..rank).
+TensorView* unsqueeze(TensorView* tv, int64_t at) {
+  std::vector<bool> flags(static_cast<size_t>(tv->rank() + 1), false);
+  flags[static_cast<size_t>(at)] = true;
+  return broadcast(tv, flags);
+}
+
+class Rules : public OptInDispatch {
+ public:
+  Rules(TensorView* out_grad, PrimalValues& primals) : g_(out_grad), primals_(primals) {}
+
+  std::vector<TensorView*> run(const Expr* expr) {
+    grads_.assign(expr->inputs().size(), nullptr);
+    dispatch(expr);
+    return grads_;
+  }
+
+ private:
+  TensorView* primal(const Val* val) {
+    return primals_.primal(val)->as<TensorView>();
+  }
+  Val* primalVal(const Val* val) {
+    return primals_.primal(val);
+  }
+  // Sets input i's contribution when that input takes a grad.
+  void give(const Expr* expr, size_t i, TensorView* grad) {
+    if (takesGrad(expr->input(i))) {
+      grads_[i] = grad;
+    }
+  }
+
+  void handle(const LoadStoreOp* op) override {
+    give(op, 0, set(g_));
+  }
+
+  void handle(const UnaryOp* op) override {
+    if (!takesGrad(op->in())) {
+      return;
+    }
+    TensorView* g = g_;
+    switch (op->type()) {
+      case UnaryOpType::Neg: give(op, 0, neg(g)); return;
+      case UnaryOpType::Abs: {
+        // sign(x) * g, 0 at x == 0 as torch's abs backward.
+        TensorView* x = primal(op->in());
+        give(op, 0, where(gt(x, 0.0), g, where(lt(x, 0.0), neg(g), 0.0)));
+        return;
+      }
+      case UnaryOpType::Exp: give(op, 0, mul(g, primal(op->out()))); return;
+      case UnaryOpType::Log: give(op, 0, div(g, primal(op->in()))); return;
+      case UnaryOpType::Sqrt: give(op, 0, div(g, mul(primal(op->out()), 2.0))); return;
+      case UnaryOpType::Relu:
+        // 0 where x <= 0, as torch's threshold_backward.
+        give(op, 0, where(gt(primal(op->out()), 0.0), g, 0.0));
+        return;
+      case UnaryOpType::Sigmoid: {
+        TensorView* y = primal(op->out());
+        give(op, 0, mul(g, mul(y, sub(1.0, y))));
+        return;
+      }
+      case UnaryOpType::Tanh: {
+        TensorView* y = primal(op->out());
+        give(op, 0, mul(g, sub(1.0, mul(y, y))));
+        return;
+      }
+      case UnaryOpType::Gelu: {
+        // Exact (erf) GELU: d/dx x Phi(x) = Phi(x) + x phi(x).
+        TensorView* x = primal(op->in());
+        TensorView* cdf = mul(add(erf(mul(x, M_SQRT1_2)), 1.0), 0.5);
+        TensorView* pdf = mul(exp(mul(mul(x, x), -0.5)), 0.5 * M_2_SQRTPI * M_SQRT1_2);
+        give(op, 0, mul(g, add(cdf, mul(x, pdf))));
+        return;
+      }
+      case UnaryOpType::Cast: give(op, 0, castOp(op->in()->dtype(), g)); return;
+      case UnaryOpType::Rsqrt: {
+        TensorView* y = primal(op->out());
+        give(op, 0, mul(g, mul(mul(mul(y, y), y), -0.5)));
+        return;
+      }
+      case UnaryOpType::Erf: {
+        TensorView* x = primal(op->in());
+        give(op, 0, mul(g, mul(exp(neg(mul(x, x))), M_2_SQRTPI)));
+        return;
+      }
+    }
+  }
+
+  // Contribution to a binary op's operand i, summed to its shape.
+  void giveOperand(const BinaryOp* op, size_t i, TensorView* grad) {
+    if (takesGrad(op->input(i))) {
+      grads_[i] = sumToShape(grad, op->input(i)->as<TensorView>());
+    }
+  }
+
+  // d(a^b)/db = a^b log(a), 0 where a == 0 and b >= 0 (as torch, which
+  // takes the limit there instead of 0 * -inf).
+  TensorView* powExponentGrad(const BinaryOp* op, TensorView* g) {
+    TensorView* b = primal(op->rhs());
+    TensorView* scaled = mul(g, primal(op->out()));
+    if (TensorView* a = asTensor(primalVal(op->lhs()))) {
+      TensorView* term = mul(scaled, log(a));
+      return where(eq(a, 0.0), where(ge(b, 0.0), 0.0, term), term);
+    }
+    const auto* base = op->lhs()->as<Scalar>();
+    HOSTIR_CHECK(base->isConst(), "no gradient rule for ", op->toInlineString(),
+                 " with respect to its exponent when the base is a symbolic scalar; make the "
+                 "base a tensor or a constant");
+    const double c = std::visit([](auto v) { return static_cast<double>(v); }, *base->value());
+    TensorView* term = mul(scaled, std::log(c));
+    return c == 0.0 ? where(ge(b, 0.0), 0.0, term) : term;
+  }
+
+  void handle(const BinaryOp* op) override {
+    const bool lhs_grad = takesGrad(op->lhs());
+    const bool rhs_grad = takesGrad(op->rhs());
+    if (!lhs_grad && !rhs_grad) {
+      return;
+    }
+    TensorView* g = g_;
+    auto a = [&] { return primalVal(op->lhs()); };
+    auto b = [&] { return primalVal(op->rhs()); };
+    switch (op->type()) {
+      case BinaryOpType::Add:
+        giveOperand(op, 0, g);
+        giveOperand(op, 1, g);
+        return;
+      case BinaryOpType::Sub:
+        giveOperand(op, 0, g);
+        if (rhs_grad) {
+          giveOperand(op, 1, neg(g));
+        }
+        return;
+      case BinaryOpType::Mul:
+        if (lhs_grad) {
+          giveOperand(op, 0, mul(g, b()));
+        }
+        if (rhs_grad) {
+          giveOperand(op, 1, mul(g, a()));
+        }
+        return;
+      case BinaryOpType::Div:
+        if (lhs_grad) {
+          giveOperand(op, 0, div(g, b()));
+        }
+        if (rhs_grad) {
+          // d(a / b)/db = -(a / b) / b
+          giveOperand(op, 1, neg(div(mul(g, primal(op->out())), b())));
+        }
+        return;
+      case BinaryOpType::Maximum:
+      case BinaryOpType::Minimum: {
+        // The larger (smaller) operand takes the grad; a tie splits it in
+        // halves, as torch's maximum/minimum backward.
+        const bool is_max = op->type() == BinaryOpType::Maximum;
+        TensorView* wins = (is_max ? gt(a(), b()) : lt(a(), b()))->as<TensorView>();
+        TensorView* ties = eq(a(), b())->as<TensorView>();
+        TensorView* half = mul(g, 0.5);
+        if (lhs_grad) {
+          giveOperand(op, 0, where(wins, g, where(ties, half, 0.0)));
+        }
+        if (rhs_grad) {
+          giveOperand(op, 1, where(wins, 0.0, where(ties, half, g)));
+        }
+        return;
+      }
+      case BinaryOpType::Pow: {
+        if (lhs_grad) {
+          // b * a^(b - 1)
+          Val* b_minus_1 = sub(b(), IrBuilder::create<Scalar>(1.0));
+          giveOperand(op, 0, mul(g, mul(pow(a(), b_minus_1), b())->as<TensorView>()));
+        }
+        if (rhs_grad) {
+          giveOperand(op, 1, powExponentGrad(op, g));
+        }
+        return;
+      }
+      default:
+        HOSTIR_THROW("no gradient rule for ", op->toInlineString(), " (", toString(op->type()),
+                     "): it is not differentiable; differentiate only through add, sub, mul, "
+                     "div, maximum, minimum and pow, or leave its operands out of the grad "
+                     "inputs");
+    }
+  }
+
+  void handle(const ReductionOp* op) override {
+    if (!takesGrad(op->in())) {
+      return;
+    }
+    TensorView* x = primal(op->in());
+    const std::vector<int64_t>& axes = op->axes();
+    std::vector<bool> reduced(static_cast<size_t>(x->rank()), false);
+    for (int64_t axis : axes) {
+      reduced[static_cast<size_t>(axis)] = true;
+    }
+    TensorView* spread = broadcast(g_, reduced);
+    switch (op->type()) {
+      case ReductionOpType::Sum: give(op, 0, expandTo(spread, x)); return;
+      case ReductionOpType::Max:
+      case ReductionOpType::Min: {
+        // Split evenly among the elements equal to the extremum, as torch's
+        // amax/amin backward.
+        TensorView* hit = eq(x, broadcast(primal(op->out()), reduced));
+        TensorView* count = sum(castOp(g_->dtype(), hit), axes, /*keep_dim=*/true);
+        give(op, 0, where(hit, div(spread, count), 0.0));
+        return;
+      }
+      case ReductionOpType::Product:
+        HOSTIR_THROW("no gradient rule for ", op->toInlineString(),
+                     " (a product reduction): its grad at zeros needs products that leave one "
+                     "element out; write it as exp(sum(log(x))) for positive x");
+    }
+  }
+
+  void handle(const BroadcastOp* op) override {
+    std::vector<int64_t> inserted;
+    const std::vector<int64_t>& flags = op->isBroadcastDims();
+    for (size_t i = 0; i < flags.size(); ++i) {
+      if (flags[i] != 0) {
+        inserted.push_back(static_cast<int64_t>(i));
+      }
+    }
+    give(op, 0, inserted.empty() ? set(g_) : sum(g_, inserted));
+  }
+
+  void handle(const MatmulOp* op) override {
+    // 1-D operands as at::matmul treats them: a [K] lhs is [1, K] whose
+    // row axis the result drops, a [K] rhs is [K, 1] whose column it drops.
+    TensorView* a = primal(op->a());
+    TensorView* b = primal(op->b());
+    const bool a_vector = a->rank() == 1;
+    const bool b_vector = b->rank() == 1;
+    TensorView* a2 = a_vector ? unsqueeze(a, 0) : a;
+    TensorView* b2 = b_vector ? unsqueeze(b, 1) : b;
+    TensorView* g2 = g_;
+    if (a_vector) {
+      g2 = unsqueeze(g2, b_vector ? 0 : g2->rank() - 1);  // before N
+    }
+    if (b_vector) {
+      g2 = unsqueeze(g2, g2->rank());
+    }
+    if (takesGrad(op->a())) {
+      TensorView* ga = sumToShape(matmul(g2, transposeLast2(b2)), a2);
+      give(op, 0, a_vector ? sum(ga, {0}) : ga);
+    }
+    if (takesGrad(op->b())) {
+      TensorView* gb = sumToShape(matmul(transposeLast2(a2), g2), b2);
+      give(op, 1, b_vector ? sum(gb, {1}) : gb);
+    }
+  }
+
+  void handle(const LinearOp* op) override {
+    // out[..., N] = in[..., K] @ W[N, K]^T (+ bias[N]).
+    TensorView* in = primal(op->in());
+    TensorView* weight = primal(op->weight());
+    if (takesGrad(op->in())) {
+      give(op, 0, matmul(g_, weight));
+    }
+    if (takesGrad(op->weight())) {
+      TensorView* g2 = g_;
+      TensorView* in2 = in;
+      if (in->rank() == 1) {
+        g2 = unsqueeze(g_, 0);
+        in2 = unsqueeze(in, 0);
+      } else if (in->rank() > 2) {
+        // The rows of every leading axis as one [M, .] matrix.
+        Val* rows = IrBuilder::create<Scalar>(int64_t{1});
+        std::vector<IterDomain*> shape = in->shapeDomain();
+        for (size_t i = 0; i + 1 < shape.size(); ++i) {
+          rows = mul(rows, shape[i]->extent());
+        }
+        g2 = reshapeToExtents(g_, {rows, g_->shapeDomain().back()->extent()});
+        in2 = reshapeToExtents(in, {rows, shape.back()->extent()});
+      }
+      give(op, 1, matmul(transposeLast2(g2), in2));
+    }
+    if (op->hasBias() && takesGrad(op->bias())) {
+      std::vector<int64_t> rows(static_cast<size_t>(g_->rank() - 1));
+      std::iota(rows.begin(), rows.end(), 0);
+      give(op, 2, rows.empty() ? set(g_) : sum(g_, rows));
+    }
+  }
+
+  void handle(const SelectOp* op) override {
+    // The grad lands in row `index` of `dim`; every other row gets 0.
+    TensorView* x = primal(op->in());
+    const auto dim = static_cast<size_t>(op->dim());
+    std::vector<IterDomain*> shape = x->shapeDomain();
+    TensorView* positions = iota(shape[dim]->extent(), IrBuilder::create<Scalar>(int64_t{0}),
+                                 IrBuilder::create<Scalar>(int64_t{1}));
+    std::vector<bool> around(shape.size(), true);
+    around[dim] = false;
+    TensorView* row = eq(broadcast(positions, around), primalVal(op->index()))->as<TensorView>();
+    give(op, 0, where(row, unsqueeze(g_, op->dim()), 0.0));
+  }
+
+  void handle(const SliceOp* op) override {
+    HOSTIR_THROW("no gradient rule for ", op->toInlineString(),
+                 " (slice): its grad pads the slice's grad back to the input's extent, and the "
+                 "IR has no pad op yet; differentiate through select, or keep the slice out of "
+                 "the path to the differentiated outputs");
+  }
+
+  void handle(const PermuteOp* op) override {
+    const std::vector<int64_t>& dims = op->dims();
+    std::vector<int64_t> inverse(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) {
+      inverse[static_cast<size_t>(dims[i])] = static_cast<int64_t>(i);
+    }
+    give(op, 0, permute(g_, inverse));
+  }
+
+  void handle(const ReshapeOp* op) override {
+    std::vector<Val*> extents;
+    for (IterDomain* id : op->in()->shapeDomain()) {
+      extents.push_back(primals_.extent(id->extent()));
+    }
+    give(op, 0, reshapeToExtents(g_, extents));
+  }
+
+  void handle(const WhereOp* op) override {
+    TensorView* condition = primal(op->condition());
+    if (takesGrad(op->a())) {
+      grads_[1] = sumToShape(where(condition, g_, 0.0), op->a()->as<TensorView>());
+    }
+    if (takesGrad(op->b())) {
+      grads_[2] = sumToShape(where(condition, 0.0, g_), op->b()->as<TensorView>());
+    }
+  }
+
+  // Constants: nothing flows back.
+  void handle(const FullOp* /*op*/) override {}
+  void handle(const IotaOp* /*op*/) override {}
+
+  void unhandled(const Expr* expr) override {
+    HOSTIR_THROW("no gradient rule for ", expr->toInlineString(), ": ", expr->displayName(),
+                 " is not differentiable here");
+  }
+
+  std::vector<TensorView*> grads_;
+  TensorView* g_;
+  PrimalValues& primals_;
+};
+
+}  // namespace
+
+std::vector<TensorView*> vectorJacobianProduct(const Expr* expr, TensorView* out_grad,
+                                               PrimalValues& primals) {
+  return Rules(out_grad, primals).run(expr);
+}
+
+}  // namespace hostir

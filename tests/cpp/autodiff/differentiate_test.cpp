@@ -1,0 +1,372 @@
+// hostir's backward fusions against torch autograd on the same inputs, in
+// float32 and float64, through the host executor (compiled kernels, or ATen
+// in the .aten variant).
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hostir/autodiff/differentiate.h"
+#include "hostir/ir/arith.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/tensor_factories.h"
+#include "hostir/runtime/host_executor.h"
+#include "lowering/lowering_test_utils.h"
+#include "runtime/runtime_test_utils.h"
+
+namespace hostir::test {
+namespace {
+
+using TorchProgram = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
+DataType dtypeOf(at::ScalarType type) {
+  return type == at::kDouble ? DataType::Double : DataType::Float;
+}
+
+// Tolerances that a grad computed in float32 instead of float64 would fail.
+double gradRtol(at::ScalarType type) {
+  return type == at::kDouble ? 1e-10 : 1e-4;
+}
+double gradAtol(at::ScalarType type) {
+  return type == at::kDouble ? 1e-10 : 1e-5;
+}
+
+struct Grads {
+  std::vector<at::Tensor> outputs;
+  std::vector<at::Tensor> input_grads;
+};
+
+// Runs the forward and the backward of `d` on `inputs`, the output grads
+// `output_grads` seeding the backward.
+Grads runDifferentiated(const Differentiated& d, const std::vector<at::Tensor>& inputs,
+                        const std::vector<at::Tensor>& output_grads) {
+  Grads grads;
+  HostExecutor forward(*d.forward);
+  grads.outputs = forward.run(inputs);
+  std::vector<at::Tensor> backward_inputs = inputs;
+  backward_inputs.insert(backward_inputs.end(), output_grads.begin(), output_grads.end());
+  for (int64_t saved : d.saved_outputs) {
+    backward_inputs.push_back(grads.outputs.at(static_cast<size_t>(saved)));
+  }
+  HostExecutor backward(*d.backward);
+  grads.input_grads = backward.run(backward_inputs);
+  return grads;
+}
+
+// Torch autograd's grads of every input of `reference` on the same inputs
+// and output grads.
+std::vector<at::Tensor> torchGrads(const TorchProgram& reference,
+                                   const std::vector<at::Tensor>& inputs,
+                                   const std::vector<at::Tensor>& output_grads) {
+  std::vector<at::Tensor> leaves;
+  for (const at::Tensor& input : inputs) {
+    leaves.push_back(input.detach().clone().requires_grad_(true));
+  }
+  std::vector<at::Tensor> outputs = reference(leaves);
+  std::vector<at::Tensor> grads =
+      torch::autograd::grad(outputs, leaves, output_grads, /*retain_graph=*/false,
+                            /*create_graph=*/false, /*allow_unused=*/true);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) {
+      grads[i] = at::zeros_like(inputs[i]);
+    }
+  }
+  return grads;
+}
+
+// Differentiates `fusion` with both save policies and compares outputs and
+// every input's grad with torch autograd.
+void expectGradsMatchTorch(const Fusion& fusion, const TorchProgram& reference,
+                           const std::vector<at::Tensor>& inputs) {
+  const at::ScalarType type = inputs.front().scalar_type();
+  std::vector<at::Tensor> expected_outputs = reference(inputs);
+  std::vector<at::Tensor> output_grads;
+  for (const at::Tensor& output : expected_outputs) {
+    output_grads.push_back(at::randn(output.sizes(), output.options()));  // contiguous
+  }
+  std::vector<at::Tensor> expected = torchGrads(reference, inputs, output_grads);
+  for (SavePolicy policy : {SavePolicy::kSaveGemmOutputs, SavePolicy::kRecomputeAll}) {
+    SCOPED_TRACE(policy == SavePolicy::kRecomputeAll ? "recompute all" : "save GEMM outputs");
+    Differentiated d = differentiate(fusion, {.save = policy});
+    Grads grads = runDifferentiated(d, inputs, output_grads);
+    for (size_t i = 0; i < expected_outputs.size(); ++i) {
+      EXPECT_TRUE(allClose(grads.outputs[i], expected_outputs[i], gradRtol(type), gradAtol(type)))
+          << "output " << i;
+    }
+    ASSERT_EQ(grads.input_grads.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_TRUE(allClose(grads.input_grads[i], expected[i], gradRtol(type), gradAtol(type)))
+          << "grad of input " << i;
+    }
+  }
+}
+
+class DifferentiateTest : public ::testing::TestWithParam<at::ScalarType> {
+ protected:
+  DataType dtype() const {
+    return dtypeOf(GetParam());
+  }
+  at::TensorOptions options() const {
+    return at::TensorOptions().dtype(GetParam());
+  }
+  TensorView* input(Fusion& fusion, int64_t ndims) {
+    TensorView* tv = makeContigTensor(ndims, dtype());
+    fusion.addInput(tv);
+    return tv;
+  }
+  TensorView* input(Fusion& fusion, const std::vector<int64_t>& sizes) {
+    TensorView* tv = makeContigConcreteTensor(sizes, dtype());
+    fusion.addInput(tv);
+    return tv;
+  }
+};
+
+TEST_P(DifferentiateTest, EveryUnaryOp) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = input(fusion, 2);
+  TensorView* positive = add(abs(x), 0.5);
+  TensorView* y = add(mul(tanh(x), sigmoid(x)), exp(mul(x, 0.3)));
+  y = add(y, div(log(positive), sqrt(positive)));
+  y = add(y, mul(relu(x), gelu(x)));
+  y = add(y, sub(rsqrt(positive), erf(neg(x))));
+  fusion.addOutput(y);
+  auto reference = [](const std::vector<at::Tensor>& in) {
+    at::Tensor x = in[0];
+    at::Tensor positive = x.abs() + 0.5;
+    return std::vector<at::Tensor>{(x.tanh() * x.sigmoid() + (x * 0.3).exp()) +
+                                   positive.log() / positive.sqrt() + x.relu() * at::gelu(x) +
+                                   (positive.rsqrt() - (-x).erf())};
+  };
+  expectGradsMatchTorch(fusion, reference, {at::randn({6, 9}, options())});
+}
+
+TEST_P(DifferentiateTest, BinaryOpsBroadcastAndSumBack) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* a = input(fusion, 2);
+  TensorView* b = input(fusion, 1);
+  TensorView* c = input(fusion, {-1, 1});
+  TensorView* positive = add(abs(a), 1.0);
+  TensorView* y = sub(mul(a, b), div(c, add(abs(b), 1.0)));
+  y = add(y, maximum(a, c));
+  y = add(y, minimum(b, a));
+  y = add(y, pow(positive, b));
+  y = add(y, pow(a, 3));
+  fusion.addOutput(y);
+  auto reference = [](const std::vector<at::Tensor>& in) {
+    const at::Tensor &a = in[0], &b = in[1], &c = in[2];
+    at::Tensor y = a * b - c / (b.abs() + 1.0);
+    y = y + at::maximum(a, c) + at::minimum(b, a);
+    return std::vector<at::Tensor>{y + at::pow(a.abs() + 1.0, b) + a.pow(3)};
+  };
+  expectGradsMatchTorch(
+      fusion, reference,
+      {at::randn({5, 7}, options()), at::randn({7}, options()), at::randn({5, 1}, options())});
+}
+
+TEST_P(DifferentiateTest, ReductionsAndNormalizations) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = input(fusion, 2);
+  TensorView* weight = input(fusion, 1);
+  TensorView* bias = input(fusion, 1);
+  fusion.addOutput(sum(mul(x, x), {1}));
+  fusion.addOutput(max(x, {0}));
+  fusion.addOutput(softmax(x, -1));
+  fusion.addOutput(logSoftmax(x, 0));
+  fusion.addOutput(layerNorm(x, 1, weight, bias));
+  fusion.addOutput(rmsNorm(x, 1, weight));
+  fusion.addOutput(var(x, {1}, 1, /*keep_dim=*/true));
+  auto reference = [](const std::vector<at::Tensor>& in) {
+    const at::Tensor &x = in[0], &w = in[1], &b = in[2];
+    at::Tensor rms = x * at::rsqrt((x * x).mean({1}, true) + 1e-6) * w;
+    return std::vector<at::Tensor>{(x * x).sum({1}),
+                                   std::get<0>(x.max(0)),
+                                   x.softmax(-1),
+                                   x.log_softmax(0),
+                                   at::layer_norm(x, {x.size(1)}, w, b),
+                                   rms,
+                                   x.var({1}, true, true)};
+  };
+  expectGradsMatchTorch(
+      fusion, reference,
+      {at::randn({6, 10}, options()), at::randn({10}, options()), at::randn({10}, options())});
+}
+
+TEST_P(DifferentiateTest, MatmulsOfEveryRankAndLinear) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* a = input(fusion, 3);       // [2, 4, 5]
+  TensorView* b = input(fusion, 2);       // [5, 3]
+  TensorView* v = input(fusion, 1);       // [5]
+  TensorView* x = input(fusion, 3);       // [2, 4, 5]
+  TensorView* weight = input(fusion, 2);  // [6, 5]
+  TensorView* bias = input(fusion, 1);    // [6]
+  fusion.addOutput(matmul(a, b));
+  fusion.addOutput(matmul(a, v));
+  fusion.addOutput(matmul(v, b));
+  fusion.addOutput(matmul(v, v));
+  fusion.addOutput(linear(x, weight, bias));
+  fusion.addOutput(linear(v, weight));
+  auto reference = [](const std::vector<at::Tensor>& in) {
+    return std::vector<at::Tensor>{at::matmul(in[0], in[1]),        at::matmul(in[0], in[2]),
+                                   at::matmul(in[2], in[1]),        at::matmul(in[2], in[2]),
+                                   at::linear(in[3], in[4], in[5]), at::linear(in[2], in[4])};
+  };
+  expectGradsMatchTorch(
+      fusion, reference,
+      {at::randn({2, 4, 5}, options()), at::randn({5, 3}, options()), at::randn({5}, options()),
+       at::randn({2, 4, 5}, options()), at::randn({6, 5}, options()), at::randn({6}, options())});
+}
+
+TEST_P(DifferentiateTest, ViewsSelectAndWhere) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = input(fusion, {4, 6});
+  TensorView* y = input(fusion, {4, 6});
+  fusion.addOutput(permute(mul(x, y), {1, 0}));
+  fusion.addOutput(reshape(x, {3, 8}));
+  fusion.addOutput(select(y, 0, 2));
+  fusion.addOutput(where(gt(x, y), x, mul(y, 2.0)));
+  auto reference = [](const std::vector<at::Tensor>& in) {
+    const at::Tensor &x = in[0], &y = in[1];
+    return std::vector<at::Tensor>{(x * y).permute({1, 0}), x.reshape({3, 8}), y.select(0, 2),
+                                   at::where(x > y, x, y * 2.0)};
+  };
+  expectGradsMatchTorch(fusion, reference,
+                        {at::randn({4, 6}, options()), at::randn({4, 6}, options())});
+}
+
+// A causal attention head and a GELU MLP: the ops of a transformer layer.
+TEST_P(DifferentiateTest, CausalAttentionAndMlp) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = input(fusion, 2);   // [T, H]
+  TensorView* wq = input(fusion, 2);  // [H, D]
+  TensorView* wk = input(fusion, 2);
+  TensorView* w1 = input(fusion, 2);  // [F, H]
+  TensorView* w2 = input(fusion, 2);  // [H, F]
+  TensorView* q = matmul(x, wq);
+  TensorView* k = matmul(x, wk);
+  Val* tokens = x->getLogicalDomain()[0]->extent();
+  TensorView* scores = mul(matmul(q, permute(k, {1, 0})), 0.5);
+  TensorView* probs = softmax(where(causalMask(tokens, tokens), scores, -INFINITY), -1);
+  TensorView* attended = add(x, matmul(probs, x));
+  fusion.addOutput(linear(gelu(linear(attended, w1)), w2));
+  auto reference = [](const std::vector<at::Tensor>& in) {
+    const at::Tensor& x = in[0];
+    at::Tensor scores = at::matmul(at::matmul(x, in[1]), at::matmul(x, in[2]).t()) * 0.5;
+    const int64_t t = x.size(0);
+    at::Tensor mask = at::ones({t, t}, at::kBool).tril();
+    at::Tensor probs = at::where(mask, scores, -INFINITY).softmax(-1);
+    at::Tensor attended = x + at::matmul(probs, x);
+    return std::vector<at::Tensor>{at::linear(at::gelu(at::linear(attended, in[3])), in[4])};
+  };
+  expectGradsMatchTorch(
+      fusion, reference,
+      {at::randn({8, 6}, options()), at::randn({6, 4}, options()), at::randn({6, 4}, options()),
+       at::randn({12, 6}, options()), at::randn({6, 12}, options())});
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, DifferentiateTest, ::testing::Values(at::kFloat, at::kDouble),
+                         [](const ::testing::TestParamInfo<at::ScalarType>& info) {
+                           return std::string(info.param == at::kDouble ? "Double" : "Float");
+                         });
+
+// --- what is saved, and what the backward reads --------------------------
+
+int64_t countOf(const Fusion& fusion, const std::function<bool(const Expr*)>& is_kind) {
+  int64_t count = 0;
+  for (const Expr* expr : fusion.exprs()) {
+    count += is_kind(expr) ? 1 : 0;
+  }
+  return count;
+}
+
+TEST(DifferentiateSave, GemmOutputsAreSavedAndPointwiseOpsRecomputed) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* w1 = makeContigTensor(2);
+  TensorView* w2 = makeContigTensor(2);
+  fusion.addInput(x);
+  fusion.addInput(w1);
+  fusion.addInput(w2);
+  fusion.addOutput(linear(gelu(linear(x, w1)), w2));
+  auto isLinear = [](const Expr* expr) { return expr->isA<LinearOp>(); };
+  auto isGelu = [](const Expr* expr) {
+    return expr->isA<UnaryOp>() && expr->as<UnaryOp>()->type() == UnaryOpType::Gelu;
+  };
+
+  Differentiated saving = differentiate(fusion);
+  // The first linear's result is saved (the second's is the output, which
+  // the backward does not read): one extra forward output, no linear in
+  // the backward, the GELU recomputed from the saved result.
+  EXPECT_EQ(saving.saved_outputs, std::vector<int64_t>{1});
+  EXPECT_EQ(saving.forward->outputs().size(), 2u);
+  EXPECT_EQ(countOf(*saving.backward, isLinear), 0);
+  EXPECT_EQ(countOf(*saving.backward, isGelu), 1);
+  EXPECT_EQ(saving.backward->inputs().size(), 3u + 1u + 1u);
+
+  Differentiated recomputing = differentiate(fusion, {.save = SavePolicy::kRecomputeAll});
+  EXPECT_TRUE(recomputing.saved_outputs.empty());
+  EXPECT_EQ(countOf(*recomputing.backward, isLinear), 1);  // the first linear, recomputed
+}
+
+TEST(DifferentiateSave, AnInputThatReachesNoOutputGetsZeros) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* unused = makeContigTensor(1);
+  fusion.addInput(x);
+  fusion.addInput(unused);
+  fusion.addOutput(mul(x, 3.0));
+  Differentiated d = differentiate(fusion);
+  at::Tensor xs = at::randn({3, 4});
+  at::Tensor gy = at::randn({3, 4});
+  Grads grads = runDifferentiated(d, {xs, at::randn({5})}, {gy});
+  EXPECT_TRUE(allClose(grads.input_grads[0], gy * 3.0));
+  EXPECT_TRUE(at::equal(grads.input_grads[1], at::zeros({5})));
+}
+
+// --- errors -----------------------------------------------------------------
+
+TEST(DifferentiateErrors, AnOpWithoutARuleIsNamed) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  fusion.addInput(x);
+  fusion.addOutput(exp(slice(x, 0, 1, 3)));
+  expectErrorContaining([&] { differentiate(fusion); }, {"no gradient rule for", "slice"});
+
+  Fusion product;
+  FusionGuard fg2(&product);
+  TensorView* y = makeContigTensor(2);
+  product.addInput(y);
+  product.addOutput(prod(y, {0}));
+  expectErrorContaining([&] { differentiate(product); }, {"no gradient rule for", "product"});
+}
+
+TEST(DifferentiateErrors, PositionsMustNameFloatingTensors) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* mask = makeContigTensor(2, DataType::Bool);
+  fusion.addInput(x);
+  fusion.addInput(mask);
+  fusion.addOutput(where(mask, x, 0.0));
+  expectErrorContaining([&] { differentiate(fusion, {.inputs = {1}}); },
+                        {"input 1", "not a floating-point tensor"});
+  expectErrorContaining([&] { differentiate(fusion, {.outputs = {3}}); },
+                        {"output 3 does not exist", "1 outputs"});
+  expectErrorContaining([&] { differentiate(fusion, {.inputs = {0, 0}}); }, {"listed twice"});
+}
+
+}  // namespace
+}  // namespace hostir::test
