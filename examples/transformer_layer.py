@@ -312,26 +312,12 @@ def main():
               f"max |y - torch| = {error:.2e} {'OK' if program['check'] else 'MISMATCH'}, "
               f"output sharding {program['fd'].last_output_shardings[0]}")
 
-    # Runs of the programs interleave, so a change in the machine's load hits
-    # them alike.
-    for program in programs:
-        program["runs_ms"] = []
-    for _ in range(args.runs):
-        for program in programs:
-            program["runs_ms"].append(
-                timed(lambda: program["fd"].execute(inputs, args.streams)))
-    if args.trace:
-        # One more run of the first program, traced.
-        with hostir.trace(args.trace + ".json") as trace:
-            timed(lambda: programs[0]["fd"].execute(inputs, args.streams))
-        print(f"[rank {rank}] trace of {title(programs[0])} written to {trace.path} "
-              f"({trace.events} work items)")
     # --baselines: the layer's two blocks of collectives alone, as the
     # unchunked program and each chunked program (auto's too) move them, each
     # of those programs' compute alone (its collectives replaced by local
     # copies: fd.execute_compute_only), and the compute as plain torch for
-    # reference; runs interleaved as sp-layer's. Keys: (name, chunks).
-    baselines = {}
+    # reference; timed with the programs below. Keys: (name, chunks).
+    baselines, bodies = {}, []
     if args.baselines:
         x_full = dist.all_gather_tensor(inputs[0])
         communication = dist.BlockCommunication(inputs[0], tokens, blocks=2)
@@ -342,10 +328,23 @@ def main():
                     lambda c=c: by_chunks[c].execute_compute_only(inputs, args.streams))
                    for c in comm_chunks]
         bodies.append((("compute-only-aten", 1), lambda: compute_only(x_full, inputs, hd)))
-        for _ in range(args.runs):
-            for key, body in bodies:
-                baselines.setdefault(key, []).append(timed(body))
 
+    # Runs of the programs and of the baselines interleave, so a change in the
+    # machine's load hits them alike.
+    for program in programs:
+        program["runs_ms"] = []
+    for _ in range(args.runs):
+        for program in programs:
+            program["runs_ms"].append(
+                timed(lambda: program["fd"].execute(inputs, args.streams)))
+        for key, body in bodies:
+            baselines.setdefault(key, []).append(timed(body))
+    if args.trace:
+        # One more run of the first program, traced.
+        with hostir.trace(args.trace + ".json") as trace:
+            timed(lambda: programs[0]["fd"].execute(inputs, args.streams))
+        print(f"[rank {rank}] trace of {title(programs[0])} written to {trace.path} "
+              f"({trace.events} work items)")
     if rank == 0:
         report_figures(args, devices, budget, machine, choice, programs, baselines)
     print(f"[rank {rank}] {'PASSED' if ok else 'FAILED'}")

@@ -275,13 +275,46 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     report["auto"] = autoReport(*auto_choice);
   }
   report["programs"] = nlohmann::json::array();
-  // Runs of the programs interleave, so a change in the machine's load hits
-  // them alike.
+  // --baselines: the communication alone as the unchunked program moves it
+  // and as each chunked program (auto's too) does, and each of those
+  // programs' compute alone (its collectives replaced by local copies), plus
+  // the compute as plain ATen for reference.
+  std::vector<int64_t> comm_chunks{1};
+  for (const Program& program : programs) {
+    if (program.chunks > 1 && std::ranges::find(comm_chunks, program.chunks) == comm_chunks.end()) {
+      comm_chunks.push_back(program.chunks);
+    }
+  }
+  std::ranges::sort(comm_chunks);
+  // The program that computes alone for each chunk count.
+  std::vector<const Program*> compute_programs;
+  for (int64_t chunks : comm_chunks) {
+    compute_programs.push_back(&*std::ranges::find(programs, chunks, &Program::chunks));
+  }
+  std::vector<std::vector<double>> comm_times(comm_chunks.size());
+  std::vector<std::vector<double>> compute_times(comm_chunks.size());
+  std::vector<double> aten_times;
+  // Runs of the programs and of the baselines interleave, so a change in the
+  // machine's load hits them alike (a bound timed under another load than
+  // its program would not bound it).
   std::vector<std::vector<double>> times(programs.size());
   for (int run = 0; run < options.runs; ++run) {
     for (size_t i = 0; i < programs.size(); ++i) {
       times[i].push_back(
           timedRuns(1, communicator, [&] { programs[i].executor->run(job.inputs); }).front());
+    }
+    if (!options.baselines) {
+      continue;
+    }
+    for (size_t i = 0; i < comm_chunks.size(); ++i) {
+      comm_times[i].push_back(
+          timedRuns(1, communicator, [&] { job.communication_only->run(comm_chunks[i]); }).front());
+      compute_times[i].push_back(timedRuns(1, communicator, [&] {
+                                   compute_programs[i]->executor->runComputeOnly(job.inputs);
+                                 }).front());
+    }
+    if (job.compute_only_aten) {
+      aten_times.push_back(timedRuns(1, communicator, job.compute_only_aten).front());
     }
   }
   std::vector<std::pair<std::string, double>> rows_out;
@@ -303,40 +336,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     runtime::Tracer::global().endStretch(stretch, path);
     std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
   }
-  // --baselines: the communication alone as the unchunked program moves it
-  // and as each chunked program (auto's too) does, and each of those
-  // programs' compute alone (its collectives replaced by local copies), plus
-  // the compute as plain ATen for reference; runs interleaved like the
-  // programs'.
-  std::vector<int64_t> comm_chunks{1};
-  for (const Program& program : programs) {
-    if (program.chunks > 1 && std::ranges::find(comm_chunks, program.chunks) == comm_chunks.end()) {
-      comm_chunks.push_back(program.chunks);
-    }
-  }
-  std::ranges::sort(comm_chunks);
-  // The program that computes alone for each chunk count.
-  std::vector<const Program*> compute_programs;
-  for (int64_t chunks : comm_chunks) {
-    compute_programs.push_back(&*std::ranges::find(programs, chunks, &Program::chunks));
-  }
-  std::vector<std::vector<double>> comm_times(comm_chunks.size());
-  std::vector<std::vector<double>> compute_times(comm_chunks.size());
-  std::vector<double> aten_times;
   if (options.baselines) {
-    for (int run = 0; run < options.runs; ++run) {
-      for (size_t i = 0; i < comm_chunks.size(); ++i) {
-        comm_times[i].push_back(timedRuns(1, communicator, [&] {
-                                  job.communication_only->run(comm_chunks[i]);
-                                }).front());
-        compute_times[i].push_back(timedRuns(1, communicator, [&] {
-                                     compute_programs[i]->executor->runComputeOnly(job.inputs);
-                                   }).front());
-      }
-      if (job.compute_only_aten) {
-        aten_times.push_back(timedRuns(1, communicator, job.compute_only_aten).front());
-      }
-    }
     for (const auto& [name, all_times] :
          {std::pair{"comm-only", &comm_times}, std::pair{"compute-only", &compute_times}}) {
       for (size_t i = 0; i < comm_chunks.size(); ++i) {
