@@ -122,3 +122,34 @@ def test_errors_name_the_cause(cache):
     with pytest.raises(hostir.Error, match="both name input 1"):
         Module(mlp_definition(hostir.FusionCache()),
                {"a": (1, torch.randn(2, 2)), "b": (1, torch.randn(2, 2))})
+
+
+# --- sharded: the backward's collectives come from the sharding passes ------
+
+def _launch(ranks, *args):
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    from conftest import build_dir
+
+    here = pathlib.Path(__file__).resolve().parent
+    script = here / "autograd_sharded_script.py"
+    env = dict(os.environ, HOSTIR_COMM_TIMEOUT_S="60", OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(pathlib.Path(hostir.__file__).resolve().parents[1]), str(here)]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    command = [sys.executable, str(script), *args]
+    if ranks > 1:
+        command = [str(build_dir() / "tools" / "hostir"), "launch", "-n", str(ranks), "--"] + command
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    for rank in range(ranks):
+        assert f"rank {rank} of {ranks}: OK" in output, output
+
+
+@pytest.mark.parametrize("ranks,chunks", [(1, 1), (2, 1), (2, 2), (4, 2)])
+def test_sharded_mlp_grads_and_adamw_steps_match_torch(ranks, chunks):
+    _launch(ranks, "--chunks", str(chunks))

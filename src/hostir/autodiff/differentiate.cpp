@@ -12,6 +12,7 @@
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/presegmentation_passes.h"
 #include "hostir/multidevice/sharding.h"
 
 namespace hostir {
@@ -135,7 +136,14 @@ class BackwardBuilder : public PrimalValues {
     }
     if (policy_ == SavePolicy::kSaveGemmOutputs &&
         (definition->isA<MatmulOp>() || definition->isA<LinearOp>())) {
-      backward_.addInput(cloner_.clone(val));
+      auto* saved = cloner_.clone(val)->as<TensorView>();
+      // Inputs arrive whole: the forward's Stream chunks of it stay there.
+      for (IterDomain* id : saved->getLoopDomain()) {
+        if (id->isStream()) {
+          id->parallelize(ParallelType::Serial);
+        }
+      }
+      backward_.addInput(saved);
       saved_.push_back(val);
       available_.insert(val);
       return cloner_.clone(val);
@@ -224,7 +232,22 @@ std::unordered_set<const Expr*> activeExprs(const std::vector<Expr*>& exprs,
 
 }  // namespace
 
-Differentiated differentiate(const Fusion& fusion, const DifferentiateOptions& options) {
+Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptions& options) {
+  // Every tensor of a sharded fusion placed first (as the executor places
+  // them before segmenting), so that each grad takes a placement: a grad
+  // left unplaced would be placed by whichever operand propagation meets
+  // first, which need not be a placement the collectives can reach.
+  Fusion fusion;
+  copyFusion(user_fusion, fusion);
+  const bool sharded = std::any_of(
+      fusion.statements().begin(), fusion.statements().end(), [](const auto& statement) {
+        const auto* tv = dynamic_cast<const TensorView*>(statement.get());
+        return tv != nullptr && tv->hasDeviceMesh();
+      });
+  if (sharded) {
+    validateShardings(&fusion);
+    propagateShardings(&fusion);
+  }
   Differentiated result;
   result.differentiated_outputs = chosenPositions(options.outputs, fusion.outputs(), "output");
   result.grad_inputs = chosenPositions(options.inputs, fusion.inputs(), "input");
