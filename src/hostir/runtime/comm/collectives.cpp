@@ -689,25 +689,6 @@ c10::intrusive_ptr<c10d::Work> postCollective(const CommunicationParams& params,
       .post();
 }
 
-c10::intrusive_ptr<c10d::Work> postCollective(const Communication& communication, int64_t my_device,
-                                              const at::Tensor& input, const at::Tensor& output,
-                                              Communicator& communicator, int64_t stream_key) {
-  CommunicationParams params;
-  params.type = communication.type();
-  params.team = communication.team();
-  if (communication.hasRoot()) {
-    params.root = communication.root();
-  }
-  if (communication.hasReduceOp()) {
-    params.reduce_op = communication.reduceOp();
-  }
-  if (communication.hasScatteredAxis()) {
-    params.scattered_axis = communication.scatteredAxis();
-  }
-  return postCollective(params, communication.toInlineString(), my_device, input, output,
-                        communicator, stream_key);
-}
-
 namespace {
 CommunicationParams paramsOf(const Communication& communication) {
   CommunicationParams params;
@@ -725,6 +706,13 @@ CommunicationParams paramsOf(const Communication& communication) {
   return params;
 }
 }  // namespace
+
+c10::intrusive_ptr<c10d::Work> postCollective(const Communication& communication, int64_t my_device,
+                                              const at::Tensor& input, const at::Tensor& output,
+                                              Communicator& communicator, int64_t stream_key) {
+  return postCollective(paramsOf(communication), communication.toInlineString(), my_device, input,
+                        output, communicator, stream_key);
+}
 
 void localStandIn(const CommunicationParams& params, int64_t my_device, const at::Tensor& input,
                   const at::Tensor& output) {
