@@ -126,7 +126,7 @@ def test_errors_name_the_cause(cache):
 
 # --- sharded: the backward's collectives come from the sharding passes ------
 
-def _launch(ranks, *args):
+def _launch(ranks, *args, script="autograd_sharded_script.py"):
     import os
     import pathlib
     import subprocess
@@ -135,7 +135,7 @@ def _launch(ranks, *args):
     from conftest import build_dir
 
     here = pathlib.Path(__file__).resolve().parent
-    script = here / "autograd_sharded_script.py"
+    script = here / script
     env = dict(os.environ, HOSTIR_COMM_TIMEOUT_S="60", OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(
         [str(pathlib.Path(hostir.__file__).resolve().parents[1]), str(here)]
@@ -153,3 +153,8 @@ def _launch(ranks, *args):
 @pytest.mark.parametrize("ranks,chunks", [(1, 1), (2, 1), (2, 2), (4, 2)])
 def test_sharded_mlp_grads_and_adamw_steps_match_torch(ranks, chunks):
     _launch(ranks, "--chunks", str(chunks))
+
+
+@pytest.mark.parametrize("ranks,chunks", [(1, 1), (2, 2), (4, 1)])
+def test_sharded_transformer_layer_grads_match_torch(ranks, chunks):
+    _launch(ranks, str(chunks), script="autograd_layer_script.py")
