@@ -7,6 +7,7 @@ and checks the updated shards; prints "rank R of N: OK"."""
 
 import argparse
 import os
+import re
 
 import torch
 
@@ -76,6 +77,13 @@ def main():
         if rank == 0 and save == "gemm_outputs":
             program = f.backward_host_ir
             assert "ReduceScatter" in program and "Allgather" in program, program
+            if args.chunks > 1 and ranks > 1:
+                # The forward's chunks carry to the grads: dy's allgather is
+                # posted chunk by chunk in a loop (pipelined with the dgrad
+                # GEMM, as the forward's allgather of x with its GEMM).
+                in_loop = re.search(r"FOR StreamIdx[^\n]*\n(?:    .*\n)*?    Communication \d+ "
+                                    r"\(type=Allgather", program)
+                assert in_loop, program
 
     # Three AdamW steps on the weights' shards against torch on the whole.
     fd = ShardedMlp(ranks, args.chunks)

@@ -1,14 +1,18 @@
 #include "hostir/autodiff/differentiate.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "hostir/autodiff/vjp_rules.h"
+#include "hostir/host_ir/passes/propagate_stream_axes.h"
+#include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/iter_domain.h"
+#include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
@@ -56,6 +60,61 @@ void shardLike(TensorView* grad, const TensorView* like) {
     shardLogicalAxis(grad, logicalPositionOfShapeAxis(grad, shape_axis), parallel_type,
                      sharding.via_split.at(parallel_type));
   }
+}
+
+// Gives `grad` the Stream split of the forward tensor `like` (same shape):
+// the same logical axis cut into the same number of chunks, so the grads
+// of a pipelined forward form the same loops in the backward. `extent`
+// maps a forward scalar into the backward. A grad that has a Stream axis
+// already keeps it.
+// Whether `tv` is a GEMM's result that sums over an operand's Stream axis:
+// each chunk of it needs every chunk of that operand, so it is computed
+// after the loop, whole.
+bool contractsAStreamAxis(const TensorView* tv) {
+  const Expr* definition = tv->definition();
+  if (definition == nullptr || !(definition->isA<MatmulOp>() || definition->isA<LinearOp>())) {
+    return false;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    const auto* operand = definition->input(i)->as<TensorView>();
+    std::optional<StreamAxis> stream = findStreamAxis(operand);
+    if (!stream.has_value()) {
+      continue;
+    }
+    const std::vector<IterDomain*> shape = operand->shapeDomain();
+    // K: the last axis of matmul's A and of both linear operands; the
+    // second to last of matmul's B (its only one when it is 1-D).
+    const bool b_of_matmul = definition->isA<MatmulOp>() && i == 1;
+    IterDomain* k = shape.size() >= 2 && b_of_matmul ? shape[shape.size() - 2] : shape.back();
+    if (operand->getLogicalDomain()[static_cast<size_t>(stream->logical_pos)] == k) {
+      return true;
+    }
+  }
+  return false;
+}
+
+template <typename MapExtent>
+void streamSplitLike(TensorView* grad, const TensorView* like, MapExtent extent) {
+  std::optional<StreamAxis> stream = findStreamAxis(like);
+  if (!stream.has_value() || stream->chunk_size == nullptr || findStreamAxis(grad).has_value() ||
+      grad->definition() == nullptr ||
+      !hasTrait(grad->definition(), OpTrait::StreamParallelizable) || contractsAStreamAxis(grad)) {
+    return;
+  }
+  int64_t shape_axis = 0;
+  for (int64_t i = 0; i < stream->logical_pos; ++i) {
+    shape_axis += like->getLogicalDomain()[static_cast<size_t>(i)]->isReduction() ? 0 : 1;
+  }
+  IterDomain* logical_id =
+      grad->getLogicalDomain()[static_cast<size_t>(logicalPositionOfShapeAxis(grad, shape_axis))];
+  const std::vector<IterDomain*>& loop = grad->getLoopDomain();
+  auto at = std::find(loop.begin(), loop.end(), logical_id);
+  if (at == loop.end()) {
+    return;  // already split (sharded on that axis): left unpipelined
+  }
+  const auto position = static_cast<int64_t>(at - loop.begin());
+  grad->split(position, extent(stream->loop_id->extent()), /*inner_split=*/false);
+  grad->axis(position)->parallelize(ParallelType::Stream);
 }
 
 bool sameSharding(const TensorView* a, const TensorView* b) {
@@ -238,7 +297,7 @@ Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptio
   // left unplaced would be placed by whichever operand propagation meets
   // first, which need not be a placement the collectives can reach.
   Fusion fusion;
-  copyFusion(user_fusion, fusion);
+  IrCloner placed_copy = copyFusion(user_fusion, fusion);
   const bool sharded = std::any_of(
       fusion.statements().begin(), fusion.statements().end(), [](const auto& statement) {
         const auto* tv = dynamic_cast<const TensorView*>(statement.get());
@@ -248,6 +307,10 @@ Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptio
     validateShardings(&fusion);
     propagateShardings(&fusion);
   }
+  // And every tensor computed from a Stream-split one split too, as the
+  // lowering computes them (pipelined tails included), so that their grads
+  // are split alike and the backward's loops mirror the forward's.
+  propagateStreamAxesThroughPipelinedTails(&fusion);
   Differentiated result;
   result.differentiated_outputs = chosenPositions(options.outputs, fusion.outputs(), "output");
   result.grad_inputs = chosenPositions(options.inputs, fusion.inputs(), "input");
@@ -271,13 +334,19 @@ Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptio
 
   // Grads accumulate per forward tensor; each gets its tensor's sharding.
   std::unordered_map<const Val*, TensorView*> grads;
+  auto place = [&](TensorView* grad, const TensorView* like) {
+    shardLike(grad, like);
+    if (!grad->isFusionInput()) {
+      streamSplitLike(grad, like, [&](const Val* extent) { return builder.extent(extent); });
+    }
+  };
   auto accumulate = [&](const Val* val, TensorView* grad) {
     const auto* like = val->as<TensorView>();
-    shardLike(grad, like);
+    place(grad, like);
     auto [it, inserted] = grads.try_emplace(val, grad);
     if (!inserted) {
       it->second = add(it->second, grad);
-      shardLike(it->second, like);
+      place(it->second, like);
     }
   };
   for (const Val* output : output_vals) {
@@ -318,15 +387,25 @@ Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptio
 
   // The forward returns what the backward saved, after its own outputs.
   result.forward = std::make_unique<Fusion>();
-  IrCloner forward_cloner = copyFusion(fusion, *result.forward);
+  // The forward is the user's fusion (the executor places it as before),
+  // plus the saved tensors.
+  IrCloner forward_cloner = copyFusion(user_fusion, *result.forward);
+  std::unordered_map<const Val*, const Val*> user_val_of;
+  for (const auto& statement : user_fusion.statements()) {
+    if (statement->isVal()) {
+      const auto* val = static_cast<const Val*>(statement.get());
+      user_val_of[placed_copy.clone(val)] = val;
+    }
+  }
   for (const Val* saved : builder.saved()) {
-    const std::vector<Val*>& outputs = fusion.outputs();
-    auto existing = std::find(outputs.begin(), outputs.end(), saved);
+    const Val* user_val = user_val_of.at(saved);
+    const std::vector<Val*>& outputs = user_fusion.outputs();
+    auto existing = std::find(outputs.begin(), outputs.end(), user_val);
     if (existing != outputs.end()) {
       result.saved_outputs.push_back(existing - outputs.begin());
     } else {
       result.saved_outputs.push_back(static_cast<int64_t>(result.forward->outputs().size()));
-      result.forward->addOutput(forward_cloner.clone(saved));
+      result.forward->addOutput(forward_cloner.clone(user_val));
     }
   }
   return result;

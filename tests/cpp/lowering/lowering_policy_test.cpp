@@ -34,30 +34,53 @@ class LoweringPolicyTest : public ::testing::Test {
 
 // ---- Errors -----------------------------------------------------------------
 
-// A matmul whose K axis is Stream-parallel cannot be split per stream: an error
-// that names the tensor and says which axes may be parallelized.
-TEST_F(LoweringPolicyTest, MatmulStreamOnContractionAxisIsRejected) {
+// A matmul in a stream loop (its output chunked on M) cannot read an
+// operand chunked along K: an error that names the tensor and says which
+// axes may be parallelized.
+TEST_F(LoweringPolicyTest, MatmulInALoopWithStreamOnContractionAxisIsRejected) {
   TensorView* a = makeContigTensor(2);
   TensorView* b = makeContigTensor(2);
   fusion_.addInput(a);
   fusion_.addInput(b);
   TensorView* a2 = set(a);
   a2->axis(1)->parallelize(ParallelType::Stream);  // K
-  fusion_.addOutput(matmul(a2, b));
+  TensorView* c = matmul(a2, b);
+  c->axis(0)->parallelize(ParallelType::Stream);  // M: the matmul is in a loop
+  fusion_.addOutput(c);
   expectLoweringError({"the Stream axis of T", "iStreamIdx", "contraction (K) axis",
                        "parallelize M, N or a batch axis"});
 }
 
-// The same for linear: K of the [N, K] weight may not be Stream-parallel.
-TEST_F(LoweringPolicyTest, LinearStreamOnContractionAxisIsRejected) {
+// The same for linear: K of the [N, K] weight may not be Stream-parallel
+// under a linear that is in a loop.
+TEST_F(LoweringPolicyTest, LinearInALoopWithStreamOnContractionAxisIsRejected) {
   TensorView* x = makeContigTensor(2);
   TensorView* w = makeContigTensor(2);
   fusion_.addInput(x);
   fusion_.addInput(w);
   TensorView* w2 = set(w);
   w2->axis(1)->parallelize(ParallelType::Stream);  // K of the [N, K] weight
-  fusion_.addOutput(linear(x, w2));
+  TensorView* y = linear(x, w2);
+  y->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(y);
   expectLoweringError({"contraction (K) axis"});
+}
+
+// A GEMM outside any loop reads an operand a loop computed in chunks along
+// K whole, after that loop (the backward's dV = Pᵀ·dO sums over the query
+// chunks): the program runs and matches ATen.
+TEST_F(LoweringPolicyTest, GemmAfterTheLoopReadsAnOperandChunkedAlongK) {
+  TensorView* a = makeContigTensor(2);
+  TensorView* b = makeContigTensor(2);
+  fusion_.addInput(a);
+  fusion_.addInput(b);
+  TensorView* a2 = relu(a);
+  a2->split(1, 4, /*inner_split=*/false);
+  a2->axis(1)->parallelize(ParallelType::Stream);  // K, in 4 chunks
+  fusion_.addOutput(matmul(a2, b));
+  at::Tensor ta = at::randn({6, 16});
+  at::Tensor tb = at::randn({16, 5});
+  expectMatchesAten(fusion_, {ta, tb}, {at::matmul(at::relu(ta), tb)}, 1e-5, 1e-5);
 }
 
 // Fusion inputs arrive whole: a Stream axis on one is an error.

@@ -21,8 +21,8 @@ struct StreamTarget {
 };
 
 std::optional<StreamTarget> targetFrom(const Expr* expr, const TensorView* in,
-                                       const TensorView* out) {
-  if (in->definition() != nullptr && isResharding(in->definition())) {
+                                       const TensorView* out, bool from_resharding) {
+  if (!from_resharding && in->definition() != nullptr && isResharding(in->definition())) {
     return std::nullopt;
   }
   std::optional<StreamAxis> axis = findStreamAxis(in);
@@ -52,9 +52,7 @@ void applyTarget(TensorView* out, const StreamTarget& target) {
   out->axis(loop_pos)->parallelize(ParallelType::Stream);
 }
 
-}  // namespace
-
-void propagateStreamAxes(Fusion* fusion) {
+void propagate(Fusion* fusion, bool from_resharding) {
   for (Expr* expr : fusion->exprs()) {
     TensorView* out = tensorOutput(expr);
     if (out == nullptr || expr->outputs().size() != 1 ||
@@ -65,7 +63,7 @@ void propagateStreamAxes(Fusion* fusion) {
     std::optional<StreamTarget> target;
     bool agree = true;
     for (TensorView* in : tensorInputs(expr)) {
-      std::optional<StreamTarget> from = targetFrom(expr, in, out);
+      std::optional<StreamTarget> from = targetFrom(expr, in, out, from_resharding);
       if (!from) {
         continue;
       }
@@ -81,6 +79,16 @@ void propagateStreamAxes(Fusion* fusion) {
       applyTarget(out, *target);
     }
   }
+}
+
+}  // namespace
+
+void propagateStreamAxes(Fusion* fusion) {
+  propagate(fusion, /*from_resharding=*/false);
+}
+
+void propagateStreamAxesThroughPipelinedTails(Fusion* fusion) {
+  propagate(fusion, /*from_resharding=*/true);
 }
 
 }  // namespace hostir

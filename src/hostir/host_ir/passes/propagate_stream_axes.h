@@ -15,4 +15,10 @@ class Fusion;
 // carries its own chunked tail (communication_lowering).
 void propagateStreamAxes(Fusion* fusion);
 
+// The same, also from the output of a resharding op: what the lowering's
+// pipelined allgather + GEMM then chunks in its tail gets the split too, so
+// the fusion says the chunks every tensor is computed in. Autodiff places
+// the grads by it; the lowering does not run it.
+void propagateStreamAxesThroughPipelinedTails(Fusion* fusion);
+
 }  // namespace hostir

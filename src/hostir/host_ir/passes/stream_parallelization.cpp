@@ -54,6 +54,8 @@ std::optional<StreamAxis> streamAxisOf(const Expr* expr) {
   return std::nullopt;
 }
 
+// A GEMM in a stream loop (its output has a Stream axis) cannot read an
+// operand chunked along the axis it sums over.
 void checkContraction(const Expr* expr) {
   if (!expr->isA<MatmulOp>() && !expr->isA<LinearOp>()) {
     return;
@@ -373,8 +375,9 @@ void checkStreamAxes(const HostIrContainer& container) {
     }
   }
   for (Expr* expr : container.topLevel()) {
-    checkContraction(expr);
-    streamAxisOf(expr);
+    if (streamAxisOf(expr).has_value()) {
+      checkContraction(expr);
+    }
   }
 }
 
@@ -390,12 +393,15 @@ void parallelizeStreams(HostIrContainer& container) {
   Stream* caller = nullptr;
   for (auto it = top.begin(); it != top.end();) {
     Expr* expr = *it;
-    checkContraction(expr);
+    // A GEMM without a Stream axis of its own runs after the loops that
+    // compute its operands, on whole tensors, whatever axis they were
+    // chunked on (the backward's dV = Pᵀ·dO sums over the query chunks).
     std::optional<StreamAxis> axis = streamAxisOf(expr);
     if (!axis) {
       ++it;
       continue;
     }
+    checkContraction(expr);
     if (caller == nullptr) {
       auto* get = IrBuilder::createInContainer<GetCurrentStream>(&container);
       caller = get->output(0)->as<Stream>();
