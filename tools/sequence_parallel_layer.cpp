@@ -1,6 +1,7 @@
 #include "sequence_parallel_layer.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -64,21 +65,53 @@ int runOnRank(const SequenceParallelLayerOptions& options) {
     job.communication_only = std::make_unique<BlockCommunication>(
         Communicator::getInstance(), job.inputs[kLayerX], options.tokens, /*blocks=*/2);
   }
-  job.compute_only_aten = [&] {
-    const std::vector<at::Tensor>& in = job.inputs;
-    at::Tensor xn =
-        at::layer_norm(tensors.x, {options.hidden}, in[kLayerLn1Weight], in[kLayerLn1Bias], 1e-5);
-    at::Tensor q = at::matmul(xn, in[kLayerWq]);
-    at::Tensor k = at::matmul(xn, in[kLayerWk]);
-    at::Tensor v = at::matmul(xn, in[kLayerWv]);
-    at::Tensor scores = at::matmul(q, k.transpose(1, 2)) / std::sqrt(head_dim);
-    at::Tensor future = at::ones({options.tokens, options.tokens}, at::kBool).triu(1);
-    at::Tensor probs = at::softmax(scores.masked_fill(future, -INFINITY), -1);
-    at::Tensor h = tensors.x + at::matmul(at::matmul(probs, v), in[kLayerWo]).sum(0);
-    at::Tensor hn =
-        at::layer_norm(h, {options.hidden}, in[kLayerLn2Weight], in[kLayerLn2Bias], 1e-5);
-    at::linear(at::gelu(at::linear(hn, in[kLayerW1])), in[kLayerW2]);
-  };
+  // The forward alone as plain ATen, for reference (not for --train, whose
+  // step has a backward too).
+  if (!options.train) {
+    job.compute_only_aten = [&] {
+      const std::vector<at::Tensor>& in = job.inputs;
+      at::Tensor xn =
+          at::layer_norm(tensors.x, {options.hidden}, in[kLayerLn1Weight], in[kLayerLn1Bias], 1e-5);
+      at::Tensor q = at::matmul(xn, in[kLayerWq]);
+      at::Tensor k = at::matmul(xn, in[kLayerWk]);
+      at::Tensor v = at::matmul(xn, in[kLayerWv]);
+      at::Tensor scores = at::matmul(q, k.transpose(1, 2)) / std::sqrt(head_dim);
+      at::Tensor future = at::ones({options.tokens, options.tokens}, at::kBool).triu(1);
+      at::Tensor probs = at::softmax(scores.masked_fill(future, -INFINITY), -1);
+      at::Tensor h = tensors.x + at::matmul(at::matmul(probs, v), in[kLayerWo]).sum(0);
+      at::Tensor hn =
+          at::layer_norm(h, {options.hidden}, in[kLayerLn2Weight], in[kLayerLn2Bias], 1e-5);
+      at::linear(at::gelu(at::linear(hn, in[kLayerW1])), in[kLayerW2]);
+    };
+  }
+  if (options.train) {
+    // The step's reference: single-process autograd through the usual
+    // layout, whose grads are regrouped and sharded as the inputs are (the
+    // regrouping is a view, so it maps grads alike).
+    at::Tensor output_grad = at::randn({options.tokens, options.hidden});
+    TransformerLayerTensors leaves = tensors;
+    std::vector<at::Tensor*> all{
+        &leaves.x,  &leaves.ln1_weight, &leaves.ln1_bias, &leaves.wq, &leaves.wk, &leaves.wv,
+        &leaves.wo, &leaves.ln2_weight, &leaves.ln2_bias, &leaves.w1, &leaves.w2};
+    std::vector<at::Tensor> leaf_list;
+    for (at::Tensor* t : all) {
+      *t = t->detach().requires_grad_();
+      leaf_list.push_back(*t);
+    }
+    std::vector<at::Tensor> grads = torch::autograd::grad(
+        {transformerLayerReference(leaves, options.heads)}, leaf_list, {output_grad});
+    TransformerLayerTensors grad_tensors;
+    std::vector<at::Tensor*> grad_slots{
+        &grad_tensors.x,  &grad_tensors.ln1_weight, &grad_tensors.ln1_bias,
+        &grad_tensors.wq, &grad_tensors.wk,         &grad_tensors.wv,
+        &grad_tensors.wo, &grad_tensors.ln2_weight, &grad_tensors.ln2_bias,
+        &grad_tensors.w1, &grad_tensors.w2};
+    for (size_t i = 0; i < grads.size(); ++i) {
+      *grad_slots[i] = grads[i];
+    }
+    job.output_grad = output_grad.chunk(devices, 0)[rank].contiguous();
+    job.expected_grads = transformerLayerLocalInputs(grad_tensors, options.heads, devices, rank);
+  }
   return runShardedJob(options, job);
 }
 

@@ -1,6 +1,7 @@
 #include "sequence_parallel_mlp.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -49,9 +50,24 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
     job.communication_only = std::make_unique<BlockCommunication>(
         Communicator::getInstance(), job.inputs[0], options.tokens, /*blocks=*/1);
   }
-  job.compute_only_aten = [&] {
-    at::linear(at::gelu(at::linear(x, job.inputs[1])), job.inputs[2]);
-  };
+  // The forward alone as plain ATen, for reference (not for --train, whose
+  // step has a backward too).
+  if (!options.train) {
+    job.compute_only_aten = [&] {
+      at::linear(at::gelu(at::linear(x, job.inputs[1])), job.inputs[2]);
+    };
+  }
+  if (options.train) {
+    // The step's reference: single-process autograd on the whole tensors,
+    // seeded by the same output grad.
+    at::Tensor output_grad = at::randn({options.tokens, options.hidden});
+    std::vector<at::Tensor> leaves{x.detach().requires_grad_(), w1.detach().requires_grad_(),
+                                   w2.detach().requires_grad_()};
+    at::Tensor y = at::linear(at::gelu(at::linear(leaves[0], leaves[1])), leaves[2]);
+    std::vector<at::Tensor> grads = torch::autograd::grad({y}, leaves, {output_grad});
+    job.output_grad = rows(output_grad, 0);
+    job.expected_grads = {rows(grads[0], 0), rows(grads[1], 0), rows(grads[2], 1)};
+  }
   return runShardedJob(options, job);
 }
 

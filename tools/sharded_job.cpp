@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli_arguments.h"
+#include "hostir/autodiff/differentiate.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/fusion_executor.h"
@@ -31,7 +32,48 @@ struct Program {
   int64_t chunks = 1;
   std::unique_ptr<Fusion> fusion;
   std::unique_ptr<MultiDeviceExecutor> executor;
+  // --train: `executor` runs the differentiated forward (the outputs, then
+  // the saved tensors) and `backward` the backward program.
+  std::optional<Differentiated> differentiated;
+  std::unique_ptr<MultiDeviceExecutor> backward;
+
+  // The forward's outputs, or with --train one step's grads of the inputs.
+  std::vector<at::Tensor> run(const ShardedJob& job) const {
+    std::vector<at::Tensor> outputs = executor->run(job.inputs);
+    return backward ? backward->run(backwardInputs(job, outputs)) : outputs;
+  }
+  // The same with every collective replaced by a local copy.
+  void runComputeOnly(const ShardedJob& job) const {
+    std::vector<at::Tensor> outputs = executor->runComputeOnly(job.inputs);
+    if (backward) {
+      backward->runComputeOnly(backwardInputs(job, outputs));
+    }
+  }
+  std::vector<at::Tensor> backwardInputs(const ShardedJob& job,
+                                         const std::vector<at::Tensor>& outputs) const {
+    std::vector<at::Tensor> inputs = job.inputs;
+    inputs.push_back(job.output_grad);
+    for (int64_t saved : differentiated->saved_outputs) {
+      inputs.push_back(outputs.at(static_cast<size_t>(saved)));
+    }
+    return inputs;
+  }
 };
+
+// max |got - want| / max |want| over every tensor, and whether each is
+// within `tolerance` of its own largest value.
+std::pair<double, bool> relativeDifference(const std::vector<at::Tensor>& got,
+                                           const std::vector<at::Tensor>& want, double tolerance) {
+  double worst = 0;
+  bool close = got.size() == want.size();
+  for (size_t i = 0; close && i < got.size(); ++i) {
+    const double scale = std::max(want[i].abs().max().item<double>(), 1e-30);
+    const double diff = (got[i] - want[i]).abs().max().item<double>() / scale;
+    worst = std::max(worst, diff);
+    close = diff <= tolerance;
+  }
+  return {worst, close};
+}
 
 std::string programTitle(const Program& program) {
   if (program.name == "unchunked") {
@@ -160,6 +202,8 @@ void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options) {
                  "trace the first pipelined variant into PATH.rankN.json");
   app.add_option("--json", options.json_path, "write the figures as JSON (rank 0)");
   app.add_option("--link", options.link, "how the output names the link");
+  app.add_flag("--train", options.train,
+               "time a training step (forward + hostir's backward), check every input's grad");
 }
 
 void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
@@ -223,7 +267,16 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   MultiDeviceExecutorParams params{.number_of_streams = options.streams};
   for (Program& program : programs) {
     program.fusion = job.build(program.chunks);
-    program.executor = std::make_unique<MultiDeviceExecutor>(*program.fusion, communicator, params);
+    if (options.train) {
+      program.differentiated = differentiate(*program.fusion);
+      program.executor = std::make_unique<MultiDeviceExecutor>(*program.differentiated->forward,
+                                                               communicator, params);
+      program.backward = std::make_unique<MultiDeviceExecutor>(*program.differentiated->backward,
+                                                               communicator, params);
+    } else {
+      program.executor =
+          std::make_unique<MultiDeviceExecutor>(*program.fusion, communicator, params);
+    }
   }
 
   // Which ISA and GEMM path run (the first GEMM's shape: w1's shard).
@@ -240,9 +293,17 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     shown.fusion->print();
     std::cout << "== host program, " << programTitle(shown) << ":\n"
               << shown.executor->hostProgram().toString();
+    if (shown.backward) {
+      std::cout << "== backward host program, " << programTitle(shown) << ":\n"
+                << shown.backward->hostProgram().toString();
+    }
     if (options.dump) {
       std::cout << "== without stream chunking:\n"
                 << programs.back().executor->hostProgram().toString();
+      if (programs.back().backward) {
+        std::cout << "== backward without stream chunking:\n"
+                  << programs.back().backward->hostProgram().toString();
+      }
     }
   }
 
@@ -252,13 +313,25 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   std::map<const Program*, int64_t> post_op_gemms;
   for (const Program& program : programs) {
     const int64_t post_ops_before = gemmsWithPostOpsRun();
-    at::Tensor out = program.executor->run(job.inputs).at(0);
+    std::vector<at::Tensor> results = program.run(job);
     post_op_gemms[&program] = gemmsWithPostOpsRun() - post_ops_before;
-    double diff = (out - job.expected).abs().max().item<double>();
-    bool close = at::allclose(out, job.expected, 1e-4, 1e-4);
-    std::cout << "check " << programTitle(program)
-              << " against single-process ATen: max |diff| = " << diff << " "
-              << (close ? "OK" : "MISMATCH") << "\n";
+    bool close = false;
+    if (options.train) {
+      // Every input's grad within 1e-4 of its largest value.
+      const auto [worst, within] = relativeDifference(results, job.expected_grads, 1e-4);
+      close = within;
+      std::cout << "check " << programTitle(program)
+                << " step's grads of every input against single-process autograd: max |diff| / "
+                   "max |grad| = "
+                << worst << " " << (close ? "OK" : "MISMATCH") << "\n";
+    } else {
+      at::Tensor out = results.at(0);
+      double diff = (out - job.expected).abs().max().item<double>();
+      close = at::allclose(out, job.expected, 1e-4, 1e-4);
+      std::cout << "check " << programTitle(program)
+                << " against single-process ATen: max |diff| = " << diff << " "
+                << (close ? "OK" : "MISMATCH") << "\n";
+    }
     checks[&program] = close;
     ok = ok && close;
   }
@@ -269,7 +342,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
                       {"streams", options.streams}, {"runs", options.runs},
                       {"link", options.link},       {"thread_budget", budget.describe()},
                       {"machine", machine},         {"isa", localTarget().toString()},
-                      {"gemm_path", gemm_path}};
+                      {"gemm_path", gemm_path},     {"train", options.train}};
   report["config"].update(job.config);
   if (auto_choice) {
     report["auto"] = autoReport(*auto_choice);
@@ -291,6 +364,9 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   for (int64_t chunks : comm_chunks) {
     compute_programs.push_back(&*std::ranges::find(programs, chunks, &Program::chunks));
   }
+  // A training step's collectives have no hand-moved baseline (yet): its
+  // bound is not known, only its compute alone.
+  const bool comm_measured = job.communication_only != nullptr && !options.train;
   std::vector<std::vector<double>> comm_times(comm_chunks.size());
   std::vector<std::vector<double>> compute_times(comm_chunks.size());
   std::vector<double> aten_times;
@@ -300,18 +376,19 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   std::vector<std::vector<double>> times(programs.size());
   for (int run = 0; run < options.runs; ++run) {
     for (size_t i = 0; i < programs.size(); ++i) {
-      times[i].push_back(
-          timedRuns(1, communicator, [&] { programs[i].executor->run(job.inputs); }).front());
+      times[i].push_back(timedRuns(1, communicator, [&] { programs[i].run(job); }).front());
     }
     if (!options.baselines) {
       continue;
     }
     for (size_t i = 0; i < comm_chunks.size(); ++i) {
-      comm_times[i].push_back(
-          timedRuns(1, communicator, [&] { job.communication_only->run(comm_chunks[i]); }).front());
-      compute_times[i].push_back(timedRuns(1, communicator, [&] {
-                                   compute_programs[i]->executor->runComputeOnly(job.inputs);
-                                 }).front());
+      if (comm_measured) {
+        comm_times[i].push_back(timedRuns(1, communicator, [&] {
+                                  job.communication_only->run(comm_chunks[i]);
+                                }).front());
+      }
+      compute_times[i].push_back(
+          timedRuns(1, communicator, [&] { compute_programs[i]->runComputeOnly(job); }).front());
     }
     if (job.compute_only_aten) {
       aten_times.push_back(timedRuns(1, communicator, job.compute_only_aten).front());
@@ -331,7 +408,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     // One more run of the first program, traced (a stretch of HOSTIR_TRACE's
     // trace if that records the whole process).
     const runtime::Tracer::Stretch stretch = runtime::Tracer::global().beginStretch();
-    timedRuns(1, communicator, [&] { programs.front().executor->run(job.inputs); });
+    timedRuns(1, communicator, [&] { programs.front().run(job); });
     std::string path = options.trace_path + ".rank" + std::to_string(rank) + ".json";
     runtime::Tracer::global().endStretch(stretch, path);
     std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
@@ -339,7 +416,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   if (options.baselines) {
     for (const auto& [name, all_times] :
          {std::pair{"comm-only", &comm_times}, std::pair{"compute-only", &compute_times}}) {
-      for (size_t i = 0; i < comm_chunks.size(); ++i) {
+      for (size_t i = 0; i < comm_chunks.size() && !(*all_times)[i].empty(); ++i) {
         nlohmann::json entry{
             {"name", name}, {"median_ms", median((*all_times)[i])}, {"runs_ms", (*all_times)[i]}};
         if (comm_chunks[i] > 1) {
@@ -361,7 +438,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     return median(all_times[found - comm_chunks.begin()]);
   };
   std::vector<std::optional<IdealGain>> gains(programs.size());
-  if (options.baselines) {
+  if (options.baselines && comm_measured) {
     const double unchunked_ms = median(times.back());
     for (size_t i = 0; i + 1 < programs.size(); ++i) {
       const int64_t chunks = programs[i].chunks;
@@ -377,12 +454,14 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
 
   if (rank == 0) {
     const double unchunked_ms = rows_out.back().second;
-    std::cout << "time (median of " << options.runs << " runs, link: " << options.link << "):\n";
+    std::cout << (options.train ? "time of one training step, forward + backward (median of "
+                                : "time (median of ")
+              << options.runs << " runs, link: " << options.link << "):\n";
     for (const auto& [title, ms] : rows_out) {
       row(title, ms) << "   " << std::setprecision(2) << ms / unchunked_ms << " x unchunked\n";
     }
     if (options.baselines) {
-      for (size_t i = 0; i < comm_chunks.size(); ++i) {
+      for (size_t i = 0; comm_measured && i < comm_chunks.size(); ++i) {
         row(withChunks("communication only", comm_chunks[i]), median(comm_times[i])) << "\n";
       }
       for (size_t i = 0; i < comm_chunks.size(); ++i) {
@@ -393,8 +472,12 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
       }
       // The bound of a program: the longer of its own communication alone
       // and its own compute alone.
-      for (size_t i = 0; i + 1 < rows_out.size(); ++i) {
+      for (size_t i = 0; comm_measured && i + 1 < rows_out.size(); ++i) {
         std::cout << "  " << gains[i]->describe(rows_out[i].first) << "\n";
+      }
+      if (!comm_measured) {
+        std::cout << "  communication only: not measured for a training step, so no bound and "
+                     "no fraction of the ideal gain\n";
       }
     }
     if (!options.json_path.empty()) {

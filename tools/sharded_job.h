@@ -41,6 +41,10 @@ struct ShardedJobOptions {
   std::string trace_path;
   std::string json_path;
   std::string link = "loopback";  // how the output names the link
+  // Time a training step instead of the forward: the forward (which also
+  // returns what the backward saves) and hostir's backward program
+  // (autodiff/differentiate.h), checked against single-process autograd.
+  bool train = false;
 };
 
 // Adds the common flags to `app` (each with its range check).
@@ -73,6 +77,10 @@ struct ShardedJob {
   // ("compute only (ATen)"), in no bound.
   std::unique_ptr<BlockCommunication> communication_only;
   std::function<void()> compute_only_aten;
+  // --train: this rank's shard of the output's grad that seeds the
+  // backward, and of the grad of every input (single-process autograd).
+  at::Tensor output_grad;
+  std::vector<at::Tensor> expected_grads;
 };
 
 // The bound of a pipelined program and how its time reads against it

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Issue 35: `hostir sp-mlp --train` and `hostir sp-layer --train` on 2 local
+# ranks: every program's step (the forward, then hostir's backward program)
+# gives every rank the grads of every input within 1e-4 of single-process
+# autograd; rank 0 prints the backward host program (with the backward's
+# allgathers and reduce-scatters, inserted by the sharding passes) and the
+# step's time per program; --json says train and holds each program's step
+# times; the compute alone is each program's own; no bound is claimed
+# without a communication-only figure.
+# Usage: cli_train_test.sh HOSTIR_BINARY
+set -uo pipefail
+hostir=$1
+failures=0
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+fail() {
+  echo "FAIL: $1"
+  failures=$((failures + 1))
+}
+
+check_run() {
+  local name=$1 output=$2 json=$3 programs=$4
+  local checks
+  checks=$(grep -Ec "check .* step's grads of every input against single-process autograd: max \|diff\| / max \|grad\| = [0-9.e+-]+ OK$" <<<"$output")
+  [[ $checks == $((2 * programs)) ]] || fail "$name: want $((2 * programs)) OK grad checks (2 ranks x $programs programs), got $checks"
+  grep -q "MISMATCH" <<<"$output" && fail "$name: a grad check failed"
+  grep -q '^\[rank 0\] == backward host program, pipelined (2 chunks):$' <<<"$output" ||
+    fail "$name: want the backward host program printed"
+  local backward
+  backward=$(sed -n '/== backward host program/,/} \/\/ %HostIrContainer/p' <<<"$output")
+  grep -q "type=Allgather" <<<"$backward" || fail "$name: want an Allgather in the backward"
+  grep -q "type=ReduceScatter" <<<"$backward" || fail "$name: want a ReduceScatter in the backward"
+  grep -q "FOR StreamIdx" <<<"$backward" || fail "$name: want a stream loop in the backward"
+  grep -q '^\[rank 0\] time of one training step, forward + backward' <<<"$output" ||
+    fail "$name: want the step's time table"
+  grep -Eq '^\[rank 0\]   compute only \(hostir\), 2 chunks +[0-9.]+ ms$' <<<"$output" ||
+    fail "$name: want the step's own compute alone"
+  grep -q "fraction of the ideal gain, " <<<"$output" &&
+    fail "$name: no fraction without a communication-only figure"
+  grep -q '^\[rank 0\] PASSED$' <<<"$output" || fail "$name: want PASSED"
+  /usr/bin/python3 - "$json" "$programs" <<'PY' || fail "$name: --json"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["config"]["train"] is True, report["config"]
+steps = [p for p in report["programs"] if p["name"] in ("pipelined", "unchunked")]
+assert len(steps) == int(sys.argv[2]), steps
+assert all(p["check"] and p["median_ms"] > 0 and len(p["runs_ms"]) == 2 for p in steps), steps
+assert any(p["name"] == "compute-only" for p in report["programs"]), report["programs"]
+assert not any(p["name"] == "comm-only" for p in report["programs"]), report["programs"]
+PY
+}
+
+output=$(timeout 600 "$hostir" sp-mlp --ranks 2 --tokens 128 --hidden 64 --ffn 256 --chunks 2 \
+  --train --baselines --runs 2 --json "$dir/mlp.json" 2>&1)
+status=$?
+[[ $status == 0 ]] || fail "sp-mlp --train exited with $status"
+check_run sp-mlp "$output" "$dir/mlp.json" 2
+
+output=$(timeout 600 "$hostir" sp-layer --ranks 2 --tokens 64 --hidden 64 --heads 4 --ffn 128 \
+  --chunks 2 --train --baselines --runs 2 --json "$dir/layer.json" 2>&1)
+status=$?
+[[ $status == 0 ]] || fail "sp-layer --train exited with $status"
+check_run sp-layer "$output" "$dir/layer.json" 2
+
+if ((failures)); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "cli.train: OK"
