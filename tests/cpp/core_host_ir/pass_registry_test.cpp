@@ -53,7 +53,7 @@ TEST(PassRegistry, PipelinesFollowTheTable) {
             (Names{"resharding_to_communication", "specialize_encodings", "stream_axes_check",
                    "other_devices_work_removal", "stream_parallelization", "causal_key_ranges",
                    "buffer_shrinking", "batched_rhs_gemms", "batched_matmul_sums",
-                   "loop_host_units", "gemm_epilogues"}));
+                   "loop_host_units", "gemm_epilogues", "collective_scheduling"}));
   EXPECT_EQ(namesOf(presegmentationPipeline()),
             (Names{"validate_shardings", "propagate_shardings", "insert_reshardings",
                    "reorder_sharded_axis", "make_resharding_contiguous", "propagate_stream_axes"}));

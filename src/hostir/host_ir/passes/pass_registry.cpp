@@ -8,6 +8,7 @@
 #include "hostir/host_ir/passes/batched_rhs_gemms.h"
 #include "hostir/host_ir/passes/buffer_shrinking.h"
 #include "hostir/host_ir/passes/causal_key_ranges.h"
+#include "hostir/host_ir/passes/collective_scheduling.h"
 #include "hostir/host_ir/passes/communication_lowering.h"
 #include "hostir/host_ir/passes/gemm_epilogues.h"
 #include "hostir/host_ir/passes/loop_host_units.h"
@@ -95,6 +96,10 @@ std::vector<RegisteredPass> buildTable() {
       onEveryHostProgram("gemm_epilogues",
                          "a linear and the GELU/add unit after it become one GEMM with post-ops",
                          foldGemmEpilogues),
+      onHostProgram(
+          "collective_scheduling", PassScope::MultiDevice,
+          "a collective is posted once its input is ready, waited for once needed",
+          [](HostIrContainer& program, const Lowering&) { scheduleCollectives(program); }),
   };
 }
 
