@@ -354,11 +354,14 @@ def main():
     started = time.perf_counter()
     for step in range(1, args.steps + 1):
         batch = next(stream)
-        reference_loss = None
+        reference_loss, reference_ms = None, None
         if reference is not None:
+            reference_begin = time.perf_counter()
             reference_optimizer.zero_grad()
             loss = reference(batch)
             loss.backward()
+            reference_optimizer.step()
+            reference_ms = (time.perf_counter() - reference_begin) * 1e3
             reference_loss = loss.item()
 
         if ranks > 1:
@@ -391,12 +394,10 @@ def main():
                   f"of the worst parameter: {per_group} {'OK' if grads_ok else 'MISMATCH'}")
         optimizer.step()
         elapsed = time.perf_counter() - begin
-        if reference is not None:
-            reference_optimizer.step()
 
         loss = loss.item()
         entry = {"step": step, "loss": loss, "reference_loss": reference_loss,
-                 "ms": elapsed * 1e3, "tokens_per_s": args.batch * args.context / elapsed}
+                 "ms": elapsed * 1e3, "reference_ms": reference_ms, "tokens_per_s": args.batch * args.context / elapsed}
         if reference_loss is not None:
             entry["diff"] = abs(loss - reference_loss)
             if step <= 100:
@@ -429,6 +430,10 @@ def main():
               f"{summary['tokens_per_s']:.0f} tokens/s (hostir step: forward, backward, "
               f"grad sum, AdamW)")
         if reference is not None:
+            timed = [s["reference_ms"] for s in steps[1:]] or [steps[0]["reference_ms"]]
+            summary["reference_median_step_ms"] = sorted(timed)[len(timed) // 2]
+            print(f"the torch model in this process (one rank's threads): median step "
+                  f"{summary['reference_median_step_ms']:.1f} ms")
             print(f"max |loss - torch loss| over the first {min(100, args.steps)} steps: "
                   f"{worst:.2e} (tolerance {args.tolerance:g}) "
                   f"{'OK' if summary['loss_check'] else 'MISMATCH'}")
