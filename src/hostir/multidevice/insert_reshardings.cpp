@@ -3,6 +3,7 @@
 
 #include "hostir/ir/arith.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/iter_domain.h"
 #include "hostir/ir/mutation.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
@@ -60,8 +61,58 @@ void reshardAfter(Expr* expr, const TensorSharding& computed_sharding) {
                                             std::vector<Val*>{out}, std::vector<Attribute>{});
 }
 
+bool sameSharding(const TensorSharding& a, const TensorSharding& b) {
+  return a.mesh == b.mesh && a.logical_axes == b.logical_axes && a.via_split == b.via_split;
+}
+
+// A set of `in` into `target` that an earlier reader already made (a
+// backward's dgrad and wgrad both read the gathered output grad): reading
+// it again costs no second collective. Sets whose output is split into
+// Stream chunks are not shared.
+TensorView* existingReshard(TensorView* in, const TensorSharding& target) {
+  for (Expr* use : in->uses()) {
+    TensorView* out = use->isA<LoadStoreOp>() ? tensorOutput(use) : nullptr;
+    if (out == nullptr || out->isFusionOutput() || !sameSharding(shardingOf(out), target)) {
+      continue;
+    }
+    const std::vector<IterDomain*>& loop = out->getLoopDomain();
+    if (std::none_of(loop.begin(), loop.end(),
+                     [](const IterDomain* id) { return id->isStream(); })) {
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+// `in` resharded into `target`: a set of it (one an earlier reader made, if
+// any). A permuted tensor is resharded before the permute and permuted
+// after (permute(set(t)), not set(permute(t))): a transposed operand (a
+// backward's wgrad reads the output grad transposed) then shares the
+// collective of the untransposed one (its dgrad's), and no copy is made to
+// put the sharded axis first.
+TensorView* reshardedInto(TensorView* in, const TensorSharding& target) {
+  if (auto* permute_op = dynamic_cast<PermuteOp*>(in->definition());
+      permute_op != nullptr && permute_op->in()->rank() == in->rank()) {
+    const std::vector<int64_t>& dims = permute_op->dims();
+    TensorSharding source_target = target;
+    for (auto& [parallel_type, axis] : source_target.logical_axes) {
+      axis = dims[static_cast<size_t>(axis)];
+    }
+    TensorView* permuted = permute(reshardedInto(permute_op->in(), source_target), dims);
+    applySharding(permuted, target);
+    return permuted;
+  }
+  if (TensorView* existing = existingReshard(in, target)) {
+    return existing;
+  }
+  TensorView* resharded = set(in);
+  applySharding(resharded, target);
+  return resharded;
+}
+
 // Each input that disagrees with the output is resharded by a set into the
-// output's sharding (on the axes that map) before expr reads it.
+// output's sharding (on the axes that map) before expr reads it (a set an
+// earlier reader made into that sharding is read again).
 void reshardBefore(Expr* expr) {
   TensorView* out = tensorOutput(expr);
   TensorSharding out_sharding = shardingOf(out);
@@ -72,7 +123,6 @@ void reshardBefore(Expr* expr) {
     if (!haveDifferentShardings(shardingOf(in), out_sharding, map)) {
       continue;
     }
-    TensorView* resharded = set(in);
     TensorSharding target;
     target.mesh = out_sharding.mesh;
     for (const auto& [parallel_type, pos] : out_sharding.logical_axes) {
@@ -82,8 +132,7 @@ void reshardBefore(Expr* expr) {
         target.via_split[parallel_type] = out_sharding.via_split.at(parallel_type);
       }
     }
-    applySharding(resharded, target);
-    expr = replaceValInExprInputs(expr, in, resharded);
+    expr = replaceValInExprInputs(expr, in, reshardedInto(in, target));
   }
 }
 

@@ -185,4 +185,39 @@ TEST_F(InsertReshardingsTest, PipelinedAllgatherGemmSurvivesThePasses) {
   EXPECT_EQ(a->domain()->contiguity(), (std::vector<bool>{true, true}));
 }
 
+// Two readers that need one tensor resharded the same way share one set
+// (one collective): a backward's dgrad and wgrad both read the gathered
+// output grad, the wgrad transposed. A permuted tensor is resharded before
+// the permute, so the transposed reader shares the set too.
+TEST_F(InsertReshardingsTest, ReadersOfOneReshardingShareOneSetThroughAPermute) {
+  TensorView* dy = shardedTensor({8, 4}, mesh2_, 0);  // rows sharded
+  TensorView* w = shardedTensor({4, 6}, mesh2_, 1);   // columns sharded
+  TensorView* g = shardedTensor({8, 6}, mesh2_, 1);
+  fusion_.addInput(dy);
+  fusion_.addInput(w);
+  fusion_.addInput(g);
+  TensorView* dgrad = sharded(matmul(dy, w), mesh2_, 1);
+  TensorView* wgrad = sharded(matmul(permute(dy, {1, 0}), g), mesh2_, 1);
+  fusion_.addOutput(dgrad);
+  fusion_.addOutput(wgrad);
+
+  propagateShardings(&fusion_);  // the transposed dy is sharded on its axis 1
+  insertReshardings(&fusion_);
+
+  int64_t sets = 0;
+  for (Expr* expr : fusion_.exprs()) {
+    sets += expr->isA<LoadStoreOp>() ? 1 : 0;
+  }
+  EXPECT_EQ(sets, 1) << fusion_.toString();
+  auto* gathered = dgrad->definition()->input(0)->as<TensorView>();
+  ASSERT_TRUE(gathered->definition()->isA<LoadStoreOp>());
+  EXPECT_EQ(gathered->definition()->input(0), dy);
+  EXPECT_EQ(classifyResharding(gathered->definition()).type, CollectiveType::Allgather);
+  // The wgrad reads the same gathered tensor, transposed after the gather.
+  auto* transposed = wgrad->definition()->input(0)->as<TensorView>();
+  ASSERT_TRUE(transposed->definition()->isA<PermuteOp>());
+  EXPECT_EQ(transposed->definition()->input(0), gathered);
+  EXPECT_FALSE(isResharding(wgrad->definition()));
+}
+
 }  // namespace hostir::test
