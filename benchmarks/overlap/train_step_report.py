@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The table of benchmarks/overlap/train_step.sh: per block, the median over
+rounds of hostir's training step (best fixed chunk count, unchunked, its own
+compute alone) and of the hand-written torch.distributed steps, with the
+ratios issue 35 asks for. Usage: train_step_report.py OUT_DIR"""
+
+import glob
+import json
+import os
+import statistics
+import sys
+
+
+def load(pattern):
+    return [json.load(open(path)) for path in sorted(glob.glob(pattern))]
+
+
+def hostir_figures(report):
+    steps = {(p["name"], p.get("chunks", 1)): p["median_ms"] for p in report["programs"]
+             if p["name"] in ("pipelined", "unchunked")}
+    best_chunks, best = min(((c, ms) for (name, c), ms in steps.items() if name == "pipelined"),
+                            key=lambda item: item[1])
+    compute = {p.get("chunks", 1): p["median_ms"] for p in report["programs"]
+               if p["name"] == "compute-only"}
+    return {"best": best, "best_chunks": best_chunks, "unchunked": steps[("unchunked", 1)],
+            "compute_best": compute.get(best_chunks), "machine": report["config"].get("machine"),
+            "gemm_path": report["config"].get("gemm_path")}
+
+
+def main():
+    out = sys.argv[1]
+    for block in ("mlp", "layer"):
+        ours = [hostir_figures(r) for r in load(os.path.join(out, f"hostir_{block}.*.json"))]
+        theirs = load(os.path.join(out, f"torch_{block}.*.json"))
+        if not ours or not theirs:
+            continue
+        rounds = min(len(ours), len(theirs))
+        med = statistics.median
+        h_best = med(o["best"] for o in ours[:rounds])
+        h_unchunked = med(o["unchunked"] for o in ours[:rounds])
+        h_compute = med(o["compute_best"] for o in ours[:rounds])
+        blocking = med(t["blocking_ms"] for t in theirs[:rounds])
+        asynchronous = med(t["async_ms"] for t in theirs[:rounds])
+        pipelined = med(t["pipelined_ms"] for t in theirs[:rounds])
+        print(f"== {block}: {rounds} round(s), medians; {ours[0]['machine']}, "
+              f"GEMMs: {ours[0]['gemm_path']}")
+        print(f"  hostir best fixed ({', '.join(str(o['best_chunks']) for o in ours[:rounds])} "
+              f"chunks)  {h_best:8.1f} ms")
+        print(f"  hostir unchunked               {h_unchunked:8.1f} ms")
+        print(f"  hostir compute only, best C     {h_compute:8.1f} ms")
+        print(f"  torch blocking (Megatron SP)   {blocking:8.1f} ms")
+        print(f"  torch async (Megatron)         {asynchronous:8.1f} ms")
+        print(f"  torch pipelined (best C)       {pipelined:8.1f} ms")
+        print(f"  hostir best / Megatron async   {h_best / asynchronous:8.2f}")
+        print(f"  hostir best / Megatron blocking {h_best / blocking:7.2f}")
+        print(f"  hostir best / torch pipelined  {h_best / pipelined:8.2f}")
+        print(f"  hostir best / hostir unchunked {h_best / h_unchunked:8.2f}")
+        print(f"  hostir best / its compute only {h_best / h_compute:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
