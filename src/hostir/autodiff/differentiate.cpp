@@ -62,11 +62,6 @@ void shardLike(TensorView* grad, const TensorView* like) {
   }
 }
 
-// Gives `grad` the Stream split of the forward tensor `like` (same shape):
-// the same logical axis cut into the same number of chunks, so the grads
-// of a pipelined forward form the same loops in the backward. `extent`
-// maps a forward scalar into the backward. A grad that has a Stream axis
-// already keeps it.
 // Whether `tv` is a GEMM's result that sums over an operand's Stream axis:
 // each chunk of it needs every chunk of that operand, so it is computed
 // after the loop, whole.
@@ -93,6 +88,11 @@ bool contractsAStreamAxis(const TensorView* tv) {
   return false;
 }
 
+// Gives `grad` the Stream split of the forward tensor `like` (same shape):
+// the same logical axis cut into the same number of chunks, so the grads
+// of a pipelined forward form the same loops in the backward. `extent`
+// maps a forward scalar into the backward. A grad that has a Stream axis
+// already keeps it.
 template <typename MapExtent>
 void streamSplitLike(TensorView* grad, const TensorView* like, MapExtent extent) {
   std::optional<StreamAxis> stream = findStreamAxis(like);
