@@ -49,6 +49,13 @@ struct Program {
       backward->runComputeOnly(backwardInputs(job, outputs));
     }
   }
+  // The same with every compute op skipped: its collectives alone.
+  void runCommunicationOnly(const ShardedJob& job) const {
+    std::vector<at::Tensor> outputs = executor->runCommunicationOnly(job.inputs);
+    if (backward) {
+      backward->runCommunicationOnly(backwardInputs(job, outputs));
+    }
+  }
   std::vector<at::Tensor> backwardInputs(const ShardedJob& job,
                                          const std::vector<at::Tensor>& outputs) const {
     std::vector<at::Tensor> inputs = job.inputs;
@@ -364,9 +371,11 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   for (int64_t chunks : comm_chunks) {
     compute_programs.push_back(&*std::ranges::find(programs, chunks, &Program::chunks));
   }
-  // A training step's collectives have no hand-moved baseline (yet): its
-  // bound is not known, only its compute alone.
-  const bool comm_measured = job.communication_only != nullptr && !options.train;
+  // The communication alone: the block's bytes moved by hand through raw
+  // c10d (BlockCommunication), or for a training step, whose collectives no
+  // hand-written program moves, each step's own collectives with its
+  // compute skipped (Executor::runCommunicationOnly).
+  const bool comm_measured = options.train || job.communication_only != nullptr;
   std::vector<std::vector<double>> comm_times(comm_chunks.size());
   std::vector<std::vector<double>> compute_times(comm_chunks.size());
   std::vector<double> aten_times;
@@ -384,7 +393,11 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     for (size_t i = 0; i < comm_chunks.size(); ++i) {
       if (comm_measured) {
         comm_times[i].push_back(timedRuns(1, communicator, [&] {
-                                  job.communication_only->run(comm_chunks[i]);
+                                  if (options.train) {
+                                    compute_programs[i]->runCommunicationOnly(job);
+                                  } else {
+                                    job.communication_only->run(comm_chunks[i]);
+                                  }
                                 }).front());
       }
       compute_times[i].push_back(
@@ -474,10 +487,6 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
       // and its own compute alone.
       for (size_t i = 0; comm_measured && i + 1 < rows_out.size(); ++i) {
         std::cout << "  " << gains[i]->describe(rows_out[i].first) << "\n";
-      }
-      if (!comm_measured) {
-        std::cout << "  communication only: not measured for a training step, so no bound and "
-                     "no fraction of the ideal gain\n";
       }
     }
     if (!options.json_path.empty()) {

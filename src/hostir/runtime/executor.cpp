@@ -90,14 +90,27 @@ std::vector<at::Tensor> Executor::run(const std::vector<PolymorphicValue>& input
 
 std::vector<at::Tensor> Executor::runComputeOnly(const std::vector<at::Tensor>& tensors,
                                                  std::optional<int> number_of_streams) {
+  HostIrRunOptions options;
+  options.local_collectives = true;
+  return runWithout(tensors, number_of_streams, options);
+}
+
+std::vector<at::Tensor> Executor::runCommunicationOnly(const std::vector<at::Tensor>& tensors,
+                                                       std::optional<int> number_of_streams) {
+  HostIrRunOptions options;
+  options.skip_compute = true;
+  return runWithout(tensors, number_of_streams, options);
+}
+
+std::vector<at::Tensor> Executor::runWithout(const std::vector<at::Tensor>& tensors,
+                                             std::optional<int> number_of_streams,
+                                             HostIrRunOptions options) {
   const int streams = number_of_streams.value_or(number_of_streams_);
   HOSTIR_CHECK(streams > 0, "number_of_streams must be positive, got ", streams,
                " (the default is ", runtime::StreamPool::kDefaultNumberOfStreams, ")");
   std::lock_guard<std::mutex> lock(run_mutex_);
   const std::vector<PolymorphicValue> inputs(tensors.begin(), tensors.end());
-  HostIrRunOptions options;
   options.number_of_streams = streams;
-  options.local_collectives = true;
   if (agreement_ != nullptr) {
     options.symbols = agreement_->exchangeInputExtents(tensors);
   } else {

@@ -70,6 +70,15 @@ class Executor {
   std::vector<at::Tensor> runComputeOnly(const std::vector<at::Tensor>& inputs,
                                          std::optional<int> number_of_streams = std::nullopt);
 
+  // The program's communication alone (the communication-only baseline of
+  // a training step, whose collectives no hand-written program moves): a run
+  // with every compute op skipped (HostIrRunOptions::skip_compute), its
+  // collectives posted and waited for where the program does, on buffers
+  // that hold no results. Every rank must call it, as run(); without the
+  // agreement check. The outputs are not the program's.
+  std::vector<at::Tensor> runCommunicationOnly(const std::vector<at::Tensor>& inputs,
+                                               std::optional<int> number_of_streams = std::nullopt);
+
   // The lowered program, for inspection.
   const HostIrContainer& hostProgram() const {
     return evaluator_->container();
@@ -90,6 +99,11 @@ class Executor {
   }
 
  private:
+  // runComputeOnly and runCommunicationOnly: a run of this rank's inputs
+  // with `options` (what it leaves out), without the agreement check.
+  std::vector<at::Tensor> runWithout(const std::vector<at::Tensor>& inputs,
+                                     std::optional<int> number_of_streams,
+                                     HostIrRunOptions options);
   int number_of_streams_;
   std::unique_ptr<Fusion> prepared_;
   std::unique_ptr<FusionChecks> checks_;        // single process

@@ -147,6 +147,7 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   works_.clear();
   coalescing_.reset();
   local_collectives_ = options.local_collectives;
+  skip_compute_ = options.skip_compute;
   // The last run's bindings are gone: its buffers that nobody holds any more
   // can serve this run.
   buffers_.recycle();
@@ -340,6 +341,9 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
 
 template <typename Work>
 void HostIrEvaluator::enqueueCompute(const Expr* expr, Work work, bool cheap) {
+  if (skip_compute_) {
+    return;  // the buffers exist; nothing is computed into them
+  }
   // An ATen error on a stream without its backtrace: the cause, then the
   // stream and the op (StreamFailure::describe).
   auto named = [work = std::move(work)] {

@@ -56,6 +56,11 @@ struct HostIrRunOptions {
   // this rank's data, as its streams and loops order it (the compute-only
   // baseline, Executor::runComputeOnly); the outputs are not the program's.
   bool local_collectives = false;
+  // Every compute op skipped (its outputs allocated, not computed): the
+  // program's collectives alone, posted and waited for as its streams and
+  // loops order them (the communication-only baseline of a step,
+  // Executor::runCommunicationOnly); the outputs are not the program's.
+  bool skip_compute = false;
 };
 
 // Runs a host program. The host thread walks the program and decides every
@@ -214,8 +219,9 @@ class HostIrEvaluator final : public HostIrDispatch {
   // Wait with chunk i's post.
   std::unordered_map<const Expr*, std::deque<std::shared_ptr<PendingWorks>>> works_;
   std::shared_ptr<PendingWorks> coalescing_;
-  // This run's HostIrRunOptions::local_collectives.
+  // This run's HostIrRunOptions::local_collectives and skip_compute.
   bool local_collectives_ = false;
+  bool skip_compute_ = false;
   // The timeout of this run's stream-side waits (runtime::defaultWaitTimeout,
   // plus the communication timeout when the program communicates: a stream
   // waiting for a collective must not give up before the collective does).
