@@ -22,8 +22,11 @@ def hostir_figures(report):
                             key=lambda item: item[1])
     compute = {p.get("chunks", 1): p["median_ms"] for p in report["programs"]
                if p["name"] == "compute-only"}
+    comm = {p.get("chunks", 1): p["median_ms"] for p in report["programs"]
+            if p["name"] == "comm-only"}
     return {"best": best, "best_chunks": best_chunks, "unchunked": steps[("unchunked", 1)],
-            "compute_best": compute.get(best_chunks), "machine": report["config"].get("machine"),
+            "compute_best": compute.get(best_chunks), "comm_best": comm.get(best_chunks),
+            "machine": report["config"].get("machine"), "link": report["config"].get("link"),
             "gemm_path": report["config"].get("gemm_path")}
 
 
@@ -39,11 +42,13 @@ def main():
         h_best = med(o["best"] for o in ours[:rounds])
         h_unchunked = med(o["unchunked"] for o in ours[:rounds])
         h_compute = med(o["compute_best"] for o in ours[:rounds])
+        comm = [o["comm_best"] for o in ours[:rounds] if o["comm_best"] is not None]
+        h_comm = med(comm) if comm else None
         blocking = med(t["blocking_ms"] for t in theirs[:rounds])
         asynchronous = med(t["async_ms"] for t in theirs[:rounds])
         pipelined = med(t["pipelined_ms"] for t in theirs[:rounds])
-        print(f"== {block}: {rounds} round(s), medians; {ours[0]['machine']}, "
-              f"GEMMs: {ours[0]['gemm_path']}")
+        print(f"== {block}: {rounds} round(s), medians; link: {ours[0]['link']}; "
+              f"{ours[0]['machine']}, GEMMs: {ours[0]['gemm_path']}")
         print(f"  hostir best fixed ({', '.join(str(o['best_chunks']) for o in ours[:rounds])} "
               f"chunks)  {h_best:8.1f} ms")
         print(f"  hostir unchunked               {h_unchunked:8.1f} ms")
@@ -56,6 +61,10 @@ def main():
         print(f"  hostir best / torch pipelined  {h_best / pipelined:8.2f}")
         print(f"  hostir best / hostir unchunked {h_best / h_unchunked:8.2f}")
         print(f"  hostir best / its compute only {h_best / h_compute:8.2f}")
+        if h_comm is not None:
+            bound = max(h_comm, h_compute)
+            print(f"  hostir communication only, best C {h_comm:6.1f} ms")
+            print(f"  hostir best / its bound (the longer of the two) {h_best / bound:5.2f}")
 
 
 if __name__ == "__main__":
