@@ -164,19 +164,27 @@ class Plan:
         self.mlp_partials = [None] * chunks
 
 
+def set_geometry(layer, args, rank, world):
+    """Checks that the layer splits over the ranks and sets its geometry on
+    `layer`: rank, world, T, H, hd, local_heads, local_hidden (H / W: this
+    rank's head features), rows (T / W) and the attention scale."""
+    T, H, nh, Fdim = args.tokens, args.hidden, args.heads, args.ffn
+    if T % world or Fdim % world or nh % world or H % nh:
+        raise SystemExit(f"tokens ({T}), ffn ({Fdim}) and heads ({nh}) must divide by the "
+                         f"{world} ranks, and hidden ({H}) by heads")
+    layer.rank, layer.world, layer.T, layer.H = rank, world, T, H
+    layer.hd, layer.local_heads = H // nh, nh // world
+    layer.local_hidden = layer.local_heads * layer.hd
+    layer.rows = T // world
+    layer.scale = 1.0 / math.sqrt(layer.hd)
+
+
 class Layer:
     """One rank's shards, its reference rows and its buffers."""
 
     def __init__(self, args, rank, world):
         T, H, nh, Fdim = args.tokens, args.hidden, args.heads, args.ffn
-        if T % world or Fdim % world or nh % world or H % nh:
-            raise SystemExit(f"tokens ({T}), ffn ({Fdim}) and heads ({nh}) must divide by the "
-                             f"{world} ranks, and hidden ({H}) by heads")
-        self.rank, self.world, self.T, self.H = rank, world, T, H
-        self.hd, self.local_heads = H // nh, nh // world
-        self.local_hidden = self.local_heads * self.hd      # H / W: this rank's head features
-        self.rows = T // world
-        self.scale = 1.0 / math.sqrt(self.hd)
+        set_geometry(self, args, rank, world)
         t = draw(T, H, Fdim)
         self.expected = reference(t, nh).chunk(world, 0)[rank].contiguous()
         self.x_local = t["x"].chunk(world, 0)[rank].contiguous()

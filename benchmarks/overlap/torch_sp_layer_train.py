@@ -67,7 +67,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from torch_harness import add_common_arguments, join_ranks, parse_with_common
-from torch_sp_layer import EPS, draw, reference
+from torch_sp_layer import EPS, draw, reference, set_geometry
 from torch_sp_mlp_train import (ColumnParallelLinearSP, add_train_arguments, all_gather_rows,
                                 post_reduce_scatter, row_parallel_linear_sp, run_baselines,
                                 sum_blocks)
@@ -144,14 +144,7 @@ class Layer:
 
     def __init__(self, args, rank, world):
         T, H, nh, Fdim = args.tokens, args.hidden, args.heads, args.ffn
-        if T % world or Fdim % world or nh % world or H % nh:
-            raise SystemExit(f"tokens ({T}), ffn ({Fdim}) and heads ({nh}) must divide by the "
-                             f"{world} ranks, and hidden ({H}) by heads")
-        self.rank, self.world, self.T, self.H = rank, world, T, H
-        self.hd, self.local_heads = H // nh, nh // world
-        self.local_hidden = self.local_heads * self.hd
-        self.rows = T // world
-        self.scale = 1.0 / math.sqrt(self.hd)
+        set_geometry(self, args, rank, world)
         t = draw(T, H, Fdim)
         dy = torch.randn(T, H)
         # Single-process torch autograd on the whole layer.

@@ -75,17 +75,25 @@ def parse_args(argv):
     return parse_with_common(p, argv)
 
 
+def draw_block(args, world):
+    """The whole x, w1, w2 every rank draws (seed 0), after checking that
+    tokens and ffn split over the ranks."""
+    S, H, Fdim = args.tokens, args.hidden, args.ffn
+    if S % world or Fdim % world:
+        raise SystemExit(f"tokens ({S}) and ffn ({Fdim}) must be divisible by {world}")
+    torch.manual_seed(0)
+    x = torch.randn(S, H)
+    w1 = torch.randn(Fdim, H) / math.sqrt(H)
+    w2 = torch.randn(H, Fdim) / math.sqrt(Fdim)
+    return x, w1, w2
+
+
 class Block:
     """One rank's shards and preallocated buffers."""
 
     def __init__(self, args, rank, world):
-        S, H, Fdim = args.tokens, args.hidden, args.ffn
-        if S % world or Fdim % world:
-            raise SystemExit(f"tokens ({S}) and ffn ({Fdim}) must be divisible by {world}")
-        torch.manual_seed(0)
-        x = torch.randn(S, H)
-        w1 = torch.randn(Fdim, H) / math.sqrt(H)
-        w2 = torch.randn(H, Fdim) / math.sqrt(Fdim)
+        S, H = args.tokens, args.hidden
+        x, w1, w2 = draw_block(args, world)
         self.rank, self.world, self.S, self.H = rank, world, S, H
         self.x_local = torch.chunk(x, world, 0)[rank].contiguous()
         self.w1_local = torch.chunk(w1, world, 0)[rank].contiguous()

@@ -71,6 +71,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from torch_harness import add_common_arguments, finish, join_ranks, parse_with_common, timed
+from torch_sp_mlp import draw_block
 
 TOLERANCE = 1e-4   # max |diff| <= TOLERANCE * max |reference|, per tensor
 
@@ -302,14 +303,9 @@ class Block:
     """One rank's shards, its part of the reference and the buffers."""
 
     def __init__(self, args, rank, world):
-        S, H, Fdim = args.tokens, args.hidden, args.ffn
-        if S % world or Fdim % world:
-            raise SystemExit(f"tokens ({S}) and ffn ({Fdim}) must be divisible by {world}")
-        torch.manual_seed(0)
-        x = torch.randn(S, H)
-        w1 = torch.randn(Fdim, H) / math.sqrt(H)
-        w2 = torch.randn(H, Fdim) / math.sqrt(Fdim)
-        dy = torch.randn(S, H)
+        S, H = args.tokens, args.hidden
+        x, w1, w2 = draw_block(args, world)
+        dy = torch.randn(S, H)  # after the block's tensors, from the same seed
         self.rank, self.world, self.H = rank, world, H
         self.x = x.chunk(world, 0)[rank].contiguous()
         self.w1 = w1.chunk(world, 0)[rank].contiguous()
