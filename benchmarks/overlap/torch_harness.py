@@ -33,6 +33,16 @@ def add_common_arguments(parser, chunks_help, default_port):
                         help="seconds for the process group timeout / local launch (default 600)")
 
 
+def add_shape_arguments(parser, layer):
+    """--tokens --hidden --ffn (and --heads for the layer) at the issue sizes."""
+    tokens, name = (2048, "T") if layer else (4096, "S")
+    parser.add_argument("--tokens", type=int, default=tokens, help=f"{name} (default {tokens})")
+    parser.add_argument("--hidden", type=int, default=1024, help="H (default 1024)")
+    if layer:
+        parser.add_argument("--heads", type=int, default=16, help="attention heads (default 16)")
+    parser.add_argument("--ffn", type=int, default=4096, help="F (default 4096)")
+
+
 def parse_with_common(parser, argv):
     """Parses argv and checks the common flags; args.chunk_list holds the
     chunk counts."""

@@ -82,18 +82,15 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import (add_breakdown_programs, add_common_arguments, breakdown_of, finish,
-                           join_ranks, parse_with_common, timed)
+from torch_harness import (add_breakdown_programs, add_common_arguments, add_shape_arguments,
+                           breakdown_of, finish, join_ranks, parse_with_common, timed)
 
 EPS = 1e-5
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tokens", type=int, default=2048, help="T (default 2048)")
-    p.add_argument("--hidden", type=int, default=1024, help="H (default 1024)")
-    p.add_argument("--heads", type=int, default=16, help="attention heads (default 16)")
-    p.add_argument("--ffn", type=int, default=4096, help="F (default 4096)")
+    add_shape_arguments(p, layer=True)
     add_common_arguments(
         p, "chunk counts of the pipelined version, comma-separated; those that do not divide "
         "each rank's tokens are skipped (default 2,4,8,16)", default_port=29632)

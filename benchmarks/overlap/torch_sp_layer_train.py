@@ -66,7 +66,8 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import add_common_arguments, join_ranks, parse_with_common
+from torch_harness import (add_common_arguments, add_shape_arguments, join_ranks,
+                           parse_with_common)
 from torch_sp_layer import EPS, draw, reference, set_geometry
 from torch_sp_mlp_train import (ColumnParallelLinearSP, add_train_arguments, all_gather_rows,
                                 post_reduce_scatter, row_parallel_linear_sp, run_baselines,
@@ -75,12 +76,21 @@ from torch_sp_mlp_train import (ColumnParallelLinearSP, add_train_arguments, all
 LN_GRADS = ("dln1_w", "dln1_b", "dln2_w", "dln2_b")
 
 
+def layer_norm_backward_into(grads, names, first, d_normed, x, saved, weight, bias, residual,
+                             out):
+    """One chunk's layer-norm backward: out = its input grad + `residual`;
+    its weight and bias grads start (first chunk) or add to grads[names]."""
+    _, mean, rstd = saved
+    dx, dw, db = torch.ops.aten.native_layer_norm_backward(
+        d_normed, x, [x.shape[-1]], mean, rstd, weight, bias, [True, True, True])
+    torch.add(dx, residual, out=out)
+    for name, part in zip(names, (dw, db)):
+        grads[name].copy_(part) if first else grads[name].add_(part)
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tokens", type=int, default=2048, help="T (default 2048)")
-    p.add_argument("--hidden", type=int, default=1024, help="H (default 1024)")
-    p.add_argument("--heads", type=int, default=16, help="attention heads (default 16)")
-    p.add_argument("--ffn", type=int, default=4096, help="F (default 4096)")
+    add_shape_arguments(p, layer=True)
     add_common_arguments(
         p, "chunk counts of the pipelined versions, comma-separated; those that do not divide "
         "each rank's tokens are skipped (default 2,4,8,16)", default_port=29634)
@@ -325,13 +335,9 @@ class Layer:
             landed; then dh_k's allgather for the attention's backward."""
             dhn_scatters[k].wait()
             dhn = sum_blocks(p.dhn_received[k].view(W * m, H))
-            hn, mean, rstd = p.ln2[k]
-            dh, dw, db = torch.ops.aten.native_layer_norm_backward(
-                dhn, p.h_blocks[k], [H], mean, rstd, self.ln2_w, self.ln2_b, [True, True, True])
-            torch.add(dh, p.dy_blocks[k], out=p.dh_blocks[k])
-            first = k == order[0]
-            for name, part in (("dln2_w", dw), ("dln2_b", db)):
-                g[name].copy_(part) if first else g[name].add_(part)
+            layer_norm_backward_into(g, ("dln2_w", "dln2_b"), k == order[0], dhn, p.h_blocks[k],
+                                     p.ln2[k], self.ln2_w, self.ln2_b, p.dy_blocks[k],
+                                     p.dh_blocks[k])
             dh_gathers[k] = all_gather_rows(p.dh_gathered[k], p.dh_blocks[k], async_op=True)
 
         previous = None
@@ -390,13 +396,9 @@ class Layer:
         for k in order:
             dxn_scatters[k].wait()
             dxn = sum_blocks(p.dxn_received[k].view(W * m, H))
-            xn, mean, rstd = p.ln1[k]
-            dx, dw, db = torch.ops.aten.native_layer_norm_backward(
-                dxn, p.x_blocks[k], [H], mean, rstd, self.ln1_w, self.ln1_b, [True, True, True])
-            torch.add(dx, p.dh_blocks[k], out=p.dx_blocks[k])
-            first = k == order[0]
-            for name, part in (("dln1_w", dw), ("dln1_b", db)):
-                g[name].copy_(part) if first else g[name].add_(part)
+            layer_norm_backward_into(g, ("dln1_w", "dln1_b"), k == order[0], dxn, p.x_blocks[k],
+                                     p.ln1[k], self.ln1_w, self.ln1_b, p.dh_blocks[k],
+                                     p.dx_blocks[k])
         all_reduce_ln_grads([g[n] for n in LN_GRADS])
         got = {"y": self.y, "dx": self.dx}
         got.update(g)

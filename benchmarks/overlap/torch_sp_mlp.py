@@ -60,15 +60,13 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import (add_breakdown_programs, add_common_arguments, breakdown_of, finish,
-                           join_ranks, parse_with_common, timed)
+from torch_harness import (add_breakdown_programs, add_common_arguments, add_shape_arguments,
+                           breakdown_of, finish, join_ranks, parse_with_common, timed)
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tokens", type=int, default=4096, help="S (default 4096)")
-    p.add_argument("--hidden", type=int, default=1024, help="H (default 1024)")
-    p.add_argument("--ffn", type=int, default=4096, help="F (default 4096)")
+    add_shape_arguments(p, layer=False)
     add_common_arguments(
         p, "chunk count(s) of the chunked versions, comma-separated (default 2,4,8,16)",
         default_port=29631)

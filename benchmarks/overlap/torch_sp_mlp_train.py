@@ -70,7 +70,8 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from torch_harness import add_common_arguments, finish, join_ranks, parse_with_common, timed
+from torch_harness import (add_common_arguments, add_shape_arguments, finish, join_ranks,
+                           parse_with_common, timed)
 from torch_sp_mlp import draw_block
 
 TOLERANCE = 1e-4   # max |diff| <= TOLERANCE * max |reference|, per tensor
@@ -272,9 +273,7 @@ def add_train_arguments(parser):
 # ---- the MLP block ---------------------------------------------------------------
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tokens", type=int, default=4096, help="S (default 4096)")
-    p.add_argument("--hidden", type=int, default=1024, help="H (default 1024)")
-    p.add_argument("--ffn", type=int, default=4096, help="F (default 4096)")
+    add_shape_arguments(p, layer=False)
     add_common_arguments(
         p, "chunk counts of the pipelined versions, comma-separated (default 2,4,8,16)",
         default_port=29633)
