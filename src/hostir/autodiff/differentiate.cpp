@@ -16,31 +16,13 @@
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/axis_mapping.h"
 #include "hostir/multidevice/presegmentation_passes.h"
 #include "hostir/multidevice/sharding.h"
 
 namespace hostir {
 
 namespace {
-
-bool isFloatingTensor(const Val* val) {
-  return val->isA<TensorView>() && isFloatingType(val->dtype());
-}
-
-// The logical position of shape axis `shape_axis` (reduction axes skipped).
-int64_t logicalPositionOfShapeAxis(const TensorView* tv, int64_t shape_axis) {
-  const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
-  int64_t seen = 0;
-  for (size_t i = 0; i < logical.size(); ++i) {
-    if (logical[i]->isReduction()) {
-      continue;
-    }
-    if (seen++ == shape_axis) {
-      return static_cast<int64_t>(i);
-    }
-  }
-  return -1;
-}
 
 // Gives `grad` the sharding of the forward tensor `like` (same shape): its
 // mesh and, per sharded shape axis, the same DID parallel type the same way.
@@ -57,7 +39,7 @@ void shardLike(TensorView* grad, const TensorView* like) {
   grad->setDeviceMesh(*sharding.mesh);
   for (const auto& [parallel_type, logical_axis] : sharding.logical_axes) {
     const int64_t shape_axis = getShardedLogicalAxis(like, parallel_type);
-    shardLogicalAxis(grad, logicalPositionOfShapeAxis(grad, shape_axis), parallel_type,
+    shardLogicalAxis(grad, shapeToLogical(grad).at(static_cast<size_t>(shape_axis)), parallel_type,
                      sharding.via_split.at(parallel_type));
   }
 }
@@ -101,12 +83,9 @@ void streamSplitLike(TensorView* grad, const TensorView* like, MapExtent extent)
       !hasTrait(grad->definition(), OpTrait::StreamParallelizable) || contractsAStreamAxis(grad)) {
     return;
   }
-  int64_t shape_axis = 0;
-  for (int64_t i = 0; i < stream->logical_pos; ++i) {
-    shape_axis += like->getLogicalDomain()[static_cast<size_t>(i)]->isReduction() ? 0 : 1;
-  }
+  const auto shape_axis = static_cast<size_t>(logicalToShape(like, stream->logical_pos));
   IterDomain* logical_id =
-      grad->getLogicalDomain()[static_cast<size_t>(logicalPositionOfShapeAxis(grad, shape_axis))];
+      grad->getLogicalDomain()[static_cast<size_t>(shapeToLogical(grad).at(shape_axis))];
   const std::vector<IterDomain*>& loop = grad->getLoopDomain();
   auto at = std::find(loop.begin(), loop.end(), logical_id);
   if (at == loop.end()) {
@@ -136,7 +115,7 @@ std::vector<int64_t> chosenPositions(const std::vector<int64_t>& asked,
   std::vector<int64_t> positions;
   if (asked.empty()) {
     for (size_t i = 0; i < vals.size(); ++i) {
-      if (isFloatingTensor(vals[i])) {
+      if (takesGrad(vals[i])) {
         positions.push_back(static_cast<int64_t>(i));
       }
     }
@@ -147,8 +126,8 @@ std::vector<int64_t> chosenPositions(const std::vector<int64_t>& asked,
     HOSTIR_CHECK(position >= 0 && position < static_cast<int64_t>(vals.size()),
                  "differentiate: ", what, " ", position, " does not exist; the fusion has ",
                  vals.size(), " ", what, "s");
-    HOSTIR_CHECK(isFloatingTensor(vals[static_cast<size_t>(position)]), "differentiate: ", what,
-                 " ", position, " (", vals[static_cast<size_t>(position)]->toInlineString(),
+    HOSTIR_CHECK(takesGrad(vals[static_cast<size_t>(position)]), "differentiate: ", what, " ",
+                 position, " (", vals[static_cast<size_t>(position)]->toInlineString(),
                  ") is not a floating-point tensor; only those have grads");
     HOSTIR_CHECK(seen.insert(position).second, "differentiate: ", what, " ", position,
                  " is listed twice");
@@ -265,7 +244,7 @@ std::unordered_set<const Expr*> activeExprs(const std::vector<Expr*>& exprs,
     if (any) {
       forward_reached.insert(expr);
       for (const Val* output : expr->outputs()) {
-        if (isFloatingTensor(output)) {
+        if (takesGrad(output)) {
           reached.insert(output);
         }
       }
@@ -280,7 +259,7 @@ std::unordered_set<const Expr*> activeExprs(const std::vector<Expr*>& exprs,
     if (feeds && forward_reached.count(expr) != 0) {
       active.insert(expr);
       for (const Val* input : expr->inputs()) {
-        if (isFloatingTensor(input)) {
+        if (takesGrad(input)) {
           needed.insert(input);
         }
       }

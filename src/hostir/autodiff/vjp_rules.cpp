@@ -20,11 +20,6 @@ TensorView* asTensor(Val* val) {
   return val != nullptr && val->isA<TensorView>() ? val->as<TensorView>() : nullptr;
 }
 
-// Whether a grad flows to `val`: a floating-point tensor.
-bool takesGrad(const Val* val) {
-  return val->isA<TensorView>() && isFloatingType(val->dtype());
-}
-
 std::vector<Val*> extentsOf(const TensorView* tv) {
   std::vector<Val*> extents;
   for (IterDomain* id : tv->shapeDomain()) {
@@ -421,6 +416,10 @@ class Rules : public OptInDispatch {
 };
 
 }  // namespace
+
+bool takesGrad(const Val* val) {
+  return val->isA<TensorView>() && isFloatingType(val->dtype());
+}
 
 std::vector<TensorView*> vectorJacobianProduct(const Expr* expr, TensorView* out_grad,
                                                PrimalValues& primals) {

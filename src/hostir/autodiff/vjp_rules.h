@@ -19,6 +19,9 @@ class PrimalValues {
   virtual Val* extent(const Val* forward_extent) = 0;
 };
 
+// Whether a grad flows to `val`: a floating-point tensor.
+bool takesGrad(const Val* val);
+
 // The vector-Jacobian product of one forward op: given the grad of its
 // output (built in the backward fusion, the current FusionGuard's), the
 // contribution to the grad of each input, in input order; nullptr for an
