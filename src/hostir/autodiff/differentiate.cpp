@@ -270,104 +270,114 @@ std::unordered_set<const Expr*> activeExprs(const std::vector<Expr*>& exprs,
 
 }  // namespace
 
-Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptions& options) {
-  // Every tensor of a sharded fusion placed first (as the executor places
-  // them before segmenting), so that each grad takes a placement: a grad
-  // left unplaced would be placed by whichever operand propagation meets
-  // first, which need not be a placement the collectives can reach.
-  Fusion fusion;
-  IrCloner placed_copy = copyFusion(user_fusion, fusion);
+namespace {
+
+// Every tensor of a sharded fusion placed first (as the executor places them
+// before segmenting), so that each grad takes a placement: a grad left
+// unplaced would be placed by whichever operand propagation meets first,
+// which need not be a placement the collectives can reach. And every tensor
+// computed from a Stream-split one split too, as the lowering computes them
+// (pipelined tails included), so that their grads are split alike and the
+// backward's loops mirror the forward's.
+void placeForDifferentiation(Fusion* fusion) {
   const bool sharded = std::any_of(
-      fusion.statements().begin(), fusion.statements().end(), [](const auto& statement) {
+      fusion->statements().begin(), fusion->statements().end(), [](const auto& statement) {
         const auto* tv = dynamic_cast<const TensorView*>(statement.get());
         return tv != nullptr && tv->hasDeviceMesh();
       });
   if (sharded) {
-    validateShardings(&fusion);
-    propagateShardings(&fusion);
+    validateShardings(fusion);
+    propagateShardings(fusion);
   }
-  // And every tensor computed from a Stream-split one split too, as the
-  // lowering computes them (pipelined tails included), so that their grads
-  // are split alike and the backward's loops mirror the forward's.
-  propagateStreamAxesThroughPipelinedTails(&fusion);
-  Differentiated result;
-  result.differentiated_outputs = chosenPositions(options.outputs, fusion.outputs(), "output");
-  result.grad_inputs = chosenPositions(options.inputs, fusion.inputs(), "input");
+  propagateStreamAxesThroughPipelinedTails(fusion);
+}
 
-  std::vector<const Val*> grad_input_vals;
-  for (int64_t i : result.grad_inputs) {
-    grad_input_vals.push_back(fusion.inputs()[static_cast<size_t>(i)]);
+std::vector<const Val*> valsAt(const std::vector<Val*>& vals,
+                               const std::vector<int64_t>& positions) {
+  std::vector<const Val*> chosen;
+  for (int64_t i : positions) {
+    chosen.push_back(vals[static_cast<size_t>(i)]);
   }
-  std::vector<const Val*> output_vals;
-  for (int64_t i : result.differentiated_outputs) {
-    output_vals.push_back(fusion.outputs()[static_cast<size_t>(i)]);
-  }
-  const std::vector<Expr*> exprs = fusion.exprs();
-  const std::unordered_set<const Expr*> active = activeExprs(exprs, grad_input_vals, output_vals);
+  return chosen;
+}
 
-  result.backward = std::make_unique<Fusion>();
-  Fusion& backward = *result.backward;
-  FusionGuard guard(&backward);
-  BackwardBuilder builder(fusion, backward, options.save);
-  builder.addForwardInputs();
+// Walks the forward's exprs backwards from the output grads, summing the
+// contributions each tensor receives; each grad gets its tensor's sharding
+// and Stream split.
+class GradAccumulator {
+ public:
+  explicit GradAccumulator(BackwardBuilder& builder) : builder_(builder) {}
 
-  // Grads accumulate per forward tensor; each gets its tensor's sharding.
-  std::unordered_map<const Val*, TensorView*> grads;
-  auto place = [&](TensorView* grad, const TensorView* like) {
-    shardLike(grad, like);
-    if (!grad->isFusionInput()) {
-      streamSplitLike(grad, like, [&](const Val* extent) { return builder.extent(extent); });
+  void backpropagate(const std::vector<Expr*>& exprs, const std::unordered_set<const Expr*>& active,
+                     const std::vector<const Val*>& outputs) {
+    for (const Val* output : outputs) {
+      accumulate(output, builder_.addGradInput(output->as<TensorView>()));
     }
-  };
-  auto accumulate = [&](const Val* val, TensorView* grad) {
-    const auto* like = val->as<TensorView>();
-    place(grad, like);
-    auto [it, inserted] = grads.try_emplace(val, grad);
-    if (!inserted) {
-      it->second = add(it->second, grad);
-      place(it->second, like);
-    }
-  };
-  for (const Val* output : output_vals) {
-    accumulate(output, builder.addGradInput(output->as<TensorView>()));
-  }
-  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
-    const Expr* expr = *it;
-    if (active.count(expr) == 0) {
-      continue;
-    }
-    auto grad = grads.find(expr->output(0));
-    if (grad == grads.end()) {
-      continue;
-    }
-    std::vector<TensorView*> contributions = vectorJacobianProduct(expr, grad->second, builder);
-    for (size_t i = 0; i < contributions.size(); ++i) {
-      if (contributions[i] != nullptr) {
-        accumulate(expr->input(i), contributions[i]);
+    for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+      const Expr* expr = *it;
+      if (active.count(expr) == 0) {
+        continue;
+      }
+      auto grad = grads_.find(expr->output(0));
+      if (grad == grads_.end()) {
+        continue;
+      }
+      std::vector<TensorView*> contributions = vectorJacobianProduct(expr, grad->second, builder_);
+      for (size_t i = 0; i < contributions.size(); ++i) {
+        if (contributions[i] != nullptr) {
+          accumulate(expr->input(i), contributions[i]);
+        }
       }
     }
   }
 
-  std::unordered_set<const Val*> placed;
-  for (const Val* input : grad_input_vals) {
-    const auto* like = input->as<TensorView>();
-    auto found = grads.find(input);
-    TensorView* grad = found == grads.end() ? builder.zerosLike(like) : found->second;
-    // An output of its own, placed as its input: a backward input (a grad
-    // passed straight through), a grad given to two inputs, or one placed
-    // as another tensor gets a copy.
-    if (grad->isFusionInput() || placed.count(grad) != 0 || !sameSharding(grad, like)) {
-      grad = set(grad);
-      shardLike(grad, like);
+  // The backward's outputs: one grad per input, placed as its input.
+  void addGradOutputs(const std::vector<const Val*>& inputs, Fusion& backward) {
+    std::unordered_set<const Val*> placed;
+    for (const Val* input : inputs) {
+      const auto* like = input->as<TensorView>();
+      auto found = grads_.find(input);
+      TensorView* grad = found == grads_.end() ? builder_.zerosLike(like) : found->second;
+      // An output of its own, placed as its input: a backward input (a grad
+      // passed straight through), a grad given to two inputs, or one placed
+      // as another tensor gets a copy.
+      if (grad->isFusionInput() || placed.count(grad) != 0 || !sameSharding(grad, like)) {
+        grad = set(grad);
+        shardLike(grad, like);
+      }
+      placed.insert(grad);
+      backward.addOutput(grad);
     }
-    placed.insert(grad);
-    backward.addOutput(grad);
   }
 
-  // The forward returns what the backward saved, after its own outputs.
+ private:
+  void place(TensorView* grad, const TensorView* like) {
+    shardLike(grad, like);
+    if (!grad->isFusionInput()) {
+      streamSplitLike(grad, like, [&](const Val* extent) { return builder_.extent(extent); });
+    }
+  }
+
+  void accumulate(const Val* val, TensorView* grad) {
+    const auto* like = val->as<TensorView>();
+    place(grad, like);
+    auto [it, inserted] = grads_.try_emplace(val, grad);
+    if (!inserted) {
+      it->second = add(it->second, grad);
+      place(it->second, like);
+    }
+  }
+
+  BackwardBuilder& builder_;
+  std::unordered_map<const Val*, TensorView*> grads_;
+};
+
+// The forward is the user's fusion (the executor places it as before), plus
+// the saved tensors as outputs after its own; `placed_copy` maps the user's
+// vals to the placed copy the backward was built from.
+void addForward(const Fusion& user_fusion, IrCloner& placed_copy,
+                const std::vector<const Val*>& saved, Differentiated& result) {
   result.forward = std::make_unique<Fusion>();
-  // The forward is the user's fusion (the executor places it as before),
-  // plus the saved tensors.
   IrCloner forward_cloner = copyFusion(user_fusion, *result.forward);
   std::unordered_map<const Val*, const Val*> user_val_of;
   for (const auto& statement : user_fusion.statements()) {
@@ -376,9 +386,9 @@ Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptio
       user_val_of[placed_copy.clone(val)] = val;
     }
   }
-  for (const Val* saved : builder.saved()) {
-    const Val* user_val = user_val_of.at(saved);
-    const std::vector<Val*>& outputs = user_fusion.outputs();
+  const std::vector<Val*>& outputs = user_fusion.outputs();
+  for (const Val* saved_val : saved) {
+    const Val* user_val = user_val_of.at(saved_val);
     auto existing = std::find(outputs.begin(), outputs.end(), user_val);
     if (existing != outputs.end()) {
       result.saved_outputs.push_back(existing - outputs.begin());
@@ -387,6 +397,30 @@ Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptio
       result.forward->addOutput(forward_cloner.clone(user_val));
     }
   }
+}
+
+}  // namespace
+
+Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptions& options) {
+  Fusion fusion;
+  IrCloner placed_copy = copyFusion(user_fusion, fusion);
+  placeForDifferentiation(&fusion);
+  Differentiated result;
+  result.differentiated_outputs = chosenPositions(options.outputs, fusion.outputs(), "output");
+  result.grad_inputs = chosenPositions(options.inputs, fusion.inputs(), "input");
+  const std::vector<const Val*> grad_input_vals = valsAt(fusion.inputs(), result.grad_inputs);
+  const std::vector<const Val*> output_vals =
+      valsAt(fusion.outputs(), result.differentiated_outputs);
+  const std::vector<Expr*> exprs = fusion.exprs();
+
+  result.backward = std::make_unique<Fusion>();
+  FusionGuard guard(result.backward.get());
+  BackwardBuilder builder(fusion, *result.backward, options.save);
+  builder.addForwardInputs();
+  GradAccumulator grads(builder);
+  grads.backpropagate(exprs, activeExprs(exprs, grad_input_vals, output_vals), output_vals);
+  grads.addGradOutputs(grad_input_vals, *result.backward);
+  addForward(user_fusion, placed_copy, builder.saved(), result);
   return result;
 }
 

@@ -182,14 +182,18 @@ std::vector<std::pair<const Val*, PolymorphicValue>> RankAgreement::exchangeInpu
   return symbols;
 }
 
-void RankAgreement::check(const std::vector<at::Tensor>& inputs,
-                          const std::vector<int64_t>& signature, int number_of_streams) {
-  const std::vector<Val*>& program_inputs = program_.inputs();
-  HOSTIR_CHECK(inputs.size() == program_inputs.size(), "the program expects ",
-               program_inputs.size(), " inputs but got ", inputs.size());
-  // What this rank holds: per input axis, its local size (-1: not held).
+namespace {
+
+// What this rank holds: per input axis, its local size (-1: not held), and
+// the (input, axis) of each entry.
+struct HeldSizes {
   std::vector<int64_t> sizes;
-  std::vector<std::pair<size_t, int64_t>> where;  // (input, axis) of each entry
+  std::vector<std::pair<size_t, int64_t>> where;
+};
+
+HeldSizes heldSizes(const std::vector<Val*>& program_inputs,
+                    const std::vector<at::Tensor>& inputs) {
+  HeldSizes held;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto* tv = dynamic_cast<const TensorView*>(program_inputs[i]);
     if (tv == nullptr) {
@@ -197,25 +201,16 @@ void RankAgreement::check(const std::vector<at::Tensor>& inputs,
     }
     for (int64_t axis = 0; axis < tv->rank(); ++axis) {
       const at::Tensor& tensor = inputs[i];
-      sizes.push_back(tensor.defined() && axis < tensor.dim() ? tensor.size(axis) : -1);
-      where.emplace_back(i, axis);
+      held.sizes.push_back(tensor.defined() && axis < tensor.dim() ? tensor.size(axis) : -1);
+      held.where.emplace_back(i, axis);
     }
   }
-  // Every run, every rank shares a header with a hash of its input
-  // signature (the same key the run path uses): what one rank has seen before says nothing about
-  // what the others run now (issue 22). The detailed check runs only for a combination of the
-  // ranks' signatures not agreed on before; every rank decides that from the
-  // same gathered headers, so all take the same path. Check in a process
-  // group of its own, apart from the program's.
-  constexpr int64_t kAgreementStreamKey = -3;
-  constexpr int64_t kMagic = 0x686f737469720b;  // "hostir", 11
-  constexpr int64_t kSignatureColumn = 4;
-  at::Tensor header = at::tensor(
-      {kMagic, static_cast<int64_t>(fingerprint_ >> 1), static_cast<int64_t>(number_of_streams),
-       static_cast<int64_t>(sizes.size()), static_cast<int64_t>(signatureHash(signature) >> 1)},
-      at::kLong);
-  at::Tensor headers = allgatherAmongAll(communicator_, kAgreementStreamKey, header,
-                                         "the check that all ranks run the same program");
+  return held;
+}
+
+// The headers' program columns (magic, fingerprint, axis count) and stream
+// counts agree across ranks.
+void checkSameProgram(const at::Tensor& headers) {
   for (int64_t column : {0, 1, 3}) {
     at::Tensor values = headers.select(1, column);
     HOSTIR_CHECK(at::equal(values, values[0].expand_as(values)),
@@ -228,63 +223,90 @@ void RankAgreement::check(const std::vector<at::Tensor>& inputs,
   HOSTIR_CHECK(at::equal(streams, streams[0].expand_as(streams)),
                "the ranks use different numbers of streams (", rankValues(streams),
                "); every rank must run with the same number_of_streams");
+}
+
+// One input axis as every rank holds it (`column`: one size per rank, -1
+// where a rank does not hold the input): equal wherever held.
+void checkAxisAgrees(const TensorView* tv, size_t input, int64_t axis, const at::Tensor& column) {
+  int64_t first_rank = -1;
+  for (int64_t rank = 0; rank < column.size(0); ++rank) {
+    const int64_t size = column[rank].item<int64_t>();
+    if (size < 0) {
+      continue;  // this rank does not hold the input
+    }
+    if (first_rank < 0) {
+      first_rank = rank;
+      continue;
+    }
+    if (size == column[first_rank].item<int64_t>()) {
+      continue;
+    }
+    std::string holders;
+    for (int64_t r = 0; r < column.size(0); ++r) {
+      if (column[r].item<int64_t>() >= 0) {
+        holders += (holders.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) +
+                   " holds " + std::to_string(column[r].item<int64_t>());
+      }
+    }
+    const int64_t devices = shardDivisors(tv)[static_cast<size_t>(axis)];
+    if (devices > 1) {
+      HOSTIR_THROW("uneven shards: input ", input, " ", tv->toInlineString(), " axis ", axis,
+                   " is sharded over ", devices, " devices but its shards differ (", holders,
+                   "); every device must hold the same number of rows (uneven torch.chunk "
+                   "layouts are not supported: pad the axis to a multiple of ",
+                   devices, ")");
+    }
+    HOSTIR_THROW("size mismatch across ranks: input ", input, " ", tv->toInlineString(), " axis ",
+                 axis, " is not sharded, so every rank must give it the same size (", holders, ")");
+  }
+}
+
+}  // namespace
+
+void RankAgreement::check(const std::vector<at::Tensor>& inputs,
+                          const std::vector<int64_t>& signature, int number_of_streams) {
+  const std::vector<Val*>& program_inputs = program_.inputs();
+  HOSTIR_CHECK(inputs.size() == program_inputs.size(), "the program expects ",
+               program_inputs.size(), " inputs but got ", inputs.size());
+  const HeldSizes held = heldSizes(program_inputs, inputs);
+  // Every run, every rank shares a header with a hash of its input
+  // signature (the same key the run path uses): what one rank has seen before says nothing about
+  // what the others run now (issue 22). The detailed check runs only for a combination of the
+  // ranks' signatures not agreed on before; every rank decides that from the
+  // same gathered headers, so all take the same path. Check in a process
+  // group of its own, apart from the program's.
+  constexpr int64_t kAgreementStreamKey = -3;
+  constexpr int64_t kMagic = 0x686f737469720b;  // "hostir", 11
+  constexpr int64_t kSignatureColumn = 4;
+  at::Tensor header =
+      at::tensor({kMagic, static_cast<int64_t>(fingerprint_ >> 1),
+                  static_cast<int64_t>(number_of_streams), static_cast<int64_t>(held.sizes.size()),
+                  static_cast<int64_t>(signatureHash(signature) >> 1)},
+                 at::kLong);
+  at::Tensor headers = allgatherAmongAll(communicator_, kAgreementStreamKey, header,
+                                         "the check that all ranks run the same program");
+  checkSameProgram(headers);
 
   at::Tensor signatures = headers.select(1, kSignatureColumn).contiguous();
   std::vector<int64_t> all_signatures(signatures.data_ptr<int64_t>(),
                                       signatures.data_ptr<int64_t>() + signatures.numel());
-  if (sizes.empty() || agreed_signatures_.count(all_signatures) != 0) {
+  if (held.sizes.empty() || agreed_signatures_.count(all_signatures) != 0) {
     return;
   }
   at::Tensor all =
-      allgatherAmongAll(communicator_, kAgreementStreamKey, at::tensor(sizes, at::kLong),
+      allgatherAmongAll(communicator_, kAgreementStreamKey, at::tensor(held.sizes, at::kLong),
                         "the check that all ranks agree on the input sizes");
-  for (size_t j = 0; j < where.size(); ++j) {
-    const auto [input, axis] = where[j];
-    const auto* tv = program_inputs[input]->as<TensorView>();
-    const int64_t devices = shardDivisors(tv)[static_cast<size_t>(axis)];
-    at::Tensor column = all.select(1, static_cast<int64_t>(j));
-    int64_t first_rank = -1;
-    for (int64_t rank = 0; rank < column.size(0); ++rank) {
-      const int64_t size = column[rank].item<int64_t>();
-      if (size < 0) {
-        continue;  // this rank does not hold the input
-      }
-      if (first_rank < 0) {
-        first_rank = rank;
-        continue;
-      }
-      const int64_t first = column[first_rank].item<int64_t>();
-      if (size == first) {
-        continue;
-      }
-      std::string holders;
-      for (int64_t r = 0; r < column.size(0); ++r) {
-        if (column[r].item<int64_t>() >= 0) {
-          holders += (holders.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) +
-                     " holds " + std::to_string(column[r].item<int64_t>());
-        }
-      }
-      if (devices > 1) {
-        HOSTIR_THROW("uneven shards: input ", input, " ", tv->toInlineString(), " axis ", axis,
-                     " is sharded over ", devices, " devices but its shards differ (", holders,
-                     "); every device must hold the same number of rows (uneven torch.chunk "
-                     "layouts are not supported: pad the axis to a multiple of ",
-                     devices, ")");
-      }
-      HOSTIR_THROW("size mismatch across ranks: input ", input, " ", tv->toInlineString(), " axis ",
-                   axis, " is not sharded, so every rank must give it the same size (", holders,
-                   ")");
-    }
-  }
   // The ranks agree on the inputs, so on every extent derived from them:
   // every rank raises the same error here, before any collective.
   std::vector<std::tuple<size_t, int64_t, int64_t>> input_extents;
-  for (size_t j = 0; j < where.size(); ++j) {
-    const auto [input, axis] = where[j];
-    const int64_t held = all.select(1, static_cast<int64_t>(j)).max().item<int64_t>();
-    if (held >= 0) {
-      const auto* tv = program_inputs[input]->as<TensorView>();
-      input_extents.emplace_back(input, axis, held * shardDivisors(tv)[static_cast<size_t>(axis)]);
+  for (size_t j = 0; j < held.where.size(); ++j) {
+    const auto [input, axis] = held.where[j];
+    const auto* tv = program_inputs[input]->as<TensorView>();
+    at::Tensor column = all.select(1, static_cast<int64_t>(j));
+    checkAxisAgrees(tv, input, axis, column);
+    const int64_t size = column.max().item<int64_t>();
+    if (size >= 0) {
+      input_extents.emplace_back(input, axis, size * shardDivisors(tv)[static_cast<size_t>(axis)]);
     }
   }
   checkShardsDivide(prepared_, input_extents);

@@ -275,6 +275,55 @@ class GatherPipeline {
   TensorView* slots_ = nullptr;
 };
 
+// Rows [start, stop) of a chunk; rows = stop - start.
+struct ChunkRows {
+  Val* start;
+  Val* stop;
+  Val* rows;
+};
+
+// One chunk of a pipelined GEMM's tail: the pointwise ops on the GEMM's
+// chunk, then its partial product, reduce-scattered into this device's rows
+// [start, stop) of the tail's output. Returns the reduce-scatters, waited for
+// after the loop.
+std::vector<Expr*> appendTailChunk(HostIrContainer& container, const PipelineTail& tail,
+                                   int64_t my_device, TensorView* gemm_chunk,
+                                   const std::vector<Val*>& chunk_extents, Val* devices,
+                                   const ChunkRows& chunk_rows, std::vector<Expr*>& body_exprs) {
+  auto [start, stop, rows] = chunk_rows;
+  TensorView* chunk = gemm_chunk;
+  for (const Expr* op : tail.pointwise) {
+    TensorView* next = makeTensorOfExtents(&container, chunk_extents, tensorOutput(op)->dtype());
+    std::vector<Val*> inputs = op->inputs();
+    inputs[0] = chunk;
+    body_exprs.push_back(
+        op->newObject(&container, inputs, {next}, op->attributes(), op->attributeVals()));
+    chunk = next;
+  }
+  Expr* contraction = tail.contraction;
+  TensorView* y = tensorOutput(contraction);
+  std::vector<IterDomain*> y_shape = y->shapeDomain();
+  std::vector<Val*> partial_extents{devices, rows};
+  for (size_t i = 1; i < y_shape.size(); ++i) {
+    partial_extents.push_back(localExtent(y, y_shape[i]));
+  }
+  TensorView* partial = makeTensorOfExtents(&container, partial_extents, y->dtype());
+  std::vector<Val*> contraction_inputs = contraction->inputs();
+  contraction_inputs[0] = chunk;
+  body_exprs.push_back(contraction->newObject(&container, contraction_inputs, {partial},
+                                              contraction->attributes(),
+                                              contraction->attributeVals()));
+  std::vector<Val*> y_chunk_extents{rows};
+  for (size_t i = 1; i < y_shape.size(); ++i) {
+    y_chunk_extents.push_back(localExtent(y, y_shape[i]));
+  }
+  TensorView* y_chunk = makeTensorOfExtents(&container, y_chunk_extents, y->dtype());
+  body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+      &container, std::vector<Val*>{y, start, stop}, std::vector<Val*>{y_chunk},
+      std::vector<Attribute>{int64_t{0}}));
+  return postCollectives(container, tail.plan, my_device, partial, y_chunk, body_exprs);
+}
+
 // The pipelined allgather + GEMM of a matmul/linear whose A is sharded on
 // its rows and whose output rows are Stream-parallel, in chunks; with a
 // `tail`, each chunk continues through it (see PipelineTail).
@@ -339,41 +388,8 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   body_exprs.push_back(gemm->newObject(&container, gemm_inputs, {out_chunk}, gemm->attributes(),
                                        gemm->attributeVals()));
   if (tail) {
-    // Pointwise ops on the chunk, then its partial product, reduce-scattered
-    // into this device's rows [start, stop) of the tail's output.
-    TensorView* chunk = out_chunk;
-    for (const Expr* op : tail->pointwise) {
-      TensorView* next =
-          makeTensorOfExtents(&container, out_chunk_extents, tensorOutput(op)->dtype());
-      std::vector<Val*> inputs = op->inputs();
-      inputs[0] = chunk;
-      body_exprs.push_back(
-          op->newObject(&container, inputs, {next}, op->attributes(), op->attributeVals()));
-      chunk = next;
-    }
-    Expr* contraction = tail->contraction;
-    TensorView* y = tensorOutput(contraction);
-    std::vector<IterDomain*> y_shape = y->shapeDomain();
-    std::vector<Val*> partial_extents{pipeline.devices(), rows};
-    for (size_t i = 1; i < y_shape.size(); ++i) {
-      partial_extents.push_back(localExtent(y, y_shape[i]));
-    }
-    TensorView* partial = makeTensorOfExtents(&container, partial_extents, y->dtype());
-    std::vector<Val*> contraction_inputs = contraction->inputs();
-    contraction_inputs[0] = chunk;
-    body_exprs.push_back(contraction->newObject(&container, contraction_inputs, {partial},
-                                                contraction->attributes(),
-                                                contraction->attributeVals()));
-    std::vector<Val*> y_chunk_extents{rows};
-    for (size_t i = 1; i < y_shape.size(); ++i) {
-      y_chunk_extents.push_back(localExtent(y, y_shape[i]));
-    }
-    TensorView* y_chunk = makeTensorOfExtents(&container, y_chunk_extents, y->dtype());
-    body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-        &container, std::vector<Val*>{y, start, stop}, std::vector<Val*>{y_chunk},
-        std::vector<Attribute>{int64_t{0}}));
-    reduce_scatters =
-        postCollectives(container, tail->plan, my_device, partial, y_chunk, body_exprs);
+    reduce_scatters = appendTailChunk(container, *tail, my_device, out_chunk, out_chunk_extents,
+                                      pipeline.devices(), {start, stop, rows}, body_exprs);
   }
   for (Expr* expr : body_exprs) {
     main_loop.loop()->body().push_back(expr);
