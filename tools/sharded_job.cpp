@@ -231,19 +231,16 @@ void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
   checkOutputFolder("--json", options.json_path);
 }
 
-int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
-  Communicator& communicator = Communicator::getInstance();
-  const int64_t devices = communicator.size();
-  const int64_t rank = communicator.deviceId();
-  const int64_t local_rows = options.tokens / devices;
-  const std::vector<int64_t> world = communicator.worldTeam();
-  runtime::Tracer::global().setProcessId(static_cast<int>(rank));
+namespace {
 
-  const runtime::ThreadBudget budget =
-      runtime::computeThreadBudget(options.streams, /*communicates=*/devices > 1,
-                                   static_cast<int>(communicator.environment().local_world_size));
-  at::set_num_threads(budget.intra_op_threads);
+// The pipelined programs the options ask for, then the unchunked one.
+struct Programs {
+  std::vector<Program> programs;
+  std::optional<ChunkChoice> auto_choice;
+};
 
+Programs buildPrograms(const ShardedJobOptions& options, const ShardedJob& job,
+                       Communicator& communicator, int64_t local_rows) {
   // Chunk counts that split every rank's rows evenly; auto chooses among
   // the usual powers of two.
   std::vector<int64_t> candidates;
@@ -252,27 +249,27 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
       candidates.push_back(chunks);
     }
   }
-  std::vector<Program> programs;
-  std::optional<ChunkChoice> auto_choice;
+  const std::vector<int64_t> world = communicator.worldTeam();
+  Programs built;
   for (const std::string& request : options.chunks) {
     Program program;
     if (request == "auto") {
       LinkCalibration link = calibrate(communicator, world, job.block.gemm_m, job.block.gemm_k,
                                        job.block.gemm_n, candidates);
-      auto_choice = agreeOnChunks(communicator, world, job.block.cost, link, candidates);
+      built.auto_choice = agreeOnChunks(communicator, world, job.block.cost, link, candidates);
       program.name = "pipelined-auto";
-      program.chunks = auto_choice->chunks;
+      program.chunks = built.auto_choice->chunks;
     } else {
       program.name = "pipelined";
       program.chunks = std::stoll(request);  // checked: it divides local_rows
     }
-    programs.push_back(std::move(program));
+    built.programs.push_back(std::move(program));
   }
   Program unchunked;
   unchunked.name = "unchunked";
-  programs.push_back(std::move(unchunked));
+  built.programs.push_back(std::move(unchunked));
   MultiDeviceExecutorParams params{.number_of_streams = options.streams};
-  for (Program& program : programs) {
+  for (Program& program : built.programs) {
     program.fusion = job.build(program.chunks);
     if (options.train) {
       program.differentiated = differentiate(*program.fusion);
@@ -285,43 +282,49 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
           std::make_unique<MultiDeviceExecutor>(*program.fusion, communicator, params);
     }
   }
+  return built;
+}
 
-  // Which ISA and GEMM path run (the first GEMM's shape: w1's shard).
-  const std::string machine = describeLocalMachine();
-  const std::string gemm_path = describeGemmPath(job.block.gemm_k, job.block.gemm_n);
-  if (rank == 0) {
-    std::cout << "== " << job.title << "; " << options.streams << " streams\n"
-              << "thread budget per rank: " << budget.describe() << "\n"
-              << "machine: " << machine << ", GEMMs: " << gemm_path << "\n";
-    if (auto_choice) {
-      std::cout << "auto chunks: " << auto_choice->chunks << " (" << auto_choice->reason << ")\n";
-    }
-    const Program& shown = programs.front();
-    shown.fusion->print();
-    std::cout << "== host program, " << programTitle(shown) << ":\n"
-              << shown.executor->hostProgram().toString();
-    if (shown.backward) {
-      std::cout << "== backward host program, " << programTitle(shown) << ":\n"
-                << shown.backward->hostProgram().toString();
-    }
-    if (options.dump) {
-      std::cout << "== without stream chunking:\n"
-                << programs.back().executor->hostProgram().toString();
-      if (programs.back().backward) {
-        std::cout << "== backward without stream chunking:\n"
-                  << programs.back().backward->hostProgram().toString();
-      }
+// The first program's fusion and host programs (and the unchunked one's with
+// --dump), on rank 0.
+void printPrograms(const ShardedJobOptions& options, const Programs& built) {
+  if (built.auto_choice) {
+    std::cout << "auto chunks: " << built.auto_choice->chunks << " (" << built.auto_choice->reason
+              << ")\n";
+  }
+  const Program& shown = built.programs.front();
+  shown.fusion->print();
+  std::cout << "== host program, " << programTitle(shown) << ":\n"
+            << shown.executor->hostProgram().toString();
+  if (shown.backward) {
+    std::cout << "== backward host program, " << programTitle(shown) << ":\n"
+              << shown.backward->hostProgram().toString();
+  }
+  if (options.dump) {
+    const Program& unchunked = built.programs.back();
+    std::cout << "== without stream chunking:\n" << unchunked.executor->hostProgram().toString();
+    if (unchunked.backward) {
+      std::cout << "== backward without stream chunking:\n"
+                << unchunked.backward->hostProgram().toString();
     }
   }
+}
 
+// Each program's first run, checked against single-process ATen (or, with
+// --train, autograd), and how many of its GEMMs ran with oneDNN post-ops.
+struct Checks {
   bool ok = true;
-  std::map<const Program*, bool> checks;
-  // GEMMs that ran with oneDNN post-ops in a program's (first) run.
+  std::map<const Program*, bool> close;
   std::map<const Program*, int64_t> post_op_gemms;
+};
+
+Checks checkPrograms(const ShardedJobOptions& options, const ShardedJob& job,
+                     const std::vector<Program>& programs) {
+  Checks checks;
   for (const Program& program : programs) {
     const int64_t post_ops_before = gemmsWithPostOpsRun();
     std::vector<at::Tensor> results = program.run(job);
-    post_op_gemms[&program] = gemmsWithPostOpsRun() - post_ops_before;
+    checks.post_op_gemms[&program] = gemmsWithPostOpsRun() - post_ops_before;
     bool close = false;
     if (options.train) {
       // Every input's grad within 1e-4 of its largest value.
@@ -339,84 +342,201 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
                 << " against single-process ATen: max |diff| = " << diff << " "
                 << (close ? "OK" : "MISMATCH") << "\n";
     }
-    checks[&program] = close;
-    ok = ok && close;
+    checks.close[&program] = close;
+    checks.ok = checks.ok && close;
   }
+  return checks;
+}
 
-  nlohmann::json report;
-  report["config"] = {{"ranks", devices},           {"tokens", options.tokens},
-                      {"hidden", options.hidden},   {"ffn", options.ffn},
-                      {"streams", options.streams}, {"runs", options.runs},
-                      {"link", options.link},       {"thread_budget", budget.describe()},
-                      {"machine", machine},         {"isa", localTarget().toString()},
-                      {"gemm_path", gemm_path},     {"train", options.train}};
-  report["config"].update(job.config);
-  if (auto_choice) {
-    report["auto"] = autoReport(*auto_choice);
+// Every timed run: the programs' and, with --baselines, per chunk count the
+// communication alone and the compute alone (and the compute as plain ATen).
+struct Timings {
+  std::vector<std::vector<double>> programs;  // per program
+  std::vector<int64_t> comm_chunks;           // the chunk counts of the baselines
+  bool comm_measured = false;
+  std::vector<std::vector<double>> comm;     // per comm_chunks
+  std::vector<std::vector<double>> compute;  // per comm_chunks
+  std::vector<double> aten;
+
+  // A baseline of the program of `chunks` chunks: its own (every chunk
+  // count's is timed).
+  double baselineMs(const std::vector<std::vector<double>>& all, int64_t chunks) const {
+    auto found = std::ranges::find(comm_chunks, chunks);
+    return median(all[static_cast<size_t>(found - comm_chunks.begin())]);
   }
-  report["programs"] = nlohmann::json::array();
-  // --baselines: the communication alone as the unchunked program moves it
-  // and as each chunked program (auto's too) does, and each of those
-  // programs' compute alone (its collectives replaced by local copies), plus
-  // the compute as plain ATen for reference.
-  std::vector<int64_t> comm_chunks{1};
+};
+
+// --baselines: the communication alone as the unchunked program moves it and
+// as each chunked program (auto's too) does, and each of those programs'
+// compute alone (its collectives replaced by local copies), plus the compute
+// as plain ATen for reference. The communication alone is the block's bytes
+// moved by hand through raw c10d (BlockCommunication), or for a training
+// step, whose collectives no hand-written program moves, each step's own
+// collectives with its compute skipped (Executor::runCommunicationOnly).
+// Runs of the programs and of the baselines interleave, so a change in the
+// machine's load hits them alike (a bound timed under another load than its
+// program would not bound it).
+Timings timePrograms(const ShardedJobOptions& options, const ShardedJob& job,
+                     const std::vector<Program>& programs, Communicator& communicator) {
+  Timings timings;
+  timings.comm_chunks = {1};
   for (const Program& program : programs) {
-    if (program.chunks > 1 && std::ranges::find(comm_chunks, program.chunks) == comm_chunks.end()) {
-      comm_chunks.push_back(program.chunks);
+    if (program.chunks > 1 &&
+        std::ranges::find(timings.comm_chunks, program.chunks) == timings.comm_chunks.end()) {
+      timings.comm_chunks.push_back(program.chunks);
     }
   }
-  std::ranges::sort(comm_chunks);
+  std::ranges::sort(timings.comm_chunks);
   // The program that computes alone for each chunk count.
   std::vector<const Program*> compute_programs;
-  for (int64_t chunks : comm_chunks) {
+  for (int64_t chunks : timings.comm_chunks) {
     compute_programs.push_back(&*std::ranges::find(programs, chunks, &Program::chunks));
   }
-  // The communication alone: the block's bytes moved by hand through raw
-  // c10d (BlockCommunication), or for a training step, whose collectives no
-  // hand-written program moves, each step's own collectives with its
-  // compute skipped (Executor::runCommunicationOnly).
-  const bool comm_measured = options.train || job.communication_only != nullptr;
-  std::vector<std::vector<double>> comm_times(comm_chunks.size());
-  std::vector<std::vector<double>> compute_times(comm_chunks.size());
-  std::vector<double> aten_times;
-  // Runs of the programs and of the baselines interleave, so a change in the
-  // machine's load hits them alike (a bound timed under another load than
-  // its program would not bound it).
-  std::vector<std::vector<double>> times(programs.size());
+  timings.comm_measured = options.train || job.communication_only != nullptr;
+  timings.comm.resize(timings.comm_chunks.size());
+  timings.compute.resize(timings.comm_chunks.size());
+  timings.programs.resize(programs.size());
+  auto timeOnce = [&](const std::function<void()>& body) {
+    return timedRuns(1, communicator, body).front();
+  };
   for (int run = 0; run < options.runs; ++run) {
     for (size_t i = 0; i < programs.size(); ++i) {
-      times[i].push_back(timedRuns(1, communicator, [&] { programs[i].run(job); }).front());
+      timings.programs[i].push_back(timeOnce([&] { programs[i].run(job); }));
     }
     if (!options.baselines) {
       continue;
     }
-    for (size_t i = 0; i < comm_chunks.size(); ++i) {
-      if (comm_measured) {
-        comm_times[i].push_back(timedRuns(1, communicator, [&] {
-                                  if (options.train) {
-                                    compute_programs[i]->runCommunicationOnly(job);
-                                  } else {
-                                    job.communication_only->run(comm_chunks[i]);
-                                  }
-                                }).front());
+    for (size_t i = 0; i < timings.comm_chunks.size(); ++i) {
+      if (timings.comm_measured) {
+        timings.comm[i].push_back(timeOnce([&] {
+          if (options.train) {
+            compute_programs[i]->runCommunicationOnly(job);
+          } else {
+            job.communication_only->run(timings.comm_chunks[i]);
+          }
+        }));
       }
-      compute_times[i].push_back(
-          timedRuns(1, communicator, [&] { compute_programs[i]->runComputeOnly(job); }).front());
+      timings.compute[i].push_back(timeOnce([&] { compute_programs[i]->runComputeOnly(job); }));
     }
     if (job.compute_only_aten) {
-      aten_times.push_back(timedRuns(1, communicator, job.compute_only_aten).front());
+      timings.aten.push_back(timeOnce(job.compute_only_aten));
     }
   }
-  std::vector<std::pair<std::string, double>> rows_out;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    report["programs"].push_back({{"name", programs[i].name},
-                                  {"chunks", programs[i].chunks},
-                                  {"median_ms", median(times[i])},
-                                  {"runs_ms", times[i]},
-                                  {"check", checks[&programs[i]]},
-                                  {"gemms_with_post_ops", post_op_gemms[&programs[i]]}});
-    rows_out.emplace_back(programTitle(programs[i]), median(times[i]));
+  return timings;
+}
+
+// The fraction of the ideal gain of each pipelined program (empty without
+// --baselines or a measured communication).
+std::vector<std::optional<IdealGain>> idealGains(const ShardedJobOptions& options,
+                                                 const std::vector<Program>& programs,
+                                                 const Timings& timings) {
+  std::vector<std::optional<IdealGain>> gains(programs.size());
+  if (!options.baselines || !timings.comm_measured) {
+    return gains;
   }
+  const double unchunked_ms = median(timings.programs.back());
+  for (size_t i = 0; i + 1 < programs.size(); ++i) {
+    const int64_t chunks = programs[i].chunks;
+    gains[i] = idealGain(unchunked_ms, median(timings.programs[i]),
+                         timings.baselineMs(timings.comm, chunks),
+                         timings.baselineMs(timings.compute, chunks));
+  }
+  return gains;
+}
+
+void addTimingsToReport(const std::vector<Program>& programs, const Checks& checks,
+                        const Timings& timings, const std::vector<std::optional<IdealGain>>& gains,
+                        nlohmann::json& report) {
+  report["programs"] = nlohmann::json::array();
+  for (size_t i = 0; i < programs.size(); ++i) {
+    nlohmann::json entry{{"name", programs[i].name},
+                         {"chunks", programs[i].chunks},
+                         {"median_ms", median(timings.programs[i])},
+                         {"runs_ms", timings.programs[i]},
+                         {"check", checks.close.at(&programs[i])},
+                         {"gemms_with_post_ops", checks.post_op_gemms.at(&programs[i])}};
+    if (gains[i]) {
+      entry["bound_ms"] = gains[i]->bound_ms;
+      entry["ideal_gain_fraction"] =
+          gains[i]->fraction ? nlohmann::json(*gains[i]->fraction) : nlohmann::json(nullptr);
+      entry["below_bound"] = gains[i]->below_bound;
+    }
+    report["programs"].push_back(entry);
+  }
+  for (const auto& [name, all_times] :
+       {std::pair{"comm-only", &timings.comm}, std::pair{"compute-only", &timings.compute}}) {
+    for (size_t i = 0; i < timings.comm_chunks.size() && !(*all_times)[i].empty(); ++i) {
+      nlohmann::json entry{
+          {"name", name}, {"median_ms", median((*all_times)[i])}, {"runs_ms", (*all_times)[i]}};
+      if (timings.comm_chunks[i] > 1) {
+        entry["chunks"] = timings.comm_chunks[i];
+      }
+      report["programs"].push_back(entry);
+    }
+  }
+  if (!timings.aten.empty()) {
+    report["programs"].push_back({{"name", "compute-only-aten"},
+                                  {"median_ms", median(timings.aten)},
+                                  {"runs_ms", timings.aten}});
+  }
+}
+
+void printTimings(const ShardedJobOptions& options, const std::vector<Program>& programs,
+                  const Timings& timings, const std::vector<std::optional<IdealGain>>& gains) {
+  const double unchunked_ms = median(timings.programs.back());
+  std::cout << (options.train ? "time of one training step, forward + backward (median of "
+                              : "time (median of ")
+            << options.runs << " runs, link: " << options.link << "):\n";
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const double ms = median(timings.programs[i]);
+    row(programTitle(programs[i]), ms)
+        << "   " << std::setprecision(2) << ms / unchunked_ms << " x unchunked\n";
+  }
+  if (!options.baselines) {
+    return;
+  }
+  const std::vector<int64_t>& chunk_counts = timings.comm_chunks;
+  for (size_t i = 0; timings.comm_measured && i < chunk_counts.size(); ++i) {
+    row(withChunks("communication only", chunk_counts[i]), median(timings.comm[i])) << "\n";
+  }
+  for (size_t i = 0; i < chunk_counts.size(); ++i) {
+    row(withChunks("compute only (hostir)", chunk_counts[i]), median(timings.compute[i])) << "\n";
+  }
+  if (!timings.aten.empty()) {
+    row("compute only (ATen)", median(timings.aten)) << "\n";
+  }
+  // The bound of a program: the longer of its own communication alone and
+  // its own compute alone.
+  for (size_t i = 0; timings.comm_measured && i + 1 < programs.size(); ++i) {
+    std::cout << "  " << gains[i]->describe(programTitle(programs[i])) << "\n";
+  }
+}
+
+}  // namespace
+
+int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
+  Communicator& communicator = Communicator::getInstance();
+  const int64_t devices = communicator.size();
+  const int64_t rank = communicator.deviceId();
+  runtime::Tracer::global().setProcessId(static_cast<int>(rank));
+  const runtime::ThreadBudget budget =
+      runtime::computeThreadBudget(options.streams, /*communicates=*/devices > 1,
+                                   static_cast<int>(communicator.environment().local_world_size));
+  at::set_num_threads(budget.intra_op_threads);
+  const Programs built = buildPrograms(options, job, communicator, options.tokens / devices);
+  const std::vector<Program>& programs = built.programs;
+
+  // Which ISA and GEMM path run (the first GEMM's shape: w1's shard).
+  const std::string machine = describeLocalMachine();
+  const std::string gemm_path = describeGemmPath(job.block.gemm_k, job.block.gemm_n);
+  if (rank == 0) {
+    std::cout << "== " << job.title << "; " << options.streams << " streams\n"
+              << "thread budget per rank: " << budget.describe() << "\n"
+              << "machine: " << machine << ", GEMMs: " << gemm_path << "\n";
+    printPrograms(options, built);
+  }
+  const Checks checks = checkPrograms(options, job, programs);
+  const Timings timings = timePrograms(options, job, programs, communicator);
   if (!options.trace_path.empty()) {
     // One more run of the first program, traced (a stretch of HOSTIR_TRACE's
     // trace if that records the whole process).
@@ -426,77 +546,29 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     runtime::Tracer::global().endStretch(stretch, path);
     std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
   }
-  if (options.baselines) {
-    for (const auto& [name, all_times] :
-         {std::pair{"comm-only", &comm_times}, std::pair{"compute-only", &compute_times}}) {
-      for (size_t i = 0; i < comm_chunks.size() && !(*all_times)[i].empty(); ++i) {
-        nlohmann::json entry{
-            {"name", name}, {"median_ms", median((*all_times)[i])}, {"runs_ms", (*all_times)[i]}};
-        if (comm_chunks[i] > 1) {
-          entry["chunks"] = comm_chunks[i];
-        }
-        report["programs"].push_back(entry);
-      }
-    }
-    if (!aten_times.empty()) {
-      report["programs"].push_back({{"name", "compute-only-aten"},
-                                    {"median_ms", median(aten_times)},
-                                    {"runs_ms", aten_times}});
-    }
-  }
-  // A baseline of the program of `chunks` chunks: its own (every chunk
-  // count's is timed).
-  auto baselineMs = [&](const std::vector<std::vector<double>>& all_times, int64_t chunks) {
-    auto found = std::ranges::find(comm_chunks, chunks);
-    return median(all_times[found - comm_chunks.begin()]);
-  };
-  std::vector<std::optional<IdealGain>> gains(programs.size());
-  if (options.baselines && comm_measured) {
-    const double unchunked_ms = median(times.back());
-    for (size_t i = 0; i + 1 < programs.size(); ++i) {
-      const int64_t chunks = programs[i].chunks;
-      gains[i] = idealGain(unchunked_ms, median(times[i]), baselineMs(comm_times, chunks),
-                           baselineMs(compute_times, chunks));
-      nlohmann::json& entry = report["programs"][i];
-      entry["bound_ms"] = gains[i]->bound_ms;
-      entry["ideal_gain_fraction"] =
-          gains[i]->fraction ? nlohmann::json(*gains[i]->fraction) : nlohmann::json(nullptr);
-      entry["below_bound"] = gains[i]->below_bound;
-    }
-  }
-
+  const std::vector<std::optional<IdealGain>> gains = idealGains(options, programs, timings);
   if (rank == 0) {
-    const double unchunked_ms = rows_out.back().second;
-    std::cout << (options.train ? "time of one training step, forward + backward (median of "
-                                : "time (median of ")
-              << options.runs << " runs, link: " << options.link << "):\n";
-    for (const auto& [title, ms] : rows_out) {
-      row(title, ms) << "   " << std::setprecision(2) << ms / unchunked_ms << " x unchunked\n";
-    }
-    if (options.baselines) {
-      for (size_t i = 0; comm_measured && i < comm_chunks.size(); ++i) {
-        row(withChunks("communication only", comm_chunks[i]), median(comm_times[i])) << "\n";
-      }
-      for (size_t i = 0; i < comm_chunks.size(); ++i) {
-        row(withChunks("compute only (hostir)", comm_chunks[i]), median(compute_times[i])) << "\n";
-      }
-      if (!aten_times.empty()) {
-        row("compute only (ATen)", median(aten_times)) << "\n";
-      }
-      // The bound of a program: the longer of its own communication alone
-      // and its own compute alone.
-      for (size_t i = 0; comm_measured && i + 1 < rows_out.size(); ++i) {
-        std::cout << "  " << gains[i]->describe(rows_out[i].first) << "\n";
-      }
-    }
+    printTimings(options, programs, timings, gains);
     if (!options.json_path.empty()) {
+      nlohmann::json report;
+      report["config"] = {{"ranks", devices},           {"tokens", options.tokens},
+                          {"hidden", options.hidden},   {"ffn", options.ffn},
+                          {"streams", options.streams}, {"runs", options.runs},
+                          {"link", options.link},       {"thread_budget", budget.describe()},
+                          {"machine", machine},         {"isa", localTarget().toString()},
+                          {"gemm_path", gemm_path},     {"train", options.train}};
+      report["config"].update(job.config);
+      if (built.auto_choice) {
+        report["auto"] = autoReport(*built.auto_choice);
+      }
+      addTimingsToReport(programs, checks, timings, gains, report);
       std::ofstream file(options.json_path);
       HOSTIR_CHECK(file.is_open(), "cannot write --json file '", options.json_path, "'");
       file << report.dump(2) << "\n";
     }
   }
-  std::cout << (ok ? "PASSED" : "FAILED") << "\n";
-  return ok ? 0 : 1;
+  std::cout << (checks.ok ? "PASSED" : "FAILED") << "\n";
+  return checks.ok ? 0 : 1;
 }
 
 }  // namespace hostir::tools
