@@ -1,0 +1,55 @@
+#include "hostir/runtime/comm/collective_buffers.h"
+
+#include <ATen/Dispatch.h>
+
+#include <limits>
+
+namespace hostir {
+
+void fillWithIdentity(at::Tensor& tensor, ReduceOp op) {
+  if (op == ReduceOp::Sum) {
+    tensor.zero_();
+  } else if (op == ReduceOp::Product) {
+    tensor.fill_(1);
+  } else if (tensor.is_floating_point()) {
+    const double infinity = std::numeric_limits<double>::infinity();
+    tensor.fill_(op == ReduceOp::Max ? -infinity : infinity);
+  } else {
+    AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, tensor.scalar_type(), "fillWithIdentity", [&] {
+      tensor.fill_(op == ReduceOp::Max ? std::numeric_limits<scalar_t>::lowest()
+                                       : std::numeric_limits<scalar_t>::max());
+    });
+  }
+}
+
+ScratchBuffers& reduceScatterScratch() {
+  static ScratchBuffers scratch;
+  return scratch;
+}
+
+void reduceAlongFirstAxisInto(const at::Tensor& blocks, ReduceOp op, const at::Tensor& out) {
+  at::Tensor target = out.is_contiguous() ? out.view({blocks.size(1)})
+                                          : at::empty({blocks.size(1)}, blocks.options());
+  switch (op) {
+    case ReduceOp::Sum: at::sum_out(target, blocks, {0}, false, blocks.scalar_type()); break;
+    case ReduceOp::Product: at::prod_out(target, blocks, 0, false, blocks.scalar_type()); break;
+    case ReduceOp::Max: at::amax_out(target, blocks, {0}, false); break;
+    case ReduceOp::Min: at::amin_out(target, blocks, {0}, false); break;
+  }
+  if (!out.is_contiguous()) {
+    out.copy_(target.view(out.sizes()));
+  }
+}
+
+at::Tensor withoutLeadingUnitAxes(CommunicationType type, const at::Tensor& tensor) {
+  const bool splits_axis_0 = type == CommunicationType::Allgather ||
+                             type == CommunicationType::Gather ||
+                             type == CommunicationType::Scatter;
+  at::Tensor view = tensor;
+  while (splits_axis_0 && view.defined() && view.dim() > 1 && view.size(0) == 1) {
+    view = view.select(0, 0);
+  }
+  return view;
+}
+
+}  // namespace hostir

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "hostir/host_ir/communication.h"
+
+// The buffers collectives read and write: how a buffer is viewed, reduced
+// locally and filled, and the scratch a composed reduce-scatter receives
+// into. Shared by the posted collectives and their local stand-ins.
+
+namespace hostir {
+
+// The value that leaves a reduction unchanged: what a root that does not
+// contribute puts in.
+void fillWithIdentity(at::Tensor& tensor, ReduceOp op);
+
+// Receive buffers of composed reduce-scatters, kept for reuse: a fresh
+// buffer per op costs page faults on every transfer (measured 1.7x at
+// 16-64 MiB). A buffer returns here once its op's epilogue has read it, so
+// concurrent ops never share one.
+class ScratchBuffers {
+ public:
+  at::Tensor acquire(const at::Tensor& like) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& free = free_[{like.numel(), like.scalar_type()}];
+    if (free.empty()) {
+      return at::empty_like(like, at::MemoryFormat::Contiguous);
+    }
+    at::Tensor buffer = std::move(free.back());
+    free.pop_back();
+    return buffer.view(like.sizes());
+  }
+  void release(at::Tensor buffer) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& free = free_[{buffer.numel(), buffer.scalar_type()}];
+    if (free.size() < kMaxFreePerShape) {
+      free.push_back(std::move(buffer));
+    }
+  }
+
+ private:
+  static constexpr size_t kMaxFreePerShape = 4;
+  std::mutex mutex_;
+  std::map<std::pair<int64_t, at::ScalarType>, std::vector<at::Tensor>> free_;
+};
+
+// The process-wide scratch of composed reduce-scatters.
+ScratchBuffers& reduceScatterScratch();
+
+// Reduces [n, k] blocks over the first axis into `out` ([k] elements),
+// writing in place when `out` is contiguous (no temporary, no extra pass).
+void reduceAlongFirstAxisInto(const at::Tensor& blocks, ReduceOp op, const at::Tensor& out);
+
+// Allgather, gather and scatter split axis 0 of their buffers into blocks.
+// The lowering puts the sharded axis first, but leaves it behind size-1
+// broadcast axes (they do not change the memory layout: [1, 6] sharded on
+// axis 1 is two contiguous blocks of 3): view such buffers without their
+// leading size-1 axes. Blocks are then taken along the sharded axis (the
+// whole's first axis larger than 1); a piece's shape only matters by its
+// element count.
+at::Tensor withoutLeadingUnitAxes(CommunicationType type, const at::Tensor& tensor);
+
+}  // namespace hostir
