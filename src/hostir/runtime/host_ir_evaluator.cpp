@@ -139,6 +139,15 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   if (!options.inputs_validated) {
     validate(inputs, outputs);
   }
+  // Nothing writes the inputs until the run returns (outputs may not alias
+  // them): a packed weight is compared with its plain bits once per run.
+  std::vector<at::Tensor> input_tensors;
+  for (const PolymorphicValue& input : inputs) {
+    if (isTensor(input)) {
+      input_tensors.push_back(std::get<at::Tensor>(input));
+    }
+  }
+  const ReadOnlyRunInputs read_only_inputs(input_tensors);
   const std::vector<Val*>& program_outputs = container_->outputs();
 
   ee_ = ExpressionEvaluator();

@@ -1,7 +1,6 @@
 #include "hostir/runtime/packed_gemm.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -73,70 +72,6 @@ at::Tensor unpackMatmulRhs(const at::Tensor& packed, const Layout& layout,
       " needs the layout's blocked shape, got sizes ", packed.sizes());
   dnnlReorderFromBlocked(packed, layout, kByN(plain, layout));
   return plain;
-}
-
-namespace {
-
-struct CacheEntry {
-  explicit CacheEntry(WeakTensorImpl weak) : source(std::move(weak)) {}
-  WeakTensorImpl source;
-  const void* data = nullptr;
-  int64_t version = 0;
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
-  Layout layout;
-  at::Tensor packed;
-};
-
-std::mutex cache_mutex;
-std::vector<CacheEntry> cache;
-std::atomic<int64_t> cache_hits{0};
-constexpr size_t kMaxCacheEntries = 64;
-
-}  // namespace
-
-at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
-  std::lock_guard<std::mutex> lock(cache_mutex);
-  // Drop the entries whose source tensor is gone.
-  std::erase_if(cache, [](const CacheEntry& entry) { return entry.source.expired(); });
-  for (const CacheEntry& entry : cache) {
-    if (entry.source._unsafe_get_target() == plain.unsafeGetTensorImpl() &&
-        entry.data == plain.data_ptr() && entry.version == plain._version() &&
-        entry.sizes == plain.sizes().vec() && entry.strides == plain.strides().vec() &&
-        entry.layout == layout) {
-      ++cache_hits;
-      return entry.packed;
-    }
-  }
-  // An earlier version of the same tensor in the same layout can never be
-  // read again: its entry goes, so an operand rewritten per call (a matmul's
-  // computed right operand) holds one entry, not one per call crowding the
-  // weights out.
-  std::erase_if(cache, [&](const CacheEntry& entry) {
-    return entry.source._unsafe_get_target() == plain.unsafeGetTensorImpl() &&
-           entry.layout == layout;
-  });
-  CacheEntry entry{WeakTensorImpl(plain.getIntrusivePtr())};
-  entry.data = plain.data_ptr();
-  entry.version = plain._version();
-  entry.sizes = plain.sizes().vec();
-  entry.strides = plain.strides().vec();
-  entry.layout = layout;
-  entry.packed = packMatmulRhs(plain, layout);
-  if (cache.size() >= kMaxCacheEntries) {
-    cache.erase(cache.begin());
-  }
-  cache.push_back(entry);
-  return entry.packed;
-}
-
-int64_t packCacheHits() {
-  return cache_hits.load();
-}
-
-int64_t packCacheEntries() {
-  std::lock_guard<std::mutex> lock(cache_mutex);
-  return static_cast<int64_t>(cache.size());
 }
 
 bool isPacked(const TensorView* tv, const at::Tensor& tensor) {

@@ -9,6 +9,7 @@
 
 #include "hostir/ir/encoding.h"
 #include "hostir/runtime/dnnl_matmul.h"
+#include "hostir/runtime/pack_cache.h"
 
 namespace hostir {
 
@@ -24,15 +25,6 @@ at::Tensor packMatmulRhs(const at::Tensor& plain, const Layout& layout);
 // The inverse: the plain tensor of sizes `plain_sizes`.
 at::Tensor unpackMatmulRhs(const at::Tensor& packed, const Layout& layout,
                            const std::vector<int64_t>& plain_sizes);
-
-// packMatmulRhs, remembered per (tensor, version, layout): a weight passed
-// to every run is packed on the first and reused after; writing to it in
-// place (a new version) or freeing it drops the entry.
-at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout);
-// Calls of packMatmulRhsCached that reused a packed tensor (for tests).
-int64_t packCacheHits();
-// Packed tensors the cache holds (for tests).
-int64_t packCacheEntries();
 
 // The plain sizes of a tensor packed by this file (the layout pads N and K,
 // so they are remembered per packed tensor); nullopt for another.
