@@ -28,7 +28,10 @@ namespace hostir::tools {
 namespace {
 
 struct Program {
-  std::string name;  // "pipelined", "pipelined-auto", "unchunked"
+  std::string name;  // "pipelined", "pipelined-auto", "automatic", "unchunked"
+  // "automatic": built without a Stream split; the executors' automatic
+  // stream splits choose, at the first run, what to chunk (`chunks` is then
+  // the forward's chunk count).
   int64_t chunks = 1;
   std::unique_ptr<Fusion> fusion;
   std::unique_ptr<MultiDeviceExecutor> executor;
@@ -85,6 +88,10 @@ std::pair<double, bool> relativeDifference(const std::vector<at::Tensor>& got,
 std::string programTitle(const Program& program) {
   if (program.name == "unchunked") {
     return "unchunked";
+  }
+  if (program.name == "automatic") {
+    return program.chunks == 1 ? "automatic (not chunked)"
+                               : "automatic (" + std::to_string(program.chunks) + " chunks)";
   }
   return (program.name == "pipelined-auto" ? "pipelined, auto (" : "pipelined (") +
          std::to_string(program.chunks) + " chunks)";
@@ -195,9 +202,11 @@ void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options) {
   app.add_option("--hidden", options.hidden, "columns of x")->check(positive);
   app.add_option("--ffn", options.ffn, "the MLP's inner width")->check(positive);
   app.add_option("--chunks", options.chunks,
-                 "pipelined variants: chunk counts and/or auto, e.g. 4,8,auto")
+                 "pipelined variants: chunk counts, auto (the model picks the count of the "
+                 "annotated split) and/or none (no annotation: hostir decides what to pipeline), "
+                 "e.g. 4,8,auto,none")
       ->delimiter(',')
-      ->check(CLI::IsMember({"auto"}) | CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(CLI::IsMember({"auto", "none"}) | CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_option("--streams", options.streams, "worker streams")
       ->check(CLI::Range(1, static_cast<int>(runtime::StreamPool::kMaxStreamIndex)));
   app.add_option("--runs", options.runs, "timed runs per program (median)")
@@ -219,7 +228,7 @@ void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
                ") must divide by the number of ranks (", devices, ")");
   const int64_t local_rows = options.tokens / devices;
   for (const std::string& request : options.chunks) {
-    if (request == "auto") {
+    if (request == "auto" || request == "none") {
       continue;
     }
     const int64_t chunks = std::stoll(request);
@@ -259,6 +268,8 @@ Programs buildPrograms(const ShardedJobOptions& options, const ShardedJob& job,
       built.auto_choice = agreeOnChunks(communicator, world, job.block.cost, link, candidates);
       program.name = "pipelined-auto";
       program.chunks = built.auto_choice->chunks;
+    } else if (request == "none") {
+      program.name = "automatic";
     } else {
       program.name = "pipelined";
       program.chunks = std::stoll(request);  // checked: it divides local_rows
@@ -268,8 +279,11 @@ Programs buildPrograms(const ShardedJobOptions& options, const ShardedJob& job,
   Program unchunked;
   unchunked.name = "unchunked";
   built.programs.push_back(std::move(unchunked));
-  MultiDeviceExecutorParams params{.number_of_streams = options.streams};
   for (Program& program : built.programs) {
+    // Only the "automatic" program has its Stream splits chosen by hostir;
+    // the others run as written, whatever HOSTIR_OVERLAP says.
+    MultiDeviceExecutorParams params{.number_of_streams = options.streams,
+                                     .automatic_stream_splits = program.name == "automatic"};
     program.fusion = job.build(program.chunks);
     if (options.train) {
       program.differentiated = differentiate(*program.fusion);
@@ -523,7 +537,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
       runtime::computeThreadBudget(options.streams, /*communicates=*/devices > 1,
                                    static_cast<int>(communicator.environment().local_world_size));
   at::set_num_threads(budget.intra_op_threads);
-  const Programs built = buildPrograms(options, job, communicator, options.tokens / devices);
+  Programs built = buildPrograms(options, job, communicator, options.tokens / devices);
   const std::vector<Program>& programs = built.programs;
 
   // Which ISA and GEMM path run (the first GEMM's shape: w1's shard).
@@ -533,9 +547,26 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     std::cout << "== " << job.title << "; " << options.streams << " streams\n"
               << "thread budget per rank: " << budget.describe() << "\n"
               << "machine: " << machine << ", GEMMs: " << gemm_path << "\n";
+  }
+  const bool first_prepared_at_run = programs.front().executor->preparedAtFirstRun();
+  if (rank == 0 && !first_prepared_at_run) {
     printPrograms(options, built);
   }
   const Checks checks = checkPrograms(options, job, programs);
+  for (Program& program : built.programs) {
+    if (program.name == "automatic") {
+      program.chunks = program.executor->automaticChunks();
+      if (rank == 0) {
+        std::cout << "automatic stream splits, forward:\n" << program.executor->overlapReport();
+        if (program.backward) {
+          std::cout << "automatic stream splits, backward:\n" << program.backward->overlapReport();
+        }
+      }
+    }
+  }
+  if (rank == 0 && first_prepared_at_run) {
+    printPrograms(options, built);
+  }
   const Timings timings = timePrograms(options, job, programs, communicator);
   if (!options.trace_path.empty()) {
     // One more run of the first program, traced (a stretch of HOSTIR_TRACE's

@@ -387,7 +387,10 @@ bool hasStreamAxisOn(const TensorView* tv, int64_t logical_pos) {
   return false;
 }
 
-std::optional<CommunicationPlan> tryPipelinedAllgatherGemm(const Expr* expr) {
+// With `assume_stream_axis`, the plan the expr would have if its output had
+// a Stream axis on the gathered rows (what the automatic stream splits ask).
+std::optional<CommunicationPlan> tryPipelinedAllgatherGemm(const Expr* expr,
+                                                           bool assume_stream_axis = false) {
   TensorView* a = gemmOperands(expr).first;
   std::vector<Edge> edges;
   for (TensorView* in : tensorInputs(expr)) {
@@ -408,7 +411,7 @@ std::optional<CommunicationPlan> tryPipelinedAllgatherGemm(const Expr* expr) {
     if (out_row < 0 || ea.c.axisOf(parallel_type) == out_row) {
       continue;
     }
-    if (out_row < 0 || !hasStreamAxisOn(ea.consumer, out_row)) {
+    if (out_row < 0 || (!assume_stream_axis && !hasStreamAxisOn(ea.consumer, out_row))) {
       return std::nullopt;
     }
     // An output axis sharded along these devices must be sharded in every
@@ -483,6 +486,14 @@ CommunicationPlan classifyResharding(const Expr* expr) {
   reject(expr,
          "it computes and reshards at once; runPresegmentationPasses splits such an expr "
          "into the compute and a resharding set");
+}
+
+std::optional<CommunicationPlan> pipelinableAllgatherGemm(const Expr* expr) {
+  if (!(expr->isA<MatmulOp>() || expr->isA<LinearOp>()) || !isResharding(expr) ||
+      tryShardedContraction(expr).has_value()) {
+    return std::nullopt;
+  }
+  return tryPipelinedAllgatherGemm(expr, /*assume_stream_axis=*/true);
 }
 
 bool isLoweredDirectly(const Expr* expr) {

@@ -82,6 +82,12 @@ struct CommunicationPlan {
 // or when it does not reshard at all.
 CommunicationPlan classifyResharding(const Expr* expr);
 
+// The plan of a matmul/linear that allgathers its first operand's rows and
+// would be a PipelinedAllgatherGemm if its output had a Stream axis on those
+// rows (plan.stream_axis, a position in the output's shape); nullopt for any
+// other expr. What the automatic stream splits (stream_split_insertion) ask.
+std::optional<CommunicationPlan> pipelinableAllgatherGemm(const Expr* expr);
+
 // Whether `expr` is a resharding compute op that the lowering handles as is
 // (reduction over the sharded axis, sharded contraction, pipelined
 // allgather + GEMM), so no resharding set must be split off it.

@@ -1,10 +1,15 @@
 #include "hostir/runtime/executor.h"
 
+#include <cstdlib>
+#include <string>
+
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/pass_registry.h"
 #include "hostir/ir/cloner.h"
+#include "hostir/ir/options.h"
 #include "hostir/multidevice/presegmentation_passes.h"
 #include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/comm/stream_split_planning.h"
 
 namespace hostir {
 
@@ -29,15 +34,56 @@ Executor::Executor(const Fusion& fusion, ExecutorParams params)
     checks_ = std::make_unique<FusionChecks>(*prepared_);
     return;
   }
-  runPresegmentationPasses(prepared_.get());
-  const int64_t my_device = communicator->deviceId();
+  if (params.automatic_stream_splits && communicator->size() > 1 &&
+      !isPassDisabled("insert_stream_splits") && !hasStreamAxis(*prepared_)) {
+    deferred_communicator_ = communicator;
+    return;
+  }
+  prepareSharded(*communicator, nullptr);
+}
+
+bool ExecutorParams::automaticStreamSplitsFromEnvironment() {
+  const char* value = std::getenv("HOSTIR_OVERLAP");
+  if (value == nullptr || std::string(value).empty() || std::string(value) == "off") {
+    return false;
+  }
+  HOSTIR_CHECK(std::string(value) == "auto", "HOSTIR_OVERLAP=", value,
+               " is not a mode; valid: auto (automatic stream splits) or off");
+  return true;
+}
+
+void Executor::prepareSharded(Communicator& communicator, StreamSplitPlanner* planner) {
+  {
+    StreamSplitPlannerScope scope(planner);
+    runPresegmentationPasses(prepared_.get());
+  }
+  const int64_t my_device = communicator.deviceId();
   evaluator_ = std::make_unique<HostIrEvaluator>(
       lowerToHostIr(*prepared_,
-                    hostIrPipeline(MultiDeviceLowering{my_device, communicator->deviceTargets()})),
+                    hostIrPipeline(MultiDeviceLowering{my_device, communicator.deviceTargets()})),
       HostIrEvaluatorParams{.number_of_streams = number_of_streams_,
-                            .communicator = communicator,
+                            .communicator = &communicator,
                             .my_device = my_device});
-  agreement_ = std::make_unique<RankAgreement>(*prepared_, evaluator_->container(), *communicator);
+  agreement_ = std::make_unique<RankAgreement>(*prepared_, evaluator_->container(), communicator);
+}
+
+void Executor::prepareIfDeferred(const std::vector<at::Tensor>& inputs) {
+  if (deferred_communicator_ == nullptr) {
+    return;
+  }
+  Communicator& communicator = *deferred_communicator_;
+  CalibratedStreamSplitPlanner planner(communicator, *prepared_, inputs);
+  prepareSharded(communicator, &planner);
+  overlap_report_ = planner.report();
+  automatic_chunks_ = planner.largestChunks();
+  deferred_communicator_ = nullptr;
+}
+
+void Executor::checkPrepared(const char* what) const {
+  HOSTIR_CHECK(deferred_communicator_ == nullptr, "the program is not prepared yet: ", what,
+               "() of a sharded fusion without Stream annotations is known after its first run, "
+               "which chooses the automatic stream splits from the sizes (HOSTIR_OVERLAP=auto); "
+               "run it once first, or annotate the Stream splits yourself");
 }
 
 Executor::~Executor() = default;
@@ -60,6 +106,15 @@ std::vector<at::Tensor> Executor::run(const std::vector<PolymorphicValue>& input
   HOSTIR_CHECK(streams > 0, "number_of_streams must be positive, got ", streams,
                " (the default is ", runtime::StreamPool::kDefaultNumberOfStreams, ")");
   std::lock_guard<std::mutex> lock(run_mutex_);
+  if (deferred_communicator_ != nullptr) {
+    std::vector<at::Tensor> tensors;
+    for (const PolymorphicValue& input : inputs) {
+      HOSTIR_CHECK(isTensor(input), "a fusion with a device mesh takes tensor inputs only; got ",
+                   describeValue(input));
+      tensors.push_back(std::get<at::Tensor>(input));
+    }
+    prepareIfDeferred(tensors);
+  }
   // Key once: the one signature of these inputs.
   const std::vector<int64_t> signature = inputSignature(inputs);
   HostIrRunOptions options;
@@ -109,6 +164,7 @@ std::vector<at::Tensor> Executor::runWithout(const std::vector<at::Tensor>& tens
   HOSTIR_CHECK(streams > 0, "number_of_streams must be positive, got ", streams,
                " (the default is ", runtime::StreamPool::kDefaultNumberOfStreams, ")");
   std::lock_guard<std::mutex> lock(run_mutex_);
+  prepareIfDeferred(tensors);
   const std::vector<PolymorphicValue> inputs(tensors.begin(), tensors.end());
   options.number_of_streams = streams;
   if (agreement_ != nullptr) {

@@ -4,8 +4,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "hostir/host_ir/passes/stream_split_insertion.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/runtime/fusion_checks.h"
 #include "hostir/runtime/host_ir_evaluator.h"
@@ -21,6 +23,14 @@ struct ExecutorParams {
   // Set: the fusion runs sharded over this communicator's ranks (its
   // presegmentation passes run, the program is lowered for this rank).
   Communicator* communicator = nullptr;
+  // Overlap without annotations (issue 36): a sharded fusion with no Stream
+  // axis is prepared at its first run, when the sizes are known, and the
+  // pass insert_stream_splits pipelines the collectives the cost model says
+  // pay (CalibratedStreamSplitPlanner). Default: HOSTIR_OVERLAP=auto in the
+  // environment; HOSTIR_DISABLE_PASS=insert_stream_splits turns it off too.
+  bool automatic_stream_splits = automaticStreamSplitsFromEnvironment();
+
+  static bool automaticStreamSplitsFromEnvironment();
 };
 
 // The one run path (docs/architecture.md, "One run path"). Every entry
@@ -81,24 +91,47 @@ class Executor {
 
   // The lowered program, for inspection.
   const HostIrContainer& hostProgram() const {
+    checkPrepared("hostProgram");
     return evaluator_->container();
   }
   // The fusion that was lowered: the caller's copy, after the
   // presegmentation passes in a sharded run.
   const Fusion& preparedFusion() const {
+    checkPrepared("preparedFusion");
     return *prepared_;
   }
   HostIrEvaluator& evaluator() {
+    checkPrepared("evaluator");
     return *evaluator_;
+  }
+  // Whether the program waits for its first run to be prepared (automatic
+  // stream splits), and what the automatic stream splits found and chose
+  // (empty before that run, or when they did not run).
+  bool preparedAtFirstRun() const {
+    return deferred_communicator_ != nullptr;
+  }
+  const std::string& overlapReport() const {
+    return overlap_report_;
+  }
+  // The chunk count the automatic stream splits gave the program: the
+  // largest among its collectives (1: none chunked, or not decided yet).
+  int64_t automaticChunks() const {
+    return automatic_chunks_;
   }
   // The per-signature checks of a single-process run (a sharded run's
   // inputs are shards, which the agreement among ranks checks instead).
   const FusionChecks& checks() const;
   bool isSharded() const {
-    return agreement_ != nullptr;
+    return agreement_ != nullptr || deferred_communicator_ != nullptr;
   }
 
  private:
+  // Presegmentation, lowering and the agreement of a sharded run; with
+  // `planner`, insert_stream_splits asks it.
+  void prepareSharded(Communicator& communicator, StreamSplitPlanner* planner);
+  // The deferred preparation, at the first run (under the run lock).
+  void prepareIfDeferred(const std::vector<at::Tensor>& inputs);
+  void checkPrepared(const char* what) const;
   // runComputeOnly and runCommunicationOnly: a run of this rank's inputs
   // with `options` (what it leaves out), without the agreement check.
   std::vector<at::Tensor> runWithout(const std::vector<at::Tensor>& inputs,
@@ -106,8 +139,11 @@ class Executor {
                                      HostIrRunOptions options);
   int number_of_streams_;
   std::unique_ptr<Fusion> prepared_;
-  std::unique_ptr<FusionChecks> checks_;        // single process
-  std::unique_ptr<RankAgreement> agreement_;    // sharded run
+  std::unique_ptr<FusionChecks> checks_;           // single process
+  std::unique_ptr<RankAgreement> agreement_;       // sharded run
+  Communicator* deferred_communicator_ = nullptr;  // set until the first run prepares
+  std::string overlap_report_;
+  int64_t automatic_chunks_ = 1;
   std::unique_ptr<HostIrEvaluator> evaluator_;  // last: destroyed first
   std::mutex run_mutex_;
 };

@@ -8,6 +8,8 @@ namespace hostir {
 
 struct MultiDeviceExecutorParams {
   int number_of_streams = runtime::StreamPool::kDefaultNumberOfStreams;
+  // ExecutorParams::automatic_stream_splits.
+  bool automatic_stream_splits = ExecutorParams::automaticStreamSplitsFromEnvironment();
 };
 
 // Runs a sharded fusion on this rank through the one run path
@@ -23,8 +25,10 @@ class MultiDeviceExecutor : public Executor {
  public:
   MultiDeviceExecutor(const Fusion& fusion, Communicator& communicator,
                       MultiDeviceExecutorParams params = {})
-      : Executor(fusion, ExecutorParams{.number_of_streams = params.number_of_streams,
-                                        .communicator = &communicator}) {}
+      : Executor(fusion,
+                 ExecutorParams{.number_of_streams = params.number_of_streams,
+                                .communicator = &communicator,
+                                .automatic_stream_splits = params.automatic_stream_splits}) {}
 };
 
 }  // namespace hostir

@@ -55,8 +55,9 @@ TEST(PassRegistry, PipelinesFollowTheTable) {
                    "buffer_shrinking", "batched_rhs_gemms", "batched_matmul_sums",
                    "loop_host_units", "gemm_epilogues", "collective_scheduling"}));
   EXPECT_EQ(namesOf(presegmentationPipeline()),
-            (Names{"validate_shardings", "propagate_shardings", "insert_reshardings",
-                   "reorder_sharded_axis", "make_resharding_contiguous", "propagate_stream_axes"}));
+            (Names{"validate_shardings", "propagate_shardings", "insert_stream_splits",
+                   "insert_reshardings", "reorder_sharded_axis", "make_resharding_contiguous",
+                   "propagate_stream_axes"}));
   // A one-device fusion gets the presegmentation passes that run always.
   EXPECT_EQ(namesOf(presegmentationPipeline(/*multidevice=*/false)),
             (Names{"propagate_stream_axes"}));

@@ -15,6 +15,7 @@
 #include "hostir/host_ir/passes/propagate_stream_axes.h"
 #include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
+#include "hostir/host_ir/passes/stream_split_insertion.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/multidevice/presegmentation_passes.h"
 
@@ -49,6 +50,10 @@ std::vector<RegisteredPass> buildTable() {
   return {
       onFusion("validate_shardings", "every DID annotation is well formed", validateShardings),
       onFusion("propagate_shardings", "every tensor gets a mesh and DID axes", propagateShardings),
+      onFusion(
+          "insert_stream_splits",
+          "an unannotated fusion's allgathered GEMMs get the Stream split the cost model picks",
+          insertStreamSplits),
       onFusion("insert_reshardings", "every resharding expr is one communication-shaped op",
                insertReshardings),
       onFusion("reorder_sharded_axis", "a resharded axis is outermost (permute + set + permute)",

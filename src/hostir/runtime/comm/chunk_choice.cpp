@@ -66,11 +66,7 @@ ProbeResult probeAllgather(Communicator& communicator, const std::vector<int64_t
 
 }  // namespace
 
-LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>& team,
-                          int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
-                          const std::vector<int64_t>& candidates) {
-  HOSTIR_CHECK(gemm_m > 0 && gemm_k > 0 && gemm_n > 0, "calibrate: the probe GEMM [", gemm_m, ", ",
-               gemm_k, "] x [", gemm_k, ", ", gemm_n, "] needs positive extents");
+LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int64_t>& team) {
   LinkCalibration link;
   link.compute_threads = at::get_num_threads();
   const auto others = static_cast<double>(team.size()) - 1;
@@ -88,6 +84,13 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
     link.comm_cpu_fraction =
         std::clamp(large.cpu_ms / large.wall_ms / link.compute_threads, 0.0, 1.0);
   }
+  return link;
+}
+
+void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
+                    const std::vector<int64_t>& candidates) {
+  HOSTIR_CHECK(gemm_m > 0 && gemm_k > 0 && gemm_n > 0, "calibrate: the probe GEMM [", gemm_m, ", ",
+               gemm_k, "] x [", gemm_k, ", ", gemm_n, "] needs positive extents");
   at::Tensor b = at::randn({gemm_k, gemm_n});
   for (int64_t chunks : candidates) {
     const int64_t rows = std::max<int64_t>(1, gemm_m / chunks);
@@ -111,6 +114,15 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
     link.gemm_gflops[chunks] =
         2.0 * static_cast<double>(rows * gemm_k * gemm_n) / median(times) / 1e9;
   }
+}
+
+LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>& team,
+                          int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
+                          const std::vector<int64_t>& candidates) {
+  HOSTIR_CHECK(gemm_m > 0 && gemm_k > 0 && gemm_n > 0, "calibrate: the probe GEMM [", gemm_m, ", ",
+               gemm_k, "] x [", gemm_k, ", ", gemm_n, "] needs positive extents");
+  LinkCalibration link = calibrateLink(communicator, team);
+  calibrateGemms(link, gemm_m, gemm_k, gemm_n, candidates);
   return link;
 }
 

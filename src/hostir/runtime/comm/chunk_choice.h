@@ -54,6 +54,12 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
                           int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
                           const std::vector<int64_t>& candidates);
 
+// The two halves of calibrate: the link alone (a property of the team,
+// measured once), then the GEMM rate of each candidate's chunk into `link`.
+LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int64_t>& team);
+void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
+                    const std::vector<int64_t>& candidates);
+
 // The model: per chunk, compute takes flops(C) / C / rate(C) plus a fixed host
 // cost per op, the link takes latency + bytes / C / bandwidth per
 // collective, and a transfer also costs this rank comm_cpu_fraction of its
