@@ -90,8 +90,9 @@ std::string programTitle(const Program& program) {
     return "unchunked";
   }
   if (program.name == "automatic") {
-    return program.chunks == 1 ? "automatic (not chunked)"
-                               : "automatic (" + std::to_string(program.chunks) + " chunks)";
+    const int64_t chunks = program.executor->automaticChunks();
+    return chunks == 1 ? "automatic (not chunked)"
+                       : "automatic (" + std::to_string(chunks) + " chunks)";
   }
   return (program.name == "pipelined-auto" ? "pipelined, auto (" : "pipelined (") +
          std::to_string(program.chunks) + " chunks)";

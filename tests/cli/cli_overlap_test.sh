@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Issue 36: overlap without annotations. `hostir sp-mlp|sp-layer --chunks
+# none` builds the block without a Stream split; with HOSTIR_OVERLAP on for
+# that program, insert_stream_splits pipelines the allgathers the cost model
+# says pay, on every rank alike, and says why for every collective. The link
+# is fixed with HOSTIR_LINK_MODEL so the decisions do not depend on the
+# machine: a slow link (100 MB/s) chunks, a fast one (100 GB/s) does not.
+# Usage: cli_overlap_test.sh HOSTIR_BINARY
+set -uo pipefail
+hostir=$1
+failures=0
+
+fail() {
+  echo "FAIL: $1"
+  failures=$((failures + 1))
+}
+
+run() {
+  "$hostir" "$@" --ranks 2 --tokens 512 --hidden 256 --ffn 1024 --runs 1 2>&1
+}
+
+expect_checks() {
+  local name=$1 output=$2 want=$3
+  local ok
+  ok=$(grep -Ec "check .* (OK)$" <<<"$output")
+  [[ $ok == "$want" ]] || fail "$name: want $want OK checks, got $ok"
+  grep -q "MISMATCH" <<<"$output" && fail "$name: a check failed"
+  grep -q '^\[rank 0\] PASSED$' <<<"$output" || fail "$name: not PASSED"
+}
+
+# A slow link: the MLP's allgather + GEMM is pipelined; its reduce-scatter
+# is listed with its reason; both ranks' results match ATen.
+out=$(HOSTIR_LINK_MODEL=100:0 run sp-mlp --chunks none)
+expect_checks "sp-mlp, slow link" "$out" 4
+grep -qE "^\[rank 0\] pipelined, (2|4|8|16) chunks on the rows: allgather of T0_g_float" <<<"$out" ||
+  fail "sp-mlp, slow link: want the allgather of x pipelined; got:
+$(grep 'rank 0' <<<"$out" | grep -E 'pipelined|planning')"
+grep -qE "^\[rank 0\]     pipelined only as the tail of a pipelined allgather \+ GEMM" <<<"$out" ||
+  fail "sp-mlp, slow link: want the reduce-scatter's reason"
+grep -qE "^\[rank 0\]   automatic \((2|4|8|16) chunks\) " <<<"$out" || fail "sp-mlp, slow link: want the automatic program's time row"
+grep -qE "^\[rank 0\]   FOR StreamIdx in iStreamIdx" <<<"$out" || fail "sp-mlp, slow link: want a stream loop in the printed host program"
+
+# A fast link: nothing pays; the program stays as written.
+out=$(HOSTIR_LINK_MODEL=100000:0 run sp-mlp --chunks none)
+expect_checks "sp-mlp, fast link" "$out" 4
+grep -qE "^\[rank 0\] not pipelined: allgather of T0_g_float" <<<"$out" ||
+  fail "sp-mlp, fast link: want the allgather left unchunked"
+grep -qE "^\[rank 0\]     predicted .* with 1 chunk\(s\)" <<<"$out" || fail "sp-mlp, fast link: want the prediction"
+grep -q "FOR StreamIdx in iStreamIdx" <<<"$out" && fail "sp-mlp, fast link: want no stream loop"
+
+# The layer: the attention's gathered tokens (read by the Q, K and V
+# projections) and the MLP's allgather, each pipelined.
+out=$(HOSTIR_LINK_MODEL=100:0 run sp-layer --chunks none)
+expect_checks "sp-layer, slow link" "$out" 4
+pipelined=$(grep -cE "^\[rank 0\] pipelined, [0-9]+ chunks on the rows: allgather of" <<<"$out")
+[[ $pipelined == 2 ]] || fail "sp-layer, slow link: want 2 pipelined allgathers, got $pipelined"
+grep -qE "^\[rank 0\] pipelined, [0-9]+ chunks on the rows: allgather of .* into matmul\(.*\), matmul\(.*\), matmul\(" <<<"$out" ||
+  fail "sp-layer, slow link: want the three projections in one pipelined allgather"
+
+# A training step: the backward's allgathers are planned too.
+out=$(HOSTIR_LINK_MODEL=100:0 run sp-mlp --chunks none --train)
+expect_checks "sp-mlp --train" "$out" 4
+grep -q "^\[rank 0\] automatic stream splits, backward:$" <<<"$out" || fail "sp-mlp --train: want the backward's report"
+
+# Turned off: the pass leaves the program as written.
+out=$(HOSTIR_DISABLE_PASS=insert_stream_splits HOSTIR_LINK_MODEL=100:0 run sp-mlp --chunks none)
+expect_checks "pass disabled" "$out" 4
+grep -q "pipelined, " <<<"$out" && fail "pass disabled: want nothing pipelined"
+
+# A malformed link model is an error naming the variable and the format.
+out=$(HOSTIR_LINK_MODEL=fast run sp-mlp --chunks none)
+grep -q "HOSTIR_LINK_MODEL=fast is not a link model (no colon); valid: MBPS:LATENCY_MS" <<<"$out" ||
+  fail "bad link model: want the error; got: $(tail -3 <<<"$out")"
+
+if [[ $failures -gt 0 ]]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "ok: automatic stream splits chunk on a slow link, decline on a fast one, explain each collective"
