@@ -32,8 +32,10 @@
 #include "hostir/kernels/kernel_cache.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/c10_error_message.h"
+#include "hostir/runtime/comm/collective_fault.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/executor.h"
+#include "hostir/runtime/finite_check.h"
 #include "hostir/runtime/streams/stream_queue.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
@@ -780,11 +782,17 @@ PYBIND11_MODULE(_C, m) {
     return stats;
   });
 
+  // The opt-in NaN/Inf check (hostir.autograd.detect_anomaly, HOSTIR_CHECK_FINITE).
+  m.def("check_finite", &runtime::checkFiniteEnabled);
+  m.def("set_check_finite", &runtime::setCheckFinite, py::arg("enabled"));
+
   // Fault injection for tests/python only, not part of the API (issue 22,
   // item 7): the next `starts` stream worker starts succeed, then each
   // fails as a refused pthread_create does; None lifts the limit.
   py::module_ testing = m.def_submodule("_testing", "test-only hooks; not part of hostir's API");
   testing.def("limit_worker_starts", &runtime::limitWorkerStartsForTesting, py::arg("starts"));
+  testing.def("fault_at_collective", &runtime::injectFaultAtCollectiveForTesting, py::arg("nth"),
+              py::arg("kind"));
 
   py::enum_<DataType>(m, "DataType")
       .value("Float", DataType::Float)

@@ -7,14 +7,19 @@ the grads of the inputs. Calling it runs the forward and records one autograd
 node, whose backward runs hostir's backward program, so `loss.backward()`
 works as with any torch op and grads accumulate in `.grad` as torch's do.
 `Module` wraps one as an `nn.Module` whose weights are `nn.Parameter`s.
+`detect_anomaly()` checks every op and segment these programs compute for
+NaN and Inf (as torch.autograd.detect_anomaly).
 """
+
+import contextlib
 
 import torch
 
 from . import _C
+from .distributed import input_placements
 from .fusion_definition import Error, _streams
 
-__all__ = ["Differentiable", "Module"]
+__all__ = ["Differentiable", "Module", "detect_anomaly"]
 
 
 class Differentiable:
@@ -63,7 +68,32 @@ class Differentiable:
         return self._backward.fusion_ir()
 
     def _run(self, definition, values):
-        return definition.execute(values, [], self.number_of_streams)
+        try:
+            return definition.execute(values, [], self.number_of_streams)
+        except Error as error:
+            if not str(error).startswith("non-finite values"):
+                raise
+            which = "forward" if definition is self._forward else "backward"
+            raise Error(f"{error}\n(in the {which} program of a hostir.autograd.Differentiable; "
+                        f"its {which}_host_ir prints the whole program)") from None
+
+
+@contextlib.contextmanager
+def detect_anomaly(enabled=True):
+    """Within the block, every op and segment a hostir program computes
+    (forward and backward, every rank) has its floating-point outputs
+    checked for NaN and Inf once it ran; the first that holds one fails the
+    run with a hostir.Error naming it in IR notation, its count of NaN and
+    Inf, and whether its inputs were finite (it produced them) or not. As
+    torch.autograd.detect_anomaly: for finding where a NaN comes from, not
+    for every step (each check reads every output once). HOSTIR_CHECK_FINITE=1
+    turns it on for the whole process; off, nothing is checked."""
+    previous = _C.check_finite()
+    _C.set_check_finite(bool(enabled))
+    try:
+        yield
+    finally:
+        _C.set_check_finite(previous)
 
 
 def _detached(value):
@@ -115,6 +145,7 @@ class Module(torch.nn.Module):
         super().__init__()
         self.program = Differentiable(fd, **options)
         self._parameter_at = {}
+        self._placements = {}
         for name, (position, tensor) in parameters.items():
             if not 0 <= position < self.program.num_inputs:
                 raise Error(f"Module: parameter {name!r} at input {position}, but the definition "
@@ -124,6 +155,13 @@ class Module(torch.nn.Module):
                             f"both name input {position}")
             self.register_parameter(name, torch.nn.Parameter(tensor.detach().clone()))
             self._parameter_at[position] = name
+            self._placements[name] = input_placements(fd, position)
+
+    def parameter_placements(self):
+        """{parameter name: (mesh, placements)} as the definition shards each
+        parameter's input (mesh None: not sharded, every rank holds all of
+        it); hostir.checkpoint saves and reshards by it."""
+        return dict(self._placements)
 
     def forward(self, *activations):
         expected = self.program.num_inputs - len(self._parameter_at)

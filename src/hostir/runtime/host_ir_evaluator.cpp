@@ -8,8 +8,10 @@
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/aten_op_evaluator.h"
 #include "hostir/runtime/comm/c10_error_message.h"
+#include "hostir/runtime/comm/collective_fault.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/finite_check.h"
 #include "hostir/runtime/input_validation.h"
 #include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/streams/stream_failure.h"
@@ -157,6 +159,7 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   coalescing_.reset();
   local_collectives_ = options.local_collectives;
   skip_compute_ = options.skip_compute;
+  check_finite_ = runtime::checkFiniteEnabled();
   // The last run's bindings are gone: its buffers that nobody holds any more
   // can serve this run.
   buffers_.recycle();
@@ -325,6 +328,18 @@ bool isCheapOp(const Expr* expr, const at::Tensor& out,
     return !isTensor(value) || std::get<at::Tensor>(value).numel() <= kCheapOpElements;
   });
 }
+
+// The tensors among an op's operands, named, for the NaN/Inf check.
+runtime::NamedTensors tensorsOf(
+    const std::vector<std::pair<const Val*, PolymorphicValue>>& operands) {
+  runtime::NamedTensors tensors;
+  for (const auto& [val, value] : operands) {
+    if (isTensor(value)) {
+      tensors.emplace_back(val->toInlineString(), std::get<at::Tensor>(value));
+    }
+  }
+  return tensors;
+}
 }  // namespace
 
 void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
@@ -338,12 +353,16 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
   const bool cheap = isCheapOp(expr, out, operands);
   enqueueCompute(
       expr,
-      [expr, operands = std::move(operands), out] {
+      [expr, operands = std::move(operands), out, check_finite = check_finite_] {
         ExpressionEvaluator local;
         for (const auto& [val, value] : operands) {
           local.bind(val, value);
         }
         evaluateFusionOpInto(expr, local, out);
+        if (check_finite) {
+          runtime::checkOutputsFinite({{expr->output(0)->toInlineString(), out}},
+                                      tensorsOf(operands), [expr] { return expr->toString(1); });
+        }
       },
       cheap);
 }
@@ -411,6 +430,7 @@ runtime::Stream& HostIrEvaluator::channelFor(const std::vector<int64_t>& team) {
 
 void HostIrEvaluator::postOnChannel(const Expr* expr, const std::vector<int64_t>& team,
                                     std::function<c10::intrusive_ptr<c10d::Work>()> post) {
+  runtime::maybeInjectCollectiveFault();
   auto pending = coalescing_ ? coalescing_ : std::make_shared<PendingWorks>();
   pending->what = label(expr);
   works_[expr].push_back(pending);
@@ -457,7 +477,8 @@ void HostIrEvaluator::bindViewOrCopy(const Expr* expr) {
   ee_.bind(expr->output(0), evaluateFusionOp(expr, ee_).at(0));
 }
 
-void HostIrEvaluator::enqueueSegment(const Expr* expr, FusionExecutor& executor) {
+void HostIrEvaluator::enqueueSegment(const Expr* expr, FusionExecutor& executor,
+                                     const HostUnit* unit) {
   std::vector<PolymorphicValue> inputs;
   for (const Val* input : expr->inputs()) {
     inputs.push_back(input->vtype() == ValType::TensorView
@@ -468,8 +489,33 @@ void HostIrEvaluator::enqueueSegment(const Expr* expr, FusionExecutor& executor)
   for (const Val* output : expr->outputs()) {
     outputs.push_back(boundOrAllocated(output));
   }
-  enqueueCompute(
-      expr, [&executor, inputs = std::move(inputs), outputs] { executor.run(inputs, outputs); });
+  if (!check_finite_) {
+    enqueueCompute(
+        expr, [&executor, inputs = std::move(inputs), outputs] { executor.run(inputs, outputs); });
+    return;
+  }
+  enqueueCompute(expr, [expr, unit, &executor, inputs = std::move(inputs), outputs] {
+    executor.run(inputs, outputs);
+    runtime::NamedTensors read;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (isTensor(inputs[i])) {
+        read.emplace_back(expr->inputs()[i]->toInlineString(), std::get<at::Tensor>(inputs[i]));
+      }
+    }
+    runtime::NamedTensors written;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::string name = expr->outputs()[i]->toInlineString();
+      if (unit != nullptr) {
+        name += " (the segment's output " + unit->fusion()->outputs().at(i)->toInlineString() + ")";
+      }
+      written.emplace_back(std::move(name), outputs[i]);
+    }
+    // The segment's ops name it: the HostUnit's fusion, or the launch itself
+    // for a kernel.
+    runtime::checkOutputsFinite(written, read, [expr, unit] {
+      return unit != nullptr ? unit->toString(1) : expr->toString(1);
+    });
+  });
 }
 
 Communicator& HostIrEvaluator::communicator(const Expr* expr) {
@@ -495,7 +541,7 @@ void HostIrEvaluator::handle(const PostOnStream* expr) {
       allocate(expr->outputs()[i]->as<TensorView>(), *writer->encoding()->resolved);
     }
   }
-  enqueueSegment(expr, *it->second);
+  enqueueSegment(expr, *it->second, unit);
 }
 
 namespace {

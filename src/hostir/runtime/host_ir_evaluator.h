@@ -165,7 +165,9 @@ class HostIrEvaluator final : public HostIrDispatch {
   at::Tensor boundInput(const Val* tensor, const Expr* user);
   void enqueueFusionOp(const Expr* expr);
   void bindViewOrCopy(const Expr* expr);
-  void enqueueSegment(const Expr* expr, FusionExecutor& executor);
+  // `unit`: the HostUnit a PostOnStream runs (its ops name a NaN/Inf found
+  // by the HOSTIR_CHECK_FINITE check), null for a kernel launch.
+  void enqueueSegment(const Expr* expr, FusionExecutor& executor, const HostUnit* unit = nullptr);
   // Enqueues compute on the current stream, admitted in program order when
   // the thread budget says so. A template, so that the closure is wrapped
   // into one std::function (one allocation per op), not two. `cheap` work
@@ -222,6 +224,8 @@ class HostIrEvaluator final : public HostIrDispatch {
   // This run's HostIrRunOptions::local_collectives and skip_compute.
   bool local_collectives_ = false;
   bool skip_compute_ = false;
+  // runtime::checkFiniteEnabled() when the run began.
+  bool check_finite_ = false;
   // The timeout of this run's stream-side waits (runtime::defaultWaitTimeout,
   // plus the communication timeout when the program communicates: a stream
   // waiting for a collective must not give up before the collective does).
