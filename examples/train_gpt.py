@@ -36,6 +36,13 @@ parameters against the reference's, after the last the parameters
 themselves. The run fails when the losses differ by more than --tolerance
 (1e-3) in the first 100 steps. --plot PATH writes the loss curve (PNG),
 --json PATH every step's figures (rank 0).
+
+--save PATH writes a checkpoint (hostir.checkpoint: the weights whole, the
+AdamW state, the step, the data order's position and the reference model)
+after the last step and every --save-every steps; --load PATH continues from
+one, on any number of ranks, up to --steps in all (on the ranks it was saved
+on, the losses are those of an uninterrupted run, bit for bit); --resume PATH
+loads PATH when it exists and starts from step 1 when it does not.
 """
 
 import argparse
@@ -49,6 +56,7 @@ import time
 import torch
 
 import hostir
+import hostir.checkpoint
 import hostir.distributed as dist
 from hostir.autograd import Module
 
@@ -62,6 +70,8 @@ F = torch.nn.functional
 LAYER_PARAMETERS = ["ln1_w", "ln1_b", "wq", "wk", "wv", "wo", "ln2_w", "ln2_b", "w1", "w2"]
 # Parameters outside the hostir layers: every rank holds them whole.
 REPLICATED = ["tok_emb", "pos_emb", "lnf_w", "lnf_b", "head_w", "head_b"]
+# The flags a checkpoint must agree with (the model's sizes and its data).
+MODEL_FLAGS = ["layers", "hidden", "heads", "ffn", "context", "text"]
 
 
 def parse_arguments():
@@ -91,6 +101,14 @@ def parse_arguments():
     parser.add_argument("--plot", metavar="PATH", help="write the loss curve as a PNG (rank 0)")
     parser.add_argument("--json", metavar="PATH", help="write every step's figures (rank 0)")
     parser.add_argument("--quiet", action="store_true", help="no line per step")
+    parser.add_argument("--save", metavar="PATH",
+                        help="write a checkpoint after the last step (and every --save-every)")
+    parser.add_argument("--save-every", type=int, default=0, metavar="N",
+                        help="also write the --save checkpoint every N steps (0: at the end only)")
+    parser.add_argument("--load", metavar="PATH",
+                        help="continue from this checkpoint (any number of ranks) up to --steps")
+    parser.add_argument("--resume", metavar="PATH",
+                        help="as --load when PATH exists; else start from step 1")
     return parser, parser.parse_args()
 
 
@@ -103,7 +121,13 @@ def check_sizes(parser, args, ranks):
     if args.context % (ranks * args.chunks):
         parser.error(f"--context ({args.context}) must divide by ranks x chunks "
                      f"({ranks} x {args.chunks}): each rank's tokens split into --chunks chunks")
-    for flag in ("plot", "json"):
+    if args.load and args.resume:
+        parser.error("give --load or --resume, not both")
+    if args.load and not os.path.isfile(args.load):
+        parser.error(f"--load {args.load}: no such file")
+    if args.save_every < 0 or (args.save_every and not args.save):
+        parser.error("--save-every N needs --save PATH and N >= 0")
+    for flag in ("plot", "json", "save"):
         path = getattr(args, flag)
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             parser.error(f"--{flag} {path}: its folder does not exist")
@@ -125,15 +149,27 @@ def load_text(path):
     return torch.tensor([index[c] for c in text], dtype=torch.long), vocabulary
 
 
-def batches(data, context, batch, seed):
+class Batches:
     """`batch` sequences of context + 1 characters per step, at random
     offsets drawn from a generator of its own: the same order on every rank
-    and for the reference. Yields [(tokens, targets)] of each step."""
-    generator = torch.Generator().manual_seed(seed + 1)
-    while True:
-        starts = torch.randint(len(data) - context - 1, (batch,), generator=generator)
-        windows = [data[int(s):int(s) + context + 1] for s in starts]
-        yield [(w[:-1], w[1:]) for w in windows]
+    and for the reference. next() gives [(tokens, targets)] of a step;
+    state() / restore() carry the position through a checkpoint."""
+
+    def __init__(self, data, context, batch, seed):
+        self.data, self.context, self.batch = data, context, batch
+        self.generator = torch.Generator().manual_seed(seed + 1)
+
+    def __next__(self):
+        starts = torch.randint(len(self.data) - self.context - 1, (self.batch,),
+                               generator=self.generator)
+        windows = [self.data[int(s):int(s) + self.context + 1] for s in starts]
+        return [(w[:-1], w[1:]) for w in windows]
+
+    def state(self):
+        return self.generator.get_state()
+
+    def restore(self, state):
+        self.generator.set_state(state)
 
 
 # --- parameters ------------------------------------------------------------------------
@@ -318,6 +354,42 @@ def plot(path, steps, title):
     plt.close(figure)
 
 
+def save_checkpoint(args, path, step, sharded, optimizer, stream, reference,
+                    reference_optimizer):
+    """The weights and AdamW state (hostir.checkpoint), the step, the data's
+    position, the reference model: all a later run needs to go on."""
+    extra = {"step": step, "ranks": dist.world_size(), "data": stream.state(),
+             "flags": {flag: getattr(args, flag) for flag in MODEL_FLAGS}}
+    if reference is not None:
+        extra["reference"] = reference.state_dict()
+        extra["reference_optimizer"] = reference_optimizer.state_dict()
+    hostir.checkpoint.save(path, sharded, optimizer, extra=extra)
+
+
+def load_checkpoint(parser, args, path, sharded, optimizer, stream, reference,
+                    reference_optimizer):
+    """Restores what save_checkpoint wrote; returns (the step it was saved
+    after, the ranks it was saved on)."""
+    try:
+        extra = hostir.checkpoint.load(path, sharded, optimizer)
+    except hostir.Error as error:
+        parser.error(f"--load {path}: {error}")
+    differ = [f"--{flag} {extra['flags'][flag]} (now {getattr(args, flag)})"
+              for flag in MODEL_FLAGS if extra["flags"][flag] != getattr(args, flag)]
+    if differ:
+        parser.error(f"--load {path}: saved with {', '.join(differ)}; give the same flags")
+    if extra["step"] >= args.steps:
+        parser.error(f"--load {path}: saved after step {extra['step']}, but --steps is "
+                     f"{args.steps}; give more steps in all")
+    stream.restore(extra["data"])
+    if reference is not None:
+        if "reference" not in extra:
+            parser.error(f"--load {path}: saved with --no-reference; give --no-reference")
+        reference.load_state_dict(extra["reference"])
+        reference_optimizer.load_state_dict(extra["reference_optimizer"])
+    return extra["step"], extra["ranks"]
+
+
 def main():
     parser, args = parse_arguments()
     rank, ranks = dist.rank(), dist.world_size()
@@ -331,10 +403,22 @@ def main():
     sharded = ShardedGPT(model, args, rank, ranks)
     optimizer = torch.optim.AdamW(sharded.parameters(), lr=args.lr,
                                   weight_decay=args.weight_decay)
-    reference = ReferenceGPT(model, args) if args.reference else None
-    if reference is not None:
+    reference, reference_optimizer = None, None
+    if args.reference:
+        reference = ReferenceGPT(model, args)
         reference_optimizer = torch.optim.AdamW(reference.parameters(), lr=args.lr,
                                                 weight_decay=args.weight_decay)
+    stream = Batches(data, args.context, args.batch, args.seed)
+    checkpoint = args.load or (args.resume if args.resume and os.path.isfile(args.resume)
+                               else None)
+    first = 1
+    if checkpoint:
+        saved_step, saved_ranks = load_checkpoint(parser, args, checkpoint, sharded, optimizer,
+                                                  stream, reference, reference_optimizer)
+        first = saved_step + 1
+        if rank == 0:
+            print(f"loaded {checkpoint}: saved after step {saved_step} on {saved_ranks} rank(s), "
+                  f"resharded onto {ranks}; going on from step {first}")
     count = sum(t.numel() for t in model.values() if isinstance(t, torch.Tensor))
     count += sum(t.numel() for layer in model["layers"] for t in layer.values())
     title = (f"{args.layers} layers, hidden {args.hidden}, {args.heads} heads, ffn {args.ffn}, "
@@ -350,9 +434,8 @@ def main():
               f"{budget['description']}")
 
     steps, worst, ok = [], 0.0, True
-    stream = batches(data, args.context, args.batch, args.seed)
     started = time.perf_counter()
-    for step in range(1, args.steps + 1):
+    for step in range(first, args.steps + 1):
         batch = next(stream)
         reference_loss, reference_ms = None, None
         if reference is not None:
@@ -376,7 +459,7 @@ def main():
                                      + [local_loss.detach().view(1)])
         for p, total in zip(replicated, sums):
             p.grad.copy_(total)
-        if step == 1 and reference is not None:
+        if step == first and reference is not None:
             # Every parameter's grad (summed over ranks where it must be)
             # against the reference's, cut as this rank holds it.
             rows = compare(sharded, reference.as_sharded(sharded, lambda p: p.grad), True)
@@ -390,10 +473,13 @@ def main():
                 groups[group].append(row)
             per_group = ", ".join(f"{group} {max(d / m for _, d, m in members):.1e}"
                               for group, members in groups.items())
-            print(f"rank {rank} of {ranks}: step 1 grads against torch, max |diff| / max |grad| "
+            print(f"rank {rank} of {ranks}: step {step} grads against torch, max |diff| / max |grad| "
                   f"of the worst parameter: {per_group} {'OK' if grads_ok else 'MISMATCH'}")
         optimizer.step()
         elapsed = time.perf_counter() - begin
+        if args.save and (step == args.steps or (args.save_every and step % args.save_every == 0)):
+            save_checkpoint(args, args.save, step, sharded, optimizer, stream, reference,
+                            reference_optimizer)
 
         loss = loss.item()
         entry = {"step": step, "loss": loss, "reference_loss": reference_loss,
@@ -426,7 +512,7 @@ def main():
         summary["median_step_ms"] = median_ms
         summary["tokens_per_s"] = args.batch * args.context / median_ms * 1e3
         print(f"loss {summary['first_loss']:.4f} -> {summary['last_loss']:.4f} in "
-              f"{args.steps} steps ({wall:.1f} s); median step {median_ms:.1f} ms, "
+              f"{len(steps)} steps ({wall:.1f} s); median step {median_ms:.1f} ms, "
               f"{summary['tokens_per_s']:.0f} tokens/s (hostir step: forward, backward, "
               f"grad sum, AdamW)")
         if reference is not None:
@@ -434,7 +520,7 @@ def main():
             summary["reference_median_step_ms"] = sorted(timed)[len(timed) // 2]
             print(f"the torch model in this process (one rank's threads): median step "
                   f"{summary['reference_median_step_ms']:.1f} ms")
-            print(f"max |loss - torch loss| over the first {min(100, args.steps)} steps: "
+            print(f"max |loss - torch loss| over steps {first}-{min(100, args.steps)}: "
                   f"{worst:.2e} (tolerance {args.tolerance:g}) "
                   f"{'OK' if summary['loss_check'] else 'MISMATCH'}")
         if args.plot:
@@ -447,6 +533,7 @@ def main():
                                  "chunks": args.chunks, "lr": args.lr,
                                  "weight_decay": args.weight_decay, "seed": args.seed,
                                  "text": args.text, "vocabulary": len(vocabulary),
+                                 "first_step": first, "loaded": checkpoint,
                                  "parameters": count,
                                  "machine": dist.machine(args.hidden, args.ffn // ranks),
                                  "thread_budget": budget["description"]},

@@ -7,6 +7,7 @@ import torch  # noqa: F401  (loads libtorch and its Python bindings first)
 from . import _C  # noqa: F401
 from ._version import __version__
 from . import autograd  # noqa: F401
+from . import checkpoint  # noqa: F401
 from . import chunk_choice  # noqa: F401
 from .cache import FusionCache
 from .fusion_definition import (
@@ -37,6 +38,7 @@ __all__ = [
     "Tensor",
     "__version__",
     "autograd",
+    "checkpoint",
     "chunk_choice",
     "trace",
 ]
