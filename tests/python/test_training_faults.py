@@ -136,6 +136,29 @@ def test_a_rank_killed_in_a_backward_without_a_launcher(tmp_path, free_port):
 # --- the opt-in NaN/Inf check -------------------------------------------------------
 
 
+def test_detect_anomaly_on_two_ranks_names_the_gemm_that_overflowed(tmp_path):
+    """Rank 1's shard of wq holds 3e38 in step 2, run under detect_anomaly:
+    rank 1 raises naming the matmul that made Inf from finite inputs; rank 0
+    ends too (its collective with rank 1 fails, or the launcher stops it)."""
+    launcher = build_dir() / "tools" / "hostir"
+    if not launcher.exists():
+        pytest.skip(f"{launcher} is not built")
+    result = subprocess.run([str(launcher), "launch", "-n", "2", "--grace-period", "1", "--"]
+                            + script_command("between"), env=environment("nan", tmp_path),
+                            capture_output=True, text=True, timeout=120)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    match = re.search(r"rank 1: hostir\.Error after [0-9.]+ s: (.*)", output)
+    assert match, output
+    message = match.group(1)
+    assert message.startswith("non-finite values (HOSTIR_CHECK_FINITE): "), output
+    assert "Inf of" in message and "(its inputs are all finite: it produced them)" in message, \
+        output
+    assert "= matmul( " in message, output
+    assert "in the forward program" in message, output
+    assert_no_rank_left(tmp_path)
+
+
 def sqrt_exp():
     with hostir.FusionDefinition() as fd:
         x = fd.define_tensor(1)

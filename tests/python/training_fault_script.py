@@ -12,6 +12,9 @@ and before layer 0's:
     kill    SIGKILL
     stop    SIGSTOP (a hung process)
     sleep   sleeps for ever (a hung rank that still runs)
+    nan     no fault: before step 2, rank 1 writes 3e38 into one element of
+            its shard of layer 0's wq, and step 2 runs under
+            hostir.autograd.detect_anomaly(): a GEMM overflows to Inf
 
 --at says where in that backward:
 
@@ -55,7 +58,7 @@ def fault(kind):
     if kind == "sleep":
         while True:
             time.sleep(3600)
-    raise SystemExit(f"HOSTIR_TEST_FAULT={kind!r}: give exit, kill, stop or sleep")
+    raise SystemExit(f"HOSTIR_TEST_FAULT={kind!r}: give exit, kill, stop, sleep or nan")
 
 
 def main():
@@ -89,13 +92,17 @@ def main():
     sharded.layers[0].register_forward_hook(hook_the_output)
 
     for step in (1, 2):
-        armed[0] = step == 2
+        armed[0] = step == 2 and kind != "nan"
+        if step == 2 and kind == "nan" and rank == 1:
+            with torch.no_grad():
+                sharded.layers[0].wq.view(-1)[0] = 3e38
         before = {name: p.detach().clone() for name, p in sharded.named_parameters()}
         begin = time.monotonic()
         try:
             optimizer.zero_grad()
-            loss = sharded(next(stream))
-            loss.backward()
+            with hostir.autograd.detect_anomaly(enabled=kind == "nan" and step == 2):
+                loss = sharded(next(stream))
+                loss.backward()
             replicated = sharded.replicated()
             for p, total in zip(replicated, train_gpt.sum_over_ranks(
                     ranks, [p.grad for p in replicated])):
