@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -49,6 +50,8 @@ struct LaunchOptions {
   int port = 0;  // 0: pick a free one
   double grace_period_s = 5.0;
   std::vector<std::string> command;
+  // The ranks' rendezvous file (HOSTIR_STORE_FILE), in a private folder.
+  std::string store_file;
 };
 
 // Set from signal handlers; the supervision loop checks it.
@@ -273,6 +276,7 @@ int exitCodeOf(int status) {
   ::setenv("LOCAL_WORLD_SIZE", world_size.c_str(), 1);
   ::setenv("MASTER_ADDR", "127.0.0.1", 1);
   ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  ::setenv("HOSTIR_STORE_FILE", options.store_file.c_str(), 1);
 
   std::vector<char*> args;
   for (const std::string& arg : options.command) {
@@ -420,6 +424,47 @@ int superviseRanks(std::vector<RankProcess>& ranks, double grace_period_s) {
   return result;
 }
 
+// Starts the ranks and supervises them until all have exited.
+int superviseJob(const LaunchOptions& options, int port) {
+  g_received_signal = 0;
+  struct sigaction on_signal {};
+  on_signal.sa_handler = recordSignal;
+  sigemptyset(&on_signal.sa_mask);
+  struct sigaction previous[3];
+  const int forwarded[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int k = 0; k < 3; ++k) {
+    ::sigaction(forwarded[k], &on_signal, &previous[k]);
+  }
+  // A closed stdout must not kill the launcher and orphan the ranks.
+  void (*previous_sigpipe)(int) = ::signal(SIGPIPE, SIG_IGN);
+
+  std::vector<RankProcess> ranks(static_cast<size_t>(options.num_ranks));
+  int result = 0;
+  bool started_all = true;
+  for (int rank = 0; rank < options.num_ranks; ++rank) {
+    if (!startRank(options, rank, port, ranks[static_cast<size_t>(rank)])) {
+      writeAll(STDERR_FILENO, "hostir launch: cannot start rank " + std::to_string(rank) + ": " +
+                                  std::strerror(errno) + "\n");
+      started_all = false;
+      ranks.resize(static_cast<size_t>(rank));
+      break;
+    }
+  }
+  if (!started_all) {
+    signalRunning(ranks, SIGKILL);
+    superviseRanks(ranks, 0.0);
+    result = 1;
+  } else {
+    result = superviseRanks(ranks, options.grace_period_s);
+  }
+
+  for (int k = 0; k < 3; ++k) {
+    ::sigaction(forwarded[k], &previous[k], nullptr);
+  }
+  ::signal(SIGPIPE, previous_sigpipe);
+  return result;
+}
+
 }  // namespace
 
 std::pair<int, int> ephemeralPortRange() {
@@ -470,42 +515,22 @@ int runLaunchCommand(int argc, char** argv) {
     port = *free_port;
   }
 
-  g_received_signal = 0;
-  struct sigaction on_signal {};
-  on_signal.sa_handler = recordSignal;
-  sigemptyset(&on_signal.sa_mask);
-  struct sigaction previous[3];
-  const int forwarded[3] = {SIGINT, SIGTERM, SIGHUP};
-  for (int k = 0; k < 3; ++k) {
-    ::sigaction(forwarded[k], &on_signal, &previous[k]);
+  // The ranks meet in a file in a folder only this user can enter, not on
+  // a port that every interface's strangers can reach (docs/multidevice.md,
+  // "Who can join a job"). MASTER_PORT stays for commands that run torch's
+  // own rendezvous.
+  const char* temporary = std::getenv("TMPDIR");
+  std::string folder =
+      std::string(temporary != nullptr && *temporary ? temporary : "/tmp") + "/hostir-job-XXXXXX";
+  if (::mkdtemp(folder.data()) == nullptr) {  // mode 0700
+    printError("cannot make a private folder for the ranks' rendezvous file (" + folder +
+               "): " + std::strerror(errno) + "; set TMPDIR to a writable folder");
+    return kUsageError;
   }
-  // A closed stdout must not kill the launcher and orphan the ranks.
-  void (*previous_sigpipe)(int) = ::signal(SIGPIPE, SIG_IGN);
-
-  std::vector<RankProcess> ranks(static_cast<size_t>(options->num_ranks));
-  int result = 0;
-  bool started_all = true;
-  for (int rank = 0; rank < options->num_ranks; ++rank) {
-    if (!startRank(*options, rank, port, ranks[static_cast<size_t>(rank)])) {
-      writeAll(STDERR_FILENO, "hostir launch: cannot start rank " + std::to_string(rank) + ": " +
-                                  std::strerror(errno) + "\n");
-      started_all = false;
-      ranks.resize(static_cast<size_t>(rank));
-      break;
-    }
-  }
-  if (!started_all) {
-    signalRunning(ranks, SIGKILL);
-    superviseRanks(ranks, 0.0);
-    result = 1;
-  } else {
-    result = superviseRanks(ranks, options->grace_period_s);
-  }
-
-  for (int k = 0; k < 3; ++k) {
-    ::sigaction(forwarded[k], &previous[k], nullptr);
-  }
-  ::signal(SIGPIPE, previous_sigpipe);
+  options->store_file = folder + "/store";
+  const int result = superviseJob(*options, port);
+  std::error_code ignored;
+  std::filesystem::remove_all(folder, ignored);
   return result;
 }
 

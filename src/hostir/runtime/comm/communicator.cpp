@@ -1,6 +1,7 @@
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/ir/device_mesh.h"
 
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -105,6 +106,20 @@ void Communicator::connectStore() {
     store_->setTimeout(timeout());
     return;
   }
+  store_access_ = JobStoreAccess::fromEnvironment(environment_.store_file);
+  if (!store_access_.file.empty()) {
+    // hostir launch's private rendezvous file: nothing listens on a port.
+    try {
+      store_ = store_access_.guard(c10::make_intrusive<c10d::FileStore>(
+          store_access_.file, static_cast<int>(environment_.world_size)));
+      store_->setTimeout(timeout());
+    } catch (const std::exception& error) {
+      HOSTIR_THROW("Communicator (", environment_.toString(),
+                   "): cannot open the rendezvous file HOSTIR_STORE_FILE=", store_access_.file,
+                   ": ", c10ErrorMessage(error));
+    }
+    return;
+  }
   // torchrun's agent already hosts a store at MASTER_ADDR:MASTER_PORT and
   // says so; then every rank, rank 0 included, joins it as a client (as
   // PyTorch's own env:// rendezvous does).
@@ -118,7 +133,8 @@ void Communicator::connectStore() {
   options.waitWorkers = true;
   options.timeout = timeout();
   try {
-    store_ = c10::make_intrusive<c10d::TCPStore>(environment_.master_addr, options);
+    store_ =
+        store_access_.guard(c10::make_intrusive<c10d::TCPStore>(environment_.master_addr, options));
   } catch (const std::exception& error) {
     HOSTIR_THROW("Communicator (", environment_.toString(), "): ",
                  hosts ? "could not host the rendezvous store on port "
@@ -150,8 +166,11 @@ void Communicator::exchangeTargets() {
       value = store_->get(prefix + std::to_string(rank));
     } catch (const std::exception& error) {
       HOSTIR_THROW("Communicator (", environment_.toString(), "): rank ", rank,
-                   " did not publish its target within ", seconds(timeout()),
-                   " s: ", c10ErrorMessage(error));
+                   " did not publish its target within ", seconds(timeout()), " s",
+                   store_access_.key_prefix.empty()
+                       ? ""
+                       : " (the job has a HOSTIR_JOB_SECRET: every rank must carry the same)",
+                   ": ", c10ErrorMessage(error));
     }
     device_targets_[rank] = parseTarget(std::string(value.begin(), value.end()));
   }
@@ -245,13 +264,14 @@ c10::intrusive_ptr<c10d::ProcessGroup> Communicator::createProcessGroup(
     // the rendezvous of another stream's group on the shared connection
     // (and the peer waiting for it: a cross-rank deadlock).
     c10::intrusive_ptr<c10d::Store> base = store_;
-    if (!environment_.isSingleProcess()) {
+    if (!environment_.isSingleProcess() && store_access_.file.empty()) {
       c10d::TCPStoreOptions client;
       client.port = static_cast<std::uint16_t>(environment_.master_port);
       client.isServer = false;
       client.waitWorkers = false;
       client.timeout = timeout();
-      base = c10::make_intrusive<c10d::TCPStore>(environment_.master_addr, client);
+      base = store_access_.guard(
+          c10::make_intrusive<c10d::TCPStore>(environment_.master_addr, client));
     }
     auto group_store = c10::make_intrusive<c10d::PrefixStore>(prefix.str(), base);
     group_store->setTimeout(timeout());

@@ -15,6 +15,7 @@
 
 #include "hostir/multidevice/target.h"
 #include "hostir/runtime/comm/comm_backend.h"
+#include "hostir/runtime/comm/job_store.h"
 #include "hostir/runtime/comm/launch_environment.h"
 
 namespace gloo::transport {
@@ -162,6 +163,8 @@ class Communicator {
   LaunchEnvironment environment_;
   CommBackend backend_;
   std::atomic<int64_t> timeout_ms_;
+  // How this job's ranks reach their store (job_store.h).
+  JobStoreAccess store_access_;
   c10::intrusive_ptr<c10d::Store> store_;
   DeviceTargets device_targets_;
   std::shared_ptr<gloo::transport::Device> gloo_device_;

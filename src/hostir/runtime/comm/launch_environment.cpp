@@ -97,6 +97,7 @@ LaunchEnvironment LaunchEnvironment::fromLookup(const Lookup& lookup) {
     HOSTIR_CHECK(environment.master_port >= 1 && environment.master_port <= 65535,
                  "bad launch environment: MASTER_PORT=", *port, " is not a port (1..65535)");
   }
+  environment.store_file = lookup("HOSTIR_STORE_FILE").value_or("");
   environment.validate();
   return environment;
 }

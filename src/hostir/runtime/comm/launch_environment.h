@@ -29,6 +29,9 @@ struct LaunchEnvironment {
   int64_t local_world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = kDefaultMasterPort;
+  // HOSTIR_STORE_FILE: the ranks meet in this file, not at the port
+  // (`hostir launch` sets it; job_store.h); empty: the port.
+  std::string store_file;
   // "torchrun", "Open MPI", "Slurm" or "none": which variables were read.
   std::string launcher = "none";
 
