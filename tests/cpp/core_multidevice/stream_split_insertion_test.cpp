@@ -69,8 +69,9 @@ class StreamSplitInsertionTest : public MultiDeviceTest {
   }
 };
 
-// The MLP's first linear allgathers x's rows: one candidate, and the
-// reduce-scatter of the second is listed as not pipelined on its own.
+// The MLP's first linear allgathers x's rows: one candidate, whose tail (the
+// GELU and the second linear, reduce-scattered) joins its chunks; that
+// reduce-scatter is listed as the tail.
 TEST_F(StreamSplitInsertionTest, FindsTheAllgatherOfTheMlpAndListsItsReduceScatter) {
   TensorView* h = buildMlp();
   placeShardings();
@@ -80,9 +81,10 @@ TEST_F(StreamSplitInsertionTest, FindsTheAllgatherOfTheMlpAndListsItsReduceScatt
   EXPECT_EQ(candidates[0].gemms, (std::vector<const Expr*>{h->definition()}));
   EXPECT_EQ(candidates[0].output_rows, (std::vector<int64_t>{0}));
   EXPECT_EQ(candidates[0].gathered, fusion_.inputs()[0]);
-  EXPECT_NE(candidates[1].other, nullptr);
-  EXPECT_NE(candidates[1].not_chunkable.find("tail of a pipelined allgather + GEMM"),
-            std::string::npos)
+  EXPECT_EQ(candidates[0].tail_contraction, fusion_.outputs()[0]->definition());
+  EXPECT_EQ(candidates[0].tail_pointwise_ops, 1);  // the GELU
+  EXPECT_EQ(candidates[1].other, fusion_.outputs()[0]->definition());
+  EXPECT_EQ(candidates[1].not_chunkable.rfind("the tail of the allgather of T0", 0), 0u)
       << candidates[1].not_chunkable;
 }
 

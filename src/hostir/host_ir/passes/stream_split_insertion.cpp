@@ -51,6 +51,33 @@ bool splittable(const TensorView* tv, int64_t pos) {
          std::find(loop.begin(), loop.end(), id) != loop.end();
 }
 
+// The unary ops and the reduce-scattered contraction that a pipelined
+// allgather + GEMM carries chunk by chunk (the lowering's PipelineTail).
+void findTail(const Fusion& fusion, StreamSplitCandidate& candidate) {
+  const Val* current = candidate.gemms.front()->output(0);
+  int64_t pointwise = 0;
+  for (;;) {
+    if (fusion.isOutput(current) || current->uses().size() != 1) {
+      return;
+    }
+    const Expr* use = current->uses().front();
+    if (use->isA<UnaryOp>() && !isResharding(use)) {
+      ++pointwise;
+      current = use->output(0);
+      continue;
+    }
+    if (isGemm(use) && use->input(0) == current && isLoweredDirectly(use)) {
+      CommunicationPlan plan = classifyResharding(use);
+      if (plan.pattern == ReshardingPattern::ShardedContraction &&
+          plan.type == CollectiveType::ReduceScatter) {
+        candidate.tail_contraction = use;
+        candidate.tail_pointwise_ops = pointwise;
+      }
+    }
+    return;
+  }
+}
+
 // A matmul/linear that allgathers the rows of its 2-D first operand into
 // the rows of its output: the pipelined allgather + GEMM.
 std::optional<StreamSplitCandidate> gemmCandidate(const Expr* expr) {
@@ -63,7 +90,11 @@ std::optional<StreamSplitCandidate> gemmCandidate(const Expr* expr) {
   if (!plan) {
     return std::nullopt;
   }
-  StreamSplitCandidate candidate{expr, a, {expr}, {shapeToLogical(out).at(0)}, ""};
+  StreamSplitCandidate candidate;
+  candidate.collective = expr;
+  candidate.gathered = a;
+  candidate.gemms = {expr};
+  candidate.output_rows = {shapeToLogical(out).at(0)};
   if (a->rank() != 2 || plan->scattered_axis != 0 || plan->stream_axis != 0 ||
       plan->collectives.size() != 1) {
     candidate.not_chunkable =
@@ -90,7 +121,9 @@ std::optional<StreamSplitCandidate> gatheredRowsCandidate(const Fusion& fusion,
       getShardedLogicalAxis(gathered, ParallelType::DIDx) == 0) {
     return std::nullopt;  // not an allgather of rows
   }
-  StreamSplitCandidate candidate{set, in, {}, {}, ""};
+  StreamSplitCandidate candidate;
+  candidate.collective = set;
+  candidate.gathered = in;
   if (fusion.isOutput(gathered)) {
     candidate.not_chunkable = "a consumer that needs the whole tensor: it is a fusion output";
     return candidate;
@@ -160,14 +193,24 @@ std::vector<StreamSplitCandidate> findStreamSplitCandidates(const Fusion& fusion
   std::vector<StreamSplitCandidate> candidates;
   for (size_t i = 0; i < exprs.size(); ++i) {
     std::optional<StreamSplitCandidate> candidate = gemmCandidate(exprs[i]);
+    if (candidate && candidate->not_chunkable.empty()) {
+      findTail(fusion, *candidate);
+    }
     if (!candidate) {
       candidate = gatheredRowsCandidate(fusion, exprs, i);
     }
     if (!candidate && isResharding(exprs[i])) {
       candidate = StreamSplitCandidate{};
       candidate->other = exprs[i];
+      auto head = std::find_if(candidates.begin(), candidates.end(),
+                               [&](const StreamSplitCandidate& earlier) {
+                                 return earlier.tail_contraction == exprs[i];
+                               });
       candidate->not_chunkable =
-          isLoweredDirectly(exprs[i])
+          head != candidates.end()
+              ? "the tail of the allgather of " + head->gathered->toInlineString() +
+                    ": reduce-scattered chunk by chunk when that allgather is pipelined"
+          : isLoweredDirectly(exprs[i])
               ? "pipelined only as the tail of a pipelined allgather + GEMM before it (then it "
                 "follows those chunks), not on its own"
               : "no chunkable axis: only an allgather of rows read by GEMMs is pipelined";

@@ -29,6 +29,11 @@ struct StreamSplitCandidate {
   const TensorView* gathered = nullptr;
   std::vector<const Expr*> gemms;
   std::vector<int64_t> output_rows;
+  // What joins the chunks of a pipelined allgather + GEMM after it: its
+  // unary pointwise ops, then a GEMM contracting the sharded axis whose sum
+  // is reduce-scattered (the MLP's GELU and second linear); null if none.
+  const Expr* tail_contraction = nullptr;
+  int64_t tail_pointwise_ops = 0;
   // Empty when it can be pipelined; otherwise why not.
   std::string not_chunkable;
   // Another resharding expr (a reduce-scatter or allreduce of a sum, a set

@@ -142,6 +142,28 @@ std::optional<CandidateSizes> sizesOf(ExpressionEvaluator& ee,
   }
   sizes.cost.collectives_per_chunk = 1;
   sizes.cost.ops_per_chunk = static_cast<int64_t>(candidate.gemms.size());
+  if (const Expr* tail = candidate.tail_contraction) {
+    // The tail's GEMM contracts this rank's slice of K into a partial sum of
+    // the whole output, whose rows are then reduce-scattered chunk by chunk.
+    const auto* a = tail->input(0)->as<TensorView>();
+    const TensorView* out = tensorOutput(tail);
+    std::optional<std::vector<int64_t>> a_shape = logicalShape(ee, a);
+    std::optional<std::vector<int64_t>> out_shape = logicalShape(ee, out);
+    if (!a_shape || !out_shape) {
+      return std::nullopt;
+    }
+    const int64_t local_k =
+        (a_shape->back() + shardDivisors(a).back() - 1) / shardDivisors(a).back();
+    int64_t partial_elements = 1;
+    for (int64_t extent : *out_shape) {
+      partial_elements *= extent;
+    }
+    sizes.cost.flops += 2.0 * static_cast<double>(partial_elements) * static_cast<double>(local_k);
+    sizes.cost.link_bytes += static_cast<double>(partial_elements / devices * (devices - 1) *
+                                                 dataTypeSize(out->dtype()));
+    sizes.cost.collectives_per_chunk = 2;
+    sizes.cost.ops_per_chunk += 1 + candidate.tail_pointwise_ops;
+  }
   return sizes;
 }
 
