@@ -217,6 +217,9 @@ void bindDistributed(py::module_& m) {
                              [](const BlockCost& b) { return b.cost.ops_per_chunk; })
       .def_property_readonly("flops_by_chunks",
                              [](const BlockCost& b) { return b.cost.flops_by_chunks; })
+      .def(
+          "flops_with", [](const BlockCost& b, int64_t chunks) { return b.cost.flopsWith(chunks); },
+          py::arg("chunks"))
       .def_property_readonly(
           "gemm", [](const BlockCost& b) { return py::make_tuple(b.gemm_m, b.gemm_k, b.gemm_n); });
   m.def("mlp_block_cost", &mlpBlockCost, py::arg("tokens"), py::arg("hidden"), py::arg("ffn"),

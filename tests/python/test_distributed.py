@@ -220,8 +220,10 @@ def test_layer_cost_is_the_mlp_block_with_attention_added():
     assert layer.gemm == mlp.gemm == (2048, 1024, 2048)
     projections, attention = 4 * 2 * 2048 * 1024 * 512, 2 * 2 * 2048 * 2048 * 512
     assert layer.flops == mlp.flops + projections + attention
-    # 2 chunks of 1024 rows compute in 8 tiles of 256: (8 + 1) / 16 of the scores.
-    assert layer.flops_by_chunks[2] == mlp.flops + projections + attention * 9 / 16
+    # 2 chunks of 1024 rows compute in 8 tiles of 256: (8 + 1) / 16 of the scores;
+    # 32 chunks of 64 rows in 32 tiles: 33 / 64 (any count is priced).
+    assert layer.flops_with(2) == mlp.flops + projections + attention * 9 / 16
+    assert layer.flops_with(32) == mlp.flops + projections + attention * 33 / 64
     assert (layer.collectives_per_chunk, mlp.collectives_per_chunk) == (4, 2)
 
 

@@ -29,13 +29,28 @@ TEST(BlockCosts, LayerAddsTheAttentionHalfAndSkipsTheMaskedScoresInTiles) {
   // 2 and 4 chunks: tiles of 256 rows, 8 of them, (8 + 1) / 16 of the scores;
   // 16 chunks of 128 rows: 16 tiles, 17 / 32.
   for (int64_t chunks : {2, 4, 8}) {
-    EXPECT_DOUBLE_EQ(layer.cost.flops_by_chunks.at(chunks),
+    EXPECT_DOUBLE_EQ(layer.cost.flopsWith(chunks),
                      mlp.cost.flops + projections + attention * 9 / 16)
         << chunks;
   }
-  EXPECT_DOUBLE_EQ(layer.cost.flops_by_chunks.at(16),
-                   mlp.cost.flops + projections + attention * 17 / 32);
+  EXPECT_DOUBLE_EQ(layer.cost.flopsWith(16), mlp.cost.flops + projections + attention * 17 / 32);
   EXPECT_EQ(layer.gemm_n, mlp.gemm_n);
+}
+
+TEST(BlockCosts, LayerPricesTheCausalSavingAtAnyChunkCount) {
+  // Before, only 2, 4, 8 and 16 chunks had their saving: 3, 12 or 32
+  // chunks were priced as if every query read every key.
+  const BlockCost mlp = mlpBlockCost(2048, 1024, 4096, 2);
+  const BlockCost layer = transformerLayerCost(2048, 1024, 4096, 2);
+  const double rest = mlp.cost.flops + 4.0 * 2 * 2048 * 1024 * 512;
+  const double attention = 2.0 * 2 * 2048 * 2048 * 512;
+  // 3 chunks: tiles of 256 rows, 8 of them; 12 chunks: tiles of 170 rows,
+  // 13 of them (the last one short); 32 chunks: 32 tiles of 64 rows.
+  EXPECT_DOUBLE_EQ(layer.cost.flopsWith(3), rest + attention * 9 / 16);
+  EXPECT_DOUBLE_EQ(layer.cost.flopsWith(12), rest + attention * 14 / 26);
+  EXPECT_DOUBLE_EQ(layer.cost.flopsWith(32), rest + attention * 33 / 64);
+  EXPECT_DOUBLE_EQ(layer.cost.flopsWith(1), layer.cost.flops) << "one chunk reads every key";
+  EXPECT_DOUBLE_EQ(mlp.cost.flopsWith(32), mlp.cost.flops) << "no attention, nothing skipped";
 }
 
 TEST(BlockCosts, LayerWithFewerTokensThanChunksHasTilesOfOneRow) {
@@ -45,8 +60,7 @@ TEST(BlockCosts, LayerWithFewerTokensThanChunksHasTilesOfOneRow) {
   const BlockCost mlp = mlpBlockCost(8, 8, 8, 1);
   const double attention = 2.0 * 2 * 8 * 8 * 8;
   const double projections = 4.0 * 2 * 8 * 8 * 8;
-  EXPECT_DOUBLE_EQ(layer.cost.flops_by_chunks.at(16),
-                   mlp.cost.flops + projections + attention * 9 / 16);
+  EXPECT_DOUBLE_EQ(layer.cost.flopsWith(16), mlp.cost.flops + projections + attention * 9 / 16);
 }
 
 }  // namespace

@@ -142,6 +142,42 @@ TEST(ChunkChoice, TheReasonNamesTheInputs) {
   EXPECT_NE(reason.find("GFLOP/s"), std::string::npos) << reason;
 }
 
+TEST(ChunkChoice, TheWholeGemmRateIsTheOneChunkRate) {
+  // Without 1 among the candidates the fewest chunks' rate was printed as
+  // "GFLOP/s whole".
+  LinkCalibration link = slowLink();
+  link.gemm_gflops = {{2, 81}, {4, 93}};
+  const std::string chunked_only = chooseChunks(mlpBlock(), link, {2, 4}).reason;
+  EXPECT_EQ(chunked_only.find("whole"), std::string::npos) << chunked_only;
+  EXPECT_NE(chunked_only.find("GEMM 81 GFLOP/s with 2 chunks (1 not tried)"), std::string::npos)
+      << chunked_only;
+  link.gemm_gflops[1] = 77;
+  const std::string with_one = chooseChunks(mlpBlock(), link, {1, 2, 4}).reason;
+  EXPECT_NE(with_one.find("GEMM 77 GFLOP/s whole"), std::string::npos) << with_one;
+}
+
+TEST(ChunkChoice, TheHostCostIsTheMeasuredTimePerHostInstruction) {
+  // No link, no FLOPs: C chunks cost C times the host's walk of one chunk,
+  // 0.56 µs per host instruction (bench_host_overhead) -- not the fixed
+  // 50 µs per op of before (0.3 ms per chunk of the MLP against 16 µs).
+  PipelineCost cost{.link_bytes = 0,
+                    .flops = 0,
+                    .collectives_per_chunk = 2,
+                    .ops_per_chunk = 6,
+                    .flops_by_chunks = {},
+                    .causal_scores = {},
+                    .host_instructions_per_chunk = 28};
+  LinkCalibration link{.gemm_gflops = flatRate(50)};
+  ChunkChoice choice = chooseChunks(cost, link, kCandidates);
+  for (int64_t chunks : kCandidates) {
+    EXPECT_NEAR(choice.predicted_ms.at(chunks), static_cast<double>(chunks) * 28 * 0.56e-3, 1e-12)
+        << chunks;
+  }
+  // A cost that does not count its instructions: kHostInstructionsPerOp per op.
+  cost.host_instructions_per_chunk = 0;
+  EXPECT_NEAR(cost.hostMsPerChunk(), 6 * kHostInstructionsPerOp * 0.56e-3, 1e-12);
+}
+
 TEST(ChunkChoice, RejectsNoCandidatesAndAnUncalibratedRate) {
   LinkCalibration link{.gemm_gflops = flatRate(50)};
   EXPECT_THROW(chooseChunks(mlpBlock(), link, {}), Error);

@@ -1,9 +1,5 @@
 #include "hostir/runtime/comm/block_costs.h"
 
-#include <algorithm>
-
-#include "hostir/host_ir/passes/causal_key_ranges.h"
-
 namespace hostir {
 
 BlockCost mlpBlockCost(int64_t tokens, int64_t hidden, int64_t ffn, int64_t devices) {
@@ -16,7 +12,11 @@ BlockCost mlpBlockCost(int64_t tokens, int64_t hidden, int64_t ffn, int64_t devi
       .flops = 4.0 * static_cast<double>(tokens * hidden) * static_cast<double>(ffn / devices),
       .collectives_per_chunk = 2,
       .ops_per_chunk = 6,
-      .flops_by_chunks = {}};
+      .flops_by_chunks = {},
+      .causal_scores = {},
+      // Counted in its pipelined program (HOSTIR_DUMP=host_ir, 4 chunks):
+      // per chunk, 28 for the MLP, 127 for the layer.
+      .host_instructions_per_chunk = 28};
   block.gemm_m = tokens;
   block.gemm_k = hidden;
   block.gemm_n = ffn / devices;
@@ -36,15 +36,9 @@ BlockCost transformerLayerCost(int64_t tokens, int64_t hidden, int64_t ffn, int6
   cost.collectives_per_chunk = 4;
   cost.ops_per_chunk = 16;
   cost.flops += projections;
-  const double mlp_and_projections = cost.flops;
   cost.flops += full_attention;
-  for (int64_t chunks : {2, 4, 8, 16}) {
-    // (A chunk count auto does not try, with fewer tokens than chunks, still
-    // gets an entry: at least one row per tile.)
-    const int64_t tile_rows = std::max<int64_t>(1, std::min(kCausalQueryTileRows, tokens / chunks));
-    const auto tiles = static_cast<double>((tokens + tile_rows - 1) / tile_rows);
-    cost.flops_by_chunks[chunks] = mlp_and_projections + full_attention * (tiles + 1) / (2 * tiles);
-  }
+  cost.causal_scores = {.flops = full_attention, .tokens = tokens};
+  cost.host_instructions_per_chunk = 127;  // counted: see mlpBlockCost
   return block;
 }
 

@@ -11,17 +11,13 @@
 #include <limits>
 #include <sstream>
 
+#include "hostir/host_ir/passes/causal_key_ranges.h"
 #include "hostir/ir/error.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 
 namespace hostir {
 namespace {
-
-// Host-side cost of one enqueued op (walk, views, stream hand-off), measured
-// by bench_host_overhead at a few microseconds per host instruction, several
-// instructions per op.
-constexpr double kHostMsPerOp = 0.05;
 
 double processCpuSeconds() {
   timespec now{};
@@ -64,7 +60,42 @@ ProbeResult probeAllgather(Communicator& communicator, const std::vector<int64_t
   return {median(wall), median(cpu)};
 }
 
+// The unchunked GEMM's rate as the reason prints it: "95 GFLOP/s whole", or,
+// where one chunk was not a candidate, the fewest chunks' rate named so.
+std::string gemmRateWhole(const LinkCalibration& link) {
+  std::ostringstream text;
+  text.precision(3);
+  const auto& [fewest, rate] = *link.gemm_gflops.begin();
+  text << rate << " GFLOP/s ";
+  if (fewest == 1) {
+    text << "whole";
+  } else {
+    text << "with " << fewest << " chunks (1 not tried)";
+  }
+  return text.str();
+}
+
 }  // namespace
+
+double PipelineCost::flopsWith(int64_t chunks) const {
+  if (auto given = flops_by_chunks.find(chunks); given != flops_by_chunks.end()) {
+    return given->second;
+  }
+  if (chunks < 2 || causal_scores.flops <= 0 || causal_scores.tokens <= 0) {
+    return flops;
+  }
+  const int64_t tokens = causal_scores.tokens;
+  const int64_t tile_rows = std::max<int64_t>(1, std::min(kCausalQueryTileRows, tokens / chunks));
+  const auto tiles = static_cast<double>((tokens + tile_rows - 1) / tile_rows);
+  return flops - causal_scores.flops + causal_scores.flops * (tiles + 1) / (2 * tiles);
+}
+
+double PipelineCost::hostMsPerChunk() const {
+  const int64_t instructions = host_instructions_per_chunk > 0
+                                   ? host_instructions_per_chunk
+                                   : ops_per_chunk * kHostInstructionsPerOp;
+  return static_cast<double>(instructions) * kHostMicrosecondsPerInstruction * 1e-3;
+}
 
 LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int64_t>& team) {
   LinkCalibration link;
@@ -138,10 +169,8 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
     HOSTIR_CHECK(rate != link.gemm_gflops.end() && rate->second > 0,
                  "chooseChunks needs a calibrated GEMM rate for ", chunks, " chunk(s)");
     const auto c = static_cast<double>(chunks);
-    auto chunked_flops = cost.flops_by_chunks.find(chunks);
-    const double flops =
-        chunked_flops != cost.flops_by_chunks.end() ? chunked_flops->second : cost.flops;
-    const double compute = flops / c / (rate->second * 1e6) + kHostMsPerOp * cost.ops_per_chunk;
+    const double compute =
+        cost.flopsWith(chunks) / c / (rate->second * 1e6) + cost.hostMsPerChunk();
     const double transfer = link.bandwidth_mb_per_s > 0
                                 ? cost.collectives_per_chunk * link.latency_ms +
                                       cost.link_bytes / c / (link.bandwidth_mb_per_s * 1e3)
@@ -187,8 +216,8 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
   }
   reason << "; link " << link.bandwidth_mb_per_s << " MB/s + " << link.latency_ms
          << " ms, transfers cost " << link.comm_cpu_fraction * 100 << " % CPU, GEMM "
-         << link.gemm_gflops.begin()->second << " GFLOP/s whole, "
-         << link.gemm_gflops.at(choice.chunks) << " GFLOP/s per chunk";
+         << gemmRateWhole(link) << ", " << link.gemm_gflops.at(choice.chunks)
+         << " GFLOP/s per chunk";
   choice.reason = reason.str();
   return choice;
 }

@@ -37,7 +37,33 @@ struct PipelineCost {
   // in a query loop reads only the keys each tile of queries sees, and
   // without a loop it reads them all).
   std::map<int64_t, double> flops_by_chunks;
+  // The causal attention's scores (q·kᵀ and p·v over every key for every
+  // query: `flops` of them over `tokens` queries), where a chunked program
+  // computes only what each tile of query rows sees: with C >= 2 chunks, a
+  // fraction (n + 1) / 2n of them for its n tiles of
+  // min(kCausalQueryTileRows, tokens / C) rows (at least one). Any C.
+  struct CausalScores {
+    double flops = 0;
+    int64_t tokens = 0;
+  } causal_scores;
+  // The host thread's instructions per chunk (the program's walk: views,
+  // posts, waits); 0: ops_per_chunk x kHostInstructionsPerOp.
+  int64_t host_instructions_per_chunk = 0;
+
+  // What each rank computes with `chunks` chunks: flops_by_chunks' entry,
+  // else `flops` less the causal scores a query loop skips.
+  double flopsWith(int64_t chunks) const;
+  // The host thread's time per chunk, in ms.
+  double hostMsPerChunk() const;
 };
+
+// The host thread's time per host instruction: bench_host_overhead's
+// HostIr/16 (0.55-0.56 µs, docs/performance.md, "Issue 18, item 3: met").
+constexpr double kHostMicrosecondsPerInstruction = 0.56;
+// Host instructions per compute op where a cost does not count them: the
+// main jobs' pipelined programs have 28 per chunk for the MLP's 6 ops and
+// 127 for the layer's 16 (HOSTIR_DUMP=host_ir, 4 chunks): 8 per op at most.
+constexpr int64_t kHostInstructionsPerOp = 8;
 
 struct ChunkChoice {
   int64_t chunks = 1;
@@ -60,8 +86,8 @@ LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int6
 void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
                     const std::vector<int64_t>& candidates);
 
-// The model: per chunk, compute takes flops(C) / C / rate(C) plus a fixed host
-// cost per op, the link takes latency + bytes / C / bandwidth per
+// The model: per chunk, compute takes flops(C) / C / rate(C) plus the host
+// thread's time (PipelineCost::hostMsPerChunk), the link takes latency + bytes / C / bandwidth per
 // collective, and a transfer also costs this rank comm_cpu_fraction of its
 // wall time in CPU. A chunk's compute overlaps the next chunk's transfer, so
 //   T(C) = link(C) + compute(C) + (C - 1) * max(compute(C) + cpu(C), link(C))
