@@ -20,7 +20,10 @@ from .fusion_definition import (
     ParallelType,
     Scalar,
     Tensor,
+    clone,
 )
+from .layout import compute_contiguity, compute_tensor_descriptor
+from .version import Version, version
 from .tracing import trace
 
 Error.__module__ = "hostir"
@@ -40,5 +43,10 @@ __all__ = [
     "autograd",
     "checkpoint",
     "chunk_choice",
+    "clone",
+    "compute_contiguity",
+    "compute_tensor_descriptor",
     "trace",
+    "version",
+    "Version",
 ]

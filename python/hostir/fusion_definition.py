@@ -981,6 +981,16 @@ class FusionDefinition:
         return run_segments(self, segments, list(inputs), number_of_streams)
 
 
+def clone(source, target):
+    """Makes the unrecorded FusionDefinition `target` a copy of `source`'s records
+    (the same fusion: a cache hit for a finished `source`)."""
+    source._ensure_defined()
+    with target:
+        for record in source._records:
+            target._record(record.kind, record.args)
+    return target
+
+
 def _contiguous_strides(sizes):
     strides, running = [], 1
     for size in reversed(sizes):

@@ -1,0 +1,3 @@
+"""nvfuser.nvfuser_version in hostir's names (rename-only shim)."""
+
+from hostir.version import Version  # noqa: F401
