@@ -16,15 +16,13 @@
 #include <benchmark/benchmark.h>
 
 #include <array>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
-#include <iostream>
 #include <string>
 #include <vector>
 
 #include "hostir/runtime/dnnl_matmul.h"
 #include "hostir/runtime/packed_gemm.h"
+#include "intra_op_threads.h"
 #include "wall_time.h"
 
 namespace {
@@ -179,20 +177,5 @@ BENCHMARK(BM_AttentionBatchedMatmul)
 BENCHMARK(BM_Pack)->Args({2048, 1024})->Args({4096, 1024})->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
-  int threads = 1;
-  std::vector<char*> rest;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-      threads = std::atoi(argv[++i]);
-    } else {
-      rest.push_back(argv[i]);
-    }
-  }
-  at::set_num_threads(threads);
-  std::cout << "intra-op threads (ATen and oneDNN): " << at::get_num_threads() << "\n";
-  int rest_count = static_cast<int>(rest.size());
-  benchmark::Initialize(&rest_count, rest.data());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return hostir::bench::runWithIntraOpThreads(argc, argv);
 }

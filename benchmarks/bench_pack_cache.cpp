@@ -19,15 +19,14 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <iostream>
 #include <string_view>
 #include <vector>
 
 #include "hostir/runtime/dnnl_matmul.h"
 #include "hostir/runtime/packed_gemm.h"
+#include "intra_op_threads.h"
 #include "wall_time.h"
 
 namespace {
@@ -119,20 +118,5 @@ BENCHMARK(BM_PackCacheCheck)
     ->UseManualTime();
 
 int main(int argc, char** argv) {
-  int threads = 1;
-  std::vector<char*> rest;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-      threads = std::atoi(argv[++i]);
-    } else {
-      rest.push_back(argv[i]);
-    }
-  }
-  at::set_num_threads(threads);
-  std::cout << "intra-op threads (ATen and oneDNN): " << at::get_num_threads() << "\n";
-  int rest_count = static_cast<int>(rest.size());
-  benchmark::Initialize(&rest_count, rest.data());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return hostir::bench::runWithIntraOpThreads(argc, argv);
 }
