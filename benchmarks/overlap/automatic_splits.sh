@@ -44,7 +44,7 @@ for rate in 500mbit 1gbit; do
   for job in sp-mlp sp-layer; do
     log="$out/${job}_$rate"
     echo "== $job, $rate, ${sizes[*]}, $runs runs"
-    shaped_job "$rate" "$job" "$log" "${sizes[@]}" --chunks none,4,8,16 --runs "$runs"
+    shaped_job "$rate" "$job" "$log" "${sizes[@]}" --chunks none,4,8,16 --runs "$runs" --json "$log.json"
     summary "$log"
   done
 done
