@@ -3,14 +3,21 @@ item 1): the packed-weight cache of the oneDNN GEMMs (docs/kernels.md,
 "GEMMs") compares the weight's bits with those it packed, so no write a user
 can make serves the old packing: through `.data`, in place under
 torch.no_grad(), through a numpy alias or a tensor made on the same memory
-(from_blob), or an optimizer's step on a hostir.autograd.Module's weight.
+(from_blob), an optimizer's step on a hostir.autograd.Module's weight, or a
+collective on 2 ranks.
 On a machine where oneDNN keeps weights plain (avx2) nothing is packed and
 these hold trivially."""
+
+import os
+import pathlib
+import subprocess
+import sys
 
 import pytest
 import torch
 
 import hostir
+from conftest import build_dir
 from hostir.autograd import Module
 
 
@@ -75,3 +82,23 @@ def test_an_optimizer_step_is_seen_by_the_next_forward(cache, optimizer):
         module(x).square().mean().backward()
         step.step()
         torch.testing.assert_close(module(x), torch.nn.functional.linear(x, module.w.detach()))
+
+
+def test_a_collective_writing_into_the_weight_is_seen_by_the_next_run():
+    # 2 ranks: a sharded sum's Allreduce lands in the weight (the program's
+    # output buffer) between two runs of a linear on it. It bumps the
+    # weight's version today (the result is copied into the buffer), so this
+    # pins the path; a collective writing the memory directly is
+    # PackCacheTest.ARawWriteIsSeen.
+    here = pathlib.Path(__file__).resolve().parent
+    env = dict(os.environ, OMP_NUM_THREADS="1", HOSTIR_COMM_TIMEOUT_S="60")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(pathlib.Path(hostir.__file__).resolve().parents[1]), str(here)]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    result = subprocess.run(
+        [str(build_dir() / "tools" / "hostir"), "launch", "-n", "2", "--", sys.executable,
+         str(here / "pack_cache_collective_script.py")],
+        env=env, capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "rank 0 of 2: OK" in output and "rank 1 of 2: OK" in output, output
