@@ -41,7 +41,8 @@ constexpr size_t kMaxBufferedLine = 64 * 1024;
 constexpr const char* kUsage =
     "usage: hostir launch -n N [--port P] [--grace-period SECONDS] -- COMMAND [ARGS...]\n"
     "  -n, --nproc-per-node N  number of local ranks to start (N >= 1)\n"
-    "  --port P                rendezvous port for MASTER_PORT (default: a free port)\n"
+    "  --port P                MASTER_PORT, for commands that run torch's own rendezvous\n"
+    "                          (default: a free port; hostir's ranks meet in a private file)\n"
     "  --grace-period SECONDS  time between SIGTERM and SIGKILL when a rank fails "
     "(default 5)\n";
 

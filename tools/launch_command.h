@@ -12,7 +12,9 @@ namespace hostir {
 //
 // Starts N local ranks of COMMAND with the environment torchrun sets (RANK,
 // WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1,
-// MASTER_PORT), prefixes every line a rank writes with `[rank K] ` (stdout to
+// MASTER_PORT) and HOSTIR_STORE_FILE, the file in a private (0700) folder
+// where hostir's ranks meet (removed after the job; docs/multidevice.md, "Who
+// can join a job"), prefixes every line a rank writes with `[rank K] ` (stdout to
 // stdout, stderr to stderr), and, when a rank fails (non-zero exit or a
 // signal), terminates the others (SIGTERM, then SIGKILL after the grace
 // period). Returns 0 only if every rank exits 0; otherwise the first failing
