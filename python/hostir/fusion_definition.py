@@ -14,9 +14,25 @@ import numbers
 import torch
 
 from . import _C
+from .nvfuser_spellings import NvFuserSpellings
 from .records import BINARY_OPS, REDUCTION_OPS, UNARY_OPS, Record, apply, format_record, ref
 
 DataType = _C.DataType
+# nvFuser's name for Int64 (its frontend's integer default), an alias of the same value.
+DataType.Int = DataType.Int64
+
+
+class _NoDataType:
+    """DataType.Null: nvFuser's "no dtype" (a reduction's dtype=DataType.Null keeps the
+    input's); not a dtype a value can have."""
+
+    name = "Null"
+
+    def __repr__(self):
+        return "DataType.Null"
+
+
+DataType.Null = _NoDataType()
 ParallelType = _C.ParallelType
 DeviceMesh = _C.DeviceMesh
 
@@ -145,6 +161,11 @@ class Tensor(Value):
     def dtype(self):
         return self.fd._cdef.dtype(self.fid)
 
+    def shape(self):
+        """This tensor's extents, a list of scalars of the definition (nvFuser's
+        Tensor.shape(); give it where a shape is asked, e.g. broadcast_in_dim)."""
+        return [self.size(axis) for axis in range(self.ndim)]
+
     def size(self, dim):
         """This tensor's extent along `dim` as a scalar of the definition (an
         input's extents have negative fids)."""
@@ -264,8 +285,9 @@ def _describe_inputs(inputs):
     return "\n".join(lines)
 
 
-class _Ops:
-    """fd.ops: the op builders of hostir/ir/arith.h, one record each."""
+class _Ops(NvFuserSpellings):
+    """fd.ops: the op builders of hostir/ir/arith.h, one record each (and nvFuser's
+    spellings of ops, nvfuser_spellings.py)."""
 
     def __init__(self, fd):
         self._fd = fd
@@ -310,7 +332,19 @@ class _Ops:
         return self._tensor_op("ops.select", x=fd._tensor_ref(x, "select"), dim=int(dim),
                                index=fd._scalar_ref(index, "select"))
 
-    def slice(self, x, dim, start, stop):
+    def slice(self, x, dim=None, start=None, stop=None, strides=None, *, start_indices=None,
+              end_indices=None):
+        """slice(x, dim, start, stop): x[start:stop] along dim. nvFuser's form
+        slice(x, start_indices, end_indices, strides=None) (lists, one entry per
+        axis) is accepted too."""
+        if start_indices is not None or isinstance(dim, (list, tuple)):
+            if start_indices is None:
+                start_indices, end_indices, strides = dim, start, stop if strides is None \
+                    else strides
+            return self._index_slice(x, start_indices, end_indices, strides)
+        return self._axis_slice(x, dim, start, stop)
+
+    def _axis_slice(self, x, dim, start, stop):
         fd = self._fd
         return self._tensor_op("ops.slice", x=fd._tensor_ref(x, "slice"), dim=int(dim),
                                start=fd._scalar_ref(start, "slice"),
@@ -320,9 +354,14 @@ class _Ops:
         return self._tensor_op("ops.permute", x=self._fd._tensor_ref(x, "permute"),
                                dims=[int(d) for d in dims])
 
-    def reshape(self, x, new_sizes):
-        return self._tensor_op("ops.reshape", x=self._fd._tensor_ref(x, "reshape"),
-                               new_sizes=[int(s) for s in new_sizes])
+    def reshape(self, x, new_sizes=None, *, new_shape=None):
+        """reshape(x, new_sizes): static sizes, ints or constant scalars of the
+        definition (nvFuser's new_shape= is an alias)."""
+        if new_shape is not None:
+            new_sizes = new_shape
+        fd = self._fd
+        return self._tensor_op("ops.reshape", x=fd._tensor_ref(x, "reshape"),
+                               new_sizes=[fd._constant_int(s, "reshape") for s in new_sizes])
 
     def full(self, shape, fill_value, dtype=DataType.Float):
         fd = self._fd
@@ -411,17 +450,21 @@ class _Ops:
     def _kept(self, reduced, rank, axes):
         return self.broadcast(reduced, [axis in axes for axis in range(rank)])
 
-    def mean(self, x, axes, keep_dim=False):
+    def mean(self, x, axes=None, keep_dim=False, *, dims=None, keepdim=None):
         """mean(x, axes, keep_dim=False): sum / number of elements, as torch.mean. A
-        composition."""
+        composition. nvFuser's dims= and keepdim= are aliases."""
+        axes, keep_dim = _nvfuser_axes(axes, keep_dim, dims, keepdim)
         self._floating(x, "mean")
         axes = self._axes(x, axes, "mean")
         mean = self.div(self.sum(x, axes), self._count(x, axes))
         return self._kept(mean, x.ndim, axes) if keep_dim else mean
 
-    def var_mean(self, x, axes, correction=1, keep_dim=False):
+    def var_mean(self, x, axes=None, correction=1, keep_dim=False, *, dims=None,
+                 keepdim=None):
         """var_mean(x, axes, correction=1, keep_dim=False) -> (var, mean), as
-        torch.var_mean: sum((x - mean)^2) / (N - correction). A composition."""
+        torch.var_mean: sum((x - mean)^2) / (N - correction). A composition.
+        nvFuser's dims= and keepdim= are aliases."""
+        axes, keep_dim = _nvfuser_axes(axes, keep_dim, dims, keepdim)
         self._floating(x, "var_mean")
         axes = self._axes(x, axes, "var_mean")
         if int(correction) < 0:
@@ -437,8 +480,9 @@ class _Ops:
             return self._kept(var, x.ndim, axes), mean_kept
         return var, mean
 
-    def var(self, x, axes, correction=1, keep_dim=False):
+    def var(self, x, axes=None, correction=1, keep_dim=False, *, dims=None, keepdim=None):
         """var(x, axes, correction=1, keep_dim=False), as torch.var. A composition."""
+        axes, keep_dim = _nvfuser_axes(axes, keep_dim, dims, keepdim)
         return self.var_mean(x, axes, correction, keep_dim)[0]
 
     def softmax(self, x, dim):
@@ -510,6 +554,17 @@ class _Ops:
         return self.full(shape, 1.0 if to_dtype(dtype) != DataType.Bool else True, dtype)
 
 
+def _nvfuser_axes(axes, keep_dim, dims, keepdim):
+    """axes and keep_dim from hostir's or nvFuser's (dims=, keepdim=) spelling."""
+    if dims is not None:
+        if axes is not None:
+            raise Error("give the axes once, as axes or dims (its nvFuser alias)")
+        axes = dims
+    if axes is None:
+        raise Error("missing the axes to reduce (axes=[...] or dims=[...])")
+    return axes, keep_dim if keepdim is None else keepdim
+
+
 def _make_unary(name):
     def op(self, x):
         return self._tensor_op("ops." + name, x=self._fd._tensor_ref(x, name))
@@ -532,24 +587,31 @@ def _make_binary(name):
 
 
 def _make_reduction(name):
-    def op(self, x, axes=None, keep_dim=False, *, dims=None, keepdim=None):
-        # nvFuser's frontend spells them dims= and keepdim=; both are accepted.
-        if dims is not None:
-            if axes is not None:
-                raise Error(f"{name}: give the axes once, as axes or dims (its nvFuser alias)")
-            axes = dims
+    def op(self, x, axes=None, keep_dim=False, dtype=None, *, dims=None, keepdim=None,
+           dim=None):
+        # nvFuser's frontend spells them dims= (or dim=) and keepdim=; all are accepted.
+        for alias in (dims, dim):
+            if alias is not None:
+                if axes is not None:
+                    raise Error(f"{name}: give the axes once, as axes or dims/dim (its "
+                                "nvFuser aliases)")
+                axes = alias
         if axes is None:
             raise Error(f"{name}: missing the axes to reduce (axes=[...] or dims=[...])")
         if keepdim is not None:
             keep_dim = keepdim
         if isinstance(axes, int):
             axes = [axes]
+        if dtype is not None and dtype is not DataType.Null:
+            # torch's and nvFuser's sum(dtype=): the input cast to dtype, then reduced.
+            x = self.cast(x, dtype)
         return self._tensor_op("ops." + name, x=self._fd._tensor_ref(x, name),
                                axes=[int(a) for a in axes], keep_dim=bool(keep_dim))
 
     op.__name__ = name
-    op.__doc__ = (f"{name}(x, axes, keep_dim=False): reduction over `axes` (nvFuser's "
-                  "dims= and keepdim= are aliases).")
+    op.__doc__ = (f"{name}(x, axes, keep_dim=False, dtype=None): reduction over `axes` "
+                  "(of x cast to dtype when given); nvFuser's dims=, dim= and keepdim= are "
+                  "aliases.")
     return op
 
 
@@ -607,8 +669,14 @@ class FusionDefinition:
     """
 
     def __init__(self, cache=None):
+        """FusionDefinition(): a definition to record (in the default cache, or
+        `cache`). FusionDefinition(fusion_id): the finished definition cached under
+        that id in the default cache (nvFuser's form)."""
         from .cache import FusionCache
 
+        fusion_id = None
+        if isinstance(cache, int) and not isinstance(cache, bool):
+            fusion_id, cache = cache, None
         self._cache = cache if cache is not None else FusionCache.get()
         self._records = []
         self._kinds = []
@@ -620,6 +688,14 @@ class FusionDefinition:
         self.ops = _Ops(self)
         self.sched = _Sched(self)
         self.cache_hit = None
+        if fusion_id is not None:
+            entry = self._cache._entries.get(fusion_id)
+            if entry is None:
+                raise Error(f"FusionDefinition({fusion_id}): no fusion with that id in the "
+                            f"cache (its ids: {self._cache.fusion_ids()})")
+            self._records = list(entry.records)
+            self._entry, self._cdef, self._state = entry, entry.definition(), entry.state.copy()
+            self.cache_hit = True
 
     # --- recording ----------------------------------------------------------
 
@@ -729,8 +805,8 @@ class FusionDefinition:
 
     # --- definitions ----------------------------------------------------------
 
-    def define_tensor(self, shape=None, contiguity=None, dtype=DataType.Float, *, sizes=None,
-                      strides=None, static_sizes=False):
+    def define_tensor(self, shape=None, contiguity=None, dtype=DataType.Float, is_cpu=False,
+                      stride_order=None, *, sizes=None, strides=None, static_sizes=False):
         """An input tensor. Forms:
           define_tensor(rank)                       symbolic sizes, any strides
           define_tensor(shape=[-1, 1, 4], contiguity=[True, None, True], dtype=...)
@@ -738,7 +814,26 @@ class FusionDefinition:
               contiguity True on every axis requires contiguous inputs
           define_tensor(sizes=[...], strides=[...], static_sizes=False)
               shape and contiguity from a concrete layout (as from_pytorch)
+        nvFuser's is_cpu (every tensor is on the CPU here; is_cpu=True asks for a
+        0-dim tensor, as nvFuser's CPU scalar tensors are) and stride_order (the
+        axes' order by stride, innermost 0; a non-row-major order makes the input
+        accept any strides) are accepted.
         """
+        if is_cpu and not (shape == [] or shape == () or shape == 0 or sizes == []
+                           or sizes == ()):
+            raise self._error(f"define_tensor: is_cpu=True is for 0-dim tensors (nvFuser's "
+                              f"CPU scalar tensors), got shape {shape if sizes is None else sizes}",
+                              None)
+        if stride_order is not None:
+            stride_order = [int(o) for o in stride_order]
+            rank = len(stride_order)
+            if sorted(stride_order) != list(range(rank)):
+                raise self._error(f"define_tensor: stride_order {stride_order} is not a "
+                                  f"permutation of 0..{rank - 1}", None)
+            if stride_order != list(range(rank - 1, -1, -1)):
+                # Contiguity flags follow the stride order; hostir's follow the axes:
+                # claim none (any strides accepted, the same values).
+                contiguity = False
         if sizes is not None:
             if shape is not None:
                 raise self._error("define_tensor: give either shape or sizes/strides, not both",
@@ -760,7 +855,9 @@ class FusionDefinition:
         if contiguity is None or isinstance(contiguity, bool):
             flag = bool(contiguity)
             contiguity = [None if s == 1 else flag for s in shape]
-        contiguity = [None if c is None else bool(c) for c in contiguity]
+        # None on an axis of size other than 1 is nvFuser's expanded axis (stride 0):
+        # here a non-contiguous axis, which takes any stride (0 too).
+        contiguity = [None if c is None and s == 1 else bool(c) for c, s in zip(contiguity, shape)]
         return self._record("define_tensor", dict(shape=shape, contiguity=contiguity,
                                                   dtype=to_dtype(dtype).name))
 
@@ -791,8 +888,48 @@ class FusionDefinition:
                 value = float(value)
         return self._record("define_scalar", dict(value=value, dtype=dtype.name))
 
-    def add_output(self, tensor):
-        self._record("add_output", dict(x=self._tensor_ref(tensor, "add_output")))
+    def add_output(self, tensor, alias_input=None, *, stride_order=None):
+        """An output. nvFuser's forms: add_output(t, alias_input=input) writes t into
+        that input tensor in place (t is then not returned); add_output(t,
+        stride_order=[...]) returns t laid out in that order (stride_order[axis] is
+        the axis's place from the innermost, 0)."""
+        if isinstance(alias_input, (list, tuple)):  # nvFuser's positional stride_order
+            alias_input, stride_order = None, alias_input
+        args = dict(x=self._tensor_ref(tensor, "add_output"))
+        if alias_input is not None:
+            if self._tensor_ref(alias_input, "add_output")["fid"] not in self._cdef.input_fids():
+                raise self._error(f"add_output(alias_input={_describe(alias_input)}): not an "
+                                  "input of this definition; alias an input tensor", None)
+            args["alias_input"] = self._tensor_ref(alias_input, "add_output")
+        if stride_order is not None:
+            stride_order = [int(o) for o in stride_order]
+            if sorted(stride_order) != list(range(tensor.ndim)):
+                raise self._error(f"add_output({_describe(tensor)}): stride_order "
+                                  f"{stride_order} is not a permutation of 0..{tensor.ndim - 1}",
+                                  None)
+            args["stride_order"] = stride_order
+        self._record("add_output", args)
+
+    def define_vector(self, values, dtype=DataType.Int64):
+        """nvFuser's vector of integer scalars: define_vector([s0, s1, ...]) is that
+        list (scalars of the definition or ints); define_vector(n) n Int64 scalar
+        inputs (execute takes a list of n ints in their place)."""
+        if to_dtype(dtype) not in (DataType.Int64, DataType.Int32):
+            raise self._error(f"define_vector: dtype {dtype!r}; vectors hold integers", None)
+        if isinstance(values, int):
+            return [self.define_scalar(dtype=DataType.Int64) for _ in range(values)]
+        return [v if isinstance(v, Scalar) else self.define_scalar(int(v)) for v in values]
+
+    def _constant_int(self, value, what):
+        """An int, or a scalar of the definition defined as a constant: its value."""
+        if isinstance(value, Scalar):
+            for record in self._records:
+                if record.kind == "define_scalar" and record.outputs == [value.fid] and \
+                        record.args["value"] is not None:
+                    return int(record.args["value"])
+            raise self._error(f"{what}: {_describe(value)} is not a constant; hostir needs "
+                              "these sizes when the fusion is defined", None)
+        return int(value)
 
     # --- subclass style ---------------------------------------------------------
 
@@ -883,16 +1020,27 @@ class FusionDefinition:
         return self.repro()
 
     def __repr__(self):
+        """Unfinished: a short description. Finished: the definition as nvFuser
+        prints one, a function of fd that records it again (line 2 names it
+        nvfuser_fusion_id<fusion id>); exec it and call it inside a new
+        FusionDefinition's `with` block to get the same fusion."""
         if self._entry is None:
             return f"<hostir.FusionDefinition ({len(self._records)} records, not finished)>"
-        return f"<hostir.FusionDefinition id={self._entry.id} ({len(self._records)} records)>"
+        lines = ["# hostir.FusionDefinition, printed in nvFuser's form",
+                 f"def nvfuser_fusion_id{self._entry.id}(fd) -> None:", "    import hostir"]
+        for record in self._records:
+            lines.append("    " + format_record(record, self._name_of))
+        return "\n".join(lines) + "\n"
 
     def _error(self, message, inputs):
         return Error(f"{message}\n\nrepro:\n{self.repro()}\n{_describe_inputs(inputs)}")
 
     # --- running ----------------------------------------------------------------------
 
-    def execute(self, inputs, number_of_streams=None, output=None, global_tensors=False):
+    def execute(self, inputs, number_of_streams=None, output=None, global_tensors=False, *,
+                device=None, print_repro=False, profile=False, _enable_options=(),
+                _disable_options=(), override_user_schedule=False,
+                capture_debug_output=False):
         """Runs the fusion on `inputs` (torch tensors, Python numbers for scalar
         inputs; with a device mesh: this rank's shards, None for an input this
         rank does not hold). `output`: preallocated tensors to write the outputs
@@ -900,7 +1048,22 @@ class FusionDefinition:
         then in fd.last_output_shardings. Inputs that require grad are accepted:
         hostir records no autograd history and its outputs do not require grad.
         `global_tensors=True`: the inputs are whole tensors; each rank cuts its
-        shards and gathers every output whole (hostir.distributed.execute)."""
+        shards and gathers every output whole (hostir.distributed.execute).
+        nvFuser's keywords: device (None, "cpu" or 0: the only device a process
+        runs on), print_repro (prints repro(inputs) first), _enable_options /
+        _disable_options (its code generator's switches; hostir has no such
+        switches and ignores them). profile and capture_debug_output are refused:
+        they are CUDA profiling and kernel-compiler output."""
+        _check_device(device)
+        if profile or capture_debug_output:
+            raise Error("execute: profile= and capture_debug_output= are nvFuser's CUDA "
+                        "profiler and kernel-compiler output; hostir has neither (time a run "
+                        "with the hostir CLI's --json, see docs/performance.md)")
+        if override_user_schedule:
+            raise Error("execute: override_user_schedule= selects nvFuser's user-written "
+                        "CUDA schedule; hostir has none")
+        if print_repro:
+            print(self.repro(list(inputs)))
         if isinstance(inputs, torch.Tensor):
             raise Error("execute: inputs must be a list of tensors (and scalars), got one "
                         "torch.Tensor; write fd.execute([x])")
@@ -914,12 +1077,35 @@ class FusionDefinition:
         if self._entry is None:
             self._ensure_defined()
             cdef = self._cdef
-        if type(inputs) is not list:
-            inputs = list(inputs)
+        # A vector input (define_vector(n)) is given as a list: its scalars in turn.
+        inputs = [item for value in inputs
+                  for item in (value if isinstance(value, (list, tuple)) else [value])]
         try:
-            return cdef.execute(inputs, output or [], _streams(number_of_streams))
+            outputs = cdef.execute(inputs, output or [], _streams(number_of_streams))
         except _C.Error as error:
             raise self._error(str(error), inputs) from None
+        return self._laid_out(outputs, inputs)
+
+    def _laid_out(self, outputs, inputs):
+        """The outputs as add_output asked: aliased ones written into their input
+        (and dropped), stride_order ones in that memory order."""
+        added = [r.args for r in self._records if r.kind == "add_output"]
+        if len(added) != len(outputs) or \
+                all("alias_input" not in a and "stride_order" not in a for a in added):
+            return outputs
+        input_fids = self._cdef.input_fids()
+        kept = []
+        for args, out in zip(added, outputs):
+            if "stride_order" in args:
+                order = args["stride_order"]
+                outer_first = sorted(range(out.dim()), key=lambda axis: -order[axis])
+                out = out.permute(outer_first).contiguous().permute(
+                    [outer_first.index(axis) for axis in range(out.dim())])
+            if "alias_input" in args:
+                inputs[input_fids.index(args["alias_input"]["fid"])].copy_(out)
+            else:
+                kept.append(out)
+        return kept
 
     def execute_compute_only(self, inputs, number_of_streams=None):
         """Runs the fusion's compute alone, for timing: execute's program on this
@@ -979,6 +1165,13 @@ class FusionDefinition:
         if not segments:
             return self.execute(inputs, number_of_streams)
         return run_segments(self, segments, list(inputs), number_of_streams)
+
+
+def _check_device(device):
+    if device is None or device == 0 or str(device) in ("cpu", "cpu:0"):
+        return
+    raise Error(f"execute: device={device!r}: hostir runs a process's fusions on its CPU "
+                "(device None, 'cpu' or 0); place work on other devices with a DeviceMesh")
 
 
 def clone(source, target):

@@ -64,9 +64,6 @@ def test_misuse_errors(cache):
     with pytest.raises(hostir.Error, match="no output"):
         with hostir.FusionDefinition(cache) as empty:
             empty.define_tensor(1)
-    with pytest.raises(hostir.Error, match=r"contiguity\[0\] is None"):
-        with hostir.FusionDefinition(cache) as bad:
-            bad.define_tensor(shape=[-1], contiguity=[None])
 
 
 def test_repro_recreates_the_definition(cache):

@@ -1,0 +1,157 @@
+"""nvFuser's frontend spellings on hostir (docs/python.md, "nvFuser's spellings"):
+each checked against torch. The nvFuser suite itself runs in test_nvfuser_suite.py."""
+
+import pytest
+import torch
+
+import hostir
+from hostir import DataType
+
+
+def run(cache, build, inputs):
+    with hostir.FusionDefinition(cache) as fd:
+        build(fd)
+    return fd, fd.execute(inputs)
+
+
+def test_datatype_int_and_reduction_with_nvfuser_positional_dtype(cache):
+    x = torch.randn(2, 4, 8)
+
+    def build(fd):
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.sum(t, [-1], False, DataType.Double))
+        fd.add_output(fd.ops.sum(t, dim=1, keepdim=True, dtype=DataType.Null))
+        fd.add_output(fd.ops.cast(t, DataType.Int))
+
+    _, (s, k, i) = run(cache, build, [x])
+    assert DataType.Int == DataType.Int64 and s.dtype == torch.float64
+    torch.testing.assert_close(s, x.double().sum(-1))
+    torch.testing.assert_close(k, x.sum(1, keepdim=True))
+    assert torch.equal(i, x.long())
+
+
+def test_symbolic_axis_with_contiguity_none_is_an_expanded_axis(cache):
+    x = torch.randn(3, 1).expand(3, 5)  # stride 0 on axis 1
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, None])
+        fd.add_output(fd.ops.mul(t, 2.0))
+
+    _, (y,) = run(cache, build, [x])
+    torch.testing.assert_close(y, x * 2)
+
+
+def test_broadcast_in_dim_expand_and_shape(cache):
+    x, y = torch.randn(3), torch.randn(2, 3, 4)
+
+    def build(fd):
+        a, b = fd.from_pytorch(x), fd.from_pytorch(y)
+        fd.add_output(fd.ops.broadcast_in_dim(a, [2, 3, 4], [1]))
+        fd.add_output(fd.ops.broadcast_in_dim(a, b.shape(), [1]) + b)
+
+    _, (e, s) = run(cache, build, [x, y])
+    torch.testing.assert_close(e, x[None, :, None].expand(2, 3, 4))
+    torch.testing.assert_close(s, x[None, :, None] + y)
+
+
+def test_slice_by_index_lists_and_refused_strides(cache):
+    x = torch.randn(4, 6)
+
+    def build(fd):
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.slice(t, start_indices=[1, 2], end_indices=[3, 6]))
+
+    _, (y,) = run(cache, build, [x])
+    torch.testing.assert_close(y, x[1:3, 2:6])
+    with pytest.raises(hostir.Error, match="stride 1 only"):
+        with hostir.FusionDefinition(cache) as fd:
+            fd.ops.slice(fd.from_pytorch(x), [0, 0], [4, 6], [2, 1])
+
+
+def test_add_output_alias_input_and_stride_order(cache):
+    x = torch.ones(4, 3)
+
+    def build(fd):
+        t = fd.from_pytorch(x)
+        fd.add_output(t + 1.0, alias_input=t)
+        fd.add_output(t * 3.0, stride_order=[0, 1])
+
+    _, outs = run(cache, build, [x])
+    assert len(outs) == 1 and torch.equal(x, torch.full((4, 3), 2.0))
+    assert outs[0].stride() == (1, 4) and torch.equal(outs[0], torch.full((4, 3), 3.0))
+
+
+def test_define_vector_reshape_and_vector_inputs(cache):
+    x = torch.randn(2, 3, 4)
+
+    def build(fd):
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.reshape(t, new_shape=fd.define_vector([6, 4])))
+        n = fd.define_vector(2)
+        fd.add_output(fd.ops.full(n, 1.0))
+
+    _, (r, f) = run(cache, build, [x, [5, 2]])
+    torch.testing.assert_close(r, x.reshape(6, 4))
+    assert f.shape == (5, 2)
+
+
+def test_printed_definition_reexecutes_and_fusion_id_lookup(cache):
+    x = torch.randn(3, 4)
+
+    def build(fd):
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.addcmul(t, t, t, 0.5))
+
+    fd, (y,) = run(cache, build, [x])
+    torch.testing.assert_close(y, torch.addcmul(x, x, x, value=0.5))
+    text = repr(fd)
+    assert text.splitlines()[1].startswith(f"def nvfuser_fusion_id{fd.id()}(fd)")
+    scope = {}
+    exec(text, scope)
+    with hostir.FusionDefinition(cache) as again:
+        scope[f"nvfuser_fusion_id{fd.id()}"](again)
+    assert again.id() == fd.id()
+    clone = hostir.clone(fd, hostir.FusionDefinition(cache))
+    torch.testing.assert_close(clone.execute([x])[0], y)
+
+
+def test_execute_nvfuser_keywords(cache):
+    x = torch.randn(3)
+
+    def build(fd):
+        fd.add_output(fd.ops.neg(fd.from_pytorch(x)))
+
+    fd, _ = run(cache, build, [x])
+    (y,) = fd.execute([x], device="cpu", _enable_options=["id_model_extra_validation"])
+    torch.testing.assert_close(y, -x)
+    with pytest.raises(hostir.Error, match="device='cuda:1'"):
+        fd.execute([x], device="cuda:1")
+    with pytest.raises(hostir.Error, match="CUDA profiler"):
+        fd.execute([x], profile=True)
+
+
+def test_fusion_definition_from_a_fusion_id():
+    x = torch.randn(5)
+    with hostir.FusionDefinition() as fd:
+        fd.add_output(fd.ops.exp(fd.from_pytorch(x)))
+    torch.testing.assert_close(hostir.FusionDefinition(fd.id()).execute([x])[0], x.exp())
+    with pytest.raises(hostir.Error, match="no fusion with that id"):
+        hostir.FusionDefinition(10**9)
+
+
+def test_squeeze_truediv_and_expand(cache):
+    x, n = torch.randn(3, 1, 4), torch.arange(1, 5, dtype=torch.int64)
+
+    def build(fd):
+        t, i = fd.from_pytorch(x, static_sizes=True), fd.from_pytorch(n)
+        fd.add_output(fd.ops.squeeze(t, [1]))  # a reshape: static sizes
+        fd.add_output(fd.ops.truediv(i, 2))
+        fd.add_output(fd.ops.expand(t, [3, 5, 4]))
+
+    _, (s, d, e) = run(cache, build, [x, n])
+    torch.testing.assert_close(s, x.squeeze(1))
+    torch.testing.assert_close(d, torch.true_divide(n, 2))
+    torch.testing.assert_close(e, x.expand(3, 5, 4))
+    with pytest.raises(hostir.Error, match="only size-1 axes expand"):
+        with hostir.FusionDefinition(cache) as fd:
+            fd.ops.expand(fd.from_pytorch(x), [6, 1, 4])
