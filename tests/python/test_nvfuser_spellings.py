@@ -154,4 +154,4 @@ def test_squeeze_truediv_and_expand(cache):
     torch.testing.assert_close(e, x.expand(3, 5, 4))
     with pytest.raises(hostir.Error, match="only size-1 axes expand"):
         with hostir.FusionDefinition(cache) as fd:
-            fd.ops.expand(fd.from_pytorch(x), [6, 1, 4])
+            fd.ops.expand(fd.from_pytorch(x, static_sizes=True), [6, 1, 4])
