@@ -600,6 +600,8 @@ def _make_reduction(name):
             raise Error(f"{name}: missing the axes to reduce (axes=[...] or dims=[...])")
         if keepdim is not None:
             keep_dim = keepdim
+        if isinstance(axes, DataType):  # nvFuser's op(x, dtype): every axis
+            axes, dtype = list(range(x.ndim)), axes
         if isinstance(axes, int):
             axes = [axes]
         if dtype is not None and dtype is not DataType.Null:
@@ -895,6 +897,9 @@ class FusionDefinition:
         the axis's place from the innermost, 0)."""
         if isinstance(alias_input, (list, tuple)):  # nvFuser's positional stride_order
             alias_input, stride_order = None, alias_input
+        if tensor.fid in self._cdef.output_fids() or tensor.fid in self._cdef.input_fids():
+            # nvFuser returns a tensor as often as it is added (an input too): a copy.
+            tensor = self.ops.set(tensor)
         args = dict(x=self._tensor_ref(tensor, "add_output"))
         if alias_input is not None:
             if self._tensor_ref(alias_input, "add_output")["fid"] not in self._cdef.input_fids():

@@ -36,6 +36,12 @@ class NvFuserSpellings:
             sizes.append(size)
         if all(_is_number(s) for s in sizes) and [int(s) for s in sizes] == static:
             return x
+        # A size-1 axis that is not a broadcast axis (a kept reduced axis, a slice)
+        # does not broadcast: take its one element (max: exact) and broadcast it.
+        grown = [a for a, s in enumerate(sizes) if static[a] == 1 and
+                 not (_is_number(s) and int(s) == 1)]
+        if grown:
+            x = self.broadcast(self.max(x, grown), [a in grown for a in range(len(sizes))])
         everywhere = self.full(sizes, True, _C.DataType.Bool)
         return self.where(everywhere, x, x)
 
@@ -64,17 +70,21 @@ class NvFuserSpellings:
         """addcmul(x, a, b, value): x + value * a * b (torch.addcmul)."""
         return self.add(x, self.mul(value, self.mul(a, b)))
 
+    def reciprocal(self, x):
+        """reciprocal(x): 1 / x (torch.reciprocal; integers divide as floats)."""
+        return self.div(1.0, x)
+
     def squeeze(self, x, dims, squeeze_expanded=False):
-        """squeeze(x, dims): the size-1 axes `dims` dropped (a reshape)."""
+        """squeeze(x, dims): the size-1 axes `dims` dropped: a max over them (of
+        one element: that element exactly, -0.0 and NaN included)."""
         fd = self._fd
         fd._tensor_ref(x, "squeeze")
         static = fd._cdef.static_shape(x.fid)
-        dims = {int(d) % x.ndim for d in ([dims] if _is_number(dims) else dims)}
-        if any(static[d] != 1 for d in dims) or -1 in [s for a, s in enumerate(static)
-                                                      if a not in dims]:
-            raise fd._error(f"squeeze({x.ir()}): needs static sizes, and size 1 on the "
-                            f"squeezed axes {sorted(dims)}; its shape is {static}", None)
-        return self.reshape(x, [s for a, s in enumerate(static) if a not in dims])
+        dims = sorted({int(d) % x.ndim for d in ([dims] if _is_number(dims) else dims)})
+        if any(static[d] != 1 for d in dims):
+            raise fd._error(f"squeeze({x.ir()}): the squeezed axes {dims} must have size 1; "
+                            f"its shape is {static}", None)
+        return self.max(x, dims) if dims else x
 
     def _index_slice(self, x, start_indices, end_indices, strides):
         """slice(x, start_indices, end_indices, strides=None): nvFuser's form, one

@@ -13,6 +13,8 @@ building a fusion live and rebuilding it from records (a deserialized cache
 entry, a segment) go through this one function.
 """
 
+import math
+
 from . import _C
 
 DataType = _C.DataType
@@ -177,6 +179,8 @@ def _format_value(kind, name, value, names):
         return f"hostir.ParallelType.{value}"
     if isinstance(value, list):
         return "[" + ", ".join(_format_value(kind, "", v, names) for v in value) + "]"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"  # repr gives nan / inf, not Python names
     return repr(value)
 
 

@@ -155,3 +155,25 @@ def test_squeeze_truediv_and_expand(cache):
     with pytest.raises(hostir.Error, match="only size-1 axes expand"):
         with hostir.FusionDefinition(cache) as fd:
             fd.ops.expand(fd.from_pytorch(x, static_sizes=True), [6, 1, 4])
+
+
+def test_reciprocal_squeeze_prod_repeated_output_and_nan_constant(cache):
+    x = torch.randn(1, 5, 1)
+
+    def build(fd):
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.reciprocal(t))
+        fd.add_output(fd.ops.squeeze(t, [0, 2]))  # symbolic sizes
+        fd.add_output(fd.ops.prod(t, DataType.Double))  # every axis
+        kept = fd.ops.sum(t, [1], True)  # a size-1 axis that is not a broadcast axis
+        fd.add_output(fd.ops.expand(kept, [1, 5, 1]))
+        fd.add_output(t)  # an input, returned as a copy
+        fd.add_output(fd.ops.add(t, float("nan")))
+
+    fd, (r, s, p, e, same, n) = run(cache, build, [x])
+    torch.testing.assert_close(r, x.reciprocal())
+    torch.testing.assert_close(s, x.squeeze())
+    torch.testing.assert_close(p, x.double().prod())
+    torch.testing.assert_close(e, x.sum(1, keepdim=True).expand(1, 5, 1))
+    assert torch.equal(same, x) and n.isnan().all()
+    assert 'float(\'nan\')' in repr(fd)
