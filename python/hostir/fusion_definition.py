@@ -474,7 +474,9 @@ class _Ops(NvFuserSpellings):
         mean = self.div(self.sum(x, axes), count)
         mean_kept = self._kept(mean, x.ndim, axes)
         centered = self.sub(x, mean_kept)
-        dof = count if int(correction) == 0 else self.sub(count, int(correction))
+        # torch's max(0, N - correction): a correction >= N divides by 0 (inf / nan).
+        dof = count if int(correction) == 0 else \
+            self.maximum(self.sub(count, int(correction)), 0)
         var = self.div(self.sum(self.mul(centered, centered), axes), dof)
         if keep_dim:
             return self._kept(var, x.ndim, axes), mean_kept

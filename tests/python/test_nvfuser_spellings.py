@@ -177,3 +177,14 @@ def test_reciprocal_squeeze_prod_repeated_output_and_nan_constant(cache):
     torch.testing.assert_close(e, x.sum(1, keepdim=True).expand(1, 5, 1))
     assert torch.equal(same, x) and n.isnan().all()
     assert 'float(\'nan\')' in repr(fd)
+
+
+def test_var_with_a_correction_at_least_the_count_divides_by_zero_as_torch(cache):
+    x = torch.randn(2, 2)
+    for correction in range(5):
+        def build(fd):
+            fd.add_output(fd.ops.var(fd.from_pytorch(x), [-1], correction))
+
+        _, (v,) = run(cache, build, [x])
+        torch.testing.assert_close(v, torch.var(x, [-1], correction=correction),
+                                   equal_nan=True)
