@@ -328,7 +328,12 @@ class _Ops(NvFuserSpellings):
             bias=None if bias is None else fd._tensor_ref(bias, "linear"))
 
     def select(self, x, dim, index):
+        """select(x, dim, index): x[..., index, ...] along dim. nvFuser writes
+        select(x, index, dim): a scalar of the definition as the second argument
+        is read that way."""
         fd = self._fd
+        if isinstance(dim, Scalar) and not isinstance(index, Scalar):
+            dim, index = index, dim
         return self._tensor_op("ops.select", x=fd._tensor_ref(x, "select"), dim=int(dim),
                                index=fd._scalar_ref(index, "select"))
 

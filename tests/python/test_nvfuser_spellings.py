@@ -188,3 +188,16 @@ def test_var_with_a_correction_at_least_the_count_divides_by_zero_as_torch(cache
         _, (v,) = run(cache, build, [x])
         torch.testing.assert_close(v, torch.var(x, [-1], correction=correction),
                                    equal_nan=True)
+
+
+def test_select_in_nvfusers_argument_order(cache):
+    x = torch.randn(3, 4)
+
+    def build(fd):
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.select(t, fd.define_scalar(2), 1))  # nvFuser: (x, index, dim)
+        fd.add_output(fd.ops.select(t, 0, 1))  # hostir: (x, dim, index)
+
+    _, (a, b) = run(cache, build, [x])
+    torch.testing.assert_close(a, x[:, 2])
+    torch.testing.assert_close(b, x[1])
