@@ -355,6 +355,15 @@ class _Ops(NvFuserSpellings):
                                start=fd._scalar_ref(start, "slice"),
                                stop=fd._scalar_ref(stop, "slice"))
 
+    def stride_order(self, x, stride_order):
+        """stride_order(x, order): x, laid out in that memory order when it is an
+        output (order[axis] is the axis's place from the innermost, 0; nvFuser's
+        op). Inside the fusion a copy: the order does not change values."""
+        fd = self._fd
+        fd._tensor_ref(x, "stride_order")
+        return self._tensor_op("ops.stride_order", x=fd._tensor_ref(x, "stride_order"),
+                               stride_order=fd._stride_order(stride_order, x, "stride_order"))
+
     def permute(self, x, dims):
         return self._tensor_op("ops.permute", x=self._fd._tensor_ref(x, "permute"),
                                dims=[int(d) for d in dims])
@@ -913,14 +922,20 @@ class FusionDefinition:
                 raise self._error(f"add_output(alias_input={_describe(alias_input)}): not an "
                                   "input of this definition; alias an input tensor", None)
             args["alias_input"] = self._tensor_ref(alias_input, "add_output")
+        if stride_order is None:
+            stride_order = next((r.args["stride_order"] for r in self._records
+                                 if r.kind == "ops.stride_order" and r.outputs == [tensor.fid]),
+                                None)
         if stride_order is not None:
-            stride_order = [int(o) for o in stride_order]
-            if sorted(stride_order) != list(range(tensor.ndim)):
-                raise self._error(f"add_output({_describe(tensor)}): stride_order "
-                                  f"{stride_order} is not a permutation of 0..{tensor.ndim - 1}",
-                                  None)
-            args["stride_order"] = stride_order
+            args["stride_order"] = self._stride_order(stride_order, tensor, "add_output")
         self._record("add_output", args)
+
+    def _stride_order(self, stride_order, tensor, what):
+        stride_order = [int(o) for o in stride_order]
+        if sorted(stride_order) != list(range(tensor.ndim)):
+            raise self._error(f"{what}({_describe(tensor)}): stride_order {stride_order} is "
+                              f"not a permutation of 0..{tensor.ndim - 1}", None)
+        return stride_order
 
     def define_vector(self, values, dtype=DataType.Int64):
         """nvFuser's vector of integer scalars: define_vector([s0, s1, ...]) is that

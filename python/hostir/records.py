@@ -136,6 +136,8 @@ _APPLY = {
                DataType.__members__[a["dtype"]])
     ],
     "ops.size": _apply_size,
+    # A copy whose memory order execute() applies when it is an output.
+    "ops.stride_order": lambda d, a: [d.unary("set", _fid(a["x"]))],
     "ops.where": lambda d, a: [d.where(_fid(a["condition"]), _fid(a["a"]), _fid(a["b"]))],
     "ops.iota": lambda d, a: [
         d.iota(_fid(a["length"]), _fid(a["start"]), _fid(a["step"]),

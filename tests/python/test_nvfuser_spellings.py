@@ -201,3 +201,20 @@ def test_select_in_nvfusers_argument_order(cache):
     _, (a, b) = run(cache, build, [x])
     torch.testing.assert_close(a, x[:, 2])
     torch.testing.assert_close(b, x[1])
+
+
+def test_stride_order_op_lays_out_an_output(cache):
+    x = torch.randn(2, 3, 4)
+
+    def build(fd):
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.stride_order(fd.ops.add(t, 1.0), [0, 2, 1]))
+
+    fd, (y,) = run(cache, build, [x])
+    torch.testing.assert_close(y, x + 1.0)
+    assert y.stride() == (1, 8, 2)  # axis 0 innermost, axis 1 outermost
+    with hostir.FusionDefinition(cache) as again:  # its printed form records it again
+        scope = {}
+        exec(repr(fd), scope)
+        scope[f"nvfuser_fusion_id{fd.id()}"](again)
+    assert again.execute([x])[0].stride() == (1, 8, 2)
