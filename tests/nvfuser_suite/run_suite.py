@@ -1,7 +1,7 @@
 """Runs nvFuser's frontend suite (vendored unmodified under python/) on hostir.
 
-The shim only renames: the suite's text gets "cpu" for "cuda"/"cuda:N" (written to a
-scratch copy), `nvfuser` is shim/nvfuser (hostir's names), and shim/
+The shim only renames: the suite's text gets "cpu" for "cuda"/"cuda:N" and .cpu() for
+.cuda() (written to a scratch copy), `nvfuser` is shim/nvfuser (hostir's names), and shim/
 gpu_checks_answered_no.py answers the helpers' GPU checks "no". DEBUG_SERDE=disable is
 the suite's own switch that skips its FusionCache serialization round trip (hostir's
 cache file is its own format, docs/python.md). Prints one line per test and the count;
@@ -18,7 +18,8 @@ import tempfile
 import xml.etree.ElementTree as ElementTree
 
 HERE = pathlib.Path(__file__).resolve().parent
-RENAMES = [(re.compile(r"([\"'])cuda(:\d+)?\1"), r'\1cpu\1')]
+RENAMES = [(re.compile(r"([\"'])cuda(:\d+)?\1"), r'\1cpu\1'),
+           (re.compile(r"\.cuda\(\)"), ".cpu()")]
 
 
 def _copy_renamed(destination):
