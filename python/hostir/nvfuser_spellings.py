@@ -70,6 +70,19 @@ class NvFuserSpellings:
         """addcmul(x, a, b, value): x + value * a * b (torch.addcmul)."""
         return self.add(x, self.mul(value, self.mul(a, b)))
 
+    def triu(self, x, diagonal=0):
+        """triu(x, diagonal=0): x where column - row >= diagonal over the last two
+        axes, else 0 (torch.triu): two iotas, a comparison, where."""
+        fd = self._fd
+        fd._tensor_ref(x, "triu")
+        if x.ndim < 2:
+            raise fd._error(f"triu({x.ir()}): needs at least 2 axes, has {x.ndim}", None)
+        rows = self.iota(x.size(x.ndim - 2), 0, 1)
+        cols = self.iota(x.size(x.ndim - 1), 0, 1)
+        offset = self.sub(self.broadcast(cols, [True, False]), self.broadcast(rows, [False, True]))
+        zero = False if x.dtype == _C.DataType.Bool else 0
+        return self.where(self.ge(offset, int(diagonal)), x, zero)
+
     def reciprocal(self, x):
         """reciprocal(x): 1 / x (torch.reciprocal; integers divide as floats)."""
         return self.div(1.0, x)

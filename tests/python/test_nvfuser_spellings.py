@@ -218,3 +218,14 @@ def test_stride_order_op_lays_out_an_output(cache):
         exec(repr(fd), scope)
         scope[f"nvfuser_fusion_id{fd.id()}"](again)
     assert again.execute([x])[0].stride() == (1, 8, 2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.int32, torch.bool])
+def test_triu_per_dtype(cache, dtype):
+    x = torch.randn(2, 4, 6).to(dtype)
+    for diagonal in (-1, 0, 2):
+        def build(fd):
+            fd.add_output(fd.ops.triu(fd.from_pytorch(x), diagonal))
+
+        _, (y,) = run(cache, build, [x])
+        assert y.dtype == dtype and torch.equal(y, torch.triu(x, diagonal))
