@@ -8,7 +8,6 @@
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/aten_op_evaluator.h"
 #include "hostir/runtime/comm/c10_error_message.h"
-#include "hostir/runtime/comm/collective_fault.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/finite_check.h"
@@ -25,16 +24,6 @@
 
 namespace hostir {
 
-// Work handles of posted communications, filled by the stream that posts
-// them and read by the stream that waits (the same stream, in order).
-struct HostIrEvaluator::PendingWorks {
-  std::vector<c10::intrusive_ptr<c10d::Work>> works;
-  std::string what;
-  // Completes once the channel has posted them: a Wait must not look at
-  // `works` before.
-  runtime::Event posted;
-};
-
 namespace {
 
 bool postsCommunication(const Scope& scope) {
@@ -49,30 +38,6 @@ bool postsCommunication(const Scope& scope) {
     }
   }
   return false;
-}
-
-// Records how long a posted collective is on the link, as its own trace
-// lane: from when it could start (posted, and the channel's previous
-// collective done, since a team's group runs one at a time) until the
-// transfer completes.
-void traceInFlight(const c10::intrusive_ptr<c10d::Work>& work, runtime::Tracer& tracer, int lane,
-                   const std::shared_ptr<std::atomic<int64_t>>& channel_free_us, std::string name) {
-  if (!tracer.isEnabled() || !work) {
-    return;
-  }
-  c10::intrusive_ptr<c10::ivalue::Future> future;
-  try {
-    future = work->getFuture();
-  } catch (const std::exception&) {
-    return;  // this kind of work (e.g. a point-to-point send) has no future
-  }
-  const int64_t posted_us = tracer.nowUs();
-  future->addCallback(
-      [&tracer, lane, channel_free_us, posted_us, name = std::move(name)](c10::ivalue::Future&) {
-        const int64_t end_us = tracer.nowUs();
-        const int64_t start_us = std::max(posted_us, channel_free_us->exchange(end_us));
-        tracer.record(runtime::TraceEvent{name, lane, start_us, end_us, "communication"});
-      });
 }
 
 // The cause of an error raised while evaluating an op: ATen's message
@@ -155,8 +120,7 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   ee_ = ExpressionEvaluator();
   ee_.bindNamed(kNumberOfStreams, int64_t{number_of_streams});
   bound_streams_.clear();
-  works_.clear();
-  coalescing_.reset();
+  channels_.startRun();
   local_collectives_ = options.local_collectives;
   skip_compute_ = options.skip_compute;
   check_finite_ = runtime::checkFiniteEnabled();
@@ -421,44 +385,10 @@ void HostIrEvaluator::runInline(const Expr* expr, const Work& work) {
   }
 }
 
-runtime::Stream& HostIrEvaluator::channelFor(const std::vector<int64_t>& team) {
-  std::vector<int64_t> sorted = team;
-  std::sort(sorted.begin(), sorted.end());
-  auto [it, inserted] = channels_.emplace(sorted, static_cast<int64_t>(channels_.size()));
-  return pool_.channelStream(it->second, "comm channel, team " + teamToString(sorted));
-}
-
 void HostIrEvaluator::postOnChannel(const Expr* expr, const std::vector<int64_t>& team,
-                                    std::function<c10::intrusive_ptr<c10d::Work>()> post) {
-  runtime::maybeInjectCollectiveFault();
-  auto pending = coalescing_ ? coalescing_ : std::make_shared<PendingWorks>();
-  pending->what = label(expr);
-  works_[expr].push_back(pending);
+                                    CollectiveChannels::Post post) {
   leaveInline();
-  runtime::Stream& channel = channelFor(team);
-  // The input is ready once the current stream gets here.
-  channel.waitEvent(current_->recordEvent(), wait_timeout_);
-  runtime::Tracer& tracer = pool_.tracer();
-  const int lane = channel.id() + static_cast<int>(runtime::StreamPool::kFirstChannelId);
-  auto& channel_free_us = channel_free_us_[lane];
-  if (channel_free_us == nullptr) {
-    channel_free_us = std::make_shared<std::atomic<int64_t>>(0);
-  }
-  if (tracer.isEnabled()) {
-    tracer.setLaneName(lane, "link, team " + teamToString(team) + " (collectives in flight)");
-  }
-  std::string short_name = label(expr).substr(0, label(expr).find(" ("));
-  channel.enqueue(
-      sharedLabel(expr),
-      [post = std::move(post), pending, &tracer, lane, channel_free_us, short_name] {
-        auto work = post();
-        if (work) {
-          traceInFlight(work, tracer, lane, channel_free_us, short_name + " in flight");
-          pending->works.push_back(work);
-        }
-      },
-      "communication");
-  pending->posted = channel.recordEvent();
+  channels_.post(expr, sharedLabel(expr), team, *current_, wait_timeout_, std::move(post));
 }
 
 void HostIrEvaluator::bindViewOrCopy(const Expr* expr) {
@@ -713,37 +643,19 @@ void HostIrEvaluator::handle(const P2PCommunication* expr) {
 }
 
 void HostIrEvaluator::handle(const Wait* expr) {
-  auto it = works_.find(expr->communication());
-  HOSTIR_CHECK(it != works_.end() && !it->second.empty(), label(expr),
-               " waits for a communication that was not posted (or was already waited for)");
-  auto pending = it->second.front();
-  it->second.pop_front();
   Communicator& comm = communicator(expr);
   // Only this stream waits: first for the channel to post, then for the data.
   leaveInline();
-  current_->waitEvent(pending->posted, wait_timeout_);
-  current_->enqueue(
-      sharedLabel(expr),
-      [pending, &comm] {
-        for (const auto& work : pending->works) {
-          waitWork(work, comm.timeout(), pending->what);
-        }
-        pending->works.clear();
-      },
-      "wait");
+  channels_.wait(expr->communication(), sharedLabel(expr), *current_, wait_timeout_,
+                 comm.timeout());
 }
 
 void HostIrEvaluator::handle(const StartCoalescing* expr) {
-  HOSTIR_CHECK(coalescing_ == nullptr, label(expr), ": coalescing groups do not nest");
-  // Gloo has no coalescing API: the group's collectives are posted one by
-  // one, and the EndCoalescing's Wait waits for all of them.
-  coalescing_ = std::make_shared<PendingWorks>();
+  channels_.startCoalescing(label(expr));
 }
 
 void HostIrEvaluator::handle(const EndCoalescing* expr) {
-  HOSTIR_CHECK(coalescing_ != nullptr, label(expr), " without a StartCoalescing");
-  works_[expr].push_back(coalescing_);
-  coalescing_.reset();
+  channels_.endCoalescing(expr, label(expr));
 }
 
 void HostIrEvaluator::handle(const LoadStoreOp* expr) {

@@ -16,6 +16,7 @@
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/ir/encoding.h"
 #include "hostir/runtime/buffer_pool.h"
+#include "hostir/runtime/collective_channels.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/fusion_executor.h"
 
@@ -151,8 +152,6 @@ class HostIrEvaluator final : public HostIrDispatch {
   void handle(const WhereOp* expr) override;
   void handle(const IotaOp* expr) override;
 
-  struct PendingWorks;
-
  private:
   void runScope(const Scope& scope);
   runtime::Stream& resolveStream(const Stream* stream);
@@ -182,10 +181,9 @@ class HostIrEvaluator final : public HostIrDispatch {
   void leaveInline() {
     inline_on_caller_ = false;
   }
-  runtime::Stream& channelFor(const std::vector<int64_t>& team);
   // Posts on `team`'s channel once the current stream reaches this point.
   void postOnChannel(const Expr* expr, const std::vector<int64_t>& team,
-                     std::function<c10::intrusive_ptr<c10d::Work>()> post);
+                     CollectiveChannels::Post post);
   const std::string& label(const Expr* expr) {
     return *sharedLabel(expr);
   }
@@ -200,10 +198,10 @@ class HostIrEvaluator final : public HostIrDispatch {
   std::vector<std::unique_ptr<FusionExecutor>> kernel_executors_;
   std::unordered_map<const Expr*, std::shared_ptr<const std::string>> labels_;
   bool communicates_ = false;
-  std::unique_ptr<runtime::ComputeGate> gate_;        // null: compute is not ordered
-  std::map<std::vector<int64_t>, int64_t> channels_;  // sorted team -> channel
-  // Per link lane: when its last collective completed (for traces).
-  std::map<int, std::shared_ptr<std::atomic<int64_t>>> channel_free_us_;
+  std::unique_ptr<runtime::ComputeGate> gate_;  // null: compute is not ordered
+  // The teams' channels and the pairing of posts with Waits; refers to
+  // pool_, which is destroyed first.
+  CollectiveChannels channels_{pool_};
 
   // Per-run state.
   ExpressionEvaluator ee_;
@@ -215,12 +213,6 @@ class HostIrEvaluator final : public HostIrDispatch {
   // the stream's worker and back (docs/streams.md, "Inline on the caller").
   bool inline_on_caller_ = false;
   std::unordered_map<const Val*, runtime::Stream*> bound_streams_;
-  // Per Communication (or EndCoalescing): its posts not yet waited for, in
-  // posting order. A Wait takes the oldest, so a loop that posts every
-  // chunk's collective before a loop that waits for them pairs chunk i's
-  // Wait with chunk i's post.
-  std::unordered_map<const Expr*, std::deque<std::shared_ptr<PendingWorks>>> works_;
-  std::shared_ptr<PendingWorks> coalescing_;
   // This run's HostIrRunOptions::local_collectives and skip_compute.
   bool local_collectives_ = false;
   bool skip_compute_ = false;
