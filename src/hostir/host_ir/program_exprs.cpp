@@ -4,6 +4,7 @@
 
 #include "hostir/host_ir/alias_select.h"
 #include "hostir/host_ir/allocation.h"
+#include "hostir/host_ir/communication.h"
 #include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/ir/ops.h"
@@ -81,6 +82,20 @@ bool placeDerivation(HostIrContainer& container, const Val* source, const std::v
   }
   for (Expr* expr : exprs) {
     scope.insertBefore(reader, expr);
+  }
+  return false;
+}
+
+bool postsCommunication(const Scope& scope) {
+  for (const Expr* expr : scope) {
+    if (expr->isA<Communication>() || expr->isA<P2PCommunication>()) {
+      return true;
+    }
+    if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
+      if (postsCommunication(loop->body())) {
+        return true;
+      }
+    }
   }
   return false;
 }

@@ -19,6 +19,10 @@ using ScopedExprs = std::vector<std::pair<Scope*, Expr*>>;
 // walks to find every reader of a value or to edit an expr where it is.
 ScopedExprs allExprs(HostIrContainer& container);
 
+// Whether the scope, loop bodies included, posts a Communication or a
+// P2PCommunication.
+bool postsCommunication(const Scope& scope);
+
 // The views, allocations and deallocations that exist only to hold `value`
 // (its slice of a ring buffer and the ring buffer, say), or nullopt when an
 // expr other than those in `users` could see what is written into it: a

@@ -1,17 +1,18 @@
 #include "hostir/runtime/host_ir_evaluator.h"
 
 #include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/program_exprs.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/one_line.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/aten_op_evaluator.h"
-#include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/finite_check.h"
 #include "hostir/runtime/input_validation.h"
+#include "hostir/runtime/op_error.h"
 #include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/streams/stream_failure.h"
 #include "hostir/runtime/target_detection.h"
@@ -23,43 +24,6 @@
 #include "hostir/ir/device_mesh.h"
 
 namespace hostir {
-
-namespace {
-
-bool postsCommunication(const Scope& scope) {
-  for (const Expr* expr : scope) {
-    if (expr->isA<Communication>() || expr->isA<P2PCommunication>()) {
-      return true;
-    }
-    if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
-      if (postsCommunication(loop->body())) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
-// The cause of an error raised while evaluating an op: ATen's message
-// without the C++ backtrace c10::Error appends, and without the
-// "ATen failed to evaluate <expr>" preamble of evaluateFusionOp (the caller
-// names the op after the cause).
-std::string causeOf(const std::exception& error) {
-  std::string message = c10ErrorMessage(error);
-  if (message.rfind("ATen failed to evaluate\n", 0) == 0) {
-    message = message.substr(message.rfind('\n') + 1);
-  } else {
-    message = message.substr(0, message.find('\n'));
-  }
-  return oneLine(message, 400);
-}
-
-// ATen's message without the C++ backtrace c10::Error appends, then the op.
-[[noreturn]] void rethrowNamingTheOp(const std::exception& error, const std::string& op) {
-  HOSTIR_THROW(causeOf(error), " (in ", oneLine(op, 160), ")");
-}
-
-}  // namespace
 
 HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
                                  HostIrEvaluatorParams params)
