@@ -620,7 +620,7 @@ def _make_reduction(name):
             axes, dtype = list(range(x.ndim)), axes
         if isinstance(axes, int):
             axes = [axes]
-        if dtype is not None and dtype is not DataType.Null:
+        if dtype is not None and dtype is not DataType.Null and to_dtype(dtype) != x.dtype:
             # torch's and nvFuser's sum(dtype=): the input cast to dtype, then reduced.
             x = self.cast(x, dtype)
         return self._tensor_op("ops." + name, x=self._fd._tensor_ref(x, name),
@@ -984,6 +984,18 @@ class FusionDefinition:
         """The fusion id in the cache (shared by definitions with equal records)."""
         self._ensure_defined()
         return self._entry.id
+
+    def inputs(self):
+        """The fids of the inputs, in order (nvFuser's fd.inputs())."""
+        return list(self.state.inputs)
+
+    def outputs(self):
+        """The fids of the outputs, in order (nvFuser's fd.outputs())."""
+        return list(self.state.outputs)
+
+    def extents(self):
+        """The fids of the inputs' extents, -1, -2, ... (nvFuser's fd.extents())."""
+        return [extent for extent, _, _ in self.state.extents]
 
     @property
     def records(self):

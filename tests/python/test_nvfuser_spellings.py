@@ -229,3 +229,16 @@ def test_triu_per_dtype(cache, dtype):
 
         _, (y,) = run(cache, build, [x])
         assert y.dtype == dtype and torch.equal(y, torch.triu(x, diagonal))
+
+
+def test_inputs_outputs_extents_and_no_cast_to_the_same_dtype(cache):
+    x = torch.ones(2, 4, 8)
+
+    def build(fd):
+        t0, t1 = fd.from_pytorch(x), fd.from_pytorch(x)
+        t4 = fd.ops.mul(fd.ops.add(t0, t1), fd.define_scalar(3.0))
+        fd.add_output(fd.ops.sum(t4, [-1], False, DataType.Float))  # no cast record
+
+    fd, (y,) = run(cache, build, [x, x])
+    torch.testing.assert_close(y, torch.full((2, 4), 48.0))
+    assert (fd.inputs(), fd.outputs(), fd.extents()) == ([0, 1], [5], [-1, -2, -3, -4, -5, -6])
