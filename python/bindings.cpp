@@ -753,13 +753,11 @@ DeviceMesh meshFrom(py::handle devices_object, std::vector<int64_t> shape) {
 }  // namespace
 }  // namespace hostir::python
 
-PYBIND11_MODULE(_C, m) {
-  using namespace hostir;
-  using hostir::python::Definition;
-  m.doc() = "hostir's C++ core: fusion builder and executors (use the `hostir` package)";
-  m.attr("__version__") = HOSTIR_VERSION;
-  m.attr("default_number_of_streams") = runtime::StreamPool::kDefaultNumberOfStreams;
+namespace hostir::python {
+namespace {
 
+// hostir::Error (and ATen's c10::Error) raise hostir.Error.
+void bindErrors(py::module_& m) {
   static py::exception<Error> error_class(m, "Error", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr pointer) {
     try {
@@ -772,7 +770,11 @@ PYBIND11_MODULE(_C, m) {
       error_class(error.what_without_backtrace());
     }
   });
+}
 
+// The process's kernel-cache counts, the NaN/Inf switch, and the test-only
+// fault hooks.
+void bindProcessHooks(py::module_& m) {
   // Where kernels came from in this process (docs/kernels.md, "The cache").
   m.def("kernel_cache_stats", [] {
     py::dict stats;
@@ -793,7 +795,9 @@ PYBIND11_MODULE(_C, m) {
   testing.def("limit_worker_starts", &runtime::limitWorkerStartsForTesting, py::arg("starts"));
   testing.def("fault_at_collective", &runtime::injectFaultAtCollectiveForTesting, py::arg("nth"),
               py::arg("kind"));
+}
 
+void bindEnumsAndMesh(py::module_& m) {
   py::enum_<DataType>(m, "DataType")
       .value("Float", DataType::Float)
       .value("Double", DataType::Double)
@@ -840,9 +844,10 @@ PYBIND11_MODULE(_C, m) {
         }
         return text + ")";
       });
+}
 
-  hostir::python::bindDistributed(m);
-
+// The fid-addressed builder and executor of one definition.
+void bindDefinition(py::module_& m) {
   py::class_<Definition>(m, "Definition")
       .def(py::init<>())
       .def("define_tensor", &Definition::defineTensor)
@@ -888,4 +893,22 @@ PYBIND11_MODULE(_C, m) {
       .def("num_lowerings", &Definition::numLowerings)
       .def("num_stream_workers", &Definition::numStreamWorkers)
       .def("is_multidevice", &Definition::isMultiDevice);
+}
+
+}  // namespace
+}  // namespace hostir::python
+
+PYBIND11_MODULE(_C, m) {
+  using namespace hostir;
+  using hostir::python::Definition;
+  m.doc() = "hostir's C++ core: fusion builder and executors (use the `hostir` package)";
+  m.attr("__version__") = HOSTIR_VERSION;
+  m.attr("default_number_of_streams") = runtime::StreamPool::kDefaultNumberOfStreams;
+
+  hostir::python::bindErrors(m);
+  hostir::python::bindProcessHooks(m);
+  hostir::python::bindEnumsAndMesh(m);
+  hostir::python::bindDistributed(m);
+
+  hostir::python::bindDefinition(m);
 }

@@ -134,6 +134,59 @@ py::dict chooseChunks(const BlockCost& block, const std::vector<int64_t>& candid
 
 }  // namespace
 
+namespace {
+
+// The chunk-count model (chunk_choice.h): a pipeline's cost, the costs of
+// hostir's two sequence-parallel blocks, and the choice.
+void bindChunkModel(py::module_& m) {
+  py::class_<BlockCost>(m, "BlockCost")
+      .def(py::init([](double link_bytes, double flops, int64_t collectives_per_chunk,
+                       int64_t ops_per_chunk, std::map<int64_t, double> flops_by_chunks,
+                       std::vector<int64_t> gemm) {
+             HOSTIR_CHECK(gemm.size() == 3, "BlockCost: gemm has ", gemm.size(),
+                          " extents; give [m, k, n] of the GEMM to calibrate");
+             HOSTIR_CHECK(
+                 link_bytes >= 0 && flops >= 0 && collectives_per_chunk >= 0 && ops_per_chunk >= 0,
+                 "BlockCost: link_bytes (", link_bytes, "), flops (", flops,
+                 "), collectives_per_chunk (", collectives_per_chunk, ") and ops_per_chunk (",
+                 ops_per_chunk, ") must not be negative");
+             BlockCost block;
+             block.cost = {.link_bytes = link_bytes,
+                           .flops = flops,
+                           .collectives_per_chunk = collectives_per_chunk,
+                           .ops_per_chunk = ops_per_chunk,
+                           .flops_by_chunks = std::move(flops_by_chunks),
+                           .causal_scores = {},
+                           .host_instructions_per_chunk = 0};
+             block.gemm_m = gemm[0];
+             block.gemm_k = gemm[1];
+             block.gemm_n = gemm[2];
+             return block;
+           }),
+           py::arg("link_bytes"), py::arg("flops"), py::arg("collectives_per_chunk"),
+           py::arg("ops_per_chunk"), py::arg("flops_by_chunks"), py::arg("gemm"))
+      .def_property_readonly("link_bytes", [](const BlockCost& b) { return b.cost.link_bytes; })
+      .def_property_readonly("flops", [](const BlockCost& b) { return b.cost.flops; })
+      .def_property_readonly("collectives_per_chunk",
+                             [](const BlockCost& b) { return b.cost.collectives_per_chunk; })
+      .def_property_readonly("ops_per_chunk",
+                             [](const BlockCost& b) { return b.cost.ops_per_chunk; })
+      .def_property_readonly("flops_by_chunks",
+                             [](const BlockCost& b) { return b.cost.flops_by_chunks; })
+      .def(
+          "flops_with", [](const BlockCost& b, int64_t chunks) { return b.cost.flopsWith(chunks); },
+          py::arg("chunks"))
+      .def_property_readonly(
+          "gemm", [](const BlockCost& b) { return py::make_tuple(b.gemm_m, b.gemm_k, b.gemm_n); });
+  m.def("mlp_block_cost", &mlpBlockCost, py::arg("tokens"), py::arg("hidden"), py::arg("ffn"),
+        py::arg("devices"));
+  m.def("transformer_layer_cost", &transformerLayerCost, py::arg("tokens"), py::arg("hidden"),
+        py::arg("ffn"), py::arg("devices"));
+  m.def("choose_chunks", &chooseChunks, py::arg("cost"), py::arg("candidates"));
+}
+
+}  // namespace
+
 void bindDistributed(py::module_& m) {
   m.def("launch_environment", &launchEnvironment);
   m.def("init_communicator", [] {
@@ -183,50 +236,7 @@ void bindDistributed(py::module_& m) {
       },
       py::arg("number_of_streams"), py::arg("communicates"));
 
-  // The chunk-count model (chunk_choice.h): a pipeline's cost, the costs
-  // of hostir's two sequence-parallel blocks, and the choice.
-  py::class_<BlockCost>(m, "BlockCost")
-      .def(py::init([](double link_bytes, double flops, int64_t collectives_per_chunk,
-                       int64_t ops_per_chunk, std::map<int64_t, double> flops_by_chunks,
-                       std::vector<int64_t> gemm) {
-             HOSTIR_CHECK(gemm.size() == 3, "BlockCost: gemm has ", gemm.size(),
-                          " extents; give [m, k, n] of the GEMM to calibrate");
-             HOSTIR_CHECK(
-                 link_bytes >= 0 && flops >= 0 && collectives_per_chunk >= 0 && ops_per_chunk >= 0,
-                 "BlockCost: link_bytes (", link_bytes, "), flops (", flops,
-                 "), collectives_per_chunk (", collectives_per_chunk, ") and ops_per_chunk (",
-                 ops_per_chunk, ") must not be negative");
-             BlockCost block;
-             block.cost = {.link_bytes = link_bytes,
-                           .flops = flops,
-                           .collectives_per_chunk = collectives_per_chunk,
-                           .ops_per_chunk = ops_per_chunk,
-                           .flops_by_chunks = std::move(flops_by_chunks)};
-             block.gemm_m = gemm[0];
-             block.gemm_k = gemm[1];
-             block.gemm_n = gemm[2];
-             return block;
-           }),
-           py::arg("link_bytes"), py::arg("flops"), py::arg("collectives_per_chunk"),
-           py::arg("ops_per_chunk"), py::arg("flops_by_chunks"), py::arg("gemm"))
-      .def_property_readonly("link_bytes", [](const BlockCost& b) { return b.cost.link_bytes; })
-      .def_property_readonly("flops", [](const BlockCost& b) { return b.cost.flops; })
-      .def_property_readonly("collectives_per_chunk",
-                             [](const BlockCost& b) { return b.cost.collectives_per_chunk; })
-      .def_property_readonly("ops_per_chunk",
-                             [](const BlockCost& b) { return b.cost.ops_per_chunk; })
-      .def_property_readonly("flops_by_chunks",
-                             [](const BlockCost& b) { return b.cost.flops_by_chunks; })
-      .def(
-          "flops_with", [](const BlockCost& b, int64_t chunks) { return b.cost.flopsWith(chunks); },
-          py::arg("chunks"))
-      .def_property_readonly(
-          "gemm", [](const BlockCost& b) { return py::make_tuple(b.gemm_m, b.gemm_k, b.gemm_n); });
-  m.def("mlp_block_cost", &mlpBlockCost, py::arg("tokens"), py::arg("hidden"), py::arg("ffn"),
-        py::arg("devices"));
-  m.def("transformer_layer_cost", &transformerLayerCost, py::arg("tokens"), py::arg("hidden"),
-        py::arg("ffn"), py::arg("devices"));
-  m.def("choose_chunks", &chooseChunks, py::arg("cost"), py::arg("candidates"));
+  bindChunkModel(m);
 
   // The process's tracer (tracer.h), for a stretch of a run
   // (Tracer::beginStretch): returns (whether it was recording, its first
