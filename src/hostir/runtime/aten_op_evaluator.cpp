@@ -215,11 +215,13 @@ class AtenOpEvaluator final : public OptInDispatch {
   }
 
   // The selected operands in out's dtype (hostir has promoted them, as
-  // torch.where does; ATen 1.13's where_out wants them to match).
+  // torch.where does; ATen 1.13's where_out wants them to match) and on
+  // out's device: ATen 1.13 copies a CPU number in the `a` position onto a
+  // meta output (the shape checks) and refuses the cross-device copy.
   void handle(const WhereOp* op) override {
     at::Tensor out = outputBuffer(op->out());
-    at::Tensor a = operand(op->a()).to(out.scalar_type());
-    at::Tensor b = operand(op->b()).to(out.scalar_type());
+    at::Tensor a = operand(op->a()).to(out.device(), out.scalar_type());
+    at::Tensor b = operand(op->b()).to(out.device(), out.scalar_type());
     at::where_out(out, tensor(op->condition()), a, b);
     result = out;
   }
