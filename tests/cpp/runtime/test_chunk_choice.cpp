@@ -17,7 +17,9 @@ PipelineCost mlpBlock() {
                       .flops = 4.0 * 4096 * 1024 * 2048,
                       .collectives_per_chunk = 2,
                       .ops_per_chunk = 6,
-                      .flops_by_chunks = {}};
+                      .flops_by_chunks = {},
+                      .causal_scores = {},
+                      .host_instructions_per_chunk = 0};
 }
 
 const std::vector<int64_t> kCandidates{1, 2, 4, 8, 16};
@@ -128,7 +130,9 @@ TEST(ChunkChoice, ManyChunksCostTheirPerChunkOverheads) {
                      .flops = 1e5,
                      .collectives_per_chunk = 2,
                      .ops_per_chunk = 6,
-                     .flops_by_chunks = {}};
+                     .flops_by_chunks = {},
+                     .causal_scores = {},
+                     .host_instructions_per_chunk = 0};
   LinkCalibration link{.latency_ms = 5,
                        .bandwidth_mb_per_s = 100,
                        .comm_cpu_fraction = 0.1,
