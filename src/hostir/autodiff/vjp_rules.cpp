@@ -11,6 +11,7 @@
 #include "hostir/ir/ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_factories.h"
+#include "hostir/multidevice/sharding.h"
 
 namespace hostir {
 
@@ -356,6 +357,15 @@ class Rules : public OptInDispatch {
 
   void handle(const SelectOp* op) override {
     // The grad lands in row `index` of `dim`; every other row gets 0.
+    const auto* in = op->in()->as<TensorView>();
+    for (ParallelType parallel_type : kDeviceParallelTypes) {
+      HOSTIR_CHECK(getShardedLogicalAxis(in, parallel_type) != op->dim(),
+                   "not supported yet: the grad of ", op->toInlineString(), " selects on axis ",
+                   op->dim(),
+                   ", which is sharded over the devices; the gradient fuzzer found that grad "
+                   "wrong (tests/python/grad_fuzz.py, docs/reliability.md), so it is refused "
+                   "until fixed. Select on a replicated axis (gather the tensor first)");
+    }
     TensorView* x = primal(op->in());
     const auto dim = static_cast<size_t>(op->dim());
     std::vector<IterDomain*> shape = x->shapeDomain();

@@ -15,6 +15,7 @@
 #include "hostir/ir/arith.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_factories.h"
+#include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/host_executor.h"
 #include "lowering/lowering_test_utils.h"
 #include "runtime/runtime_test_utils.h"
@@ -351,6 +352,28 @@ TEST(DifferentiateErrors, AnOpWithoutARuleIsNamed) {
   product.addInput(y);
   product.addOutput(prod(y, {0}));
   expectErrorContaining([&] { differentiate(product); }, {"no gradient rule for", "product"});
+}
+
+// The gradient fuzzer found select's grad wrong when the selected axis is
+// sharded (docs/reliability.md, "Gradient fuzzing"): refused, not wrong.
+TEST(DifferentiateErrors, SelectOnAShardedAxisIsRefused) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  fusion.addInput(x);
+  shard(x, DeviceMesh({0, 1}), 0);
+  fusion.addOutput(exp(select(x, 0, 1)));
+  expectErrorContaining([&] { differentiate(fusion); },
+                        {"not supported yet: the grad of", "sharded over the devices"});
+
+  // The other axis is replicated: differentiable as before.
+  Fusion other;
+  FusionGuard fg2(&other);
+  TensorView* y = makeContigTensor(2);
+  other.addInput(y);
+  shard(y, DeviceMesh({0, 1}), 0);
+  other.addOutput(exp(select(y, 1, 1)));
+  EXPECT_NO_THROW(differentiate(other));
 }
 
 TEST(DifferentiateErrors, PositionsMustNameFloatingTensors) {
