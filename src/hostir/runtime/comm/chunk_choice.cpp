@@ -97,27 +97,9 @@ double PipelineCost::hostMsPerChunk() const {
   return static_cast<double>(instructions) * kHostMicrosecondsPerInstruction * 1e-3;
 }
 
-LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int64_t>& team) {
-  LinkCalibration link;
-  link.compute_threads = at::get_num_threads();
-  const auto others = static_cast<double>(team.size()) - 1;
-  if (others > 0) {
-    constexpr int64_t kSmall = 16 * 1024;    // floats: 64 KiB
-    constexpr int64_t kLarge = 1024 * 1024;  // floats: 4 MiB
-    ProbeResult small = probeAllgather(communicator, team, kSmall);
-    ProbeResult large = probeAllgather(communicator, team, kLarge);
-    const double small_bytes = others * kSmall * 4;
-    const double large_bytes = others * kLarge * 4;
-    const double slope_ms = std::max(1e-6, large.wall_ms - small.wall_ms);
-    link.bandwidth_mb_per_s = (large_bytes - small_bytes) / 1e6 / (slope_ms / 1e3);
-    link.latency_ms =
-        std::max(0.0, small.wall_ms - small_bytes / 1e6 / link.bandwidth_mb_per_s * 1e3);
-    link.comm_cpu_fraction =
-        std::clamp(large.cpu_ms / large.wall_ms / link.compute_threads, 0.0, 1.0);
-  }
-  return link;
-}
+namespace {
 
+// The GEMM rate of each candidate's chunk, into `link`.
 void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
                     const std::vector<int64_t>& candidates) {
   HOSTIR_CHECK(gemm_m > 0 && gemm_k > 0 && gemm_n > 0, "calibrate: the probe GEMM [", gemm_m, ", ",
@@ -145,6 +127,29 @@ void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64
     link.gemm_gflops[chunks] =
         2.0 * static_cast<double>(rows * gemm_k * gemm_n) / median(times) / 1e9;
   }
+}
+
+}  // namespace
+
+LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int64_t>& team) {
+  LinkCalibration link;
+  link.compute_threads = at::get_num_threads();
+  const auto others = static_cast<double>(team.size()) - 1;
+  if (others > 0) {
+    constexpr int64_t kSmall = 16 * 1024;    // floats: 64 KiB
+    constexpr int64_t kLarge = 1024 * 1024;  // floats: 4 MiB
+    ProbeResult small = probeAllgather(communicator, team, kSmall);
+    ProbeResult large = probeAllgather(communicator, team, kLarge);
+    const double small_bytes = others * kSmall * 4;
+    const double large_bytes = others * kLarge * 4;
+    const double slope_ms = std::max(1e-6, large.wall_ms - small.wall_ms);
+    link.bandwidth_mb_per_s = (large_bytes - small_bytes) / 1e6 / (slope_ms / 1e3);
+    link.latency_ms =
+        std::max(0.0, small.wall_ms - small_bytes / 1e6 / link.bandwidth_mb_per_s * 1e3);
+    link.comm_cpu_fraction =
+        std::clamp(large.cpu_ms / large.wall_ms / link.compute_threads, 0.0, 1.0);
+  }
+  return link;
 }
 
 LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>& team,

@@ -80,11 +80,9 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
                           int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
                           const std::vector<int64_t>& candidates);
 
-// The two halves of calibrate: the link alone (a property of the team,
-// measured once), then the GEMM rate of each candidate's chunk into `link`.
+// calibrate's link half alone (a property of the team, measured once; the
+// automatic stream splits cache it per process).
 LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int64_t>& team);
-void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
-                    const std::vector<int64_t>& candidates);
 
 // The model: per chunk, compute takes flops(C) / C / rate(C) plus the host
 // thread's time (PipelineCost::hostMsPerChunk), the link takes latency + bytes / C / bandwidth per
