@@ -193,6 +193,25 @@ void bindDistributed(py::module_& m) {
     Communicator& communicator = Communicator::getInstance();
     return py::make_tuple(communicator.deviceId(), communicator.size());
   });
+  // Called at interpreter exit (hostir/distributed.py): the process groups'
+  // threads may drop the last reference to a tensor Python made, which takes
+  // the GIL; once Python finalizes, taking it ends the thread and aborts the
+  // process, so they are joined here, with the GIL released, while Python
+  // is whole.
+  m.def("shut_down_communicator", [] {
+    Communicator* communicator = Communicator::existingInstance();
+    if (communicator != nullptr) {
+      py::gil_scoped_release no_gil;
+      communicator->shutdown();
+    }
+  });
+  m.def("communicator_state", []() -> std::string {
+    const Communicator* communicator = Communicator::existingInstance();
+    if (communicator == nullptr) {
+      return "not started";
+    }
+    return communicator->isShutDown() ? "shut down" : "up";
+  });
   m.def("allgather", &allgatherTeam, py::arg("local"), py::arg("team"));
   m.def("reduce_scatter", &reduceScatterWorld, py::arg("partial"));
   // The blocks' collectives with their compute taken away

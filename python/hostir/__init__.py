@@ -2,6 +2,8 @@
 tensors on one device or across ranks, cache them in a FusionCache.
 See docs/python.md."""
 
+import atexit
+
 import torch  # noqa: F401  (loads libtorch and its Python bindings first)
 
 from . import _C  # noqa: F401
@@ -27,6 +29,13 @@ from .version import Version, version
 from .tracing import trace
 
 Error.__module__ = "hostir"
+
+# The job's process groups end while Python is whole: their threads may
+# release tensors Python made, which needs the GIL, and a thread taking the
+# GIL once the interpreter finalizes aborts the process ("terminate called
+# without an active exception"). Exit handlers registered after this import
+# run first and may still communicate.
+atexit.register(_C.shut_down_communicator)
 
 __all__ = [
     "DataType",

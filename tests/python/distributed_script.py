@@ -2,16 +2,30 @@
 (init, distribute_tensor/full_tensor, shard_for, gather_output, execute with
 global tensors, a wrong shard's error; the collectives on plain tensors, the
 chunk-count choice every rank agrees on, a trace of one execute). Prints
-"rank R of D: OK"."""
+"rank R of D: OK", and at exit the communicator's state
+(it is shut down by then)."""
 
+import atexit
 import json
 import os
 import tempfile
 
 import torch
 
-import hostir
-import hostir.distributed as dist
+
+def _report_communicator_at_exit():
+    # Registered before hostir's own exit handler, so it runs after it: the
+    # process groups must be gone while Python is whole (no thread of
+    # theirs may take the GIL once the interpreter finalizes).
+    from hostir import _C
+    print(f"rank {os.environ['RANK']} at exit: communicator {_C.communicator_state()}",
+          flush=True)
+
+
+atexit.register(_report_communicator_at_exit)
+
+import hostir  # noqa: E402
+import hostir.distributed as dist  # noqa: E402
 
 DIDx = hostir.ParallelType.DIDx
 

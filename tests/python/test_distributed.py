@@ -141,6 +141,9 @@ def run_script(command, ranks, **extra_env):
     assert result.returncode == 0, output
     for rank in range(ranks):
         assert f"rank {rank} of {ranks}: OK" in output, output
+        # hostir's exit handler shut the job's process groups down while
+        # Python was whole (a rank aborted at exit without it, now and then).
+        assert f"rank {rank} at exit: communicator shut down" in output, output
 
 
 def test_distributed_helpers_under_hostir_launch():

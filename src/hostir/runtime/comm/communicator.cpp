@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
@@ -180,9 +181,18 @@ Communicator::~Communicator() {
   shutdown();
 }
 
+namespace {
+std::atomic<Communicator*> g_instance{nullptr};
+}  // namespace
+
 Communicator& Communicator::getInstance() {
   static Communicator instance(LaunchEnvironment::fromEnvironment());
+  g_instance.store(&instance);
   return instance;
+}
+
+Communicator* Communicator::existingInstance() {
+  return g_instance.load();
 }
 
 void Communicator::setTimeout(std::chrono::milliseconds timeout) {

@@ -66,6 +66,9 @@ class Communicator {
   // Create at most one Communicator per job: rank 0 hosts the store on
   // MASTER_PORT.
   static Communicator& getInstance();
+  // The communicator getInstance() built, or nullptr before its first call;
+  // does not build one (building joins the job).
+  static Communicator* existingInstance();
 
   // How many collectives of one process group may be on the link at once
   // (they start in posting order): HOSTIR_COLLECTIVES_IN_FLIGHT, 1 to 16, or
