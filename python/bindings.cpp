@@ -470,6 +470,25 @@ class Definition {
   std::string hostIr() {
     return prepared().hostProgram().toString();
   }
+  // Whether a sharded definition without Stream annotations lets hostir
+  // insert the stream splits at its first run (ExecutorParams::
+  // automatic_stream_splits); unset: HOSTIR_OVERLAP decides. Fixed once the
+  // definition has run: its program is lowered once.
+  void setAutomaticStreamSplits(bool enabled) {
+    HOSTIR_CHECK(executor_ == nullptr,
+                 "automatic_stream_splits is set after the definition's first execute: its program "
+                 "is already lowered; set it before the first execute");
+    automatic_stream_splits_ = enabled;
+  }
+  bool automaticStreamSplits() const {
+    return automatic_stream_splits_.value_or(
+        ExecutorParams::automaticStreamSplitsFromEnvironment());
+  }
+  // What the automatic stream splits found and chose, per collective (empty
+  // before the first execute, or when they did not run).
+  std::string overlapReport() const {
+    return executor_ == nullptr ? std::string() : executor_->overlapReport();
+  }
 
   // Shardings of the outputs of the last execute (None before one).
   py::object lastOutputShardings() const {
@@ -671,6 +690,7 @@ class Definition {
     }
     try {
       ExecutorParams params;
+      params.automatic_stream_splits = automaticStreamSplits();
       if (isMultiDevice()) {
         checkEnoughRanks();
         params.communicator = &Communicator::getInstance();
@@ -690,6 +710,7 @@ class Definition {
   std::vector<int64_t> output_fids_;
   std::vector<std::tuple<int64_t, int64_t, int64_t>> extent_fids_;
   std::unique_ptr<Executor> executor_;
+  std::optional<bool> automatic_stream_splits_;
   // An execute has finished (output shardings are known). Atomic: executes
   // on several threads set it with the GIL released.
   std::atomic<bool> executed_{false};
@@ -888,6 +909,9 @@ void bindDefinition(py::module_& m) {
       .def("execute", &Definition::execute)
       .def("execute_compute_only", &Definition::executeComputeOnly)
       .def("host_ir", &Definition::hostIr)
+      .def("set_automatic_stream_splits", &Definition::setAutomaticStreamSplits)
+      .def("automatic_stream_splits", &Definition::automaticStreamSplits)
+      .def("overlap_report", &Definition::overlapReport)
       .def("last_output_shardings", &Definition::lastOutputShardings)
       .def("input_shardings", &Definition::inputShardings)
       .def("num_lowerings", &Definition::numLowerings)

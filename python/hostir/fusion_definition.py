@@ -673,6 +673,20 @@ class _Sched:
                          dict(x=self._fd._tensor_ref(x, "set_device_mesh"),
                               devices=list(mesh.devices), shape=list(mesh.shape)))
 
+    def automatic_stream_splits(self, enabled=True):
+        """Lets hostir choose where and how finely to pipeline this sharded
+        definition's collectives (docs/lowering.md, "Overlap without
+        annotations"): at the first execute, when every size is known, it
+        inserts the Stream splits a user would write, or none where they do
+        not pay. Only for a definition with no Stream split of its own; its
+        choice is in fd.overlap_report() after that execute. enabled=False
+        keeps the program as written even under HOSTIR_OVERLAP=auto. Part of
+        the definition's identity, like the other schedule calls."""
+        if not isinstance(enabled, bool):
+            raise self._fd._error(f"automatic_stream_splits: enabled must be True or False, got "
+                                  f"{enabled!r}", None)
+        self._fd._record("sched.automatic_stream_splits", dict(enabled=enabled))
+
 
 class FusionDefinition:
     """A fusion written in Python.
@@ -1012,6 +1026,14 @@ class FusionDefinition:
         if not self._recording:
             self._ensure_defined()
         return self._cdef.fusion_ir()
+
+    def overlap_report(self):
+        """What the automatic stream splits (fd.sched.automatic_stream_splits
+        or HOSTIR_OVERLAP=auto) found and chose, a line per collective:
+        pipelined with its chunk count and predicted times, or not and why.
+        Empty before the first execute, or when they did not run."""
+        self._ensure_defined()
+        return self._cdef.overlap_report()
 
     def host_ir(self, inputs=None, number_of_streams=None):
         """The host program, as text. A definition is lowered once: the same

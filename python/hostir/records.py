@@ -150,6 +150,8 @@ _APPLY = {
         _fid(a["x"]), a["axis"], ParallelType.__members__[a["parallel_type"]]) or [],
     "sched.set_device_mesh": lambda d, a: d.set_device_mesh(
         _fid(a["x"]), _C.DeviceMesh(a["devices"], a["shape"])) or [],
+    "sched.automatic_stream_splits": lambda d, a: d.set_automatic_stream_splits(a["enabled"])
+    or [],
 }
 for _name in UNARY_OPS:
     _APPLY["ops." + _name] = (lambda n: lambda d, a: [d.unary(n, _fid(a["x"]))])(_name)
