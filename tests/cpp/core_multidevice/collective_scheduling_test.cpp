@@ -13,6 +13,7 @@
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/collective_scheduling.h"
 #include "hostir/host_ir/passes/communication_lowering.h"
+#include "hostir/host_ir/passes/pass_registry.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/cloner.h"
 #include "multidevice_test_utils.h"
@@ -100,6 +101,33 @@ TEST_F(CollectiveSchedulingTest, TheMlpBackwardWaitsForTheInputGradAfterTheWgrad
     CHECK-NEXT: Wait Communication 16
     CHECK-NEXT: } // %HostIrContainer
   )")) << after;
+}
+
+// Found by the gradient fuzzer (seed 37 on 2 ranks, issue 38): a collective
+// whose input a Stream loop computes slice by slice (the loop writes views
+// of the buffer, never the buffer itself) was posted before that loop and
+// sent the buffer's uninitialized memory (grads of 1e37, one run in three).
+// A view's write is a write of the buffer it views: the Scatter stays after
+// the loop.
+TEST_F(CollectiveSchedulingTest, ACollectiveWaitsForTheLoopThatWritesItsInputThroughViews) {
+  TensorView* x = shardedTensor({6, 4}, mesh2_, -1);
+  fusion_.addInput(x);
+  TensorView* y = sharded(relu(x), mesh2_, -1);
+  y->split(0, 3, /*inner_split=*/false);
+  y->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(sharded(set(y), DeviceMesh({0}), -1));
+  TensorView* z = sharded(set(y), mesh2_, 0);
+  fusion_.addOutput(z);
+  runPresegmentationPasses(&fusion_);
+  std::unique_ptr<HostIrContainer> program =
+      lowerToHostIr(fusion_, hostIrPipeline(MultiDeviceLowering{0, {}}));
+  EXPECT_TRUE(irCheck(program->toString(), R"(
+    CHECK:      FOR StreamIdx in
+    CHECK-NOT:  Communication
+    CHECK:      Synchronize Stream ( StreamIdx % numberOfStreams )
+    CHECK:      (type=Broadcast
+    CHECK:      (type=Scatter
+  )")) << program->toString();
 }
 
 }  // namespace hostir::test

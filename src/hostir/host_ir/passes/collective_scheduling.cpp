@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "hostir/host_ir/alias_select.h"
 #include "hostir/host_ir/allocation.h"
 #include "hostir/host_ir/communication.h"
 #include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/host_ir/stream_ops.h"
+#include "hostir/ir/ops.h"
 
 namespace hostir {
 
@@ -17,21 +20,70 @@ namespace {
 
 using ValSet = std::unordered_set<const Val*>;
 
-// What an expr (a loop: its body too) reads and writes. A Wait completes
-// its collective: it writes the collective's output and reads its input.
-void collectVals(const Expr* expr, ValSet& reads, ValSet& writes) {
+// The buffer each view (a slice, an alias select, a reshape) of the program
+// reads and writes through: a Stream loop fills a buffer slice by slice, so
+// its body writes views, never the buffer a collective reads.
+class ViewBases {
+ public:
+  explicit ViewBases(const Scope& top) {
+    collect(top);
+  }
+
+  // `val` and every buffer it is a view of.
+  void insertWithBases(const Val* val, ValSet& into) const {
+    while (val != nullptr && into.insert(val).second) {
+      auto base = base_.find(val);
+      val = base == base_.end() ? nullptr : base->second;
+    }
+  }
+
+  std::vector<Val*> withBases(const std::vector<Val*>& vals) const {
+    ValSet all;
+    for (const Val* val : vals) {
+      insertWithBases(val, all);
+    }
+    std::vector<Val*> result;
+    for (const Val* val : all) {
+      result.push_back(const_cast<Val*>(val));
+    }
+    return result;
+  }
+
+ private:
+  void collect(const Scope& scope) {
+    for (const Expr* expr : scope) {
+      if (expr->isA<SliceOp>() || expr->isA<HirAliasSelect>() || expr->isA<ReshapeOp>()) {
+        base_[expr->output(0)] = expr->input(0);
+      } else if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
+        collect(loop->body());
+      }
+    }
+  }
+
+  std::unordered_map<const Val*, const Val*> base_;
+};
+
+// What an expr (a loop: its body too) reads and writes, with the buffers
+// its views belong to. A Wait completes its collective: it writes the
+// collective's output and reads its input.
+void collectVals(const Expr* expr, const ViewBases& bases, ValSet& reads, ValSet& writes) {
+  auto insert = [&](const std::vector<Val*>& vals, ValSet& into) {
+    for (const Val* val : vals) {
+      bases.insertWithBases(val, into);
+    }
+  };
   if (const auto* wait = dynamic_cast<const Wait*>(expr)) {
     const Expr* communication = wait->communication();
-    reads.insert(communication->inputs().begin(), communication->inputs().end());
-    writes.insert(communication->outputs().begin(), communication->outputs().end());
+    insert(communication->inputs(), reads);
+    insert(communication->outputs(), writes);
     return;
   }
-  reads.insert(expr->inputs().begin(), expr->inputs().end());
-  reads.insert(expr->attributeVals().begin(), expr->attributeVals().end());
-  writes.insert(expr->outputs().begin(), expr->outputs().end());
+  insert(expr->inputs(), reads);
+  insert(expr->attributeVals(), reads);
+  insert(expr->outputs(), writes);
   if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
     for (const Expr* inner : loop->body()) {
-      collectVals(inner, reads, writes);
+      collectVals(inner, bases, reads, writes);
     }
   }
 }
@@ -75,16 +127,17 @@ Wait* topLevelWaitOf(Scope& top, const Communication* communication) {
   return nullptr;
 }
 
-void sinkWait(Scope& top, Wait* wait) {
+void sinkWait(Scope& top, const ViewBases& bases, Wait* wait) {
   const Expr* communication = wait->communication();
   std::vector<Val*> buffers = communication->inputs();
   buffers.insert(buffers.end(), communication->outputs().begin(), communication->outputs().end());
+  buffers = bases.withBases(buffers);
   Scope::Iterator position = std::next(top.at(wait));
   while (position != top.end()) {
     const Expr* next = *position;
     ValSet reads;
     ValSet writes;
-    collectVals(next, reads, writes);
+    collectVals(next, bases, reads, writes);
     if (isStreamBarrier(next) || next->isA<ForLoop>() || intersects(reads, buffers) ||
         intersects(writes, buffers)) {
       break;
@@ -97,9 +150,9 @@ void sinkWait(Scope& top, Wait* wait) {
   }
 }
 
-void hoistCommunication(Scope& top, Communication* communication) {
-  const std::vector<Val*>& inputs = communication->inputs();
-  const std::vector<Val*>& outputs = communication->outputs();
+void hoistCommunication(Scope& top, const ViewBases& bases, Communication* communication) {
+  const std::vector<Val*> inputs = bases.withBases(communication->inputs());
+  const std::vector<Val*> outputs = bases.withBases(communication->outputs());
   Allocate* allocation = nullptr;
   Scope::Iterator position = top.at(communication);
   while (position != top.begin()) {
@@ -112,7 +165,7 @@ void hoistCommunication(Scope& top, Communication* communication) {
     }
     ValSet reads;
     ValSet writes;
-    collectVals(previous, reads, writes);
+    collectVals(previous, bases, reads, writes);
     if (isStreamBarrier(previous) || intersects(writes, inputs) || intersects(reads, outputs) ||
         intersects(writes, outputs)) {
       break;
@@ -143,13 +196,14 @@ void hoistCommunication(Scope& top, Communication* communication) {
 void scheduleCollectives(HostIrContainer& container) {
   Scope& top = container.topLevel();
   std::vector<Communication*> communications = movableCommunications(top);
+  const ViewBases bases(top);
   for (auto it = communications.rbegin(); it != communications.rend(); ++it) {
     if (Wait* wait = topLevelWaitOf(top, *it)) {
-      sinkWait(top, wait);
+      sinkWait(top, bases, wait);
     }
   }
   for (Communication* communication : communications) {
-    hoistCommunication(top, communication);
+    hoistCommunication(top, bases, communication);
   }
 }
 
