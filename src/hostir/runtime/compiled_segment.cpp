@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iostream>
 #include <mutex>
+#include <sstream>
 #include <unordered_set>
 
 #include "hostir/host_ir/gemm_epilogue.h"
@@ -81,17 +82,26 @@ bool innermostContiguous(const at::Tensor& tensor) {
   return tensor.dim() == 0 || tensor.size(-1) == 1 || tensor.stride(-1) == 1;
 }
 
-// Strides and offsets a kernel buffer can hold (int32 per dimension).
-bool fitsKernelBuffer(const at::Tensor& tensor) {
-  if (tensor.numel() == 0 || tensor.nbytes() > static_cast<size_t>(kMaxBufferBytes)) {
-    return false;
+// Why a kernel buffer cannot hold `tensor` (its sizes and strides are int32
+// per dimension), or nothing when it can.
+std::optional<std::string> whyNotKernelBuffer(const at::Tensor& tensor) {
+  std::ostringstream why;
+  if (tensor.numel() == 0) {
+    why << "is empty (sizes " << tensor.sizes() << ")";
+    return why.str();
+  }
+  if (tensor.nbytes() > static_cast<size_t>(kMaxBufferBytes)) {
+    why << "holds " << tensor.nbytes() << " bytes, past the kernels' 32-bit indexing (2^31 - 1)";
+    return why.str();
   }
   for (int64_t axis = 0; axis < tensor.dim(); ++axis) {
     if (tensor.stride(axis) < 0 || tensor.stride(axis) > kMaxBufferBytes) {
-      return false;
+      why << "has stride " << tensor.stride(axis) << " on axis " << axis
+          << ", outside the kernels' int32 strides [0, 2^31 - 1]";
+      return why.str();
     }
   }
-  return true;
+  return std::nullopt;
 }
 
 void installParallelFor() {
@@ -159,13 +169,19 @@ std::unique_ptr<CompiledSegment> CompiledSegment::compile(const Fusion& fusion,
 }
 
 bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<PolymorphicValue>& inputs,
-                          std::vector<at::Tensor>& outputs) {
+                          std::vector<at::Tensor>& outputs, std::string* why_not) {
+  auto refuse = [&](const char* role, const TensorView* tv, const std::string& why) {
+    if (why_not != nullptr) {
+      *why_not = std::string(role) + " " + tv->toInlineString() + " " + why;
+    }
+    return false;
+  };
   std::vector<at::Tensor> tensors;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (const auto* tensor = std::get_if<at::Tensor>(&inputs[i])) {
       at::Tensor input = innermostContiguous(*tensor) ? *tensor : tensor->contiguous();
-      if (!fitsKernelBuffer(input)) {
-        return false;
+      if (std::optional<std::string> why = whyNotKernelBuffer(input)) {
+        return refuse("the input", fusion_->inputs()[i]->as<TensorView>(), *why);
       }
       tensors.push_back(input);
     }
@@ -213,13 +229,10 @@ bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<Polymorphic
       targets[i] =
           at::empty(ee.evaluateShape(tv), at::TensorOptions().dtype(toAtenType(tv->dtype())));
     }
-    if (targets[i].numel() == 0) {
-      // Nothing to write; an empty output of a non-empty input still runs
-      // through ATen, which knows the op's empty-input rules.
-      return false;
-    }
-    if (!fitsKernelBuffer(targets[i])) {
-      return false;
+    // An empty output of a non-empty input also runs through ATen, which
+    // knows the op's empty-input rules.
+    if (std::optional<std::string> why = whyNotKernelBuffer(targets[i])) {
+      return refuse("the output", tv, *why);
     }
   }
   std::vector<std::unique_ptr<KernelBuffer>> buffers;

@@ -26,9 +26,10 @@ class CompiledSegment {
   // Runs the kernel on `inputs` (the fusion's inputs, bound in `ee`) into
   // `outputs` (allocated here where undefined). Returns false, touching
   // nothing, for a call the kernel does not take (an empty tensor, a
-  // tensor past 2^31 bytes); the caller then runs the segment through ATen.
+  // tensor past 2^31 bytes, a stride beyond int32), with the tensor and the
+  // reason in `why_not`; the caller then runs the segment through ATen.
   bool run(ExpressionEvaluator& ee, const std::vector<PolymorphicValue>& inputs,
-           std::vector<at::Tensor>& outputs);
+           std::vector<at::Tensor>& outputs, std::string* why_not = nullptr);
 
   const CompiledKernel& kernel() const {
     return *kernel_;

@@ -100,6 +100,12 @@ class Executor {
     checkPrepared("preparedFusion");
     return *prepared_;
   }
+  // How each segment runs and what its runs so far ran on, falls back to
+  // ATen at run time included (HostIrEvaluator::segmentExecution).
+  std::string segmentExecution() const {
+    checkPrepared("segmentExecution");
+    return evaluator_->segmentExecution();
+  }
   HostIrEvaluator& evaluator() {
     checkPrepared("evaluator");
     return *evaluator_;

@@ -1,9 +1,11 @@
 #include "hostir/runtime/fusion_executor.h"
 
 #include <atomic>
+#include <iostream>
 #include <unordered_map>
 
 #include "hostir/ir/ops.h"
+#include "hostir/ir/options.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/kernels/kernel_cache.h"
 #include "hostir/runtime/aten_op_evaluator.h"
@@ -92,26 +94,48 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>&
   for (size_t i = 0; i < inputs.size(); ++i) {
     ee.bind(fusion_->inputs()[i], inputs[i]);
   }
+  std::string why_not;
   if (CompiledSegment* segment = compiled()) {
     std::vector<at::Tensor> results(outputs);
     for (size_t i = 0; i < results.size(); ++i) {
       validateOutputBuffer(fusion_outputs[i], results[i],
                            ee.evaluateShape(fusion_outputs[i]->as<TensorView>()));
     }
-    if (segment->run(ee, inputs, results)) {
+    if (segment->run(ee, inputs, results, &why_not)) {
+      recordRun(std::nullopt);
       return results;
     }
-  }
-  if (gemm_epilogue_.has_value() && kernelsEnabled()) {
+    recordRun(why_not);
+  } else if (gemm_epilogue_.has_value() && kernelsEnabled()) {
     std::vector<at::Tensor> results(outputs);
-    if (runGemmEpilogue(ee, results)) {
+    if (runGemmEpilogue(ee, results, why_not)) {
+      recordRun(std::nullopt);
       return results;
     }
+    recordRun(why_not);
   }
   return runWithAten(ee, outputs);
 }
 
-bool FusionExecutor::runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Tensor>& results) {
+void FusionExecutor::recordRun(const std::optional<std::string>& fallback) {
+  std::lock_guard<std::mutex> lock(runs_mutex_);
+  if (!fallback.has_value()) {
+    ++runs_.on_planned_engine;
+    return;
+  }
+  if (++runs_.fallbacks[*fallback] == 1 && isDumpEnabled("kernels")) {
+    std::cout << "=== segment falls back to ATen at run time: " << *fallback << "\n"
+              << fusion_->toString() << std::flush;
+  }
+}
+
+SegmentRuns FusionExecutor::runs() const {
+  std::lock_guard<std::mutex> lock(runs_mutex_);
+  return runs_;
+}
+
+bool FusionExecutor::runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Tensor>& results,
+                                     std::string& why_not) {
   const GemmEpilogue& gemm = *gemm_epilogue_;
   MatmulEpilogue epilogue;
   if (gemm.linear->hasBias()) {
@@ -128,7 +152,8 @@ bool FusionExecutor::runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Te
   }
   at::Tensor weight = ee.evaluateTensor(gemm.linear->weight());
   if (isPacked(gemm.linear->weight(), weight)) {
-    return false;  // an encoded weight: ATen's path runs its packed GEMM, then the epilogue
+    why_not = "an encoded weight: ATen's path runs its packed GEMM, then the epilogue op by op";
+    return false;
   }
   const std::vector<int64_t> shape = ee.evaluateShape(gemm.out);
   if (results.empty()) {
@@ -136,7 +161,8 @@ bool FusionExecutor::runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Te
   } else {
     validateOutputBuffer(gemm.out, results[0], shape);
   }
-  if (!linearThroughDnnlOut(results[0], ee.evaluateTensor(gemm.linear->in()), weight, epilogue)) {
+  if (!linearThroughDnnlOut(results[0], ee.evaluateTensor(gemm.linear->in()), weight, epilogue,
+                            &why_not)) {
     return false;
   }
   ++gemms_with_post_ops;
@@ -156,15 +182,33 @@ CompiledSegment* FusionExecutor::compiled() {
   return compiled_.get();
 }
 
+namespace {
+
+std::string times(int64_t n) {
+  return std::to_string(n) + (n == 1 ? " time" : " times");
+}
+
+}  // namespace
+
 std::string FusionExecutor::execution() {
+  std::string plan;
   if (CompiledSegment* segment = compiled()) {
-    return "compiled kernel " + segment->kernel().hash() + " for " +
+    plan = "compiled kernel " + segment->kernel().hash() + " for " +
            segment->kernel().target().toString();
+  } else if (gemm_epilogue_.has_value() && kernelsEnabled()) {
+    plan = describeSegmentExecution(*fusion_);
+  } else {
+    return "ATen: " + why_aten_;
   }
-  if (gemm_epilogue_.has_value() && kernelsEnabled()) {
-    return describeSegmentExecution(*fusion_);
+  const SegmentRuns done = runs();
+  if (done.on_planned_engine == 0 && done.fallbacks.empty()) {
+    return plan;
   }
-  return "ATen: " + why_aten_;
+  std::string report = plan + "; ran it " + times(done.on_planned_engine);
+  for (const auto& [reason, count] : done.fallbacks) {
+    report += ", fell back to ATen " + times(count) + ": " + reason;
+  }
+  return report;
 }
 
 std::vector<at::Tensor> FusionExecutor::runWithAten(ExpressionEvaluator& ee,

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,15 @@
 namespace hostir {
 
 class ExpressionEvaluator;
+
+// What the runs of a segment ran on so far: the engine it was planned for
+// (the compiled kernel, the GEMM with post-ops), or ATen where that engine
+// did not take a call (an empty tensor, past 2 GiB, a stride beyond int32,
+// a machine where oneDNN has no packed GEMM), per reason.
+struct SegmentRuns {
+  int64_t on_planned_engine = 0;
+  std::map<std::string, int64_t> fallbacks;  // reason -> runs through ATen
+};
 
 // Runs a whole fusion on one device: validates the inputs, binds them, and
 // runs the fusion as one compiled kernel (compiled on the first run, from
@@ -46,10 +57,12 @@ class FusionExecutor {
     return *fusion_;
   }
 
-  // How the fusion runs: "compiled kernel for <target>", "GEMM with
+  // How the fusion runs: "compiled kernel <hash> for <target>", "GEMM with
   // post-ops: <epilogue>" or "ATen: <why>" (compiles it if it has not been
-  // yet).
+  // yet); after runs of a kernel or a GEMM with post-ops, what they ran on:
+  // "; ran it 2 times, fell back to ATen 1 time: the input T0... is empty".
   std::string execution();
+  SegmentRuns runs() const;
 
  private:
   static std::unique_ptr<Fusion> copyOf(const Fusion& fusion) {
@@ -68,7 +81,11 @@ class FusionExecutor {
                                       const std::vector<at::Tensor>& outputs);
   // The linear and its epilogue as one oneDNN matmul with post-ops; false,
   // computing nothing, where oneDNN does not take it (linearThroughDnnlOut).
-  bool runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Tensor>& results);
+  bool runGemmEpilogue(ExpressionEvaluator& ee, std::vector<at::Tensor>& results,
+                       std::string& why_not);
+  // Counts a run on the planned engine, or one that fell back to ATen
+  // (said once per reason under HOSTIR_DUMP=kernels).
+  void recordRun(const std::optional<std::string>& fallback);
 
   std::unique_ptr<Fusion> owned_;  // null when borrowed
   const Fusion* fusion_ = nullptr;
@@ -80,6 +97,8 @@ class FusionExecutor {
   bool compile_tried_ = false;
   std::unique_ptr<CompiledSegment> compiled_;
   std::string why_aten_;
+  mutable std::mutex runs_mutex_;
+  SegmentRuns runs_;
 };
 
 // Segments run as one GEMM with post-ops so far in this process (for tests).

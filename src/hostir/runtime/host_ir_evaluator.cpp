@@ -41,6 +41,17 @@ HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
   communicates_ = params_.communicator != nullptr && postsCommunication(container_->topLevel());
 }
 
+std::string HostIrEvaluator::segmentExecution() const {
+  std::string report;
+  for (HostUnit* unit : container_->hostUnits()) {
+    report += "  " + unit->toInlineString() + ": " + unit_executors_.at(unit)->execution() + "\n";
+  }
+  for (size_t id = 0; id < kernel_executors_.size(); ++id) {
+    report += "  kernel " + std::to_string(id) + ": " + kernel_executors_[id]->execution() + "\n";
+  }
+  return report;
+}
+
 std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<at::Tensor>& inputs,
                                              const std::vector<at::Tensor>& outputs) {
   return run(std::vector<PolymorphicValue>(inputs.begin(), inputs.end()), outputs);

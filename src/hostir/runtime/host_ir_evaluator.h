@@ -114,6 +114,12 @@ class HostIrEvaluator final : public HostIrDispatch {
   const HostIrContainer& container() const {
     return *container_;
   }
+  // How each segment runs and what its runs so far ran on, one line per
+  // HostUnit in program order, then per LaunchKernel kernel:
+  // "  HostUnit(...): compiled kernel <hash> for <target>; ran it 4 times,
+  // fell back to ATen 1 time: the input T0... is empty (sizes [0, 8])"
+  // (FusionExecutor::execution). Empty for a program without segments.
+  std::string segmentExecution() const;
   runtime::StreamPool& streamPool() {
     return pool_;
   }

@@ -120,12 +120,14 @@ bool dnnlChosen() {
   return true;
 }
 
-// out = in @ B, B the 2-D `rhs` with its N axis at `n_axis` (0: a linear's
-// [N, K] weight, 1: a matmul's [K, N] operand); see linearThroughDnnlOut.
-bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& rhs,
-                        int64_t n_axis, const MatmulEpilogue& epilogue) {
+// Why oneDNN does not run out = in @ B (+ epilogue), B the 2-D `rhs` with
+// its N axis at `n_axis`, or nothing when it does; its n_block in
+// `n_block` then. See linearThroughDnnlOut.
+std::optional<std::string> whyNotThroughDnnl(const at::Tensor& out, const at::Tensor& in,
+                                             const at::Tensor& rhs, int64_t n_axis,
+                                             const MatmulEpilogue& epilogue, int64_t& n_block) {
   if (!dnnlChosen()) {
-    return false;
+    return "HOSTIR_GEMM=aten";
   }
   const std::optional<at::Tensor>& bias = epilogue.bias;
   const std::optional<at::Tensor>& residual = epilogue.residual;
@@ -134,23 +136,50 @@ bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::T
                       (!bias.has_value() || (bias->scalar_type() == at::kFloat &&
                                              bias->dim() == 1 && bias->size(0) == out.size(-1))) &&
                       (!residual.has_value() || residual->scalar_type() == at::kFloat);
+  if (!floats) {
+    return "oneDNN's GEMMs here take float32 operands, a 1-D float32 bias of N elements and a "
+           "float32 residual";
+  }
+  if (in.dim() < 2 || rhs.dim() != 2) {
+    return "oneDNN's GEMMs here take an input of rank 2 or more and a 2-D weight";
+  }
   // Meta tensors (FusionChecks' shape checks) and empty chunks: ATen's linear
   // checks and computes those without data.
-  if (!floats || in.dim() < 2 || rhs.dim() != 2 || in.numel() == 0 || rhs.numel() == 0 ||
-      in.is_meta() || rhs.is_meta() || out.is_meta()) {
-    return false;
+  if (in.numel() == 0 || rhs.numel() == 0) {
+    return "an empty operand (input sizes " + c10::str(in.sizes()) + ", weight sizes " +
+           c10::str(rhs.sizes()) + ")";
+  }
+  if (in.is_meta() || rhs.is_meta() || out.is_meta() ||
+      (residual.has_value() && residual->is_meta())) {
+    return "meta tensors (a shape check)";
   }
   if (residual.has_value()) {
     // The post-op reads a tensor of the result's sizes or one row of it; one
     // sharing out's memory would be read while the GEMM writes it.
     const bool row = residual->dim() == 1 && residual->size(0) == out.size(-1);
-    if ((!row && residual->sizes() != out.sizes()) || residual->is_meta() ||
-        residual->is_alias_of(out)) {
-      return false;
+    if (!row && residual->sizes() != out.sizes()) {
+      return "the residual's sizes " + c10::str(residual->sizes()) + " are neither the result's " +
+             c10::str(out.sizes()) + " nor one row of it";
+    }
+    if (residual->is_alias_of(out)) {
+      return "the residual shares the result's memory";
     }
   }
-  const int64_t n_block = dnnlPreferredNBlock(rhs.size(1 - n_axis), rhs.size(n_axis));
+  n_block = dnnlPreferredNBlock(rhs.size(1 - n_axis), rhs.size(n_axis));
   if (n_block == 0) {
+    return "oneDNN keeps plain weights on " + localTarget().toString() +
+           ", so it has no packed GEMM to run post-ops on";
+  }
+  return std::nullopt;
+}
+
+bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& rhs,
+                        int64_t n_axis, const MatmulEpilogue& epilogue, std::string* why_not) {
+  int64_t n_block = 0;
+  if (std::optional<std::string> why = whyNotThroughDnnl(out, in, rhs, n_axis, epilogue, n_block)) {
+    if (why_not != nullptr) {
+      *why_not = std::move(*why);
+    }
     return false;
   }
   const Layout layout = Layout::dnnlBlocked(n_block, n_axis);
@@ -161,8 +190,8 @@ bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::T
 }  // namespace
 
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
-                          const MatmulEpilogue& epilogue) {
-  return gemmThroughDnnlOut(out, in, weight, /*n_axis=*/0, epilogue);
+                          const MatmulEpilogue& epilogue, std::string* why_not) {
+  return gemmThroughDnnlOut(out, in, weight, /*n_axis=*/0, epilogue, why_not);
 }
 
 std::string describeGemmPath(int64_t k, int64_t n) {
@@ -179,7 +208,7 @@ std::string describeGemmPath(int64_t k, int64_t n) {
 }
 
 bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
-  return gemmThroughDnnlOut(out, lhs, rhs, /*n_axis=*/1, MatmulEpilogue{});
+  return gemmThroughDnnlOut(out, lhs, rhs, /*n_axis=*/1, MatmulEpilogue{}, nullptr);
 }
 
 bool batchedMatmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs,

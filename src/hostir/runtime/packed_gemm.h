@@ -42,10 +42,11 @@ bool isPacked(const TensorView* tv, const at::Tensor& tensor);
 // epilogue as post-ops. Returns false, computing nothing, where it does not
 // apply: HOSTIR_GEMM=aten, a dtype other than float, a 1-D input or a weight
 // that is not 2-D, a residual of neither out's sizes nor [N] or overlapping
-// out, or a machine where oneDNN keeps B plain (avx2). Throws for a
-// HOSTIR_GEMM other than dnnl or aten.
+// out, an empty operand, or a machine where oneDNN keeps B plain (avx2);
+// `why_not` then says which. Throws for a HOSTIR_GEMM other than dnnl or
+// aten.
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
-                          const MatmulEpilogue& epilogue);
+                          const MatmulEpilogue& epilogue, std::string* why_not = nullptr);
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
                           const c10::optional<at::Tensor>& bias);
 // The same for a matmul, out = lhs @ rhs with rhs a 2-D [K, N] operand

@@ -3,6 +3,8 @@
 // with HOSTIR_KERNELS=aten, checks the compiled run really ran a kernel, and
 // compares with the dtype's tolerance.
 
+#include <sys/mman.h>
+
 #include <functional>
 
 #include "common/scoped_env.h"
@@ -46,6 +48,16 @@ std::string firstMismatch(const at::Tensor& actual, const at::Tensor& expected, 
          " vs ATen " + std::to_string(e[i].item<double>());
 }
 
+// The executor's runs so far all ran its compiled kernel (`runs` of them):
+// none fell back to ATen at run time, which would give ATen's results and
+// hide the kernel's.
+void expectKernelRan(FusionExecutor& executor, int64_t runs) {
+  ASSERT_EQ(executor.execution().rfind("compiled kernel", 0), 0u) << executor.execution();
+  SegmentRuns done = executor.runs();
+  EXPECT_EQ(done.on_planned_engine, runs) << executor.execution();
+  EXPECT_TRUE(done.fallbacks.empty()) << executor.execution();
+}
+
 // Builds the segment twice (compiled and ATen), runs both on the same
 // inputs, and compares every output (tolerance: the dtype's, scaled by
 // tolerance_scale).
@@ -82,7 +94,7 @@ void expectCompiledMatchesAten(
   }
   auto compiled = make();
   std::vector<at::Tensor> compiled_out = compiled->run(values);
-  ASSERT_EQ(compiled->execution().rfind("compiled kernel", 0), 0u) << compiled->execution();
+  expectKernelRan(*compiled, 1);
   std::vector<at::Tensor> aten_out;
   {
     ScopedEnv aten("HOSTIR_KERNELS", "aten");
@@ -311,7 +323,7 @@ TEST(KernelTest, ErfIsAccurateToFloatRounding) {
   FusionExecutor executor(std::move(fusion));
   at::Tensor input = at::linspace(-6, 6, 200001);
   at::Tensor out = -executor.run({input}).at(0);
-  ASSERT_EQ(executor.execution().rfind("compiled kernel", 0), 0u) << executor.execution();
+  expectKernelRan(executor, 1);
   at::Tensor exact = at::erf(input.to(at::kDouble));
   at::Tensor ulp = exact.abs().to(at::kFloat).to(at::kDouble) *
                    static_cast<double>(std::numeric_limits<float>::epsilon());
@@ -352,7 +364,7 @@ TEST(KernelTest, ComparisonRoundsTheScalarToTheTensorDtype) {
   FusionExecutor executor(std::move(fusion));
   at::Tensor input = at::tensor({0.1, 0.2, 0.05}).to(at::kHalf);
   std::vector<at::Tensor> out = executor.run({input});
-  ASSERT_EQ(executor.execution().rfind("compiled kernel", 0), 0u) << executor.execution();
+  expectKernelRan(executor, 1);
   EXPECT_TRUE(at::equal(out[0], input.eq(0.1))) << out[0];
   EXPECT_TRUE(at::equal(out[1], input.lt(0.1))) << out[1];
   EXPECT_TRUE(out[0][0].item<bool>());
@@ -379,9 +391,10 @@ TEST(KernelTest, RunTimeScalarsSliceBoundsAndFill) {
   fusion->addOutput(add(mul(rows, factor), filled));
   FusionExecutor executor(std::move(fusion));
   at::Tensor input = at::randn({8, 6});
+  int64_t runs = 0;
   for (auto [begin, end] : {std::pair<int64_t, int64_t>{2, 5}, {0, 8}, {7, 8}}) {
     at::Tensor out = executor.run({input, begin, end, 1.5}).at(0);
-    EXPECT_EQ(executor.execution().rfind("compiled kernel", 0), 0u);
+    expectKernelRan(executor, ++runs);
     at::Tensor rows_ref = input.slice(0, begin, end);
     EXPECT_TRUE(allClose(out, rows_ref * 1.5 + 1.5)) << begin << ":" << end;
   }
@@ -403,6 +416,7 @@ TEST(KernelTest, PreallocatedAndStridedBuffers) {
   at::Tensor column_major = at::empty({10, 6}).t();  // a strided output buffer
   executor.run({transposed}, {column_major});
   EXPECT_TRUE(allClose(column_major, at::exp(transposed + 1)));
+  expectKernelRan(executor, 2);
 }
 
 // Softmax and layer norm written with hostir's reductions and pointwise ops
@@ -421,7 +435,7 @@ TEST(KernelTest, SoftmaxAndLayerNormFromPrimitives) {
   FusionExecutor executor(std::move(fusion));
   at::Tensor input = at::randn({64, 300}) * 3;
   std::vector<at::Tensor> out = executor.run({input});
-  EXPECT_EQ(executor.execution().rfind("compiled kernel", 0), 0u) << executor.execution();
+  expectKernelRan(executor, 1);
   EXPECT_TRUE(allClose(out[0], at::softmax(input, 1)));
   EXPECT_TRUE(allClose(out[1], at::layer_norm(input, {300}), 1e-4, 1e-5));
 }
@@ -501,7 +515,7 @@ TEST(KernelTest, PointwiseOperandsOfDifferentSizesAreAnError) {
   fusion->addOutput(add(x, y));
   FusionExecutor executor(std::move(fusion));
   EXPECT_TRUE(allClose(executor.run({at::ones({4}), at::ones({4})}).at(0), at::full({4}, 2.0)));
-  ASSERT_EQ(executor.execution().rfind("compiled kernel", 0), 0u) << executor.execution();
+  expectKernelRan(executor, 1);
   EXPECT_HOSTIR_ERROR(executor.run({at::ones({4}), at::ones({5})}),
                       {"size mismatch in", "add", "has 4 elements but", "has 5"});
 }
@@ -535,8 +549,86 @@ TEST(KernelTest, LoneTranscendentalRunsThroughAtenAndSaysWhy) {
   }
   FusionExecutor fused_executor(std::move(fused));
   EXPECT_TRUE(allClose(fused_executor.run({input}).at(0), at::gelu(input + 1.0)));
-  EXPECT_EQ(fused_executor.execution().rfind("compiled kernel", 0), 0u)
-      << fused_executor.execution();
+  expectKernelRan(fused_executor, 1);
+}
+
+}  // namespace
+}  // namespace hostir::test
+
+namespace hostir::test {
+namespace {
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// A call the kernel does not take (an empty input) runs through ATen, and
+// the segment says so: in the executor's report, with the tensor and the
+// reason, and once under HOSTIR_DUMP=kernels however often it happens. A
+// call it takes reports the kernel.
+TEST(KernelTest, AnEmptyInputFallsBackToAtenAndTheReportSaysWhy) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{3, 4}, DataType::Float});
+  fusion->addOutput(exp(add(x, 1.0)));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor input = at::randn({3, 4});
+  EXPECT_TRUE(allClose(executor.run({input}).at(0), at::exp(input + 1)));
+  expectKernelRan(executor, 1);
+  EXPECT_NE(executor.execution().find("; ran it 1 time"), std::string::npos)
+      << executor.execution();
+
+  at::Tensor empty = at::randn({0, 4});
+  std::string dumped;
+  {
+    ScopedEnv dump("HOSTIR_DUMP", "kernels");
+    testing::internal::CaptureStdout();
+    for (int run = 0; run < 2; ++run) {
+      EXPECT_EQ(executor.run({empty}).at(0).sizes(), empty.sizes());
+    }
+    dumped = testing::internal::GetCapturedStdout();
+  }
+  EXPECT_EQ(occurrences(dumped, "=== segment falls back to ATen at run time: the input T"), 1u)
+      << dumped;
+  EXPECT_NE(dumped.find("is empty (sizes [0, 4])\n"), std::string::npos) << dumped;
+  EXPECT_NE(dumped.find("= exp("), std::string::npos) << "the segment is printed: " << dumped;
+  SegmentRuns runs = executor.runs();
+  EXPECT_EQ(runs.on_planned_engine, 1);
+  ASSERT_EQ(runs.fallbacks.size(), 1u) << executor.execution();
+  EXPECT_EQ(runs.fallbacks.begin()->second, 2);
+  const std::string report = executor.execution();
+  EXPECT_EQ(report.rfind("compiled kernel", 0), 0u) << report;
+  EXPECT_NE(report.find("; ran it 1 time, fell back to ATen 2 times: the input T"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find(" is empty (sizes [0, 4])"), std::string::npos) << report;
+}
+
+// A stride the kernels' int32 buffers cannot hold (a view into memory that
+// is reserved, never touched: zero pages) runs through ATen and names it.
+TEST(KernelTest, AStrideBeyondInt32FallsBackToAtenAndSaysWhy) {
+  const int64_t stride = int64_t{1} << 31;
+  const size_t bytes = static_cast<size_t>(stride) + 64;
+  void* memory =
+      mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(memory, MAP_FAILED);
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{2, 4}, DataType::Bool});
+  fusion->addOutput(add(castOp(DataType::Float, x), 1.0));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor spread = at::from_blob(memory, {2, 4}, {stride, 1}, at::kBool);
+  EXPECT_TRUE(at::equal(executor.run({spread}).at(0), at::ones({2, 4})));
+  const std::string report = executor.execution();
+  EXPECT_NE(report.find("fell back to ATen 1 time: the input T"), std::string::npos) << report;
+  EXPECT_NE(report.find("has stride 2147483648 on axis 0, outside the kernels' int32 strides"),
+            std::string::npos)
+      << report;
+  munmap(memory, bytes);
 }
 
 }  // namespace

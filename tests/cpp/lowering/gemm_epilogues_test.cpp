@@ -161,12 +161,51 @@ TEST_F(GemmEpiloguesTest, RunsFusedWhereOneDnnPacksElseOpByOp) {
   const int64_t before = gemmsWithPostOpsRun();
   EXPECT_TRUE(allClose(executor.run({tx, tw, tr}).at(0), expected, kRtol, kAtol));
   EXPECT_EQ(gemmsWithPostOpsRun() - before, one_dnn_packs ? 1 : 0);
+  // The run's engine is in the executor's report: the GEMM, or ATen with why.
+  EXPECT_EQ(executor.runs().on_planned_engine, one_dnn_packs ? 1 : 0) << executor.execution();
+  if (!one_dnn_packs) {
+    EXPECT_NE(executor.execution().find("fell back to ATen 1 time: oneDNN keeps plain weights on"),
+              std::string::npos)
+        << executor.execution();
+  }
   for (const char* variable : {"HOSTIR_GEMM", "HOSTIR_KERNELS"}) {
     SCOPED_TRACE(std::string(variable) + "=aten");
     ScopedEnv env(variable, "aten");
     const int64_t unfused = gemmsWithPostOpsRun();
     EXPECT_TRUE(allClose(executor.run({tx, tw, tr}).at(0), expected, kRtol, kAtol));
     EXPECT_EQ(gemmsWithPostOpsRun(), unfused);
+  }
+  EXPECT_EQ(executor.runs().fallbacks.count("HOSTIR_GEMM=aten"), 1u) << executor.execution();
+}
+
+// A GEMM with post-ops that oneDNN does not take at run time (an input of
+// no rows) runs op by op through ATen, and the executor's report says so and
+// why; a run it takes reports the GEMM.
+TEST_F(GemmEpiloguesTest, AnEmptyInputFallsBackToAtenAndTheReportSaysWhy) {
+  TensorView* x = input(2);
+  TensorView* w = input(2);
+  fusion_.addOutput(gelu(linear(x, w)));
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  const PostOnStream* post = onlyGemmUnit(*hic);
+  ASSERT_NE(post, nullptr);
+  FusionExecutor executor(*post->hostUnit()->fusion());
+  at::Tensor tw = at::randn({96, 64});
+  at::Tensor empty = at::randn({0, 64});
+  EXPECT_TRUE(allClose(executor.run({empty, tw}).at(0), at::gelu(at::linear(empty, tw))));
+  SegmentRuns runs = executor.runs();
+  EXPECT_EQ(runs.on_planned_engine, 0);
+  ASSERT_EQ(runs.fallbacks.size(), 1u) << executor.execution();
+  EXPECT_EQ(runs.fallbacks.begin()->second, 1);
+  const std::string report = executor.execution();
+  EXPECT_EQ(report.rfind("GEMM with post-ops: linear + gelu", 0), 0u) << report;
+  EXPECT_NE(report.find("; ran it 0 times, fell back to ATen 1 time: an empty operand (input "
+                        "sizes [0, 64], weight sizes [96, 64])"),
+            std::string::npos)
+      << report;
+  if (dnnlPreferredNBlock(64, 96) != 0) {
+    at::Tensor tx = at::randn({8, 64});
+    EXPECT_TRUE(allClose(executor.run({tx, tw}).at(0), at::gelu(at::linear(tx, tw)), kRtol, kAtol));
+    EXPECT_EQ(executor.runs().on_planned_engine, 1) << executor.execution();
   }
 }
 

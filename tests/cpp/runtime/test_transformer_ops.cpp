@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/runtime/compiled_segment.h"
@@ -344,16 +345,29 @@ TEST_F(TransformerOpsAtenTest, BatchedMatmulOverHeads) {
 
 // --- through the host lowering -------------------------------------------------------------------
 
-// Every HostUnit of `program` runs as a compiled kernel (or through ATen
-// only because HOSTIR_KERNELS=aten, the *.aten variant): no op of the
-// transformer sends its segment to the ATen fallback.
-void expectEveryHostUnitCompiles(const HostIrContainer& program) {
+// Every HostUnit of the executor's program runs as a compiled kernel (or
+// through ATen only because HOSTIR_KERNELS=aten, the *.aten variant): no op
+// of the transformer sends its segment to the ATen fallback, and the run
+// before really ran each kernel (no call fell back to ATen at run time).
+void expectEveryHostUnitCompiles(Executor& executor) {
+  const HostIrContainer& program = executor.hostProgram();
   ASSERT_FALSE(program.hostUnits().empty()) << program.toString();
   for (const HostUnit* unit : program.hostUnits()) {
     std::string how = describeSegmentExecution(*unit->fusion());
     EXPECT_TRUE(how.rfind("compiled kernel", 0) == 0 || how == "ATen (HOSTIR_KERNELS=aten)")
         << unit->toInlineString() << ": " << how;
   }
+  if (!kernelsEnabled()) {
+    return;
+  }
+  std::istringstream report(executor.segmentExecution());
+  size_t lines = 0;
+  for (std::string line; std::getline(report, line); ++lines) {
+    EXPECT_NE(line.find(": compiled kernel"), std::string::npos) << line;
+    EXPECT_NE(line.find("; ran it 1 time"), std::string::npos) << line;
+    EXPECT_EQ(line.find("fell back"), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, program.hostUnits().size()) << executor.segmentExecution();
 }
 
 // The compositions segmented and lowered to a host program (matmul a host
@@ -373,7 +387,7 @@ TEST_F(TransformerOpsAtenTest, AttentionRunsThroughHostExecutor) {
   EXPECT_TRUE(allClose(outs[1], expected[1], 1e-5, 1e-5));
   std::string program = executor.hostProgram().toString();
   EXPECT_TRUE(containsAll(program, {"= where(", "= max(", "= sum(", "= matmul("})) << program;
-  expectEveryHostUnitCompiles(executor.hostProgram());
+  expectEveryHostUnitCompiles(executor);
 }
 
 TEST_F(TransformerOpsAtenTest, LayerNormAndGeluRunThroughHostExecutor) {
@@ -395,7 +409,7 @@ TEST_F(TransformerOpsAtenTest, LayerNormAndGeluRunThroughHostExecutor) {
   EXPECT_TRUE(allClose(outs[0], ln * (at::erf(ln * M_SQRT1_2) + 1), 1e-4, 1e-5));
   at::Tensor rms = t * at::rsqrt(t.pow(2).mean({-1}, true) + 1e-6);
   EXPECT_TRUE(allClose(outs[1], at::log_softmax(rms, 0), 1e-5, 1e-5));
-  expectEveryHostUnitCompiles(executor.hostProgram());
+  expectEveryHostUnitCompiles(executor);
 }
 
 }  // namespace
