@@ -470,6 +470,13 @@ class Definition {
   std::string hostIr() {
     return prepared().hostProgram().toString();
   }
+
+  // How each segment runs and what the runs so far ran on, run-time falls
+  // back to ATen included (Executor::segmentExecution).
+  std::string execution() {
+    return prepared().segmentExecution();
+  }
+
   // Whether a sharded definition without Stream annotations lets hostir
   // insert the stream splits at its first run (ExecutorParams::
   // automatic_stream_splits); unset: HOSTIR_OVERLAP decides. Fixed once the
@@ -909,6 +916,7 @@ void bindDefinition(py::module_& m) {
       .def("execute", &Definition::execute)
       .def("execute_compute_only", &Definition::executeComputeOnly)
       .def("host_ir", &Definition::hostIr)
+      .def("execution", &Definition::execution)
       .def("set_automatic_stream_splits", &Definition::setAutomaticStreamSplits)
       .def("automatic_stream_splits", &Definition::automaticStreamSplits)
       .def("overlap_report", &Definition::overlapReport)

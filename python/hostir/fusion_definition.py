@@ -1046,6 +1046,18 @@ class FusionDefinition:
         except _C.Error as error:
             raise self._error(str(error), inputs or []) from None
 
+    def execution(self):
+        """How each segment of the host program runs, one line per segment:
+        "compiled kernel <hash> for <target>", "GEMM with post-ops: ..." or
+        "ATen: <why>", and after runs what they ran on, a run that fell back
+        to ATen included, with its reason ("; ran it 2 times, fell back to
+        ATen 1 time: the input T0... is empty (sizes [0, 4])")."""
+        self._ensure_defined()
+        try:
+            return self._cdef.execution()
+        except _C.Error as error:
+            raise self._error(str(error), []) from None
+
     def _name_of(self, fid):
         if fid < 0:
             for extent, tensor, axis in self._extents():

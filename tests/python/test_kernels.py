@@ -113,3 +113,23 @@ def test_a_linear_and_its_gelu_and_add_run_as_one_gemm_from_python(tmp_path):
         folded = "gemm_epilogues" not in extra.get("HOSTIR_DISABLE_PASS", "")
         assert ("= linear(" in program) != folded, (extra, result.stdout)
         assert ("= linear(" in units) == folded, (extra, result.stdout)
+
+
+def test_execution_reports_the_kernel_and_a_run_time_fall_back_to_aten():
+    # fd.execution() names each segment's engine; after runs, what they ran
+    # on: the kernel for a normal input, ATen with the reason for an empty
+    # one, which the kernel does not take.
+    with hostir.FusionDefinition() as fd:
+        x = fd.define_tensor(2)
+        fd.add_output(fd.ops.exp(fd.ops.add(x, 1.0)))
+    inp = torch.randn(3, 4)
+    (out,) = fd.execute([inp])
+    assert torch.allclose(out, torch.exp(inp + 1.0))
+    report = fd.execution()
+    assert ": compiled kernel " in report and "; ran it 1 time" in report, report
+    assert "fell back" not in report, report
+    (empty,) = fd.execute([torch.randn(0, 4)])
+    assert empty.shape == (0, 4)
+    report = fd.execution()
+    assert "; ran it 1 time, fell back to ATen 1 time: the input T" in report, report
+    assert "is empty (sizes [0, 4])" in report, report
