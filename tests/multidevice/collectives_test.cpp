@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <numeric>
@@ -616,20 +617,23 @@ TEST_F(CollectivesTest, BarrierReturnsOnEveryRankOnlyAfterAllEntered) {
 // The benchmarks' communication-only baseline moves each chunk's rows to
 // where the pipelined program would: chunk j's allgather holds every rank's
 // rows of chunk j, and the chunks' reduce-scatters fill this rank's rows.
+// Chunk counts that do not divide the 8 rows (3: 3, 3, 2 rows; 16: 8 rows of
+// one and 8 empty chunks) split them as the program does.
 TEST_F(CollectivesTest, BlockCommunicationMovesEveryChunksRows) {
   const int64_t devices = communicator_.size();
   const int64_t rows = 8;
   at::Tensor local = at::arange(rows * kCols, at::kFloat).view({rows, kCols}) + 1000 * me_;
   BlockCommunication communication(communicator_, local, rows * devices, /*blocks=*/2);
-  for (int64_t chunks : {1, 2, 4, 8}) {
+  for (int64_t chunks : {1, 2, 3, 4, 8, 16}) {
     communication.run(chunks);
-    const int64_t chunk_rows = rows / chunks;
+    const int64_t chunk_rows = (rows + chunks - 1) / chunks;
     for (int64_t j = 0; j < chunks; ++j) {
+      const int64_t start = std::min(j * chunk_rows, rows);
       std::vector<at::Tensor> expected;
       for (int64_t device = 0; device < devices; ++device) {
         expected.push_back(
             (at::arange(rows * kCols, at::kFloat).view({rows, kCols}) + 1000 * device)
-                .narrow(0, j * chunk_rows, chunk_rows));
+                .narrow(0, start, std::min(start + chunk_rows, rows) - start));
       }
       EXPECT_TRUE(at::equal(communication.gathered(chunks)[j], at::cat(expected)))
           << chunks << " chunks, chunk " << j;
@@ -641,7 +645,7 @@ TEST_F(CollectivesTest, BlockCommunicationMovesEveryChunksRows) {
   }
 }
 
-TEST_F(CollectivesTest, BlockCommunicationRejectsAWrongShardOrUnevenChunks) {
+TEST_F(CollectivesTest, BlockCommunicationRejectsAWrongShardOrNoChunks) {
   const int64_t devices = communicator_.size();
   at::Tensor local = at::zeros({6, kCols});
   try {
@@ -652,11 +656,10 @@ TEST_F(CollectivesTest, BlockCommunicationRejectsAWrongShardOrUnevenChunks) {
   }
   BlockCommunication communication(communicator_, local, 6 * devices, 1);
   try {
-    communication.run(4);
-    ADD_FAILURE() << "4 chunks of 6 rows were accepted";
+    communication.run(0);
+    ADD_FAILURE() << "0 chunks were accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("4 chunks do not split this rank's 6 rows"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("0 chunks; give at least one"), std::string::npos)
         << e.what();
   }
 }

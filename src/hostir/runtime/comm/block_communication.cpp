@@ -1,5 +1,7 @@
 #include "hostir/runtime/comm/block_communication.h"
 
+#include <algorithm>
+
 #include "hostir/ir/error.h"
 #include "hostir/runtime/comm/collectives.h"
 
@@ -21,23 +23,26 @@ BlockCommunication::BlockCommunication(Communicator& communicator, const at::Ten
 }
 
 const BlockCommunication::Buffers& BlockCommunication::buffersFor(int64_t chunks) {
-  HOSTIR_CHECK(chunks >= 1 && local_.size(0) % chunks == 0, "communication only: ", chunks,
-               " chunks do not split this rank's ", local_.size(0),
-               " rows evenly; give a count that divides them");
+  HOSTIR_CHECK(chunks >= 1, "communication only: ", chunks, " chunks; give at least one");
   auto found = by_chunks_.find(chunks);
   if (found != by_chunks_.end()) {
     return found->second;
   }
   Buffers buffers;
-  const int64_t rows = local_.size(0) / chunks;
+  // As the pipelined program splits them: ceilDiv(rows, chunks) rows per
+  // chunk, the last ones fewer or none (an empty chunk moves nothing).
+  const int64_t local_rows = local_.size(0);
+  const int64_t chunk_rows = (local_rows + chunks - 1) / chunks;
   const auto devices = static_cast<int64_t>(world_.size());
   for (int64_t j = 0; j < chunks; ++j) {
-    buffers.local.push_back(local_.narrow(0, j * rows, rows));
+    const int64_t start = std::min(j * chunk_rows, local_rows);
+    const int64_t rows = std::min(start + chunk_rows, local_rows) - start;
+    buffers.local.push_back(local_.narrow(0, start, rows));
     buffers.gathered.push_back(at::empty({devices * rows, local_.size(1)}, local_.options()));
     buffers.partial.push_back(at::full({devices * rows, local_.size(1)},
                                        static_cast<double>(communicator_.deviceId() + 1),
                                        local_.options()));
-    buffers.scattered.push_back(scattered_.narrow(0, j * rows, rows));
+    buffers.scattered.push_back(scattered_.narrow(0, start, rows));
   }
   return by_chunks_.emplace(chunks, std::move(buffers)).first->second;
 }

@@ -27,8 +27,9 @@ class BlockCommunication {
   // reduce-scatter waits for the allgather, through the compute). C > 1: a
   // block's C allgathers of row chunks posted at once and chunk j's
   // reduce-scatter as soon as its allgather is done (the pipelined
-  // program's dependencies). Collective; `chunks` must split the local rows
-  // evenly. Buffers are allocated on a chunk count's first run.
+  // program's dependencies). Collective; chunk j holds ceilDiv(local rows,
+  // chunks) rows, the last ones fewer or none, as in the program. Buffers
+  // are allocated on a chunk count's first run.
   void run(int64_t chunks);
 
   // What the last run of `chunks` chunks moved, to check it: chunk j's
