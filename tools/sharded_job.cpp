@@ -227,16 +227,8 @@ void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
   HOSTIR_CHECK(options.tokens % devices == 0 && options.ffn % devices == 0, "--tokens (",
                options.tokens, ") and --ffn (", options.ffn,
                ") must divide by the number of ranks (", devices, ")");
-  const int64_t local_rows = options.tokens / devices;
-  for (const std::string& request : options.chunks) {
-    if (request == "auto" || request == "none") {
-      continue;
-    }
-    const int64_t chunks = std::stoll(request);
-    HOSTIR_CHECK(chunks >= 1 && local_rows % chunks == 0, "--chunks ", request,
-                 " must divide each rank's ", local_rows, " token rows (--tokens ", options.tokens,
-                 " over ", devices, " ranks)");
-  }
+  // Any chunk count (--chunks' range) is fine: chunk j of a rank's rows
+  // holds ceilDiv(rows, chunks) of them, the last ones fewer or none.
   checkOutputFolder("--trace", options.trace_path);
   checkOutputFolder("--json", options.json_path);
 }
@@ -251,11 +243,11 @@ struct Programs {
 
 Programs buildPrograms(const ShardedJobOptions& options, const ShardedJob& job,
                        Communicator& communicator, int64_t local_rows) {
-  // Chunk counts that split every rank's rows evenly; auto chooses among
-  // the usual powers of two.
+  // auto chooses among the usual powers of two that leave no chunk of a
+  // rank's rows empty (an empty chunk is a loop iteration for nothing).
   std::vector<int64_t> candidates;
   for (int64_t chunks : {1, 2, 4, 8, 16}) {
-    if (local_rows % chunks == 0) {
+    if (chunks <= local_rows) {
       candidates.push_back(chunks);
     }
   }
@@ -273,7 +265,7 @@ Programs buildPrograms(const ShardedJobOptions& options, const ShardedJob& job,
       program.name = "automatic";
     } else {
       program.name = "pipelined";
-      program.chunks = std::stoll(request);  // checked: it divides local_rows
+      program.chunks = std::stoll(request);
     }
     built.programs.push_back(std::move(program));
   }

@@ -224,7 +224,7 @@ std::vector<StreamSplitDecision> CalibratedStreamSplitPlanner::decide(
     std::optional<CandidateSizes> sizes = sizesOf(ee, candidate);
     std::vector<int64_t> chunk_counts{1};
     for (int64_t chunks : {2, 4, 8, 16}) {
-      if (sizes && sizes->local_rows % chunks == 0) {
+      if (sizes && chunks <= sizes->local_rows) {
         chunk_counts.push_back(chunks);
       }
     }
