@@ -118,9 +118,9 @@ def check_sizes(parser, args, ranks):
                      f"of ranks ({ranks})")
     if args.hidden % args.heads:
         parser.error(f"--hidden ({args.hidden}) must divide by --heads ({args.heads})")
-    if args.context % (ranks * args.chunks):
-        parser.error(f"--context ({args.context}) must divide by ranks x chunks "
-                     f"({ranks} x {args.chunks}): each rank's tokens split into --chunks chunks")
+    if args.context % ranks:
+        parser.error(f"--context ({args.context}) must divide by the number of ranks ({ranks}): "
+                     f"each rank holds an equal share of the tokens (any --chunks splits them)")
     if args.load and args.resume:
         parser.error("give --load or --resume, not both")
     if args.load and not os.path.isfile(args.load):
