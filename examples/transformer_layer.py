@@ -2,7 +2,7 @@
 """A whole transformer layer, sharded like Megatron sequence + tensor parallelism.
 
     build/tools/hostir launch -n 2 -- /usr/bin/python3 examples/transformer_layer.py \
-        --chunks 4,auto --baselines --trace layer --json layer.json
+        --chunks none,4,auto --baselines --trace layer --json layer.json
     /usr/bin/python3 -m hostir.torchrun --standalone --nproc_per_node=2 \
         examples/transformer_layer.py
     MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 mpirun -np 2 -x MASTER_ADDR -x MASTER_PORT \
@@ -18,9 +18,18 @@ tokens allgathered for attention and for the MLP, the partial sums
 reduce-scattered back onto the tokens). Every rank checks its shard against
 the same layer written the usual way in torch in this process.
 
+By default (--chunks none) that is all it writes: with
+fd.sched.automatic_stream_splits() hostir decides at the first execute which
+collectives to pipeline with their GEMMs and in how many chunks, from the
+sizes and this rank's measured link and GEMM rate, or leaves the program as
+written where pipelining does not pay (fd.overlap_report() says why; rank 0
+prints it). A chunk count instead (--chunks 4) adds the Stream splits by
+hand (schedule()), for comparison.
+
 The flags and the output are `hostir sp-layer`'s (docs/transformer_layer.md):
-sizes, --chunks as counts and/or auto (hostir.chunk_choice picks the count
-from this rank's measured link and GEMM rate), each pipelined variant and
+sizes, --chunks as none, counts and/or auto (hostir.chunk_choice picks the
+count for the hand-written splits from this rank's measured link and GEMM
+rate), each program and
 the unchunked layer timed interleaved (--runs, medians), --baselines (the
 layer's collectives alone; each program's own compute alone, its collectives
 replaced by local copies; the compute as plain torch for reference, with the
@@ -49,6 +58,8 @@ class TransformerLayer(hostir.FusionDefinition):
     wo [heads, hd, H]; ln2 weight, bias [H]; w1 [F, H]; w2 [H, F]."""
 
     def __init__(self, head_dim, devices, chunks=1):
+        """chunks: a count for the hand-written Stream splits (1: none), or
+        "none": shardings only, hostir's automatic stream splits decide."""
         super().__init__()
         self.head_dim, self.devices, self.chunks = head_dim, devices, chunks
 
@@ -94,10 +105,14 @@ class TransformerLayer(hostir.FusionDefinition):
         sharded_axes = [0, None, None, 0, 0, 0, 0, None, None, 0, 1]
         for tensor, axis in zip(self.inputs, sharded_axes):
             self.shard(tensor, axis)
+        automatic = self.chunks == "none"
+        chunked = not automatic and self.chunks > 1
+        if automatic:
+            self.sched.automatic_stream_splits()
         self.shard(self.gathered, None)  # replicated: the allgather
         for tensor in (self.q, self.k, self.v):
             self.shard(tensor, 0)  # this rank's heads
-            if self.chunks > 1:
+            if chunked:
                 # The tokens in Stream chunks (loop axes [DIDx, heads/d, T, hd]): the
                 # allgather pipelines with the projections, each query chunk attends to
                 # the keys it sees, its sums over the heads are reduced in the loop.
@@ -105,7 +120,7 @@ class TransformerLayer(hostir.FusionDefinition):
                 self.sched.parallelize(tensor, 2, hostir.ParallelType.Stream)
         self.shard(self.attention, 1)  # the heads' sum, reduce-scattered onto the tokens
         self.shard(self.m, 1)
-        if self.chunks > 1:
+        if chunked:
             self.sched.split(self.m, 0, self.chunks, inner_split=False)
             self.sched.parallelize(self.m, 0, hostir.ParallelType.Stream)
         self.shard(self.mlp, 0)
@@ -131,13 +146,14 @@ def reference(t, heads):
 
 
 def parse_chunks(text):
-    """--chunks: comma-separated counts and/or auto, as hostir sp-layer's."""
+    """--chunks: comma-separated none, counts and/or auto, as hostir
+    sp-layer's."""
     requests = []
     for item in text.split(","):
-        if item != "auto" and not (item.isdigit() and int(item) >= 1):
+        if item not in ("none", "auto") and not (item.isdigit() and int(item) >= 1):
             raise argparse.ArgumentTypeError(
-                f"--chunks {text!r}: {item!r} is neither a positive count nor auto")
-        requests.append(item if item == "auto" else int(item))
+                f"--chunks {text!r}: {item!r} is neither none, a positive count nor auto")
+        requests.append(item if item in ("none", "auto") else int(item))
     return requests
 
 
@@ -150,8 +166,10 @@ def parse_arguments():
     parser.add_argument("--heads", default=4, help="attention heads (sharded over the ranks)",
                         **positive)
     parser.add_argument("--ffn", default=256, help="the MLP's inner width", **positive)
-    parser.add_argument("--chunks", type=parse_chunks, default=["auto"],
-                        help="pipelined variants: chunk counts and/or auto, e.g. 4,8,auto")
+    parser.add_argument("--chunks", type=parse_chunks, default=["none"],
+                        help="programs besides the unchunked one: none (shardings only, hostir "
+                        "pipelines where it pays; the default), chunk counts of hand-written "
+                        "Stream splits and/or auto (a count chosen for them), e.g. none,4,auto")
     parser.add_argument("--streams", default=hostir.fusion_definition._DEFAULT_STREAMS,
                         help="worker streams", **positive)
     parser.add_argument("--runs", default=5, help="timed runs per program (median)", **positive)
@@ -245,8 +263,30 @@ def timed(body):
 def title(program):
     if program["name"] == "unchunked":
         return "unchunked"
+    if program["name"] == "automatic":
+        chunks = program["chunks"]
+        return "automatic (" + ("not pipelined" if chunks == 1 else f"{chunks} chunks") + ")"
     auto = ", auto" if program["name"] == "pipelined-auto" else ""
     return f"pipelined{auto} ({program['chunks']} chunks)"
+
+
+def show_programs(args, programs, inputs):
+    """Rank 0: what the automatic stream splits chose and why, the first
+    program's definition and host program (known once it has run)."""
+    for program in programs:
+        if program["name"] == "automatic":
+            report = program["fd"].overlap_report()
+            print("== what hostir pipelined (automatic stream splits), per collective:")
+            print(report if report else "nothing: a world of one has no collectives")
+    shown = programs[0]
+    print("== the definition:")
+    print(shown["fd"])
+    # The top level (each HostUnit's own fusion follows it in host_ir()).
+    print(f"== host program, {title(shown)}:")
+    print(shown["fd"].host_ir(inputs, args.streams).split("\nHostUnit ")[0])
+    if args.dump:
+        print("== without stream chunking:")
+        print(programs[-1]["fd"].host_ir(inputs, args.streams).split("\nHostUnit ")[0])
 
 
 def main():
@@ -272,7 +312,10 @@ def main():
     choice = None
     programs = []
     for request in args.chunks:
-        if request == "auto":
+        if request == "none":
+            # Its chunk count is known after its first execute.
+            programs.append({"name": "automatic", "chunks": "none"})
+        elif request == "auto":
             cost = hostir.chunk_choice.transformer_layer_cost(tokens, hidden, args.ffn, devices)
             choice = hostir.chunk_choice.choose(cost, candidates)
             programs.append({"name": "pipelined-auto", "chunks": choice["chunks"]})
@@ -292,25 +335,20 @@ def main():
         print(f"machine: {machine}")
         if choice is not None:
             print(f"auto chunks: {choice['chunks']} ({choice['reason']})")
-        shown = programs[0]
-        print("== the definition:")
-        print(shown["fd"])
-        # The top level (each HostUnit's own fusion follows it in host_ir()).
-        print(f"== host program, {title(shown)}:")
-        print(shown["fd"].host_ir(inputs, args.streams).split("\nHostUnit ")[0])
-        if args.dump:
-            print("== without stream chunking:")
-            print(programs[-1]["fd"].host_ir(inputs, args.streams).split("\nHostUnit ")[0])
 
     ok = True
     for program in programs:
         (y,) = program["fd"].execute(inputs, args.streams)
+        if program["name"] == "automatic":  # chosen by this first execute
+            program["chunks"] = program["fd"].automatic_chunks()
         error = (y - expected).abs().max().item()
         program["check"] = bool(torch.allclose(y, expected, rtol=1e-4, atol=1e-4))
         ok = ok and program["check"]
         print(f"[rank {rank}] check {title(program)} against single-process torch: "
               f"max |y - torch| = {error:.2e} {'OK' if program['check'] else 'MISMATCH'}, "
               f"output sharding {program['fd'].last_output_shardings[0]}")
+    if rank == 0:
+        show_programs(args, programs, inputs)
 
     # --baselines: the layer's two blocks of collectives alone, as the
     # unchunked program and each chunked program (auto's too) move them, each

@@ -496,6 +496,11 @@ class Definition {
   std::string overlapReport() const {
     return executor_ == nullptr ? std::string() : executor_->overlapReport();
   }
+  // The chunk count the automatic stream splits chose: the largest among
+  // the collectives (1: none pipelined, or not decided yet).
+  int64_t automaticChunks() const {
+    return executor_ == nullptr ? 1 : executor_->automaticChunks();
+  }
 
   // Shardings of the outputs of the last execute (None before one).
   py::object lastOutputShardings() const {
@@ -920,6 +925,7 @@ void bindDefinition(py::module_& m) {
       .def("set_automatic_stream_splits", &Definition::setAutomaticStreamSplits)
       .def("automatic_stream_splits", &Definition::automaticStreamSplits)
       .def("overlap_report", &Definition::overlapReport)
+      .def("automatic_chunks", &Definition::automaticChunks)
       .def("last_output_shardings", &Definition::lastOutputShardings)
       .def("input_shardings", &Definition::inputShardings)
       .def("num_lowerings", &Definition::numLowerings)

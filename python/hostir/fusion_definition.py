@@ -1035,6 +1035,13 @@ class FusionDefinition:
         self._ensure_defined()
         return self._cdef.overlap_report()
 
+    def automatic_chunks(self):
+        """The chunk count the automatic stream splits chose at the first
+        execute: the largest among the collectives (1 when none was
+        pipelined, or before that execute)."""
+        self._ensure_defined()
+        return self._cdef.automatic_chunks()
+
     def host_ir(self, inputs=None, number_of_streams=None):
         """The host program, as text. A definition is lowered once: the same
         program runs every input signature and every number_of_streams (bound

@@ -84,16 +84,43 @@ def test_python_mlp_sharded_under_mpirun():
 
 
 def test_transformer_layer_one_process():
-    result = subprocess.run([sys.executable, str(LAYER)], env=environment(),
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, str(LAYER), "--chunks", "none,auto"],
+                            env=environment(), capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    # The default --chunks auto, then the unchunked layer, each checked and timed.
+    # Shardings only (the default; a world of one has nothing to pipeline), the
+    # count auto chooses for the hand-written splits, then the unchunked layer,
+    # each checked and timed.
+    assert "nothing: a world of one has no collectives" in result.stdout, result.stdout
     assert re.search(r"auto chunks: \d+ \(predicted", result.stdout), result.stdout
-    for program in (r"pipelined, auto \(\d+ chunks\)", "unchunked"):
+    for program in (r"automatic \(not pipelined\)", r"pipelined, auto \(\d+ chunks\)",
+                    "unchunked"):
         assert re.search(rf"\[rank 0\] check {program} against single-process torch: "
                          rf"max \|y - torch\| = \S+ OK", result.stdout), result.stdout
         assert re.search(rf"\n  {program} +[\d.]+ ms +[\d.]+ x unchunked", result.stdout)
     assert result.stdout.rstrip().endswith("[rank 0] PASSED")
+
+
+def test_transformer_layer_pipelines_itself_where_the_link_is_slow():
+    # issue 36: by default the example writes shardings only; on a slow link
+    # (a link model of 20 MB/s) hostir pipelines both of the layer's
+    # allgathers with their GEMMs by itself and says so per collective.
+    launcher = build_dir() / "tools" / "hostir"
+    if not launcher.exists():
+        pytest.skip(f"{launcher} is not built")
+    command = [str(launcher), "launch", "-n", "2", "--", sys.executable, str(LAYER), "--runs", "1"]
+    result = subprocess.run(command, env=dict(environment(), HOSTIR_LINK_MODEL="20:0"),
+                            capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    for rank in range(2):
+        assert re.search(rf"\[rank {rank}\] check automatic \((\d+) chunks\) against "
+                         rf"single-process torch: max \|y - torch\| = \S+ OK", output), output
+    pipelined = re.findall(r"\[rank 0\] pipelined, \d+ chunks on the rows: allgather", output)
+    assert len(pipelined) == 2, output
+    # The two allgathers and the two reduce-scatters run in chunk loops.
+    in_loops = re.findall(r"\[rank 0\] {5}Communication \d+ \(type=(\w+)", output)
+    assert sorted(in_loops) == ["Allgather", "Allgather", "ReduceScatter", "ReduceScatter"], \
+        output
 
 
 def test_transformer_layer_two_ranks_with_both_halves_pipelined():
@@ -230,7 +257,7 @@ def test_fraction_of_the_ideal_gain_is_never_above_one():
 
 @pytest.mark.parametrize("args, message", [
     (["--chunks", "3"], r"--chunks 3 must divide each rank's 128 token rows"),
-    (["--chunks", "2,x"], r"--chunks '2,x': 'x' is neither a positive count nor auto"),
+    (["--chunks", "2,x"], r"--chunks '2,x': 'x' is neither none, a positive count nor auto"),
     (["--heads", "3"], r"--hidden \(64\) must divide by --heads \(3\)"),
     (["--runs", "0"], r"--runs 0 must be at least 1"),
     (["--json", "/nonexistent/folder/r.json"], r"--json /nonexistent/folder/r.json: its folder"),
