@@ -9,6 +9,7 @@
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/resize_ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/sharding.h"
@@ -377,11 +378,55 @@ class Rules : public OptInDispatch {
     give(op, 0, where(row, unsqueeze(g_, op->dim()), 0.0));
   }
 
+  // The slice's grad in place, zeros around it: a pad by the bounds torch
+  // took (negative ones count from the end, then clamp to [0, n]).
   void handle(const SliceOp* op) override {
-    HOSTIR_THROW("no gradient rule for ", op->toInlineString(),
-                 " (slice): its grad pads the slice's grad back to the input's extent, and the "
-                 "IR has no pad op yet; differentiate through select, or keep the slice out of "
-                 "the path to the differentiated outputs");
+    const auto dim = static_cast<size_t>(op->dim());
+    Val* n = primals_.extent(op->in()->shapeDomain()[dim]->extent());
+    Val* left = torchBound(primalVal(op->start()), n);
+    Val* stop = maximum(torchBound(primalVal(op->stop()), n), left);
+    std::vector<Val*> widths;  // torch's order: from the last axis backwards
+    for (int64_t axis = op->in()->rank() - 1; axis >= 0; --axis) {
+      bool sliced = static_cast<size_t>(axis) == dim;
+      widths.push_back(sliced ? left : IrBuilder::create<Scalar>(int64_t{0}));
+      widths.push_back(sliced ? sub(n, stop) : IrBuilder::create<Scalar>(int64_t{0}));
+    }
+    give(op, 0, pad(g_, widths));
+  }
+
+  static Val* torchBound(Val* bound, Val* n) {
+    auto constant = [](int64_t value) { return IrBuilder::create<Scalar>(value); };
+    Val* negative = minimum(maximum(sub(constant(0), bound), constant(0)), constant(1));
+    return minimum(maximum(add(bound, mul(n, negative)), constant(0)), n);
+  }
+
+  // The input's part of the padded grad: a slice per padded axis.
+  void handle(const PadOp* op) override {
+    TensorView* grad = g_;
+    std::vector<IterDomain*> shape = op->in()->shapeDomain();
+    for (int64_t axis = 0; axis < op->in()->rank(); ++axis) {
+      const auto* left = dynamic_cast<const Scalar*>(op->left(axis));
+      const auto* right = dynamic_cast<const Scalar*>(op->right(axis));
+      if (left && right && left->isConstInt() && right->isConstInt() && left->constInt() == 0 &&
+          right->constInt() == 0) {
+        continue;
+      }
+      Val* start = primalVal(op->left(axis));
+      Val* n = primals_.extent(shape[static_cast<size_t>(axis)]->extent());
+      grad = slice(grad, axis, start, add(start, n));
+    }
+    give(op, 0, grad);
+  }
+
+  // Each input's stretch of the grad along dim.
+  void handle(const CatOp* op) override {
+    Val* offset = IrBuilder::create<Scalar>(int64_t{0});
+    for (size_t i = 0; i < op->inputs().size(); ++i) {
+      const auto* in = op->input(i)->as<TensorView>();
+      Val* n = primals_.extent(in->shapeDomain()[static_cast<size_t>(op->dim())]->extent());
+      give(op, i, slice(g_, op->dim(), offset, add(offset, n)));
+      offset = add(offset, n);
+    }
   }
 
   void handle(const PermuteOp* op) override {

@@ -698,7 +698,7 @@ TensorView* select(TensorView* in, int64_t dim, Val* index) {
       ids.push_back(freshId(shape[i]));
     }
   }
-  TensorView* out = makeTensorOver(in->container(), ids, in->dtype());
+  TensorView* out = makeViewOver(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<SelectOp>(in->container(), std::vector<Val*>{in, index},
                                          std::vector<Val*>{out}, std::vector<Attribute>{axis});
   return out;
@@ -776,7 +776,7 @@ TensorView* slice(TensorView* in, int64_t dim, Val* start, Val* stop) {
       ids.push_back(freshId(shape[i]));
     }
   }
-  TensorView* out = makeTensorOver(in->container(), ids, in->dtype());
+  TensorView* out = makeViewOver(in->container(), ids, in->dtype());
   IrBuilder::createInContainer<SliceOp>(in->container(), std::vector<Val*>{in, start, stop},
                                         std::vector<Val*>{out}, std::vector<Attribute>{axis});
   return out;

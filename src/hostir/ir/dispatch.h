@@ -22,6 +22,9 @@ namespace hostir {
   F(FullOp)                            \
   F(WhereOp)                           \
   F(IotaOp)                            \
+  F(PadOp)                             \
+  F(CatOp)                             \
+  F(GatherOp)                          \
   F(Split)                             \
   F(Merge)
 

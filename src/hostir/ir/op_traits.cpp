@@ -39,6 +39,12 @@ const std::unordered_map<std::string_view, Traits>& table() {
       {"WhereOp", Pointwise | StreamParallelizable | AtenEvaluable},
       // iota has no tensor operand: recomputed in every segment, like full.
       {"IotaOp", Factory | AtenEvaluable | Forwardable},
+      // pad and cat (resize_ops.h) write their inputs into a larger tensor:
+      // merged into segments, which run through ATen (no kernel lowering).
+      {"PadOp", Traits{0} | AtenEvaluable},
+      {"CatOp", Traits{0} | AtenEvaluable},
+      // index_select and take_along_axis (gather_ops.h): through ATen too.
+      {"GatherOp", Traits{0} | AtenEvaluable},
   };
   return traits;
 }

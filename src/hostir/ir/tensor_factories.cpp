@@ -48,6 +48,12 @@ TensorView* makeTensorOver(Fusion* container, const std::vector<IterDomain*>& id
   return IrBuilder::createInContainer<TensorView>(container, domain, dtype);
 }
 
+TensorView* makeViewOver(Fusion* container, const std::vector<IterDomain*>& ids, DataType dtype) {
+  auto* domain = IrBuilder::createInContainer<TensorDomain>(container, ids,
+                                                            std::vector<bool>(ids.size(), false));
+  return IrBuilder::createInContainer<TensorView>(container, domain, dtype);
+}
+
 TensorView* makeTensorOfExtents(Fusion* container, const std::vector<Val*>& extents,
                                 DataType dtype) {
   std::vector<IterDomain*> ids;

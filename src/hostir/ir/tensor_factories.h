@@ -20,6 +20,10 @@ TensorView* makeContigConcreteTensor(const std::vector<int64_t>& sizes,
 // For builders and passes creating intermediates in `container`:
 // a contiguous tensor over the given axes,
 TensorView* makeTensorOver(Fusion* container, const std::vector<IterDomain*>& ids, DataType dtype);
+// a view of another tensor's memory over the given axes (a slice or select
+// output, which the host makes without copying): any strides, so a segment
+// that reads it does not require contiguous memory,
+TensorView* makeViewOver(Fusion* container, const std::vector<IterDomain*>& ids, DataType dtype);
 // over fresh iteration axes of the given extents,
 TensorView* makeTensorOfExtents(Fusion* container, const std::vector<Val*>& extents,
                                 DataType dtype);

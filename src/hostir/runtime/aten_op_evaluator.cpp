@@ -8,8 +8,10 @@
 #include <utility>
 
 #include "hostir/ir/dispatch.h"
+#include "hostir/ir/gather_ops.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/resize_ops.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/packed_gemm.h"
@@ -237,6 +239,39 @@ class AtenOpEvaluator final : public OptInDispatch {
     values.mul_(toAtenScalar(ee_.evaluate(op->step())))
         .add_(toAtenScalar(ee_.evaluate(op->start())));
     result = out.copy_(values);
+  }
+
+  // torch.nn.functional.pad's constant mode; ATen takes the widths from the
+  // last axis backwards.
+  void handle(const PadOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    std::vector<int64_t> widths;
+    for (int64_t axis = op->in()->rank() - 1; axis >= 0; --axis) {
+      widths.push_back(ee_.evaluateInt(op->left(axis)));
+      widths.push_back(ee_.evaluateInt(op->right(axis)));
+    }
+    at::Scalar value = toAtenScalar(ee_.evaluate(op->value()));
+    result = out.copy_(at::constant_pad_nd(tensor(op->in()), widths, value));
+  }
+
+  void handle(const CatOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    std::vector<at::Tensor> inputs;
+    for (const Val* input : op->inputs()) {
+      inputs.push_back(tensor(input));
+    }
+    result = at::cat_out(out, inputs, op->dim());
+  }
+
+  // Not the out= variants: ATen 1.13's meta index_select_out (the shape
+  // checks run on meta tensors) resizes `out` to the input's shape.
+  void handle(const GatherOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    at::Tensor in = tensor(op->in());
+    at::Tensor index = tensor(op->index()).to(at::kLong);
+    result =
+        out.copy_(op->kind() == GatherKind::IndexSelect ? at::index_select(in, op->dim(), index)
+                                                        : at::gather(in, op->dim(), index));
   }
 
   void handle(const FullOp* op) override {

@@ -3,7 +3,9 @@
 #include <map>
 
 #include "hostir/ir/dispatch.h"
+#include "hostir/ir/gather_ops.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/resize_ops.h"
 #include "test_utils.h"
 
 namespace hostir::test {

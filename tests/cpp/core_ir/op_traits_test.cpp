@@ -2,7 +2,9 @@
 
 #include "hostir/ir/arith.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/gather_ops.h"
 #include "hostir/ir/op_traits.h"
+#include "hostir/ir/resize_ops.h"
 #include "hostir/ir/tensor_factories.h"
 
 namespace hostir {
@@ -35,6 +37,16 @@ TEST(OpTraits, EachBuilderOpHasItsTraits) {
   EXPECT_EQ(traits(rsqrt(x)), "Pointwise|StreamParallelizable|AtenEvaluable|Forwardable");
   EXPECT_EQ(traits(erf(x)), "Pointwise|StreamParallelizable|AtenEvaluable|Forwardable");
   EXPECT_EQ(traits(arange(x->axis(0)->extent())), "Factory|AtenEvaluable|Forwardable");
+  // pad, cat and the gathers merge into segments (no host node of their own)
+  // and are evaluated by ATen; a slice or select output is a view, so it
+  // does not promise contiguous memory to the segment reading it.
+  EXPECT_EQ(traits(pad(x, std::vector<int64_t>{1, 2})), "AtenEvaluable");
+  EXPECT_EQ(traits(cat({x, w}, 0)), "AtenEvaluable");
+  TensorView* index = makeContigTensor(1, DataType::Int64);
+  EXPECT_EQ(traits(indexSelect(x, index, 1)), "AtenEvaluable");
+  EXPECT_EQ(traits(takeAlongAxis(x, castOp(DataType::Int64, w), 0)), "AtenEvaluable");
+  EXPECT_EQ(slice(x, 0, 0, 1)->domain()->contiguity(), (std::vector<bool>{false, false}));
+  EXPECT_EQ(select(x, 1, 0)->domain()->contiguity(), (std::vector<bool>{false}));
 }
 
 // Scalar arithmetic is a BinaryOp too, but not a tensor op.
