@@ -27,6 +27,8 @@
 #include "hostir/ir/arith.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/gather_ops.h"
+#include "hostir/ir/resize_ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/kernels/kernel_cache.h"
@@ -251,6 +253,32 @@ class Definition {
   int64_t sliceOp(int64_t x, int64_t dim, int64_t start, int64_t stop) {
     return build([&] {
       return slice(tensor(x, "slice"), dim, scalar(start, "slice"), scalar(stop, "slice"));
+    });
+  }
+  // widths: fids of integer scalars, torch.nn.functional.pad's order;
+  // value: a scalar's fid, or none for zero.
+  int64_t padOp(int64_t x, const std::vector<int64_t>& widths, std::optional<int64_t> value) {
+    std::vector<Val*> vals;
+    for (int64_t width : widths) {
+      vals.push_back(scalar(width, "pad"));
+    }
+    return build(
+        [&] { return pad(tensor(x, "pad"), vals, value ? scalar(*value, "pad") : nullptr); });
+  }
+  int64_t catOp(const std::vector<int64_t>& xs, int64_t dim) {
+    std::vector<TensorView*> tensors;
+    for (int64_t x : xs) {
+      tensors.push_back(tensor(x, "cat"));
+    }
+    return build([&] { return cat(tensors, dim); });
+  }
+  // kind: "index_select" or "take_along_axis" (torch.gather).
+  int64_t gatherOp(const std::string& kind, int64_t x, int64_t index, int64_t dim) {
+    TensorView* in = tensor(x, kind);
+    TensorView* positions = tensor(index, kind);
+    return build([&] {
+      return kind == "index_select" ? indexSelect(in, positions, dim)
+                                    : takeAlongAxis(in, positions, dim);
     });
   }
   int64_t permuteOp(int64_t x, const std::vector<int64_t>& dims) {
@@ -896,6 +924,9 @@ void bindDefinition(py::module_& m) {
       .def("linear", &Definition::linearOp)
       .def("select", &Definition::selectOp)
       .def("slice", &Definition::sliceOp)
+      .def("pad", &Definition::padOp)
+      .def("cat", &Definition::catOp)
+      .def("gather", &Definition::gatherOp)
       .def("permute", &Definition::permuteOp)
       .def("reshape", &Definition::reshapeOp)
       .def("full", &Definition::fullOp)

@@ -338,10 +338,13 @@ class _Ops(NvFuserSpellings):
                                index=fd._scalar_ref(index, "select"))
 
     def slice(self, x, dim=None, start=None, stop=None, strides=None, *, start_indices=None,
-              end_indices=None):
+              end_indices=None, manual_normalization=False):
         """slice(x, dim, start, stop): x[start:stop] along dim. nvFuser's form
         slice(x, start_indices, end_indices, strides=None) (lists, one entry per
-        axis) is accepted too."""
+        axis) is accepted too. Bounds are always taken as torch takes them, so
+        nvFuser's manual_normalization (the caller has normalized them already)
+        gives the same result either way and is accepted."""
+        del manual_normalization
         if start_indices is not None or isinstance(dim, (list, tuple)):
             if start_indices is None:
                 start_indices, end_indices, strides = dim, start, stop if strides is None \
@@ -354,6 +357,52 @@ class _Ops(NvFuserSpellings):
         return self._tensor_op("ops.slice", x=fd._tensor_ref(x, "slice"), dim=int(dim),
                                start=fd._scalar_ref(start, "slice"),
                                stop=fd._scalar_ref(stop, "slice"))
+
+    def pad(self, x, pad_widths, value=None):
+        """pad(x, pad_widths, value=None): torch.nn.functional.pad(x, pad_widths,
+        "constant", value): pairs (left, right) from the last axis backwards, at
+        most one per axis, each >= 0 (ints or integer scalars of the definition);
+        value a scalar (None: zero). A primitive op (resize_ops.h)."""
+        fd = self._fd
+        if not isinstance(pad_widths, (list, tuple)):
+            raise fd._error(f"pad: pad_widths must be a list of ints or integer scalars, got "
+                            f"{_describe(pad_widths)}", None)
+        return self._tensor_op(
+            "ops.pad", x=fd._tensor_ref(x, "pad"),
+            pad_widths=[fd._scalar_ref(w, "pad") for w in pad_widths],
+            value=None if value is None else fd._scalar_ref(value, "pad"))
+
+    def cat(self, tensors, dim=0, manual_padding=False):
+        """cat(tensors, dim=0): torch.cat: one dtype and rank, equal extents but
+        on dim. nvFuser's manual_padding (a hint to its code generator) does not
+        change the result and is accepted. A primitive op (resize_ops.h)."""
+        fd = self._fd
+        if not isinstance(tensors, (list, tuple)) or not tensors:
+            raise fd._error(f"cat: tensors must be a non-empty list of tensors, got "
+                            f"{_describe(tensors)}", None)
+        del manual_padding
+        return self._tensor_op("ops.cat", tensors=[fd._tensor_ref(t, "cat") for t in tensors],
+                               dim=int(dim))
+
+    def index_select(self, x, index, dim):
+        """index_select(x, index, dim): torch.index_select(x, dim, index); index a
+        1-D (or 0-D) Int64/Int32 tensor. A primitive op (gather_ops.h)."""
+        return self._gather("index_select", x, index, dim)
+
+    def take_along_axis(self, x, index, dim):
+        """take_along_axis(x, index, dim): torch.gather(x, dim, index) (also
+        fd.ops.gather): index has x's rank, the result index's shape. A
+        primitive op (gather_ops.h)."""
+        return self._gather("take_along_axis", x, index, dim)
+
+    def gather(self, x, index, dim):
+        """gather(x, index, dim): torch.gather(x, dim, index); see take_along_axis."""
+        return self._gather("take_along_axis", x, index, dim)
+
+    def _gather(self, kind, x, index, dim):
+        fd = self._fd
+        return self._tensor_op("ops." + kind, x=fd._tensor_ref(x, kind),
+                               index=fd._tensor_ref(index, kind), dim=int(dim))
 
     def stride_order(self, x, stride_order):
         """stride_order(x, order): x, laid out in that memory order when it is an

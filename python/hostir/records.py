@@ -129,6 +129,16 @@ _APPLY = {
     "ops.slice": lambda d, a: [
         d.slice(_fid(a["x"]), a["dim"], _fid(a["start"]), _fid(a["stop"]))
     ],
+    "ops.pad": lambda d, a: [
+        d.pad(_fid(a["x"]), [_fid(w) for w in a["pad_widths"]], _opt_fid(a["value"]))
+    ],
+    "ops.cat": lambda d, a: [d.cat([_fid(t) for t in a["tensors"]], a["dim"])],
+    "ops.index_select": lambda d, a: [
+        d.gather("index_select", _fid(a["x"]), _fid(a["index"]), a["dim"])
+    ],
+    "ops.take_along_axis": lambda d, a: [
+        d.gather("take_along_axis", _fid(a["x"]), _fid(a["index"]), a["dim"])
+    ],
     "ops.permute": lambda d, a: [d.permute(_fid(a["x"]), a["dims"])],
     "ops.reshape": lambda d, a: [d.reshape(_fid(a["x"]), a["new_sizes"])],
     "ops.full": lambda d, a: [
