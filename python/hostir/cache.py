@@ -75,6 +75,18 @@ class _Node:
         self.key = key
 
 
+class _OnInstanceOrDefault:
+    """A method that, called on the class (nvFuser's static FusionCache.reset()),
+    acts on the default instance FusionCache.get()."""
+
+    def __init__(self, method):
+        self._method = method
+        self.__doc__ = method.__doc__
+
+    def __get__(self, instance, owner):
+        return self._method.__get__(owner.get() if instance is None else instance, owner)
+
+
 class FusionCache:
     """Definitions by their records. `FusionCache.get()` is the default
     instance (used by FusionDefinition unless given another); create others
@@ -103,8 +115,10 @@ class FusionCache:
                 atexit.register(_save_default, path)
         return cls._default
 
+    @_OnInstanceOrDefault
     def reset(self):
-        """Forgets every definition and zeroes the statistics."""
+        """Forgets every definition and zeroes the statistics (FusionCache.reset()
+        on the class: the default cache's, as nvFuser's)."""
         self._root = _Node(None, None)
         self._entries = collections.OrderedDict()  # id -> entry, least recent first
         self._num_nodes = 0

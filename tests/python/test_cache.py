@@ -95,6 +95,15 @@ def test_reset(cache):
                              "evictions": 0}
 
 
+def test_reset_on_the_class_resets_the_default_cache(cache):
+    # nvFuser's static FusionCache.reset() (its test_issue1277): a TypeError before.
+    define(hostir.FusionCache.get())
+    define(cache)
+    hostir.FusionCache.reset()
+    assert hostir.FusionCache.get().stats()["fusions"] == 0
+    assert cache.stats()["fusions"] == 1
+
+
 def test_one_lowering_per_definition_whatever_the_signature(cache):
     # The one run path (issue 21): a definition is copied and lowered once;
     # other sizes, strides, broadcast patterns and numbers of streams run the
