@@ -195,11 +195,8 @@ def check_sizes(parser, args, devices):
     if args.hidden % args.heads:
         parser.error(f"--hidden ({args.hidden}) must divide by --heads ({args.heads}): every "
                      f"head has hidden / heads features")
-    local_rows = args.tokens // devices
-    for chunks in args.chunks:
-        if chunks != "auto" and local_rows % chunks:
-            parser.error(f"--chunks {chunks} must divide each rank's {local_rows} token rows "
-                         f"(--tokens {args.tokens} over {devices} ranks)")
+    # Any chunk count: chunk j of a rank's rows holds ceil(rows / chunks) of
+    # them, the last ones fewer or none.
     for flag in ("trace", "json"):
         path = getattr(args, flag)
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
@@ -308,7 +305,8 @@ def main():
     machine = dist.machine(hidden, args.ffn // devices)
 
     local_rows = tokens // devices
-    candidates = [c for c in (1, 2, 4, 8, 16) if local_rows % c == 0]
+    # No chunk of a rank's rows left empty (an iteration for nothing).
+    candidates = [c for c in (1, 2, 4, 8, 16) if c <= local_rows]
     choice = None
     programs = []
     for request in args.chunks:
