@@ -315,6 +315,19 @@ INSTANTIATE_TEST_SUITE_P(Floats, KernelFloatTest,
 // one ulp) from -6 to 6, as torch.erf (glibc's erff) is; float64 erf and
 // an integer pow run through ATen and say why. A lone erf runs through ATen
 // too, so the erf is negated (exactly) to make the segment compile.
+// The float64 tolerance of these differential tests catches a float64
+// kernel that computed in float32 (issue 38): its result, rounded through
+// float32, passed the rtol = atol = 1e-5 they held float64 to before.
+TEST(KernelTest, Float64ToleranceCatchesAFloat64ComputedInFloat32) {
+  at::manual_seed(1);
+  at::Tensor exact = at::randn({6, 37}, at::kDouble) * 3;
+  at::Tensor through_float32 = exact.to(at::kFloat).to(at::kDouble);
+  const double rtol = rtolFor(at::kDouble);
+  EXPECT_TRUE(at::allclose(through_float32, exact, 1e-5, 1e-5));
+  EXPECT_FALSE(allClose(through_float32, exact, rtol, rtol));
+  EXPECT_TRUE(allClose(exact * (1 + 1e-14), exact, rtol, rtol));
+}
+
 TEST(KernelTest, ErfIsAccurateToFloatRounding) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard guard(fusion.get());
