@@ -16,5 +16,5 @@ if [[ ! -x "$binary" ]]; then
   echo "no $binary: build it first (ninja -C $build_dir test_fuzz)" >&2
   exit 2
 fi
-HOSTIR_FUZZ_PROGRAMS="$programs" HOSTIR_FUZZ_FIRST_SEED="$first_seed" HOSTIR_FUZZ_BUDGET_S=0 \
+HOSTIR_FUZZ_PROGRAMS="$programs" HOSTIR_FUZZ_FIRST_SEED="$first_seed" \
   "$binary" --gtest_filter='Fuzz.DifferentialAgainstAten' --gtest_color=no

@@ -1,9 +1,10 @@
 // Differential fuzzing (issue 11): random fusions lowered and run through
 // HostExecutor, compared with the same computation in plain ATen.
 //
-// The smoke run (ctest) runs a fixed range of seeds, bounded in time. The
-// long run is the same test with more programs:
-//   HOSTIR_FUZZ_PROGRAMS=10000 HOSTIR_FUZZ_FIRST_SEED=1000 HOSTIR_FUZZ_BUDGET_S=0
+// The smoke run (ctest) runs a fixed range of seeds, whatever the machine's
+// speed (a time budget let a slow machine test fewer programs and still
+// pass). The long run is the same test with more programs:
+//   HOSTIR_FUZZ_PROGRAMS=10000 HOSTIR_FUZZ_FIRST_SEED=1000
 //     build/tests/test_fuzz --gtest_filter=Fuzz.DifferentialAgainstAten
 // (tests/fuzz/long_run.sh). A program that the lowering rejects with a
 // hostir::Error (an unsupported Stream pattern) counts as rejected, not as
@@ -116,9 +117,6 @@ Result runProgram(const FuzzProgram& program) {
 TEST(Fuzz, DifferentialAgainstAten) {
   const int64_t programs = envInt("HOSTIR_FUZZ_PROGRAMS", 300);
   const int64_t first_seed = envInt("HOSTIR_FUZZ_FIRST_SEED", 1);
-  // The smoke run stops early (passing) past its time budget, so a slow
-  // machine does not time out CI; the long run sets no budget.
-  const int64_t budget_s = envInt("HOSTIR_FUZZ_BUDGET_S", 60);
   const auto start = std::chrono::steady_clock::now();
 
   int64_t matched = 0;
@@ -127,9 +125,6 @@ TEST(Fuzz, DifferentialAgainstAten) {
   std::map<std::string, int64_t> rejections;
   int64_t ran = 0;
   for (int64_t seed = first_seed; seed < first_seed + programs; ++seed) {
-    if (budget_s > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget_s)) {
-      break;
-    }
     GeneratorOptions options;
     options.runtime_slices = true;
     FuzzProgram program = Generator(static_cast<uint64_t>(seed), std::move(options)).generate();
@@ -158,7 +153,7 @@ TEST(Fuzz, DifferentialAgainstAten) {
     std::cout << "  rejected " << count << "x: " << message << "\n";
   }
   EXPECT_EQ(failed, 0);
-  EXPECT_GT(ran, 0);
+  EXPECT_EQ(ran, programs);
   // Most programs must get through the lowering, or the fuzzer tests little.
   EXPECT_GE(matched * 4, ran * 3) << "too many rejections";
 }
