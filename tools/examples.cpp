@@ -100,7 +100,7 @@ Example streamTwoSetsExample() {
 Example streamThreeSetsExample() {
   return Example{
       "stream_three_sets",
-      "three set ops, the middle one not stream-parallel: two loops with the op between",
+      "three set ops, the middle one not marked: the Stream axis propagates to it, one loop",
       [](Fusion& fusion) {
         FusionGuard fg(&fusion);
         TensorView* in = makeContigTensor(2);

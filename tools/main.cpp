@@ -112,7 +112,9 @@ int lowerCommand(const std::string& name) {
   Fusion fusion;
   findExample(name).build(fusion);
   fusion.print();
-  std::unique_ptr<HostIrContainer> program = lowerToHostIr(fusion);
+  // The pipeline the Executor runs (presegmentation included), so that the
+  // program printed is the one `hostir run` runs.
+  std::unique_ptr<HostIrContainer> program = presegmentAndLower(fusion);
   std::cout << program->toString();
   printSegmentExecution(*program);
   return 0;
@@ -147,6 +149,11 @@ int runCommand(const std::string& name, int runs) {
   std::cout << std::fixed << std::setprecision(3) << "time (median of " << runs << "): hostir "
             << hostir_ms << " ms, plain ATen " << aten_ms << " ms, ratio " << hostir_ms / aten_ms
             << "\n";
+  // What the runs ran on: a segment that fell back to ATen at run time
+  // says so here, with the reason.
+  if (std::string ran = executor.segmentExecution(); !ran.empty()) {
+    std::cout << "segments ran:\n" << ran;
+  }
   std::cout << (ok ? "PASSED" : "FAILED") << "\n";
   return ok ? 0 : 1;
 }

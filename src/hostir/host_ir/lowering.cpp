@@ -114,6 +114,12 @@ std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion) {
   return container;
 }
 
+std::unique_ptr<HostIrContainer> presegmentAndLower(
+    Fusion& fusion, const std::optional<MultiDeviceLowering>& multidevice) {
+  runPresegmentationPasses(&fusion, multidevice.has_value());
+  return lowerToHostIr(fusion, hostIrPipeline(multidevice));
+}
+
 std::unique_ptr<HostIrContainer> lowerToHostIr(const Fusion& fusion, HostIrPassManager passes) {
   std::unique_ptr<HostIrContainer> container = lowerSegmentsToHostIr(fusion);
   passes.setVerifier(verifyHostProgram);

@@ -19,6 +19,14 @@ namespace hostir {
 std::unique_ptr<HostIrContainer> lowerToHostIr(
     const Fusion& fusion, HostIrPassManager passes = hostIrPipeline(std::nullopt));
 
+// What the Executor compiles a user's fusion into, for `hostir lower` to
+// print the program that runs: the presegmentation passes on `fusion` (in
+// place: the caller's copy), then lowerToHostIr with the host IR pipeline.
+// Without `multidevice`, the one-device passes of both stages; with it,
+// also the multi-device ones, for that rank.
+std::unique_ptr<HostIrContainer> presegmentAndLower(
+    Fusion& fusion, const std::optional<MultiDeviceLowering>& multidevice = std::nullopt);
+
 // The same without running any pass: the segments as top-level exprs.
 std::unique_ptr<HostIrContainer> lowerSegmentsToHostIr(const Fusion& fusion);
 

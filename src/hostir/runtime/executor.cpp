@@ -4,7 +4,6 @@
 #include <string>
 
 #include "hostir/host_ir/lowering.h"
-#include "hostir/host_ir/passes/pass_registry.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/options.h"
 #include "hostir/multidevice/presegmentation_passes.h"
@@ -28,9 +27,9 @@ Executor::Executor(const Fusion& fusion, ExecutorParams params)
   // The evaluator checks params.number_of_streams when it is built.
   Communicator* communicator = params.communicator;
   if (communicator == nullptr) {
-    runPresegmentationPasses(prepared_.get(), /*multidevice=*/false);
     evaluator_ = std::make_unique<HostIrEvaluator>(
-        lowerToHostIr(*prepared_), HostIrEvaluatorParams{.number_of_streams = number_of_streams_});
+        presegmentAndLower(*prepared_),
+        HostIrEvaluatorParams{.number_of_streams = number_of_streams_});
     checks_ = std::make_unique<FusionChecks>(*prepared_);
     return;
   }
@@ -53,17 +52,17 @@ bool ExecutorParams::automaticStreamSplitsFromEnvironment() {
 }
 
 void Executor::prepareSharded(Communicator& communicator, StreamSplitPlanner* planner) {
-  {
-    StreamSplitPlannerScope scope(planner);
-    runPresegmentationPasses(prepared_.get());
-  }
   const int64_t my_device = communicator.deviceId();
+  std::unique_ptr<HostIrContainer> program;
+  {
+    StreamSplitPlannerScope scope(planner);  // insert_stream_splits asks it
+    program = presegmentAndLower(*prepared_,
+                                 MultiDeviceLowering{my_device, communicator.deviceTargets()});
+  }
   evaluator_ = std::make_unique<HostIrEvaluator>(
-      lowerToHostIr(*prepared_,
-                    hostIrPipeline(MultiDeviceLowering{my_device, communicator.deviceTargets()})),
-      HostIrEvaluatorParams{.number_of_streams = number_of_streams_,
-                            .communicator = &communicator,
-                            .my_device = my_device});
+      std::move(program), HostIrEvaluatorParams{.number_of_streams = number_of_streams_,
+                                                .communicator = &communicator,
+                                                .my_device = my_device});
   agreement_ = std::make_unique<RankAgreement>(*prepared_, evaluator_->container(), communicator);
 }
 
