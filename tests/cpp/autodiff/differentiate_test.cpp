@@ -369,6 +369,34 @@ TEST(DifferentiateErrors, SelectOnAShardedAxisIsRefused) {
   EXPECT_NO_THROW(differentiate(other));
 }
 
+// Found by the gradient fuzzer (seed 15 on 4 ranks): a causal mask's where
+// on scores sharded on the key axis got a wrong grad (each shard masked as
+// if it held the first keys); it was differentiated without a word.
+TEST(DifferentiateErrors, CausalMaskOnAShardedKeyAxisIsRefused) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* scores = makeContigTensor(2);
+  fusion.addInput(scores);
+  shard(scores, DeviceMesh({0, 1}), 1);
+  TensorView* mask =
+      causalMask(scores->shapeDomain()[0]->extent(), scores->shapeDomain()[1]->extent());
+  fusion.addOutput(exp(where(mask, scores, 0.0)));
+  expectErrorContaining([&] { differentiate(fusion); },
+                        {"not supported yet: the grad of", "causal mask", "along axis 1",
+                         "sharded over the devices"});
+
+  // Heads sharded, the mask broadcast along them: differentiable as before.
+  Fusion heads;
+  FusionGuard fg2(&heads);
+  TensorView* per_head = makeContigTensor(3);
+  heads.addInput(per_head);
+  shard(per_head, DeviceMesh({0, 1}), 0);
+  TensorView* head_mask =
+      causalMask(per_head->shapeDomain()[1]->extent(), per_head->shapeDomain()[2]->extent());
+  heads.addOutput(exp(where(head_mask, per_head, 0.0)));
+  EXPECT_NO_THROW(differentiate(heads));
+}
+
 TEST(DifferentiateErrors, PositionsMustNameFloatingTensors) {
   Fusion fusion;
   FusionGuard fg(&fusion);
