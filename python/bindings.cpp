@@ -28,6 +28,7 @@
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/gather_ops.h"
+#include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
@@ -279,6 +280,21 @@ class Definition {
     return build([&] {
       return kind == "index_select" ? indexSelect(in, positions, dim)
                                     : takeAlongAxis(in, positions, dim);
+    });
+  }
+  // kind: "uniform" or "normal"; seed and offset both given or neither.
+  int64_t randomOp(const std::string& kind, int64_t a, int64_t b, const std::vector<int64_t>& shape,
+                   DataType dtype, std::optional<int64_t> seed, std::optional<int64_t> offset) {
+    std::vector<Val*> extents;
+    for (int64_t size : shape) {
+      extents.push_back(scalar(size, kind));
+    }
+    Val* seed_val = seed ? scalar(*seed, kind) : nullptr;
+    Val* offset_val = offset ? scalar(*offset, kind) : nullptr;
+    return build([&] {
+      return kind == "normal"
+                 ? normal(scalar(a, kind), scalar(b, kind), extents, dtype, seed_val, offset_val)
+                 : uniform(scalar(a, kind), scalar(b, kind), extents, dtype, seed_val, offset_val);
     });
   }
   int64_t permuteOp(int64_t x, const std::vector<int64_t>& dims) {
@@ -927,6 +943,7 @@ void bindDefinition(py::module_& m) {
       .def("pad", &Definition::padOp)
       .def("cat", &Definition::catOp)
       .def("gather", &Definition::gatherOp)
+      .def("random", &Definition::randomOp)
       .def("permute", &Definition::permuteOp)
       .def("reshape", &Definition::reshapeOp)
       .def("full", &Definition::fullOp)

@@ -399,6 +399,35 @@ class _Ops(NvFuserSpellings):
         """gather(x, index, dim): torch.gather(x, dim, index); see take_along_axis."""
         return self._gather("take_along_axis", x, index, dim)
 
+    def uniform(self, minval, maxval, shape, *, dtype=DataType.Float, rng_seed=None,
+                rng_offset=None):
+        """uniform(minval, maxval, shape, dtype=Float, rng_seed=None, rng_offset=None):
+        torch.empty(shape, dtype=dtype).uniform_(minval, maxval). Without a seed
+        each run draws from torch's default CPU generator (torch.manual_seed
+        reproduces runs); rng_seed and rng_offset (integer scalars, given
+        together) fix the values: the same pair gives the same tensor. A
+        primitive op (random_ops.h)."""
+        return self._random("uniform", dict(minval=minval, maxval=maxval), shape, dtype,
+                            rng_seed, rng_offset)
+
+    def normal(self, mean, std, shape, *, dtype=DataType.Float, rng_seed=None,
+               rng_offset=None):
+        """normal(mean, std, shape, ...): torch.empty(shape).normal_(mean, std);
+        seeds as uniform's. A primitive op (random_ops.h)."""
+        return self._random("normal", dict(mean=mean, std=std), shape, dtype, rng_seed,
+                            rng_offset)
+
+    def _random(self, kind, parameters, shape, dtype, seed, offset):
+        fd = self._fd
+        if (seed is None) != (offset is None):
+            raise fd._error(f"{kind}: give rng_seed and rng_offset together, or neither "
+                            "(torch's default generator)", None)
+        return self._tensor_op(
+            "ops." + kind, **{name: fd._scalar_ref(v, kind) for name, v in parameters.items()},
+            shape=[fd._scalar_ref(s, kind) for s in shape], dtype=to_dtype(dtype).name,
+            rng_seed=None if seed is None else fd._scalar_ref(seed, kind),
+            rng_offset=None if offset is None else fd._scalar_ref(offset, kind))
+
     def _gather(self, kind, x, index, dim):
         fd = self._fd
         return self._tensor_op("ops." + kind, x=fd._tensor_ref(x, kind),

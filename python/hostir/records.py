@@ -115,6 +115,13 @@ def _apply_size(d, a):
     return [fid] if new else []
 
 
+def _apply_random(d, kind, a):
+    first, second = list(a.values())[:2]  # minval, maxval or mean, std
+    return [d.random(kind, _fid(first), _fid(second), [_fid(s) for s in a["shape"]],
+                     DataType.__members__[a["dtype"]], _opt_fid(a["rng_seed"]),
+                     _opt_fid(a["rng_offset"]))]
+
+
 _APPLY = {
     "define_tensor": _apply_define_tensor,
     "define_scalar": _apply_define_scalar,
@@ -139,6 +146,8 @@ _APPLY = {
     "ops.take_along_axis": lambda d, a: [
         d.gather("take_along_axis", _fid(a["x"]), _fid(a["index"]), a["dim"])
     ],
+    "ops.uniform": lambda d, a: _apply_random(d, "uniform", a),
+    "ops.normal": lambda d, a: _apply_random(d, "normal", a),
     "ops.permute": lambda d, a: [d.permute(_fid(a["x"]), a["dims"])],
     "ops.reshape": lambda d, a: [d.reshape(_fid(a["x"]), a["new_sizes"])],
     "ops.full": lambda d, a: [

@@ -25,6 +25,7 @@ namespace hostir {
   F(PadOp)                             \
   F(CatOp)                             \
   F(GatherOp)                          \
+  F(RandomOp)                          \
   F(Split)                             \
   F(Merge)
 

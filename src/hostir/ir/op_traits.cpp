@@ -45,6 +45,9 @@ const std::unordered_map<std::string_view, Traits>& table() {
       {"CatOp", Traits{0} | AtenEvaluable},
       // index_select and take_along_axis (gather_ops.h): through ATen too.
       {"GatherOp", Traits{0} | AtenEvaluable},
+      // uniform and normal (random_ops.h): not Forwardable, a recomputation
+      // in another segment would draw other values.
+      {"RandomOp", Factory | AtenEvaluable},
   };
   return traits;
 }

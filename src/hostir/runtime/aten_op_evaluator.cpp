@@ -1,5 +1,6 @@
 #include "hostir/runtime/aten_op_evaluator.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ScalarOps.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "hostir/ir/gather_ops.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/expression_evaluator.h"
@@ -272,6 +274,34 @@ class AtenOpEvaluator final : public OptInDispatch {
     result =
         out.copy_(op->kind() == GatherKind::IndexSelect ? at::index_select(in, op->dim(), index)
                                                         : at::gather(in, op->dim(), index));
+  }
+
+  // Drawn in float for Half and BFloat16 (ATen's CPU normal_ lacks them).
+  // A seeded op's generator starts from seed and offset mixed (splitmix64's
+  // constant), so neighbouring offsets give unrelated streams. A meta
+  // output (the shape checks) needs no values.
+  void handle(const RandomOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    if (out.is_meta()) {
+      result = out;
+      return;
+    }
+    c10::optional<at::Generator> generator;
+    if (op->hasSeed()) {
+      auto seed = static_cast<uint64_t>(ee_.evaluateInt(op->seed()));
+      auto offset = static_cast<uint64_t>(ee_.evaluateInt(op->offset()));
+      generator = at::detail::createCPUGenerator(seed ^ (offset * 0x9E3779B97F4A7C15ULL));
+    }
+    bool narrow = out.scalar_type() == at::kHalf || out.scalar_type() == at::kBFloat16;
+    at::Tensor values = narrow ? at::empty(out.sizes(), out.options().dtype(at::kFloat)) : out;
+    const double a = toAtenScalar(ee_.evaluate(op->a())).toDouble();
+    const double b = toAtenScalar(ee_.evaluate(op->b())).toDouble();
+    if (op->kind() == RandomKind::Normal) {
+      values.normal_(a, b, generator);
+    } else {
+      values.uniform_(a, b, generator);
+    }
+    result = narrow ? out.copy_(values) : out;
   }
 
   void handle(const FullOp* op) override {

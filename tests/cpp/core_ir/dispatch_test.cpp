@@ -5,6 +5,7 @@
 #include "hostir/ir/dispatch.h"
 #include "hostir/ir/gather_ops.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
 #include "test_utils.h"
 

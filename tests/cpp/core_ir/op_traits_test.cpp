@@ -4,6 +4,7 @@
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/gather_ops.h"
 #include "hostir/ir/op_traits.h"
+#include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
 #include "hostir/ir/tensor_factories.h"
 
@@ -45,6 +46,10 @@ TEST(OpTraits, EachBuilderOpHasItsTraits) {
   TensorView* index = makeContigTensor(1, DataType::Int64);
   EXPECT_EQ(traits(indexSelect(x, index, 1)), "AtenEvaluable");
   EXPECT_EQ(traits(takeAlongAxis(x, castOp(DataType::Int64, w), 0)), "AtenEvaluable");
+  // A random tensor is never recomputed in a second segment (other values).
+  Val* one = IrBuilder::create<Scalar>(1.0);
+  EXPECT_EQ(traits(uniform(one, one, {x->axis(0)->extent()}, DataType::Float)),
+            "Factory|AtenEvaluable");
   EXPECT_EQ(slice(x, 0, 0, 1)->domain()->contiguity(), (std::vector<bool>{false, false}));
   EXPECT_EQ(select(x, 1, 0)->domain()->contiguity(), (std::vector<bool>{false}));
 }
