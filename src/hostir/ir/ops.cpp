@@ -6,6 +6,7 @@
 
 #include "hostir/ir/dispatch.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/node_checks.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 
@@ -141,30 +142,6 @@ const TensorView* tensorOperand(const std::string& op, const std::vector<Val*>& 
 void checkNodeAxis(const std::string& call, const char* what, int64_t axis, size_t rank) {
   HOSTIR_CHECK(axis >= 0 && axis < static_cast<int64_t>(rank), call, ": ", what, " ", axis,
                " is out of range for rank ", rank, "; valid: [0, ", rank, ")");
-}
-
-// Runs a node's checks as its constructor does: a user-facing error names
-// the node being made too ("... (making T3 = add(T0, T2))"), so a bad node a
-// pass makes says which one it is. An internal error is rethrown as is.
-template <typename Check>
-void checkNode(const Expr* expr, Check check) {
-  try {
-    check();
-  } catch (const Error& error) {
-    std::string message = error.what();
-    if (message.rfind("hostir internal error", 0) == 0) {
-      throw;
-    }
-    std::string outputs;
-    for (const Val* output : expr->outputs()) {
-      outputs += (outputs.empty() ? "" : ", ") + describe(output);
-    }
-    std::string operands;
-    for (const Val* input : expr->inputs()) {
-      operands += (operands.empty() ? "" : ", ") + describe(input);
-    }
-    HOSTIR_THROW(message, " (making ", outputs, " = ", expr->displayName(), "(", operands, "))");
-  }
 }
 
 // The element count of a tensor of constant extents; -1 when an extent is

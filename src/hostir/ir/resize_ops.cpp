@@ -3,6 +3,7 @@
 #include "hostir/ir/arith.h"
 #include "hostir/ir/dispatch.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/node_checks.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
@@ -18,21 +19,6 @@ std::string describe(const Val* val) {
 const Scalar* asConstInt(const Val* val) {
   const auto* scalar = dynamic_cast<const Scalar*>(val);
   return scalar != nullptr && scalar->isConstInt() ? scalar : nullptr;
-}
-
-// A node's own checks (the builders' errors come first, with the user's
-// spelling); the message names the node so that a pass's bad node says which.
-template <typename Check>
-void checkResizeNode(const Expr* expr, Check check) {
-  try {
-    check();
-  } catch (const Error& error) {
-    std::string message = error.what();
-    if (message.rfind("hostir internal error", 0) == 0) {
-      throw;
-    }
-    HOSTIR_THROW(message, " (making ", describe(expr->output(0)), ")");
-  }
 }
 
 }  // namespace
@@ -63,7 +49,7 @@ void PadOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribut
 }
 
 void PadOp::validateStructure() const {
-  checkResizeNode(this, [&] {
+  checkNode(this, [&] {
     validate(inputs_, attributes_);
     const auto* out = dynamic_cast<const TensorView*>(outputs_.size() == 1 ? output(0) : nullptr);
     HOSTIR_CHECK(out != nullptr && out->rank() == in()->rank() && out->dtype() == in()->dtype(),
@@ -109,7 +95,7 @@ void CatOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribut
 }
 
 void CatOp::validateStructure() const {
-  checkResizeNode(this, [&] {
+  checkNode(this, [&] {
     validate(inputs_, attributes_);
     const auto* out = dynamic_cast<const TensorView*>(outputs_.size() == 1 ? output(0) : nullptr);
     const auto* first = input(0)->as<TensorView>();
