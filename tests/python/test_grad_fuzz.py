@@ -45,12 +45,13 @@ def test_sharded_programs_match_torch(ranks, programs):
         assert f"rank {rank} of {ranks}: OK" in output, output
 
 
-def float64_programs(count):
+def programs_of(dtype, count):
+    """The first `count` one-rank programs of `dtype`."""
     seed = 1
     while count:
         drawn = grad_fuzz.draw(seed, 1)
         seed += 1
-        if drawn is None or drawn.program.dtype != torch.float64:
+        if drawn is None or drawn.program.dtype != dtype:
             continue
         count -= 1
         yield drawn
@@ -61,7 +62,7 @@ def test_a_float64_grad_rounded_to_float32_is_caught():
     # (rounded to float32 and back), which the float32 tolerances (and the
     # rtol = atol = 1e-5 the differential tests held float64 to) pass.
     caught = exactly_float32 = 0
-    for drawn in float64_programs(25):
+    for drawn in programs_of(torch.float64, 25):
         expected = drawn.expected
         try:
             assert grad_fuzz.check(drawn) is None
@@ -86,17 +87,6 @@ def test_tolerances_are_per_dtype():
     assert grad_fuzz.grad_mismatch(want * (1 + 1e-12), want, torch.float64) is None
 
 
-def float32_programs(count, first_seed=1):
-    seed = first_seed
-    while count:
-        drawn = grad_fuzz.draw(seed, 1)
-        seed += 1
-        if drawn is None or drawn.program.dtype != torch.float32:
-            continue
-        count -= 1
-        yield drawn
-
-
 def test_float32_roundoff_of_cancelling_intermediates_is_not_a_failure():
     # Seed 1149: a layer_norm over one element, whose grad is 0 exactly;
     # torch gives 2^-14 (6.1e-5), hostir 0. The fixed atol 1e-5 failed it;
@@ -115,7 +105,7 @@ def test_a_wrong_float32_grad_is_caught():
     # rule's, which is of the grad's own size) is caught in nearly every
     # program despite the roundoff allowance.
     caught = total = 0
-    for drawn in float32_programs(40):
+    for drawn in programs_of(torch.float32, 40):
         for want, roundoff in zip(drawn.expected, drawn.roundoff):
             if want.numel() == 0:
                 continue
