@@ -86,6 +86,27 @@ TEST_F(StreamSplitInsertionTest, FindsTheAllgatherOfTheMlpAndListsItsReduceScatt
   EXPECT_EQ(candidates[1].other, fusion_.outputs()[0]->definition());
   EXPECT_EQ(candidates[1].not_chunkable.rfind("the tail of the allgather of T0", 0), 0u)
       << candidates[1].not_chunkable;
+  EXPECT_EQ(candidates[1].follows, std::optional<size_t>(0));
+}
+
+// The report calls the reduce-scatter of the tail pipelined, with its head's
+// chunk count, when the head is (it said "not pipelined" before, though the
+// lowering reduce-scatters it chunk by chunk in the head's loop), and not
+// pipelined when the head is not.
+TEST_F(StreamSplitInsertionTest, ATailIsReportedPipelinedWithItsHead) {
+  buildMlp();
+  placeShardings();
+  const std::vector<StreamSplitCandidate> candidates = findStreamSplitCandidates(fusion_);
+  ASSERT_EQ(candidates.size(), 2u);
+  const std::string chunked =
+      describeStreamSplits(candidates, {{4, "fixed", {}}, {1, "a tail", {}}});
+  EXPECT_NE(chunked.find("\npipelined as a tail, 4 chunks: the collective of linear("),
+            std::string::npos)
+      << chunked;
+  const std::string unchunked =
+      describeStreamSplits(candidates, {{1, "fixed", {}}, {1, "a tail", {}}});
+  EXPECT_NE(unchunked.find("\nnot pipelined: the collective of linear("), std::string::npos)
+      << unchunked;
 }
 
 // With a planner that says 4 chunks, h gets the outer split a user writes,

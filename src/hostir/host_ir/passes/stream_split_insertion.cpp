@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/ir/error.h"
@@ -164,6 +165,46 @@ std::optional<StreamSplitCandidate> gatheredRowsCandidate(const Fusion& fusion,
   return candidate;
 }
 
+// Whether `expr` reads `source`, directly or through the exprs before it.
+bool readsFrom(const Expr* expr, const Val* source) {
+  std::vector<const Expr*> pending{expr};
+  std::unordered_set<const Expr*> seen;
+  while (!pending.empty()) {
+    const Expr* current = pending.back();
+    pending.pop_back();
+    if (!seen.insert(current).second) {
+      continue;
+    }
+    for (const Val* input : current->inputs()) {
+      if (input == source) {
+        return true;
+      }
+      if (input->definition() != nullptr) {
+        pending.push_back(input->definition());
+      }
+    }
+  }
+  return false;
+}
+
+// The latest earlier candidate of an allgather + GEMMs whose GEMM outputs
+// `collective` reads: the loop it would join as the tail.
+std::optional<size_t> pipelinedLoopBefore(const std::vector<StreamSplitCandidate>& candidates,
+                                          const Expr* collective) {
+  for (size_t i = candidates.size(); i-- > 0;) {
+    const StreamSplitCandidate& earlier = candidates[i];
+    if (earlier.gathered == nullptr || !earlier.not_chunkable.empty()) {
+      continue;
+    }
+    for (const Expr* gemm : earlier.gemms) {
+      if (readsFrom(collective, gemm->output(0))) {
+        return i;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string StreamSplitCandidate::describe() const {
@@ -206,14 +247,25 @@ std::vector<StreamSplitCandidate> findStreamSplitCandidates(const Fusion& fusion
                                [&](const StreamSplitCandidate& earlier) {
                                  return earlier.tail_contraction == exprs[i];
                                });
-      candidate->not_chunkable =
-          head != candidates.end()
-              ? "the tail of the allgather of " + head->gathered->toInlineString() +
-                    ": reduce-scattered chunk by chunk when that allgather is pipelined"
-          : isLoweredDirectly(exprs[i])
-              ? "pipelined only as the tail of a pipelined allgather + GEMM before it (then it "
-                "follows those chunks), not on its own"
-              : "no chunkable axis: only an allgather of rows read by GEMMs is pipelined";
+      if (head != candidates.end()) {
+        candidate->follows = static_cast<size_t>(head - candidates.begin());
+        candidate->not_chunkable =
+            "the tail of the allgather of " + head->gathered->toInlineString() +
+            ": reduce-scattered chunk by chunk when that allgather is pipelined";
+      } else if (isLoweredDirectly(exprs[i])) {
+        candidate->follows = pipelinedLoopBefore(candidates, exprs[i]);
+        candidate->not_chunkable =
+            candidate->follows
+                ? "the tail of the allgather of " +
+                      candidates[*candidate->follows].gathered->toInlineString() +
+                      ": it reads that loop's GEMMs and follows its chunks when that allgather "
+                      "is pipelined"
+                : "pipelined only as the tail of a pipelined allgather + GEMM before it, not on "
+                  "its own, and no such allgather feeds it";
+      } else {
+        candidate->not_chunkable =
+            "no chunkable axis: only an allgather of rows read by GEMMs is pipelined";
+      }
     }
     if (candidate) {
       candidates.push_back(std::move(*candidate));
@@ -243,8 +295,15 @@ std::string describeStreamSplits(const std::vector<StreamSplitCandidate>& candid
     const StreamSplitCandidate& candidate = candidates[i];
     const StreamSplitDecision* decision = i < decisions.size() ? &decisions[i] : nullptr;
     const bool pipelined = decision != nullptr && decision->chunks > 1;
+    // A tail is chunked by the loop it joins.
+    const StreamSplitDecision* head = candidate.follows && *candidate.follows < decisions.size()
+                                          ? &decisions[*candidate.follows]
+                                          : nullptr;
+    const bool pipelined_as_tail = head != nullptr && head->chunks > 1;
     ss << (pipelined ? "pipelined, " + std::to_string(decision->chunks) + " chunks on the rows: "
-                     : std::string("not pipelined: "))
+           : pipelined_as_tail
+               ? "pipelined as a tail, " + std::to_string(head->chunks) + " chunks: "
+               : std::string("not pipelined: "))
        << candidate.describe() << "\n    ";
     if (!candidate.not_chunkable.empty()) {
       ss << candidate.not_chunkable;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct StreamSplitCandidate {
   // that is not an allgather of rows): listed with why it is not pipelined
   // on its own; `gathered` is null.
   const Expr* other = nullptr;
+  // For such a collective: the earlier candidate whose pipelined loop it
+  // joins as the tail (reduce-scattered chunk by chunk in that loop), if any.
+  std::optional<size_t> follows;
   std::string describe() const;  // "allgather of T0_g_float[...] into linear T3 = ..."
 };
 
