@@ -18,6 +18,11 @@ import tempfile
 import xml.etree.ElementTree as ElementTree
 
 HERE = pathlib.Path(__file__).resolve().parent
+# Tests not run here, and why (each counts as not CPU-runnable in
+# docs/python.md): test_uniform_range draws 2**29 samples 101 times per dtype
+# (4 dtypes, ~54 GB of draws): sized for a GPU, it exhausts this machine's
+# memory and the suite's time limit.
+NOT_RUN = {"test_uniform_range": "2**29 samples x 101 runs per dtype: GPU-sized"}
 RENAMES = [(re.compile(r"([\"'])cuda(:\d+)?\1"), r'\1cpu\1'),
            (re.compile(r"\.cuda\(\)"), ".cpu()")]
 
@@ -45,6 +50,8 @@ def run(extra_args=(), timeout=900):
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                    "-p", "gpu_checks_answered_no", f"--junitxml={report}",
                    "python/test_python_frontend.py", *extra_args]
+        command += [f"--deselect=python/test_python_frontend.py::TestNvFuserFrontend::{name}"
+                    for name in NOT_RUN]
         process = subprocess.run(command, cwd=scratch, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True, timeout=timeout)
         if not report.exists():
@@ -57,6 +64,8 @@ def run(extra_args=(), timeout=900):
                     outcome = "skipped" if child.tag == "skipped" else "failed"
                     message = (child.get("message") or "").strip().split("\n")[0][:160]
             outcomes[case.get("name")] = (outcome, message)
+        for name, reason in NOT_RUN.items():
+            outcomes[name] = ("skipped", "not run here: " + reason)
         return outcomes, process.stdout
 
 

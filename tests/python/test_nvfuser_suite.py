@@ -15,7 +15,7 @@ sys.path.insert(0, str(SUITE))
 import run_suite  # noqa: E402
 
 # Measured on 2026-11-28 (docs/python.md); raise it when more tests pass.
-PASSING_AT_LEAST = 61
+PASSING_AT_LEAST = 86
 # Tests whose passing pins a specific frontend feature.
 MUST_PASS = ["test_compute_contiguity", "test_compute_tensor_descriptor", "test_basic",
              "test_addcmul", "test_alias_output_to_input", "test_broadcast_and_stride_order",
@@ -24,14 +24,25 @@ MUST_PASS = ["test_compute_contiguity", "test_compute_tensor_descriptor", "test_
              "test_squeeze", "test_prod", "test_constant_nans", "test_issue1706",
              "test_var_correction", "test_select",
              "test_output_stride_order_with_reduction", "test_triu",
-             "test_fusion_information"]
+             "test_fusion_information",
+             # pad, cat, the gathers (resize_ops.h, gather_ops.h), slice then
+             # reshape (a slice's output is a strided view), FusionCache.reset()
+             "test_pad", "test_pad_cache", "test_pad_prior_cat", "test_cat",
+             "test_cat_symbolic", "test_issue1246", "test_issue1953", "test_issue3292",
+             "test_index_select", "test_index_select_scalar_indices", "test_gather",
+             "test_take_along_axis", "test_reshape_squeeze_concretization",
+             "test_sum_sliced_reshape_to_broadcast", "test_nanogpt_split_mha_linears",
+             "test_issue1277",
+             # uniform / normal (random_ops.h)
+             "test_uniform", "test_normal", "test_random_distinct_values",
+             "test_nanogpt_mha_dpa"]
 
 
 def test_nvfuser_frontend_suite_through_the_rename_only_shim():
     package = pathlib.Path(hostir.__file__).parent.parent
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(package)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
-    outcomes, output = run_suite.run(timeout=170)
+    outcomes, output = run_suite.run(timeout=300)
     passed = sorted(name for name, (outcome, _) in outcomes.items() if outcome == "passed")
     failing = {name: message for name, (outcome, message) in outcomes.items()
                if outcome != "passed"}
