@@ -97,7 +97,7 @@ int printCommand(const std::string& name) {
 // How each HostUnit of a host program runs: a compiled kernel (and for
 // which target) or ATen, with the reason.
 void printSegmentExecution(const HostIrContainer& program) {
-  std::vector<HostUnit*> units = program.hostUnits();
+  std::vector<HostUnit*> units = program.postedHostUnits();
   if (units.empty()) {
     return;
   }

@@ -38,4 +38,15 @@ if [[ "$loops" != 1 ]]; then
 else
   echo "ok: hostir lower stream_three_sets runs presegmentation (one loop)"
 fi
+# The segments: list names the HostUnits the program posts, not one a pass
+# absorbed (mlp: the ReLU's unit, folded into the linear's GEMM with
+# post-ops).
+listed=$("$hostir" lower mlp | sed -n '/^segments:/,$p' | grep -o '^  HostUnit [0-9]*' | sort)
+posted=$("$hostir" lower mlp | grep -o 'PostOnStream (HostUnit [0-9]*' | sed 's/PostOnStream (/  /' | sort -u)
+if [[ -z "$listed" || "$listed" != "$posted" ]]; then
+  echo "FAIL: hostir lower mlp lists segments [$listed] but posts [$posted]"
+  status=1
+else
+  echo "ok: hostir lower lists the segments the program posts"
+fi
 exit $status

@@ -41,6 +41,28 @@ std::vector<HostUnit*> HostIrContainer::hostUnits() const {
   return units;
 }
 
+std::vector<HostUnit*> HostIrContainer::postedHostUnits() const {
+  std::set<const HostUnit*> posted;
+  std::vector<const Scope*> scopes{&top_level_};
+  while (!scopes.empty()) {
+    const Scope* scope = scopes.back();
+    scopes.pop_back();
+    for (const Expr* expr : *scope) {
+      if (const auto* post = dynamic_cast<const PostOnStream*>(expr)) {
+        posted.insert(post->hostUnit());
+        for (const PostOnStream::Variant& variant : post->variants()) {
+          posted.insert(variant.unit);
+        }
+      } else if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
+        scopes.push_back(&loop->body());
+      }
+    }
+  }
+  std::vector<HostUnit*> units = hostUnits();
+  std::erase_if(units, [&](const HostUnit* unit) { return posted.count(unit) == 0; });
+  return units;
+}
+
 std::unique_ptr<HostIrContainer> HostIrContainer::clone() const {
   auto copy = std::make_unique<HostIrContainer>();
   // copyFusion keeps every statement's name, so the copy prints the same;
@@ -213,28 +235,8 @@ std::string HostIrContainer::toString() const {
     }
     ss << top_level_.toString(1) << "} // %HostIrContainer\n";
   }
-  // The segments the program runs (a pass that absorbed a segment into a
-  // loop leaves its HostUnit unposted).
-  std::set<const HostUnit*> posted;
-  std::vector<const Scope*> scopes{&top_level_};
-  while (!scopes.empty()) {
-    const Scope* scope = scopes.back();
-    scopes.pop_back();
-    for (const Expr* expr : *scope) {
-      if (const auto* post = dynamic_cast<const PostOnStream*>(expr)) {
-        posted.insert(post->hostUnit());
-        for (const PostOnStream::Variant& variant : post->variants()) {
-          posted.insert(variant.unit);
-        }
-      } else if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
-        scopes.push_back(&loop->body());
-      }
-    }
-  }
-  for (const HostUnit* unit : hostUnits()) {
-    if (posted.count(unit) > 0) {
-      ss << "\n" << unit->toString();
-    }
+  for (const HostUnit* unit : postedHostUnits()) {
+    ss << "\n" << unit->toString();
   }
   for (size_t id = 0; id < kernels_.size(); ++id) {
     ss << "\nKernel " << id << ":\n" << indentLines(kernels_[id]->toString(), 1);

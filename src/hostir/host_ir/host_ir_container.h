@@ -54,6 +54,10 @@ class HostIrContainer : public Fusion {
   }
   // Every HostUnit created in this container, in creation order.
   std::vector<HostUnit*> hostUnits() const;
+  // The HostUnits the program runs (posted, in creation order): a pass that
+  // absorbed a segment into another (gemm_epilogues) or a loop leaves its
+  // HostUnit created but unposted.
+  std::vector<HostUnit*> postedHostUnits() const;
 
   // A deep copy: statements, inputs, outputs, program (loop bodies and
   // HostUnit fusions included) and kernels. Prints identically.

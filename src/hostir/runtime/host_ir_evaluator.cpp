@@ -43,7 +43,7 @@ HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
 
 std::string HostIrEvaluator::segmentExecution() const {
   std::string report;
-  for (HostUnit* unit : container_->hostUnits()) {
+  for (HostUnit* unit : container_->postedHostUnits()) {
     report += "  " + unit->toInlineString() + ": " + unit_executors_.at(unit)->execution() + "\n";
   }
   for (size_t id = 0; id < kernel_executors_.size(); ++id) {

@@ -115,7 +115,7 @@ class HostIrEvaluator final : public HostIrDispatch {
     return *container_;
   }
   // How each segment runs and what its runs so far ran on, one line per
-  // HostUnit in program order, then per LaunchKernel kernel:
+  // HostUnit the program posts, then per LaunchKernel kernel:
   // "  HostUnit(...): compiled kernel <hash> for <target>; ran it 4 times,
   // fell back to ATen 1 time: the input T0... is empty (sizes [0, 8])"
   // (FusionExecutor::execution). Empty for a program without segments.

@@ -54,6 +54,11 @@ TEST_F(GemmEpiloguesTest, LinearThenGeluIsOneUnit) {
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
   EXPECT_EQ(execution(onlyGemmUnit(*hic)).rfind("GEMM with post-ops: linear + gelu", 0), 0u)
       << execution(onlyGemmUnit(*hic));
+  // The GELU's own HostUnit, absorbed, is still created but not posted:
+  // what runs (and what reports list) is the one unit.
+  EXPECT_GT(hic->hostUnits().size(), 1u);
+  ASSERT_EQ(hic->postedHostUnits().size(), 1u);
+  EXPECT_EQ(hic->postedHostUnits()[0], onlyGemmUnit(*hic)->hostUnit());
 
   at::Tensor tx = at::randn({64, 96});
   at::Tensor tw = at::randn({80, 96});
