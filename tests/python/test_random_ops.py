@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import hostir
+from hostir.autograd import Differentiable
 
 FLOATING = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 
@@ -87,3 +88,21 @@ def test_bad_input_names_the_op_and_what_is_valid(cache, build, message):
     with pytest.raises(hostir.Error, match=message):
         with hostir.FusionDefinition(cache) as fd:
             fd.add_output(build(fd))
+
+
+def test_a_random_tensor_is_a_constant_to_the_grad(cache):
+    # x * uniform(...): the grad of x is the drawn tensor (the rule was missing
+    # before: "no gradient rule ... uniform").
+    with hostir.FusionDefinition(cache) as fd:
+        x = fd.define_tensor(2, dtype=hostir.DataType.Double)
+        seed = fd.define_scalar(dtype=hostir.DataType.Int64)
+        offset = fd.define_scalar(dtype=hostir.DataType.Int64)
+        u = fd.ops.uniform(0.0, 1.0, [x.size(0), x.size(1)], dtype=hostir.DataType.Double,
+                           rng_seed=seed, rng_offset=offset)
+        fd.add_output(fd.ops.mul(x, u))
+        fd.add_output(u)
+    f = Differentiable(fd, outputs=[0])
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    y, drawn = f(x, 5, 0)
+    y.sum().backward()
+    torch.testing.assert_close(x.grad, drawn)

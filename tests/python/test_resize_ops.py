@@ -204,3 +204,12 @@ def test_pad_and_cat_grads(cache):
     grads_match_torch(
         fd, lambda a, b: torch.cat([F.pad(a * a, [1, 2, 0, 3], value=0.5), b], 1).tanh(),
         [torch.randn(2, 3, dtype=torch.float64), torch.randn(5, 4, dtype=torch.float64)])
+
+
+def test_gathers_have_no_grad_rule_yet_and_say_so(cache):
+    with hostir.FusionDefinition(cache) as fd:
+        x = fd.define_tensor(2, dtype=hostir.DataType.Double)
+        i = fd.define_tensor(1, dtype=hostir.DataType.Int64)
+        fd.add_output(fd.ops.exp(fd.ops.index_select(x, i, 0)))
+    with pytest.raises(hostir.Error, match="no gradient rule for .*index_select"):
+        Differentiable(fd)

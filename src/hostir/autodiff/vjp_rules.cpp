@@ -10,6 +10,7 @@
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_factories.h"
@@ -499,6 +500,7 @@ class Rules : public OptInDispatch {
   // Constants: nothing flows back.
   void handle(const FullOp* /*op*/) override {}
   void handle(const IotaOp* /*op*/) override {}
+  void handle(const RandomOp* /*op*/) override {}
 
   void unhandled(const Expr* expr) override {
     HOSTIR_THROW("no gradient rule for ", expr->toInlineString(), ": ", expr->displayName(),
