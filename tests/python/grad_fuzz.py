@@ -54,9 +54,10 @@ from hostir.autograd import Differentiable
 TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-9, 1e-11)}
 # Every program is new, so the cache only holds them: each cached
 # definition keeps its stream worker threads, and 1024 of them (the cache's
-# size) exhausted the threads a process may start (508 programs of the first
-# 5,000-program run were refused "cannot start the worker thread").
-FORGET_EVERY = 50
+# default size) exhausted the threads a process may start (508 programs of
+# the first 5,000-program run were refused "cannot start the worker
+# thread"). The least recently used are evicted past this many.
+CACHED_DEFINITIONS = 50
 # How much larger than torch's float32 roundoff hostir's may be (another
 # summation order, fused kernels).
 ROUNDOFF_FACTOR = 4.0
@@ -599,13 +600,11 @@ def check(drawn, round_to_float32=False):
     return None
 
 
-def run(programs, first_seed, ranks, rank, log=print):
+def run_programs(programs, first_seed, ranks, rank, log):
     matched = rejected = failed = 0
     rejections = {}
     start = time.monotonic()
     for seed in range(first_seed, first_seed + programs):
-        if (seed - first_seed) % FORGET_EVERY == 0:
-            hostir.FusionCache.reset()
         drawn = draw(seed, ranks)
         if drawn is None:
             rejected += 1
@@ -634,6 +633,16 @@ def run(programs, first_seed, ranks, rank, log=print):
     for message, count in sorted(rejections.items(), key=lambda item: -item[1]):
         log(f"  rejected {count}x: {message}")
     return matched, rejected, failed
+
+
+def run(programs, first_seed, ranks, rank, log=print):
+    """Fuzzes `programs` seeds from `first_seed`; (matched, rejected, failed)."""
+    cache = hostir.FusionCache.get()
+    max_fusions, cache.max_fusions = cache.max_fusions, CACHED_DEFINITIONS
+    try:
+        return run_programs(programs, first_seed, ranks, rank, log)
+    finally:
+        cache.max_fusions = max_fusions
 
 
 def main():
