@@ -373,14 +373,19 @@ TEST(DifferentiateErrors, SelectOnAShardedAxisIsRefused) {
 // on scores sharded on the key axis got a wrong grad (each shard masked as
 // if it held the first keys); it was differentiated without a word.
 TEST(DifferentiateErrors, CausalMaskOnAShardedKeyAxisIsRefused) {
+  // exp(where(causal mask, scores, 0)) on scores of `rank` axes, the last
+  // two queries and keys, sharded on `sharded_axis`.
+  auto masked_scores = [](Fusion& fusion, int64_t rank, int64_t sharded_axis) {
+    TensorView* scores = makeContigTensor(rank);
+    fusion.addInput(scores);
+    shard(scores, DeviceMesh({0, 1}), sharded_axis);
+    std::vector<IterDomain*> shape = scores->shapeDomain();
+    TensorView* mask = causalMask(shape[rank - 2]->extent(), shape[rank - 1]->extent());
+    fusion.addOutput(exp(where(mask, scores, 0.0)));
+  };
   Fusion fusion;
   FusionGuard fg(&fusion);
-  TensorView* scores = makeContigTensor(2);
-  fusion.addInput(scores);
-  shard(scores, DeviceMesh({0, 1}), 1);
-  TensorView* mask =
-      causalMask(scores->shapeDomain()[0]->extent(), scores->shapeDomain()[1]->extent());
-  fusion.addOutput(exp(where(mask, scores, 0.0)));
+  masked_scores(fusion, 2, 1);
   expectErrorContaining([&] { differentiate(fusion); },
                         {"not supported yet: the grad of", "causal mask", "along axis 1",
                          "sharded over the devices"});
@@ -388,12 +393,7 @@ TEST(DifferentiateErrors, CausalMaskOnAShardedKeyAxisIsRefused) {
   // Heads sharded, the mask broadcast along them: differentiable as before.
   Fusion heads;
   FusionGuard fg2(&heads);
-  TensorView* per_head = makeContigTensor(3);
-  heads.addInput(per_head);
-  shard(per_head, DeviceMesh({0, 1}), 0);
-  TensorView* head_mask =
-      causalMask(per_head->shapeDomain()[1]->extent(), per_head->shapeDomain()[2]->extent());
-  heads.addOutput(exp(where(head_mask, per_head, 0.0)));
+  masked_scores(heads, 3, 0);
   EXPECT_NO_THROW(differentiate(heads));
 }
 
