@@ -10,9 +10,9 @@ class Expr;
 class ExpressionEvaluator;
 
 // Computes a fusion op (set, unary, binary, reduction, broadcast, matmul,
-// linear, select, slice, permute, reshape, full, where, iota, pad, cat, gathers, random) with ATen, reading its
-// inputs from `ee`. View ops (broadcast, select, slice, permute and a
-// reshape that can view) return views of their input, as ATen does.
+// linear, select, slice, permute, reshape, full, where, iota, pad, cat, gathers, random) with ATen,
+// reading its inputs from `ee`. View ops (broadcast, select, slice, permute and a reshape that can
+// view) return views of their input, as ATen does.
 std::vector<at::Tensor> evaluateFusionOp(const Expr* expr, ExpressionEvaluator& ee);
 
 // Same, writing the op's output into `out` (ATen out= variants or copy_),
