@@ -36,6 +36,17 @@ void Fusion::registerStatement(Statement* statement) {
   }
 }
 
+void Fusion::renameStatement(Statement* statement, int64_t name) {
+  HOSTIR_CHECK(statement->container() == this, "renaming a statement of another container");
+  HOSTIR_CHECK(name >= 0, "a statement's number must not be negative, got ", name);
+  statement->name_ = name;
+  int64_t& counter =
+      statement->isVal()
+          ? val_counters_.at(static_cast<size_t>(static_cast<Val*>(statement)->vtype()))
+          : expr_counter_;
+  counter = std::max(counter, name + 1);
+}
+
 void Fusion::addInput(Val* input) {
   HOSTIR_CHECK(input->container() == this, input->toInlineString(),
                " belongs to another container and cannot be an input here");

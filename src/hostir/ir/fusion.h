@@ -50,6 +50,11 @@ class Fusion {
 
   // Registration, used by IrBuilder only.
   void registerStatement(Statement* statement);
+  // Gives `statement` (of this container) the number `name`, and numbers
+  // later statements of its kind after it: the host IR text parser restores
+  // the numbers a program printed with (it checks that no two statements
+  // of a kind share one).
+  void renameStatement(Statement* statement, int64_t name);
 
  private:
   friend IrCloner copyFusion(const Fusion& from, Fusion& to);

@@ -7,6 +7,21 @@
 
 namespace hostir {
 
+namespace {
+std::map<std::string, ExprMaker>& mutableExprMakers() {
+  static std::map<std::string, ExprMaker> makers;
+  return makers;
+}
+}  // namespace
+
+ExprMakerRegistration::ExprMakerRegistration(const char* op_name, ExprMaker maker) {
+  mutableExprMakers()[op_name] = maker;
+}
+
+const std::map<std::string, ExprMaker>& exprMakers() {
+  return mutableExprMakers();
+}
+
 std::string toString(const Attribute& attribute) {
   return std::visit(
       [](const auto& value) -> std::string {

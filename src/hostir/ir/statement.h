@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -256,8 +257,30 @@ class Expr : public Statement {
                                                                                           \
  public:
 
-// Defines newObject, shared by every layer's nodes.
+// A kind's generic constructor, registered under its opName by
+// HOSTIR_DEFINE_EXPR_NEW_OBJECT: what the host IR text parser makes a node
+// of a named kind with, so that a new kind is parsed without an entry of its
+// own anywhere.
+using ExprMaker = Expr* (*)(Fusion* container, std::vector<Val*> inputs, std::vector<Val*> outputs,
+                            std::vector<Attribute> attributes, std::vector<Val*> attribute_vals);
+struct ExprMakerRegistration {
+  ExprMakerRegistration(const char* op_name, ExprMaker maker);
+};
+// The registered kinds by opName, in name order.
+const std::map<std::string, ExprMaker>& exprMakers();
+
+// Defines newObject (and registers the kind's maker), shared by every
+// layer's nodes.
 #define HOSTIR_DEFINE_EXPR_NEW_OBJECT(ClassName)                                              \
+  namespace {                                                                                 \
+  const ExprMakerRegistration ClassName##_maker_registration(                                 \
+      #ClassName, [](Fusion* container, std::vector<Val*> inputs, std::vector<Val*> outputs,  \
+                     std::vector<Attribute> attributes, std::vector<Val*> attribute_vals) {   \
+        return static_cast<Expr*>(IrBuilder::createInContainer<ClassName>(                    \
+            container, std::move(inputs), std::move(outputs), std::move(attributes),          \
+            std::move(attribute_vals)));                                                      \
+      });                                                                                     \
+  }                                                                                           \
   Expr* ClassName::newObject(Fusion* container, std::vector<Val*> inputs,                     \
                              std::vector<Val*> outputs, std::vector<Attribute> attributes,    \
                              std::vector<Val*> attribute_vals) const {                        \

@@ -1,0 +1,189 @@
+// The textual host IR: print → parse → print is the identity on the host
+// programs the tools lower (one device and every rank of the Megatron
+// blocks, chunked or not, forward and backward), and bad text is refused
+// with an error naming the line, the column, the token and what was
+// expected.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "hostir/autodiff/differentiate.h"
+#include "hostir/host_ir/lowering.h"
+#include "hostir/host_ir/text/host_ir_text_parser.h"
+#include "hostir/host_ir/text/host_ir_text_printer.h"
+#include "hostir/ir/arith.h"
+#include "hostir/ir/cloner.h"
+#include "hostir/ir/tensor_factories.h"
+#include "megatron_blocks.h"
+
+namespace hostir::test {
+
+namespace {
+
+// Asserts print → parse → print is the identity on `program`, and that the
+// parsed program also prints the same in the readable form.
+void expectRoundTrip(const HostIrContainer& program) {
+  std::string text = printHostIrText(program);
+  std::unique_ptr<HostIrContainer> parsed = parseHostIrText(text, "round_trip");
+  EXPECT_EQ(printHostIrText(*parsed), text);
+  EXPECT_EQ(parsed->toString(), program.toString());
+}
+
+std::unique_ptr<HostIrContainer> lowerOnDevice(const Fusion& fusion, int64_t device) {
+  Fusion copy;
+  copyFusion(fusion, copy);
+  return presegmentAndLower(copy, MultiDeviceLowering{device, {}});
+}
+
+// linear → relu → linear → sum: the `mlp` example of `hostir list`.
+void buildMlp(Fusion& fusion) {
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* w1 = makeContigTensor(2);
+  TensorView* w2 = makeContigTensor(2);
+  fusion.addInput(x);
+  fusion.addInput(w1);
+  fusion.addInput(w2);
+  fusion.addOutput(sum(linear(relu(linear(x, w1)), w2), {0}));
+}
+
+// A [M, K] x [K, N] matmul in 4 Stream chunks of rows: `stream_matmul`.
+void buildStreamMatmul(Fusion& fusion) {
+  FusionGuard fg(&fusion);
+  TensorView* a = makeContigConcreteTensor({16, 8});
+  TensorView* b = makeContigConcreteTensor({8, 4});
+  fusion.addInput(a);
+  fusion.addInput(b);
+  TensorView* c = matmul(a, b);
+  c->split(0, 4, /*inner_split=*/false);
+  c->axis(0)->parallelize(ParallelType::Stream);
+  fusion.addOutput(c);
+}
+
+}  // namespace
+
+TEST(HostIrTextRoundTrip, OneDeviceExamples) {
+  for (void (*build)(Fusion&) : {buildMlp, buildStreamMatmul}) {
+    Fusion fusion;
+    build(fusion);
+    std::unique_ptr<HostIrContainer> program = presegmentAndLower(fusion);
+    expectRoundTrip(*program);
+  }
+}
+
+TEST(HostIrTextRoundTrip, SequenceParallelMlpOnEveryRank) {
+  for (int64_t chunks : {1, 4}) {
+    std::unique_ptr<Fusion> fusion = tools::buildSequenceParallelMlp(2, chunks);
+    for (int64_t device : {0, 1}) {
+      SCOPED_TRACE("chunks " + std::to_string(chunks) + ", device " + std::to_string(device));
+      expectRoundTrip(*lowerOnDevice(*fusion, device));
+    }
+  }
+}
+
+TEST(HostIrTextRoundTrip, TransformerLayerChunkedAndNot) {
+  for (int64_t chunks : {1, 2}) {
+    SCOPED_TRACE("chunks " + std::to_string(chunks));
+    std::unique_ptr<Fusion> fusion = tools::buildTransformerLayer(2, 8, chunks);
+    expectRoundTrip(*lowerOnDevice(*fusion, 1));
+  }
+}
+
+TEST(HostIrTextRoundTrip, BackwardOfTheMlpBlock) {
+  std::unique_ptr<Fusion> fusion = tools::buildSequenceParallelMlp(2, 2);
+  Differentiated grads = differentiate(*fusion);
+  expectRoundTrip(*lowerOnDevice(*grads.forward, 0));
+  expectRoundTrip(*lowerOnDevice(*grads.backward, 0));
+}
+
+// A parsed program is a program: the passes run on it as on the lowered one.
+TEST(HostIrTextRoundTrip, ParsedProgramRunsThePassesLikeTheOriginal) {
+  std::unique_ptr<Fusion> fusion = tools::buildSequenceParallelMlp(2, 4);
+  Fusion copy;
+  copyFusion(*fusion, copy);
+  runPresegmentationPasses(&copy);
+  std::unique_ptr<HostIrContainer> lowered = lowerSegmentsToHostIr(copy);
+  std::unique_ptr<HostIrContainer> parsed =
+      parseHostIrText(printHostIrText(*lowered), "segments");
+  MultiDeviceLowering rank0{0, {}};
+  hostIrPipeline(rank0).run(*lowered);
+  hostIrPipeline(rank0).run(*parsed);
+  EXPECT_EQ(printHostIrText(*parsed), printHostIrText(*lowered));
+}
+
+namespace {
+
+// The error parsing `text` raises ("" when it parses).
+std::string parseError(const std::string& text) {
+  try {
+    parseHostIrText(text, "bad.hir");
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+const char* kEmptyProgram = R"(host_program {
+  vals {
+    %s0 = scalar Int64
+  }
+  inputs ()
+  outputs ()
+  detached {
+  }
+  program {
+  }
+}
+)";
+
+}  // namespace
+
+TEST(HostIrTextErrors, AProgramWithNothingParses) {
+  EXPECT_EQ(parseError(kEmptyProgram), "");
+  EXPECT_EQ(printHostIrText(*parseHostIrText(kEmptyProgram)), kEmptyProgram);
+}
+
+TEST(HostIrTextErrors, NameTheLineColumnTokenAndWhatWasExpected) {
+  // A missing keyword.
+  EXPECT_EQ(parseError("host_program {\n  valz {"), "bad.hir:2:3: expected 'vals', got 'valz'");
+  // The end of the input inside a block.
+  EXPECT_EQ(parseError("host_program {\n  vals {\n"),
+            "bad.hir:3:1: expected a %val definition or '}', got end of input");
+  // A dtype that does not exist.
+  EXPECT_EQ(parseError("host_program { vals { %s0 = scalar Float128"),
+            "bad.hir:1:36: expected a constant or one of Float, Double, Half, BFloat16, Int32, "
+            "Int64, Bool, got 'Float128'");
+  // A val used before its definition.
+  EXPECT_EQ(parseError("host_program { vals { %I0 = iter_domain %s9 Iteration Serial"),
+            "bad.hir:1:41: expected a %val defined in this container's vals, got '%s9'");
+  // A val of the wrong kind.
+  EXPECT_EQ(parseError("host_program { vals { %s0 = scalar 4\n"
+                       "  %T1 = tensor %s0 Float Global"),
+            "bad.hir:2:16: expected a %D tensor domain, got '%s0'");
+  // A val defined twice.
+  EXPECT_EQ(parseError("host_program { vals { %s0 = scalar 4 %s0 = scalar 5"),
+            "bad.hir:1:38: expected a %val not defined before, got '%s0'");
+  // A character no token starts with.
+  EXPECT_EQ(parseError("host_program { vals { %s0 = scalar 4 ; }"),
+            "bad.hir:1:38: unexpected character ';'; host IR text holds words, %vals, #exprs, "
+            "numbers, \"strings\" and { } ( ) [ ] , = ->");
+}
+
+TEST(HostIrTextErrors, AnUnknownOpAndAMalformedNodeAreRefused) {
+  std::string program = kEmptyProgram;
+  std::string unknown = program;
+  unknown.replace(unknown.find("  program {\n"), 12, "  program {\n    #0 Frobnicate () -> ()\n");
+  std::string message = parseError(unknown);
+  EXPECT_EQ(message.rfind("bad.hir:10:8: expected an op name (", 0), 0u) << message;
+  EXPECT_NE(message.find("BinaryOp"), std::string::npos) << message;
+  EXPECT_NE(message.find("got 'Frobnicate'"), std::string::npos) << message;
+  // A ForLoop needs its bounds: the node's own check says so.
+  std::string malformed = program;
+  malformed.replace(malformed.find("  program {\n"), 12, "  program {\n    #0 ForLoop () -> () {\n    }\n");
+  message = parseError(malformed);
+  EXPECT_EQ(message.rfind("bad.hir:10:5: #0 ForLoop is malformed: ", 0), 0u) << message;
+}
+
+}  // namespace hostir::test
