@@ -45,6 +45,14 @@ struct Program {
     std::vector<at::Tensor> outputs = executor->run(job.inputs);
     return backward ? backward->run(backwardInputs(job, outputs)) : outputs;
   }
+  // run() with the tracer recording; then each executor's exposureReport()
+  // says what its collectives cost this rank (--explain).
+  void runMeasuringExposure(const ShardedJob& job) const {
+    std::vector<at::Tensor> outputs = executor->runMeasuringExposure(job.inputs);
+    if (backward) {
+      backward->runMeasuringExposure(backwardInputs(job, outputs));
+    }
+  }
   // The same with every collective replaced by a local copy.
   void runComputeOnly(const ShardedJob& job) const {
     std::vector<at::Tensor> outputs = executor->runComputeOnly(job.inputs);
@@ -217,6 +225,9 @@ void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options) {
                "also time communication-only and compute-only programs");
   app.add_option("--trace", options.trace_path,
                  "trace the first pipelined variant into PATH.rankN.json");
+  app.add_flag("--explain", options.explain,
+               "after the timed runs, one traced run per program: per collective, how long the "
+               "streams waited for it and how much of that no compute hid (rank 0's)");
   app.add_option("--json", options.json_path, "write the figures as JSON (rank 0)");
   app.add_option("--link", options.link, "how the output names the link");
   app.add_flag("--train", options.train,
@@ -569,6 +580,21 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
     std::string path = options.trace_path + ".rank" + std::to_string(rank) + ".json";
     runtime::Tracer::global().endStretch(stretch, path);
     std::cout << "trace of " << programTitle(programs.front()) << " written to " << path << "\n";
+  }
+  if (options.explain) {
+    for (const Program& program : programs) {
+      communicator.barrier();
+      program.runMeasuringExposure(job);
+      if (rank == 0) {
+        std::cout << "exposed communication, " << programTitle(program)
+                  << (program.backward ? ", forward" : "") << ": "
+                  << program.executor->exposureReport();
+        if (program.backward) {
+          std::cout << "exposed communication, " << programTitle(program)
+                    << ", backward: " << program.backward->exposureReport();
+        }
+      }
+    }
   }
   const std::vector<std::optional<IdealGain>> gains = idealGains(options, programs, timings);
   if (rank == 0) {

@@ -39,6 +39,9 @@ struct ShardedJobOptions {
   // pipelined time is the larger of the two).
   bool baselines = false;
   std::string trace_path;
+  // After the timed runs, one traced run per program: what each collective
+  // cost rank 0 (Executor::exposureReport).
+  bool explain = false;
   std::string json_path;
   std::string link = "loopback";  // how the output names the link
   // Time a training step instead of the forward: the forward (which also

@@ -30,7 +30,7 @@ expect_checks() {
 
 # A slow link: the MLP's allgather + GEMM is pipelined; its reduce-scatter
 # is listed with its reason; both ranks' results match ATen.
-out=$(HOSTIR_LINK_MODEL=100:0 run sp-mlp --chunks none)
+out=$(HOSTIR_LINK_MODEL=100:0 run sp-mlp --chunks none --explain)
 expect_checks "sp-mlp, slow link" "$out" 4
 grep -qE "^\[rank 0\] pipelined, (2|4|8|16) chunks on the rows: allgather of T0_g_float" <<<"$out" ||
   fail "sp-mlp, slow link: want the allgather of x pipelined; got:
@@ -39,6 +39,28 @@ grep -qE "^\[rank 0\]     the tail of the allgather of T0_g_float.*: reduce-scat
   fail "sp-mlp, slow link: want the reduce-scatter's reason"
 grep -qE "^\[rank 0\]   automatic \((2|4|8|16) chunks\) " <<<"$out" || fail "sp-mlp, slow link: want the automatic program's time row"
 grep -qE "^\[rank 0\]   FOR StreamIdx in iStreamIdx" <<<"$out" || fail "sp-mlp, slow link: want a stream loop in the printed host program"
+# --explain: a traced run per program says, per collective, how long the
+# streams waited for it (once per chunk in a loop) and how much of that no
+# compute hid, which can be no more than the wait.
+grep -qE "^\[rank 0\] exposed communication, automatic \((2|4|8|16) chunks\): measured on one traced run of this rank: [0-9.]+ ms, compute [0-9.]+ ms; waits for collectives exposed \(no compute running\) [0-9.]+ ms$" <<<"$out" ||
+  fail "sp-mlp --explain: want the automatic program's measured exposure"
+grep -qE "^\[rank 0\]   Allgather of T[0-9]+ into T[0-9]+ \(Communication [0-9]+\): (2|4|8|16) waits, [0-9.]+ ms waited, [0-9.]+ ms exposed$" <<<"$out" ||
+  fail "sp-mlp --explain: want the pipelined allgather's waits, one per chunk"
+grep -qE "^\[rank 0\]   Allgather of T0 into T[0-9]+ \(Communication [0-9]+\): 1 wait, " <<<"$out" ||
+  fail "sp-mlp --explain: want the unchunked program's one allgather wait"
+exposures=$(grep -E "^\[rank 0\]   (Allgather|ReduceScatter) of .* ms waited, .* ms exposed$" <<<"$out" |
+  sed -E 's/.*: [0-9]+ waits?, ([0-9.]+) ms waited, ([0-9.]+) ms exposed$/\1 \2/')
+[[ $(wc -l <<<"$exposures") == 4 ]] || fail "sp-mlp --explain: want 4 collective lines, got: $exposures"
+awk '$2 > $1 + 0.005 { exit 1 }' <<<"$exposures" || fail "sp-mlp --explain: exposed more than waited: $exposures"
+
+# HOSTIR_DUMP=overlap: the plan as the pass makes it, and after each sharded
+# program's second run what its collectives cost it.
+out=$(HOSTIR_DUMP=overlap HOSTIR_LINK_MODEL=100:0 "$hostir" sp-mlp --ranks 2 --tokens 512 \
+  --hidden 256 --ffn 1024 --runs 2 --chunks none 2>&1)
+grep -q '^\[rank 0\] === automatic stream splits:$' <<<"$out" || fail "HOSTIR_DUMP=overlap: want the plan; got: $(tail -3 <<<"$out")"
+grep -q '^\[rank 0\] === exposed communication:$' <<<"$out" || fail "HOSTIR_DUMP=overlap: want the measured exposure"
+grep -qE '^\[rank 0\]   Allgather of T[0-9]+ into T[0-9]+ \(Communication [0-9]+\): ' <<<"$out" ||
+  fail "HOSTIR_DUMP=overlap: want the allgather's exposure"
 
 # A fast link: nothing pays; the program stays as written.
 out=$(HOSTIR_LINK_MODEL=100000:0 run sp-mlp --chunks none)
@@ -58,9 +80,11 @@ grep -qE "^\[rank 0\] pipelined, [0-9]+ chunks on the rows: allgather of .* into
   fail "sp-layer, slow link: want the three projections in one pipelined allgather"
 
 # A training step: the backward's allgathers are planned too.
-out=$(HOSTIR_LINK_MODEL=100:0 run sp-mlp --chunks none --train)
+out=$(HOSTIR_LINK_MODEL=100:0 run sp-mlp --chunks none --train --explain)
 expect_checks "sp-mlp --train" "$out" 4
 grep -q "^\[rank 0\] automatic stream splits, backward:$" <<<"$out" || fail "sp-mlp --train: want the backward's report"
+grep -qE "^\[rank 0\] exposed communication, unchunked, backward: measured on one traced run" <<<"$out" ||
+  fail "sp-mlp --train --explain: want the backward's measured exposure"
 
 # Turned off: the pass leaves the program as written.
 out=$(HOSTIR_DISABLE_PASS=insert_stream_splits HOSTIR_LINK_MODEL=100:0 run sp-mlp --chunks none)
@@ -76,4 +100,4 @@ if [[ $failures -gt 0 ]]; then
   echo "$failures failure(s)"
   exit 1
 fi
-echo "ok: automatic stream splits chunk on a slow link, decline on a fast one, explain each collective"
+echo "ok: automatic stream splits chunk on a slow link, decline on a fast one, explain each collective, measure its exposure"

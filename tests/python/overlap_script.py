@@ -66,6 +66,18 @@ def main(expect):
     (h,) = fd.execute(inputs)
     torch.testing.assert_close(h, expected)
     assert fd._cdef.num_lowerings() == 1
+    # A measured execute: the allgather's waits (one per chunk when
+    # pipelined), what of them no compute hid, never more than the wait.
+    measured = fd.measure_overlap(inputs)
+    assert measured.startswith("measured on one traced run of this rank: "), measured
+    (line,) = [l for l in measured.splitlines() if l.startswith("  Allgather of ")]
+    waits = int(line.split(": ")[1].split(" ")[0])
+    waited = float(line.split(" ms waited")[0].split(", ")[-1])
+    exposed = float(line.split(" ms exposed")[0].split(", ")[-1])
+    assert waits == (fd.automatic_chunks() if expect == "pipelined" else 1), measured
+    assert 0 <= exposed <= waited + 0.005, measured
+    assert fd.exposure_report() == measured
+    assert fd._cdef.num_lowerings() == 1
 
     # The same math with the pass switched off: another definition (the switch
     # is part of its identity), prepared as written, its program known at once.

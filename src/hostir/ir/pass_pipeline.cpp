@@ -41,8 +41,8 @@ void validatePassOptions(const std::vector<std::string>& passes) {
     HOSTIR_CHECK(known, "HOSTIR_DISABLE_PASS names '", name,
                  "', which is not a pass; valid: ", joined(passes));
   }
-  const std::vector<std::string> stages{"fusion", "segments", "host_ir",
-                                        "passes", "kernels",  "all"};
+  const std::vector<std::string> stages{"fusion",  "segments", "host_ir", "passes",
+                                        "kernels", "overlap",  "all"};
   for (const std::string& stage : envList("HOSTIR_DUMP")) {
     bool known = false;
     for (const std::string& valid : stages) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,18 @@ class Executor {
   std::vector<at::Tensor> runCommunicationOnly(const std::vector<at::Tensor>& inputs,
                                                std::optional<int> number_of_streams = std::nullopt);
 
+  // One run() with the tracer recording (a stretch of a trace already
+  // recording), then what each collective of the program cost this rank on
+  // that run: how long its streams waited for it, and how much of the wait
+  // no compute hid (runtime::measureWaitExposure), in exposureReport(). A
+  // sharded program's ranks must all call it, as run(). HOSTIR_DUMP=overlap
+  // measures a sharded program's second run this way and prints it.
+  std::vector<at::Tensor> runMeasuringExposure(const std::vector<at::Tensor>& inputs);
+  // The last measured run's exposure, a line per collective (empty before).
+  const std::string& exposureReport() const {
+    return exposure_report_;
+  }
+
   // The lowered program, for inspection.
   const HostIrContainer& hostProgram() const {
     checkPrepared("hostProgram");
@@ -148,8 +161,12 @@ class Executor {
   std::unique_ptr<FusionChecks> checks_;           // single process
   std::unique_ptr<RankAgreement> agreement_;       // sharded run
   Communicator* deferred_communicator_ = nullptr;  // set until the first run prepares
+  // run() under the tracer; sets exposure_report_.
+  std::vector<at::Tensor> measuringExposure(const std::function<std::vector<at::Tensor>()>& run);
   std::string overlap_report_;
+  std::string exposure_report_;
   int64_t automatic_chunks_ = 1;
+  int64_t runs_ = 0;
   std::unique_ptr<HostIrEvaluator> evaluator_;  // last: destroyed first
   std::mutex run_mutex_;
 };

@@ -86,6 +86,25 @@ TEST(ChunkChoice, WorkThatOnlyTheWholeProgramDoesIsChunkedAway) {
       << choice.reason;
 }
 
+TEST(ChunkChoice, ThePredictedExposureIsTheTransferNoComputeHides) {
+  // One chunk hides nothing: its exposure is the whole transfer (2
+  // collectives' latency + 16 MiB at 60 MB/s). In chunks, the compute of
+  // one chunk hides the next one's transfer, and the reason says how much
+  // stays exposed.
+  LinkCalibration link = slowLink();
+  link.comm_cpu_fraction = 0;
+  ChunkChoice choice = chooseChunks(mlpBlock(), link, kCandidates);
+  const double transfer_ms = 2 * 0.3 + mlpBlock().link_bytes / (60 * 1e3);
+  EXPECT_NEAR(choice.predicted_exposed_ms.at(1), transfer_ms, 1e-9);
+  ASSERT_GT(choice.chunks, 1) << choice.reason;
+  EXPECT_LT(choice.predicted_exposed_ms.at(choice.chunks), 0.3 * transfer_ms) << choice.reason;
+  std::ostringstream expected;
+  expected.precision(3);
+  expected << "(" << choice.predicted_exposed_ms.at(choice.chunks)
+           << " ms of it exposed communication)";
+  EXPECT_NE(choice.reason.find(expected.str()), std::string::npos) << choice.reason;
+}
+
 TEST(ChunkChoice, ANearTieIsNotChunked) {
   // Loopback, GEMMs barely faster in chunks: the model's best beats one
   // chunk by under 2 %, not enough to chunk.
@@ -95,7 +114,7 @@ TEST(ChunkChoice, ANearTieIsNotChunked) {
   EXPECT_EQ(choice.chunks, 1) << choice.reason;
   EXPECT_LT(choice.predicted_ms.at(2), choice.predicted_ms.at(1));
   // The reason says what one chunk was weighed against, and why it won.
-  EXPECT_NE(choice.reason.find("with 1 chunk(s) vs "), std::string::npos) << choice.reason;
+  EXPECT_NE(choice.reason.find("with 1 chunk(s) ("), std::string::npos) << choice.reason;
   EXPECT_NE(choice.reason.find("(the best chunked: a gain under 2 % is not taken)"),
             std::string::npos)
       << choice.reason;

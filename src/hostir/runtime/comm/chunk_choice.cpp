@@ -183,6 +183,7 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
     const double cpu = link.comm_cpu_fraction * transfer;
     const double total = transfer + compute + (c - 1) * std::max(compute + cpu, transfer);
     choice.predicted_ms[chunks] = total;
+    choice.predicted_exposed_ms[chunks] = std::max(0.0, total - c * compute);
     if (total < best * 0.999) {  // prefer fewer chunks on a near tie
       best = total;
       choice.chunks = chunks;
@@ -199,7 +200,8 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
   }
   std::ostringstream reason;
   reason.precision(3);
-  reason << "predicted " << best << " ms with " << choice.chunks << " chunk(s)";
+  reason << "predicted " << best << " ms with " << choice.chunks << " chunk(s) ("
+         << choice.predicted_exposed_ms.at(choice.chunks) << " ms of it exposed communication)";
   // Against one chunk, or, when one chunk is the choice, against the best
   // chunked candidate (and whether it lost or gained too little).
   auto other = choice.predicted_ms.end();

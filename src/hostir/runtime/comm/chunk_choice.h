@@ -70,6 +70,10 @@ struct ChunkChoice {
   std::string reason;
   LinkCalibration inputs;
   std::map<int64_t, double> predicted_ms;  // per candidate
+  // Of predicted_ms, the time no compute hides (the first chunk's transfer,
+  // and each later chunk's transfer beyond its predecessor's compute): what
+  // the measured exposure (Executor::exposureReport) is to be read against.
+  std::map<int64_t, double> predicted_exposed_ms;
 };
 
 // Probes `team`'s link (two allgathers of 64 KiB and 4 MiB per rank, each

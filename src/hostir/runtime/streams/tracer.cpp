@@ -146,9 +146,10 @@ void Tracer::record(TraceEvent event) {
   events_.push_back(std::move(event));
 }
 
-std::vector<TraceEvent> Tracer::events() const {
+std::vector<TraceEvent> Tracer::events(std::size_t first_event) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return events_;
+  return {events_.begin() + static_cast<std::ptrdiff_t>(std::min(first_event, events_.size())),
+          events_.end()};
 }
 
 std::size_t Tracer::eventCount() const {
@@ -234,6 +235,13 @@ std::size_t Tracer::endStretch(const Stretch& stretch, const std::string& path) 
   const std::size_t recorded = eventCount();
   write(path, stretch.first_event);
   return recorded - std::min(stretch.first_event, recorded);
+}
+
+std::vector<TraceEvent> Tracer::endStretch(const Stretch& stretch) {
+  if (!stretch.was_recording) {
+    stop();
+  }
+  return events(stretch.first_event);
 }
 
 void Tracer::write(const std::string& path, std::size_t first_event) const {

@@ -65,7 +65,7 @@ class Tracer {
   std::int64_t nowUs() const;
   void record(TraceEvent event);
 
-  std::vector<TraceEvent> events() const;
+  std::vector<TraceEvent> events(std::size_t first_event = 0) const;
   std::size_t eventCount() const;
   // The events from the `first_event`-th on (0: all), so that a stretch of
   // a run can be written while a longer trace goes on recording.
@@ -86,6 +86,9 @@ class Tracer {
   // stretch's events to `path`; returns how many there are. Throws
   // hostir::Error if the file cannot be written.
   std::size_t endStretch(const Stretch& stretch, const std::string& path);
+  // Stops recording unless it was before the stretch began, and returns the
+  // stretch's events (Executor::runMeasuringExposure reads them).
+  std::vector<TraceEvent> endStretch(const Stretch& stretch);
 
  private:
   const std::chrono::steady_clock::time_point epoch_;
