@@ -493,6 +493,28 @@ class Definition {
   // replaced by a local copy, for a sharded job's compute-only baseline.
   std::vector<at::Tensor> executeComputeOnly(const std::vector<at::Tensor>& inputs,
                                              int number_of_streams) {
+    return runTensors(inputs, [number_of_streams](Executor& executor, const auto& tensors) {
+      return executor.runComputeOnly(tensors, number_of_streams);
+    });
+  }
+
+  // One execute with the tracer recording; exposureReport() then says what
+  // each collective cost this rank (Executor::runMeasuringExposure).
+  std::vector<at::Tensor> executeMeasuringExposure(const std::vector<at::Tensor>& inputs) {
+    auto outputs = runTensors(inputs, [](Executor& executor, const auto& tensors) {
+      return executor.runMeasuringExposure(tensors);
+    });
+    executed_ = true;
+    return outputs;
+  }
+  std::string exposureReport() const {
+    return executor_ == nullptr ? std::string() : executor_->exposureReport();
+  }
+
+  // `run(executor, inputs)` on the inputs without their autograd history,
+  // without the GIL; errors become hostir.Error.
+  template <typename Run>
+  std::vector<at::Tensor> runTensors(const std::vector<at::Tensor>& inputs, const Run& run) {
     std::vector<at::Tensor> tensors;
     tensors.reserve(inputs.size());
     for (const at::Tensor& input : inputs) {
@@ -502,7 +524,7 @@ class Definition {
     py::gil_scoped_release no_gil;
     at::NoGradGuard no_grad;
     try {
-      return executor.runComputeOnly(tensors, number_of_streams);
+      return run(executor, tensors);
     } catch (const c10::Error& error) {
       throw Error(pythonMessage(error.what_without_backtrace()));
     } catch (const Error& error) {
@@ -968,6 +990,8 @@ void bindDefinition(py::module_& m) {
       .def("segments", &Definition::segments)
       .def("execute", &Definition::execute)
       .def("execute_compute_only", &Definition::executeComputeOnly)
+      .def("execute_measuring_exposure", &Definition::executeMeasuringExposure)
+      .def("exposure_report", &Definition::exposureReport)
       .def("host_ir", &Definition::hostIr)
       .def("execution", &Definition::execution)
       .def("set_automatic_stream_splits", &Definition::setAutomaticStreamSplits)

@@ -1277,6 +1277,25 @@ class FusionDefinition:
         except _C.Error as error:
             raise self._error(str(error), inputs) from None
 
+    def measure_overlap(self, inputs):
+        """Executes once on this rank's `inputs` (tensors, as execute) with
+        hostir's tracer recording, and returns what each collective cost this
+        rank on that run: a line per collective with how long the streams
+        waited for it (once per chunk in a pipelined loop) and how much of
+        that wait no compute hid ("exposed"), after the run's time and compute
+        time. Every rank of a sharded definition must call it, as execute.
+        Read it against fd.overlap_report()'s predicted exposure."""
+        self._ensure_defined()
+        try:
+            self._cdef.execute_measuring_exposure(list(inputs))
+        except _C.Error as error:
+            raise self._error(str(error), inputs) from None
+        return self._cdef.exposure_report()
+
+    def exposure_report(self):
+        """The last fd.measure_overlap's text ("" before one)."""
+        return self._cdef.exposure_report() if self._cdef is not None else ""
+
     @property
     def last_output_shardings(self):
         """Per output of the last execute: an OutputSharding(mesh, axes)."""
