@@ -132,10 +132,10 @@ def test_python_side_errors_name_values_in_ir_and_carry_the_repro(cache):
         with hostir.FusionDefinition(cache) as fd:
             x = fd.define_tensor(2)
             s = fd.define_scalar(2.0)
-            fd.ops.relu(s)
+            fd.ops.permute(s, [0])  # (relu takes scalars too: nvFuser's ops do)
     message = str(info.value)
     # The constant scalar in IR notation.
-    assert message.startswith("relu: expected a tensor of this definition, got 2.0\n")
+    assert message.startswith("permute: expected a tensor of this definition, got 2.0\n")
     assert "S1 = fd.define_scalar(value=2.0" in message
     assert message.rstrip().endswith("# inputs: none (raised while defining)")
     with pytest.raises(hostir.Error, match=r"define_tensor: 2 sizes but 1 strides"):

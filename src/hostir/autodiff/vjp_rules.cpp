@@ -8,11 +8,14 @@
 #include "hostir/ir/arith.h"
 #include "hostir/ir/dispatch.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/gather_ops.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
 #include "hostir/ir/scalar.h"
+#include "hostir/ir/scan_ops.h"
+#include "hostir/ir/scatter_ops.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/sharding.h"
 
@@ -57,15 +60,6 @@ TensorView* sumToShape(TensorView* grad, const TensorView* operand) {
 // `grad` with size-1 axes expanded to `like`'s shape (same rank).
 TensorView* expandTo(TensorView* grad, const TensorView* like) {
   return add(grad, zeros(extentsOf(like), grad->dtype()));
-}
-
-// `in` viewed with the given extents (a reshape whose sizes are symbolic).
-TensorView* reshapeToExtents(TensorView* in, const std::vector<Val*>& extents) {
-  Fusion* container = in->container();
-  TensorView* out = makeTensorOfExtents(container, extents, in->dtype());
-  IrBuilder::createInContainer<ReshapeOp>(container, std::vector<Val*>{in}, std::vector<Val*>{out},
-                                          std::vector<Attribute>{});
-  return out;
 }
 
 // The last two axes swapped.
@@ -160,6 +154,9 @@ class Rules : public OptInDispatch {
         give(op, 0, mul(g, mul(exp(neg(mul(x, x))), M_2_SQRTPI)));
         return;
       }
+      case UnaryOpType::Sin: give(op, 0, mul(g, cos(primal(op->in())))); return;
+      case UnaryOpType::Cos: give(op, 0, neg(mul(g, sin(primal(op->in()))))); return;
+      case UnaryOpType::Signbit: return;  // a Bool result carries no grad
     }
   }
 
@@ -418,6 +415,22 @@ class Rules : public OptInDispatch {
       grad = slice(grad, axis, start, add(start, n));
     }
     give(op, 0, grad);
+  }
+
+  // d cumsum: each input element reaches the outputs after it, so its grad
+  // is the reversed cumsum of g: sum(g) - cumsum(g) + g.
+  void handle(const ScanOp* op) override {
+    TensorView* total = sum(g_, {op->dim()}, /*keep_dim=*/true);
+    give(op, 0, add(sub(total, cumsum(g_, op->dim())), g_));
+  }
+
+  // The input's grad is g where nothing was written (zeros where src was);
+  // a src tensor's grad is g read back at the positions it was written to.
+  void handle(const ScatterOp* op) override {
+    give(op, 0, scatter(g_, primal(op->index()), IrBuilder::create<Scalar>(0.0), op->dim()));
+    if (op->src()->vtype() == ValType::TensorView) {
+      give(op, 2, takeAlongAxis(g_, primal(op->index()), op->dim()));
+    }
   }
 
   // Each input's stretch of the grad along dim.

@@ -81,9 +81,36 @@ bool isFloatPromotingUnary(UnaryOpType type) {
     case UnaryOpType::Tanh:
     case UnaryOpType::Gelu:
     case UnaryOpType::Rsqrt:
-    case UnaryOpType::Erf: return true;
+    case UnaryOpType::Erf:
+    case UnaryOpType::Sin:
+    case UnaryOpType::Cos: return true;
     default: return false;
   }
+}
+
+// A unary op's result dtype on an operand of `dtype` (Cast aside).
+DataType unaryResultType(UnaryOpType type, DataType dtype) {
+  if (type == UnaryOpType::Signbit) {
+    return DataType::Bool;
+  }
+  return isFloatPromotingUnary(type) && !isFloatingType(dtype) ? DataType::Float : dtype;
+}
+
+// A unary op on a scalar: folded when the scalar is a constant.
+Val* scalarUnaryOp(UnaryOpType type, Val* in, DataType out_dtype) {
+  std::vector<Attribute> attributes{static_cast<int64_t>(type)};
+  UnaryOp::validate({in}, attributes);
+  Fusion* container = in->container();
+  const auto* scalar = in->as<Scalar>();
+  if (scalar->isConst()) {
+    ScalarValue value = applyScalarUnaryOp(type, *scalar->value(), out_dtype);
+    return std::visit(
+        [&](auto v) -> Val* { return IrBuilder::createInContainer<Scalar>(container, v); }, value);
+  }
+  auto* out = IrBuilder::createInContainer<Scalar>(container, out_dtype);
+  IrBuilder::createInContainer<UnaryOp>(container, std::vector<Val*>{in}, std::vector<Val*>{out},
+                                        std::move(attributes));
+  return out;
 }
 
 TensorView* unaryOp(UnaryOpType type, TensorView* in, DataType out_dtype) {
@@ -102,11 +129,7 @@ TensorView* unaryOp(UnaryOpType type, TensorView* in, DataType out_dtype) {
 
 TensorView* unaryOp(UnaryOpType type, TensorView* in) {
   HOSTIR_CHECK(in != nullptr, toString(type), ": input is null");
-  DataType dtype = in->dtype();
-  if (isFloatPromotingUnary(type) && !isFloatingType(dtype)) {
-    dtype = DataType::Float;
-  }
-  return unaryOp(type, in, dtype);
+  return unaryOp(type, in, unaryResultType(type, in->dtype()));
 }
 
 std::optional<ScalarValue> foldConstants(BinaryOpType type, const Scalar* lhs, const Scalar* rhs) {
@@ -140,7 +163,8 @@ Val* scalarBinaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
       isIntegralType(rhs->dtype())) {
     return rhs;
   }
-  auto* out = IrBuilder::createInContainer<Scalar>(container, promoteTypes(l->dtype(), r->dtype()));
+  DataType dtype = isComparison(type) ? DataType::Bool : promoteTypes(l->dtype(), r->dtype());
+  auto* out = IrBuilder::createInContainer<Scalar>(container, dtype);
   IrBuilder::createInContainer<BinaryOp>(container, std::vector<Val*>{lhs, rhs},
                                          std::vector<Val*>{out},
                                          std::vector<Attribute>{static_cast<int64_t>(type)});
@@ -178,6 +202,9 @@ Val* binaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
   if (isComparison(type)) {
     dtype = DataType::Bool;
   }
+  HOSTIR_CHECK(type != BinaryOpType::NextAfter || isFloatingType(dtype), op, "(", describe(lhs),
+               ", ", describe(rhs), "): the result would be ", toString(dtype),
+               "; nextafter needs a floating-point operand tensor (as torch.nextafter)");
   TensorView* out = makeTensorOver(lhs->container(), ids, dtype);
   IrBuilder::createInContainer<BinaryOp>(lhs->container(), std::vector<Val*>{lhs, rhs},
                                          std::vector<Val*>{out}, std::move(attributes));
@@ -281,6 +308,32 @@ TensorView* rsqrt(TensorView* in) {
 TensorView* erf(TensorView* in) {
   return unaryOp(UnaryOpType::Erf, in);
 }
+TensorView* sin(TensorView* in) {
+  return unaryOp(UnaryOpType::Sin, in);
+}
+TensorView* cos(TensorView* in) {
+  return unaryOp(UnaryOpType::Cos, in);
+}
+TensorView* signbit(TensorView* in) {
+  return unaryOp(UnaryOpType::Signbit, in);
+}
+
+Val* unary(UnaryOpType type, Val* in, std::optional<DataType> cast_to) {
+  HOSTIR_CHECK(in != nullptr, toString(type), ": input is null");
+  HOSTIR_CHECK((type == UnaryOpType::Cast) == cast_to.has_value(), toString(type),
+               ": a cast, and only a cast, names the dtype it casts to");
+  DataType dtype = cast_to.value_or(unaryResultType(type, in->dtype()));
+  if (auto* tv = dynamic_cast<TensorView*>(in)) {
+    return unaryOp(type, tv, dtype);
+  }
+  HOSTIR_CHECK(in->vtype() == ValType::Scalar, toString(type), ": ", describe(in),
+               " is neither a tensor nor a scalar");
+  return scalarUnaryOp(type, in, dtype);
+}
+
+Val* binary(BinaryOpType type, Val* lhs, Val* rhs) {
+  return binaryOp(type, lhs, rhs);
+}
 
 #define HOSTIR_DEFINE_BINARY(name, type)                                           \
   Val* name(Val* lhs, Val* rhs) {                                                  \
@@ -330,6 +383,15 @@ HOSTIR_DEFINE_BINARY(lt, BinaryOpType::Lt)
 HOSTIR_DEFINE_BINARY(le, BinaryOpType::Le)
 HOSTIR_DEFINE_BINARY(gt, BinaryOpType::Gt)
 HOSTIR_DEFINE_BINARY(ge, BinaryOpType::Ge)
+HOSTIR_DEFINE_BINARY(gcd, BinaryOpType::Gcd)
+HOSTIR_DEFINE_BINARY(nextafter, BinaryOpType::NextAfter)
+HOSTIR_DEFINE_BINARY(bitwiseAnd, BinaryOpType::BitwiseAnd)
+HOSTIR_DEFINE_BINARY(bitwiseOr, BinaryOpType::BitwiseOr)
+HOSTIR_DEFINE_BINARY(bitwiseXor, BinaryOpType::BitwiseXor)
+HOSTIR_DEFINE_BINARY(bitwiseLeftShift, BinaryOpType::BitwiseLeftShift)
+HOSTIR_DEFINE_BINARY(bitwiseRightShift, BinaryOpType::BitwiseRightShift)
+HOSTIR_DEFINE_BINARY(logicalRightShift, BinaryOpType::LogicalRightShift)
+HOSTIR_DEFINE_BINARY(fmod, BinaryOpType::Fmod)
 #undef HOSTIR_DEFINE_BINARY
 
 Val* ceilDiv(Val* lhs, Val* rhs) {
@@ -847,6 +909,63 @@ TensorView* reshape(TensorView* in, const std::vector<int64_t>& new_sizes) {
   }
   TensorView* out = makeTensorOver(container, ids, in->dtype());
   IrBuilder::createInContainer<ReshapeOp>(container, std::vector<Val*>{in}, std::vector<Val*>{out},
+                                          std::vector<Attribute>{});
+  return out;
+}
+
+TensorView* reshapeToExtents(TensorView* in, const std::vector<Val*>& new_sizes) {
+  HOSTIR_CHECK(in != nullptr, "reshape: input is null");
+  std::vector<int64_t> constant_sizes;
+  for (Val* size : new_sizes) {
+    HOSTIR_CHECK(
+        size != nullptr && size->vtype() == ValType::Scalar && isIntegralType(size->dtype()),
+        "reshape(", describe(in), "): a size is ",
+        size == nullptr ? std::string("null") : describe(size), "; give integer scalars");
+    if (const Scalar* c = asConstInt(size)) {
+      constant_sizes.push_back(c->constInt());
+    }
+  }
+  if (constant_sizes.size() == new_sizes.size()) {
+    return reshape(in, constant_sizes);
+  }
+  // Sizes known at run time: ATen's reshape checks the element count there
+  // (a constant -1 is the elements over the product of the other sizes).
+  ReshapeOp::validate({in}, {});
+  Fusion* container = in->container();
+  size_t inferred = new_sizes.size();
+  for (size_t i = 0; i < new_sizes.size(); ++i) {
+    const Scalar* c = asConstInt(new_sizes[i]);
+    HOSTIR_CHECK(c == nullptr || c->constInt() >= -1, "reshape(", describe(in), "): invalid size ",
+                 describe(new_sizes[i]));
+    if (c != nullptr && c->constInt() == -1) {
+      HOSTIR_CHECK(inferred == new_sizes.size(), "reshape(", describe(in),
+                   "): at most one size may be -1");
+      inferred = i;
+    }
+  }
+  Val* inferred_size = nullptr;
+  if (inferred < new_sizes.size()) {
+    Val* numel = constantIn(container, 1);
+    for (IterDomain* id : in->shapeDomain()) {
+      numel = mul(numel, id->extent());
+    }
+    Val* known = constantIn(container, 1);
+    for (size_t i = 0; i < new_sizes.size(); ++i) {
+      known = i == inferred ? known : mul(known, new_sizes[i]);
+    }
+    inferred_size = div(numel, known);
+  }
+  std::vector<IterDomain*> ids;
+  std::vector<Val*> operands{in};
+  for (size_t i = 0; i < new_sizes.size(); ++i) {
+    Val* extent = i == inferred ? inferred_size : new_sizes[i];
+    ids.push_back(IrBuilder::createInContainer<IterDomain>(container, extent));
+    if (i != inferred && asConstInt(extent) == nullptr) {
+      operands.push_back(extent);
+    }
+  }
+  TensorView* out = makeTensorOver(container, ids, in->dtype());
+  IrBuilder::createInContainer<ReshapeOp>(container, std::move(operands), std::vector<Val*>{out},
                                           std::vector<Attribute>{});
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -27,6 +28,15 @@ TensorView* gelu(TensorView* in);  // tanh approximation off: exact erf GELU
 TensorView* castOp(DataType dtype, TensorView* in);
 TensorView* rsqrt(TensorView* in);  // 1 / sqrt(x); integer inputs compute in float
 TensorView* erf(TensorView* in);    // the error function; integer inputs compute in float
+TensorView* sin(TensorView* in);    // integer inputs compute in float
+TensorView* cos(TensorView* in);
+TensorView* signbit(TensorView* in);  // Bool: true for negative numbers and -0.0
+
+// Any unary op by type on a tensor or a scalar (a scalar result, folded when
+// the scalar is a constant); `cast_to` is a Cast's dtype and only a Cast's.
+// Frontends that look ops up by name (toString) build through these.
+Val* unary(UnaryOpType type, Val* in, std::optional<DataType> cast_to = std::nullopt);
+Val* binary(BinaryOpType type, Val* lhs, Val* rhs);
 
 // Binary ops on tensors and/or scalars; tensors broadcast as in PyTorch
 // (right-aligned, size-1 broadcast axes expand). On two scalars they build
@@ -62,6 +72,18 @@ HOSTIR_DECLARE_BINARY(lt)
 HOSTIR_DECLARE_BINARY(le)
 HOSTIR_DECLARE_BINARY(gt)
 HOSTIR_DECLARE_BINARY(ge)
+// torch.gcd, torch.nextafter, torch.bitwise_and/or/xor,
+// torch.bitwise_left_shift / bitwise_right_shift (arithmetic) and nvFuser's
+// logical_right_shift (zeros shifted in); ops.h has their operand dtypes.
+HOSTIR_DECLARE_BINARY(gcd)
+HOSTIR_DECLARE_BINARY(nextafter)
+HOSTIR_DECLARE_BINARY(bitwiseAnd)
+HOSTIR_DECLARE_BINARY(bitwiseOr)
+HOSTIR_DECLARE_BINARY(bitwiseXor)
+HOSTIR_DECLARE_BINARY(bitwiseLeftShift)
+HOSTIR_DECLARE_BINARY(bitwiseRightShift)
+HOSTIR_DECLARE_BINARY(logicalRightShift)
+HOSTIR_DECLARE_BINARY(fmod)  // torch.fmod
 #undef HOSTIR_DECLARE_BINARY
 
 // where(condition, a, b) (torch.where): a where the Bool tensor `condition`
@@ -152,6 +174,10 @@ TensorView* slice(TensorView* in, int64_t dim, int64_t start, int64_t stop);
 TensorView* permute(TensorView* in, const std::vector<int64_t>& dims);
 // One entry may be -1 (inferred), as in at::reshape.
 TensorView* reshape(TensorView* in, const std::vector<int64_t>& new_sizes);
+// Sizes that are integer scalars, known at run time (e.g. scalar inputs or
+// another tensor's extents), one may be a constant -1; all constant is
+// reshape above. ATen checks the element count when it runs.
+TensorView* reshapeToExtents(TensorView* in, const std::vector<Val*>& new_sizes);
 
 TensorView* full(const std::vector<Val*>& shape, Val* fill_value, DataType dtype);
 TensorView* zeros(const std::vector<Val*>& shape, DataType dtype = DataType::Float);

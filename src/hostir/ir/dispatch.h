@@ -26,6 +26,8 @@ namespace hostir {
   F(CatOp)                             \
   F(GatherOp)                          \
   F(RandomOp)                          \
+  F(ScanOp)                            \
+  F(ScatterOp)                         \
   F(Split)                             \
   F(Merge)
 

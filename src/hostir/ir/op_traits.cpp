@@ -48,6 +48,9 @@ const std::unordered_map<std::string_view, Traits>& table() {
       // uniform and normal (random_ops.h): not Forwardable, a recomputation
       // in another segment would draw other values.
       {"RandomOp", Factory | AtenEvaluable},
+      // cumsum (scan_ops.h) and scatter (scatter_ops.h): through ATen.
+      {"ScanOp", Traits{0} | AtenEvaluable},
+      {"ScatterOp", Traits{0} | AtenEvaluable},
   };
   return traits;
 }

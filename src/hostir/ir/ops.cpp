@@ -26,6 +26,9 @@ std::string toString(UnaryOpType type) {
     case UnaryOpType::Cast: return "cast";
     case UnaryOpType::Rsqrt: return "rsqrt";
     case UnaryOpType::Erf: return "erf";
+    case UnaryOpType::Sin: return "sin";
+    case UnaryOpType::Cos: return "cos";
+    case UnaryOpType::Signbit: return "signbit";
   }
   HOSTIR_ASSERT(false, "unknown UnaryOpType");
 }
@@ -47,6 +50,15 @@ std::string toString(BinaryOpType type) {
     case BinaryOpType::Le: return "le";
     case BinaryOpType::Gt: return "gt";
     case BinaryOpType::Ge: return "ge";
+    case BinaryOpType::Gcd: return "gcd";
+    case BinaryOpType::NextAfter: return "nextafter";
+    case BinaryOpType::BitwiseAnd: return "bitwise_and";
+    case BinaryOpType::BitwiseOr: return "bitwise_or";
+    case BinaryOpType::BitwiseXor: return "bitwise_xor";
+    case BinaryOpType::BitwiseLeftShift: return "bitwise_left_shift";
+    case BinaryOpType::BitwiseRightShift: return "bitwise_right_shift";
+    case BinaryOpType::LogicalRightShift: return "logical_right_shift";
+    case BinaryOpType::Fmod: return "fmod";
   }
   HOSTIR_ASSERT(false, "unknown BinaryOpType");
 }
@@ -61,6 +73,37 @@ bool isComparison(BinaryOpType type) {
     case BinaryOpType::Ge: return true;
     default: return false;
   }
+}
+
+bool isIntegerOnly(BinaryOpType type) {
+  switch (type) {
+    case BinaryOpType::Gcd:
+    case BinaryOpType::BitwiseLeftShift:
+    case BinaryOpType::BitwiseRightShift:
+    case BinaryOpType::LogicalRightShift: return true;
+    default: return false;
+  }
+}
+
+bool isBitwiseLogical(BinaryOpType type) {
+  return type == BinaryOpType::BitwiseAnd || type == BinaryOpType::BitwiseOr ||
+         type == BinaryOpType::BitwiseXor;
+}
+
+std::vector<UnaryOpType> allUnaryOpTypes() {
+  std::vector<UnaryOpType> types;
+  for (int64_t i = 0; i <= static_cast<int64_t>(UnaryOpType::Signbit); ++i) {
+    types.push_back(static_cast<UnaryOpType>(i));
+  }
+  return types;
+}
+
+std::vector<BinaryOpType> allBinaryOpTypes() {
+  std::vector<BinaryOpType> types;
+  for (int64_t i = 0; i <= static_cast<int64_t>(BinaryOpType::Fmod); ++i) {
+    types.push_back(static_cast<BinaryOpType>(i));
+  }
+  return types;
 }
 
 std::string toString(ReductionOpType type) {
@@ -188,8 +231,12 @@ void LoadStoreOp::validateStructure() const {
 
 void UnaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   expectCounts("UnaryOp", inputs, 1, 1, attributes, 1);
-  auto type = enumAttribute("UnaryOp", attributes, 0, UnaryOpType::Erf);
-  const TensorView* in = tensorOperand(hostir::toString(type), inputs, 0);
+  auto type = enumAttribute("UnaryOp", attributes, 0, UnaryOpType::Signbit);
+  HOSTIR_CHECK(inputs[0] != nullptr, hostir::toString(type), ": the operand is null");
+  HOSTIR_CHECK(inputs[0]->vtype() == ValType::TensorView || inputs[0]->vtype() == ValType::Scalar,
+               hostir::toString(type), ": ", describe(inputs[0]),
+               " is neither a tensor nor a scalar");
+  const Val* in = inputs[0];
   bool bool_ok = type != UnaryOpType::Neg && type != UnaryOpType::Relu && type != UnaryOpType::Abs;
   HOSTIR_CHECK(bool_ok || in->dtype() != DataType::Bool, hostir::toString(type), "(", describe(in),
                "): a bool tensor is not supported; cast it to a numeric dtype first");
@@ -209,7 +256,7 @@ std::string UnaryOp::displayName() const {
 
 void BinaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   expectCounts("BinaryOp", inputs, 2, 2, attributes, 1);
-  auto type = enumAttribute("BinaryOp", attributes, 0, BinaryOpType::Ge);
+  auto type = enumAttribute("BinaryOp", attributes, 0, BinaryOpType::Fmod);
   const std::string op = hostir::toString(type);
   for (const Val* val : inputs) {
     HOSTIR_CHECK(val != nullptr, op, ": an operand is null");
@@ -218,12 +265,16 @@ void BinaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
   }
   const auto* lhs = dynamic_cast<const TensorView*>(inputs[0]);
   const auto* rhs = dynamic_cast<const TensorView*>(inputs[1]);
+  for (const Val* val : inputs) {
+    HOSTIR_CHECK(!isIntegerOnly(type) || isIntegralType(val->dtype()), op, "(", describe(inputs[0]),
+                 ", ", describe(inputs[1]), "): ", describe(val), " has dtype ",
+                 hostir::toString(val->dtype()), "; ", op, " takes integer operands");
+    HOSTIR_CHECK(
+        !isBitwiseLogical(type) || isIntegralType(val->dtype()) || val->dtype() == DataType::Bool,
+        op, "(", describe(inputs[0]), ", ", describe(inputs[1]), "): ", describe(val),
+        " has dtype ", hostir::toString(val->dtype()), "; ", op, " takes integer or Bool operands");
+  }
   bool integer_only = type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
-  bool tensor_only = type == BinaryOpType::Pow || isComparison(type);
-  HOSTIR_CHECK(!tensor_only || lhs != nullptr || rhs != nullptr, op, "(", describe(inputs[0]), ", ",
-               describe(inputs[1]),
-               ") needs a tensor operand; on two scalars it is not defined (compute the value "
-               "outside the fusion)");
   if (lhs == nullptr && rhs == nullptr) {
     HOSTIR_CHECK(
         !integer_only || (isIntegralType(inputs[0]->dtype()) && isIntegralType(inputs[1]->dtype())),
@@ -509,12 +560,18 @@ TensorView* PermuteOp::out() const {
 
 void ReshapeOp::validate(const std::vector<Val*>& inputs,
                          const std::vector<Attribute>& attributes) {
-  expectCounts("ReshapeOp", inputs, 1, 1, attributes, 0);
+  expectCounts("ReshapeOp", inputs, 1, inputs.size(), attributes, 0);
   tensorOperand("reshape", inputs, 0);
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    HOSTIR_CHECK(inputs[i] != nullptr && inputs[i]->vtype() == ValType::Scalar &&
+                     isIntegralType(inputs[i]->dtype()),
+                 "reshape: operand ", i, " must be an integer scalar (a size), got ",
+                 describe(inputs[i]));
+  }
 }
 
 void ReshapeOp::validateStructure() const {
-  expectArity(this, 1, 1, 1, 0);
+  expectArity(this, 1, inputs_.size(), 1, 0);
   checkNode(this, [&] {
     validate(inputs_, attributes_);
     // The builder checks the sizes a user asks for; a node's output must hold

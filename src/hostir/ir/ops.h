@@ -14,13 +14,37 @@ class TensorView;
 // New values go at the end (a node's attribute holds the value's number).
 // Rsqrt is 1 / sqrt(x), Erf the error function; both compute integer and
 // bool inputs in float, as exp does (NaN in, NaN out; rsqrt(0) = inf,
-// rsqrt(x < 0) = NaN).
-enum class UnaryOpType { Neg, Abs, Exp, Log, Sqrt, Relu, Sigmoid, Tanh, Gelu, Cast, Rsqrt, Erf };
+// rsqrt(x < 0) = NaN). Sin and Cos compute integers in float too; Signbit
+// (torch.signbit: true for negative numbers, -0.0 included) gives Bool.
+// Every type also applies to a scalar operand (a scalar result).
+enum class UnaryOpType {
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Relu,
+  Sigmoid,
+  Tanh,
+  Gelu,
+  Cast,
+  Rsqrt,
+  Erf,
+  Sin,
+  Cos,
+  Signbit
+};
 // Pow is lhs ** rhs, promoted as add is (an integer tensor to an integer
 // power stays integer). Eq..Ge compare in the promoted dtype of the
 // operands and give Bool; a NaN compares false with everything (Ne: true),
 // as in IEEE and torch. Both are tensor ops: at least one operand is a
-// tensor.
+// tensor, except that comparisons of two scalars give a Bool scalar (for
+// extents computed at run time). Gcd, the bitwise ops and the shifts take
+// integers (and/or/xor bools too), as torch's; NextAfter (torch.nextafter) a
+// floating result; Fmod is torch.fmod (C's remainder: the dividend's sign).
+// BitwiseRightShift is arithmetic (the sign fills), LogicalRightShift fills
+// zeros (nvFuser's logical_right_shift); a shift by the width or more gives
+// 0 (-1 for a negative arithmetic shift), as nvFuser's.
 enum class BinaryOpType {
   Add,
   Sub,
@@ -36,7 +60,16 @@ enum class BinaryOpType {
   Lt,
   Le,
   Gt,
-  Ge
+  Ge,
+  Gcd,
+  NextAfter,
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  BitwiseLeftShift,
+  BitwiseRightShift,
+  LogicalRightShift,
+  Fmod
 };
 // How a reduction combines values: a fusion's ReductionOp and a reducing
 // collective (host IR's ReduceOp is this enum) use the same one.
@@ -48,6 +81,14 @@ std::string toString(ReductionOpType type);
 
 // Whether `type` is a comparison (Eq, Ne, Lt, Le, Gt, Ge: a Bool result).
 bool isComparison(BinaryOpType type);
+// Whether `type` takes only integer operands (Gcd, the shifts) or integers
+// and bools (BitwiseAnd, BitwiseOr, BitwiseXor).
+bool isIntegerOnly(BinaryOpType type);
+bool isBitwiseLogical(BinaryOpType type);
+
+// The op types by name (toString's names), for frontends that look ops up.
+std::vector<UnaryOpType> allUnaryOpTypes();
+std::vector<BinaryOpType> allBinaryOpTypes();
 
 // Each fusion op has
 //
@@ -256,7 +297,9 @@ class PermuteOp : public Expr {
   }
 };
 
-// out = in.reshape(shape of out).
+// out = in.reshape(shape of out). Inputs: {in} or {in, sizes...}: the
+// output's extents known only at run time that are not the input's (scalar
+// inputs, say) are operands, so that they are bound where the op runs.
 class ReshapeOp : public Expr {
   HOSTIR_DECLARE_EXPR(ReshapeOp)
   static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);

@@ -369,7 +369,10 @@ class Lowering {
         case UnaryOpType::Rsqrt: return Halide::Internal::make_one(type) / Halide::sqrt(x);
         // float32 compute (float64 erf is not compiled: kernel_signature.cpp).
         case UnaryOpType::Erf: return accurateErfFloat32(x);
-        case UnaryOpType::Cast: break;
+        case UnaryOpType::Cast:
+        case UnaryOpType::Sin:  // not compiled (kernel_signature.cpp)
+        case UnaryOpType::Cos:
+        case UnaryOpType::Signbit: break;
       }
       HOSTIR_ASSERT(false, "unknown unary op");
       return x;

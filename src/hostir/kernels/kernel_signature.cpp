@@ -51,7 +51,10 @@ bool isCompilableOp(const Expr* expr) {
   if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
     // The kernels' erf (erf, and gelu's) is accurate to float32, not float64.
     bool uses_erf = unary->type() == UnaryOpType::Gelu || unary->type() == UnaryOpType::Erf;
-    return !uses_erf || unary->out()->dtype() != DataType::Double;
+    // sin, cos and signbit have no lowering yet: ATen.
+    bool lowered = unary->type() != UnaryOpType::Sin && unary->type() != UnaryOpType::Cos &&
+                   unary->type() != UnaryOpType::Signbit;
+    return lowered && (!uses_erf || unary->out()->dtype() != DataType::Double);
   }
   if (const auto* binary = dynamic_cast<const BinaryOp*>(expr)) {
     if (binary->type() == BinaryOpType::Pow) {
@@ -59,7 +62,9 @@ bool isCompilableOp(const Expr* expr) {
       // rules for negative exponents: through ATen.
       return isFloatingType(binary->out()->dtype());
     }
-    return binary->type() != BinaryOpType::CeilDiv && binary->type() != BinaryOpType::Mod;
+    // gcd, nextafter, the bitwise ops and the shifts have no lowering yet: ATen.
+    return binary->type() <= BinaryOpType::Ge && binary->type() != BinaryOpType::CeilDiv &&
+           binary->type() != BinaryOpType::Mod;
   }
   return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<ReductionOp>() ||
          expr->isA<BroadcastOp>() || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||

@@ -14,6 +14,8 @@
 #include "hostir/ir/ops.h"
 #include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
+#include "hostir/ir/scan_ops.h"
+#include "hostir/ir/scatter_ops.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/packed_gemm.h"
@@ -46,6 +48,12 @@ class AtenOpEvaluator final : public OptInDispatch {
     at::Tensor out = outputBuffer(op->out());
     if (op->type() == UnaryOpType::Cast) {
       result = out.copy_(in);
+      return;
+    }
+    if (op->type() == UnaryOpType::Signbit) {
+      // Widening keeps the sign bit (ATen's signbit lacks the 16-bit floats).
+      bool narrow = in.scalar_type() == at::kHalf || in.scalar_type() == at::kBFloat16;
+      result = out.copy_(at::signbit(narrow ? in.to(at::kFloat) : in));
       return;
     }
     if (in.scalar_type() != out.scalar_type()) {
@@ -82,6 +90,9 @@ class AtenOpEvaluator final : public OptInDispatch {
       case UnaryOpType::Cast: out.copy_(in); break;
       case UnaryOpType::Rsqrt: at::rsqrt_out(out, in); break;
       case UnaryOpType::Erf: at::erf_out(out, in); break;
+      case UnaryOpType::Sin: at::sin_out(out, in); break;
+      case UnaryOpType::Cos: at::cos_out(out, in); break;
+      case UnaryOpType::Signbit: at::signbit_out(out, in); break;
     }
   }
 
@@ -102,9 +113,44 @@ class AtenOpEvaluator final : public OptInDispatch {
       case BinaryOpType::Le: at::le_out(out, lhs, rhs); break;
       case BinaryOpType::Gt: at::gt_out(out, lhs, rhs); break;
       case BinaryOpType::Ge: at::ge_out(out, lhs, rhs); break;
+      case BinaryOpType::Gcd: at::gcd_out(out, lhs, rhs); break;
+      case BinaryOpType::NextAfter:
+        at::nextafter_out(out, lhs.to(out.scalar_type()), rhs.to(out.scalar_type()));
+        break;
+      case BinaryOpType::BitwiseAnd: at::bitwise_and_out(out, lhs, rhs); break;
+      case BinaryOpType::BitwiseOr: at::bitwise_or_out(out, lhs, rhs); break;
+      case BinaryOpType::BitwiseXor: at::bitwise_xor_out(out, lhs, rhs); break;
+      case BinaryOpType::BitwiseLeftShift:
+      case BinaryOpType::BitwiseRightShift:
+      case BinaryOpType::LogicalRightShift: out.copy_(shift(op->type(), lhs, rhs)); break;
+      case BinaryOpType::Fmod: at::fmod_out(out, lhs, rhs); break;
       default: HOSTIR_THROW(op->displayName(), " is not a tensor op");
     }
     result = out;
+  }
+
+  // A shift by a count outside [0, width) shifts every bit out (0, or -1
+  // for a negative arithmetic right shift), as nvFuser's; ATen's left shift
+  // leaves that undefined. The logical right shift is the arithmetic one
+  // with the sign bits masked off.
+  static at::Tensor shift(BinaryOpType type, const at::Tensor& lhs, const at::Tensor& rhs) {
+    const at::ScalarType dtype = at::promote_types(lhs.scalar_type(), rhs.scalar_type());
+    const at::Tensor a = lhs.to(dtype);
+    const at::Tensor count = rhs.to(dtype);
+    const int64_t width = static_cast<int64_t>(c10::elementSize(dtype)) * 8;
+    const at::Tensor outside = at::logical_or(count < 0, count >= width);
+    const at::Tensor in_range = at::where(outside, at::full_like(count, width - 1), count);
+    if (type == BinaryOpType::BitwiseRightShift) {
+      return at::bitwise_right_shift(a, in_range);
+    }
+    if (type == BinaryOpType::BitwiseLeftShift) {
+      return at::where(outside, at::zeros_like(a), at::bitwise_left_shift(a, in_range));
+    }
+    // (a >> s) & (2^(width - s) - 1) for s in [1, width), a itself for s = 0.
+    const at::Tensor s = at::clamp(count, 1, width - 1);
+    const at::Tensor mask = at::bitwise_left_shift(at::ones_like(s), at::rsub(s, width)) - 1;
+    const at::Tensor shifted = at::bitwise_and(at::bitwise_right_shift(a, s), mask);
+    return at::where(outside, at::zeros_like(shifted), at::where(count == 0, a, shifted));
   }
 
   void handle(const ReductionOp* op) override {
@@ -274,6 +320,25 @@ class AtenOpEvaluator final : public OptInDispatch {
     result =
         out.copy_(op->kind() == GatherKind::IndexSelect ? at::index_select(in, op->dim(), index)
                                                         : at::gather(in, op->dim(), index));
+  }
+
+  // Half sums in float, rounded once at the end (ATen's CPU cumsum lacks it).
+  void handle(const ScanOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    at::Tensor in = tensor(op->in());
+    at::ScalarType dtype = out.scalar_type() == at::kHalf ? at::kFloat : out.scalar_type();
+    result = out.copy_(at::cumsum(in, op->dim(), dtype));
+  }
+
+  void handle(const ScatterOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    at::Tensor in = tensor(op->in());
+    at::Tensor index = tensor(op->index()).to(at::kLong);
+    if (op->src()->vtype() == ValType::TensorView) {
+      result = out.copy_(at::scatter(in, op->dim(), index, tensor(op->src())));
+    } else {
+      result = out.copy_(at::scatter(in, op->dim(), index, toAtenScalar(ee_.evaluate(op->src()))));
+    }
   }
 
   // Drawn in float for Half and BFloat16 (ATen's CPU normal_ lacks them).

@@ -225,8 +225,6 @@ std::vector<int64_t> ExpressionEvaluator::evaluateShape(const TensorView* tv) {
 }
 
 PolymorphicValue ExpressionEvaluator::evaluateScalarExpr(const Expr* expr) {
-  const auto* op = dynamic_cast<const BinaryOp*>(expr);
-  HOSTIR_ASSERT(op != nullptr, "scalar defined by unsupported ", expr->opName());
   auto scalar = [&](const Val* operand) -> ScalarValue {
     PolymorphicValue value = evaluate(operand);
     if (const auto* i = std::get_if<int64_t>(&value)) {
@@ -240,6 +238,13 @@ PolymorphicValue ExpressionEvaluator::evaluateScalarExpr(const Expr* expr) {
     }
     HOSTIR_THROW(operand->toInlineString(), " should be a scalar, got ", describeValue(value));
   };
+  if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
+    ScalarValue value =
+        applyScalarUnaryOp(unary->type(), scalar(unary->in()), unary->out()->dtype());
+    return std::visit([](auto v) -> PolymorphicValue { return v; }, value);
+  }
+  const auto* op = dynamic_cast<const BinaryOp*>(expr);
+  HOSTIR_ASSERT(op != nullptr, "scalar defined by unsupported ", expr->opName());
   std::optional<ScalarValue> result = applyScalarBinaryOp(
       op->type(), scalar(op->lhs()), scalar(op->rhs()), [op] { return op->toInlineString(); });
   HOSTIR_CHECK(result.has_value(), op->toInlineString(), " needs integer operands");

@@ -7,6 +7,8 @@
 #include "hostir/ir/ops.h"
 #include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
+#include "hostir/ir/scan_ops.h"
+#include "hostir/ir/scatter_ops.h"
 #include "test_utils.h"
 
 namespace hostir::test {

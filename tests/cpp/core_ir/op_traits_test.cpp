@@ -6,6 +6,8 @@
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
+#include "hostir/ir/scan_ops.h"
+#include "hostir/ir/scatter_ops.h"
 #include "hostir/ir/tensor_factories.h"
 
 namespace hostir {
@@ -46,6 +48,11 @@ TEST(OpTraits, EachBuilderOpHasItsTraits) {
   TensorView* index = makeContigTensor(1, DataType::Int64);
   EXPECT_EQ(traits(indexSelect(x, index, 1)), "AtenEvaluable");
   EXPECT_EQ(traits(takeAlongAxis(x, castOp(DataType::Int64, w), 0)), "AtenEvaluable");
+  // cumsum and scatter (scan_ops.h, scatter_ops.h) too; the new pointwise
+  // ops are UnaryOps and BinaryOps.
+  EXPECT_EQ(traits(cumsum(x, 1)), "AtenEvaluable");
+  EXPECT_EQ(traits(scatter(x, castOp(DataType::Int64, w), w, 0)), "AtenEvaluable");
+  EXPECT_EQ(traits(sin(x)), "Pointwise|StreamParallelizable|AtenEvaluable|Forwardable");
   // A random tensor is never recomputed in a second segment (other values).
   Val* one = IrBuilder::create<Scalar>(1.0);
   EXPECT_EQ(traits(uniform(one, one, {x->axis(0)->extent()}, DataType::Float)),
@@ -63,6 +70,8 @@ TEST(OpTraits, ScalarArithmeticIsNotAtenEvaluable) {
   ASSERT_NE(extent->definition(), nullptr);
   EXPECT_FALSE(hasTrait(extent->definition(), OpTrait::AtenEvaluable));
   EXPECT_TRUE(hasTrait(extent->definition(), OpTrait::Pointwise));
+  Val* negated = unary(UnaryOpType::Neg, extent);  // a unary op on a scalar
+  EXPECT_FALSE(hasTrait(negated->definition(), OpTrait::AtenEvaluable));
 }
 
 }  // namespace

@@ -63,9 +63,15 @@ TEST_F(TransformerOpsTest, PowPromotesAsAdd) {
   EXPECT_EQ(erf(makeContigTensor(1, DataType::Bool))->dtype(), DataType::Float);
 }
 
-TEST_F(TransformerOpsTest, TensorOnlyBinaryOpsRejectTwoScalars) {
-  EXPECT_HOSTIR_ERROR(pow(constant(2), constant(3)), {"pow(2, 3)", "needs a tensor operand"});
-  EXPECT_HOSTIR_ERROR(lt(symbol(), constant(3)), {"lt(", "needs a tensor operand"});
+// On two scalars pow folds and a comparison is a Bool scalar (nvFuser's
+// frontend computes sizes with them); both were refused before.
+TEST_F(TransformerOpsTest, PowAndComparisonsOnTwoScalarsAreScalars) {
+  Val* power = pow(constant(2), constant(3));
+  ASSERT_TRUE(power->as<Scalar>()->isConstInt());
+  EXPECT_EQ(power->as<Scalar>()->constInt(), 8);
+  Val* less = lt(symbol(), constant(3));
+  EXPECT_EQ(less->vtype(), ValType::Scalar);
+  EXPECT_EQ(less->dtype(), DataType::Bool);
 }
 
 TEST_F(TransformerOpsTest, ComparisonShapeMismatchNamesBothTensors) {
