@@ -31,6 +31,8 @@
 #include "hostir/ir/random_ops.h"
 #include "hostir/ir/resize_ops.h"
 #include "hostir/ir/scalar.h"
+#include "hostir/ir/scan_ops.h"
+#include "hostir/ir/scatter_ops.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/kernels/kernel_cache.h"
 #include "hostir/multidevice/sharding.h"
@@ -157,54 +159,29 @@ class Definition {
 
   // --- ops ------------------------------------------------------------------
 
+  // Unary and binary ops by their IR names (toString of the op type), so a
+  // new op type needs no line here; "set" is the copy.
   int64_t unary(const std::string& op, int64_t x) {
-    static const std::map<std::string, TensorView* (*)(TensorView*)> ops = {
-        {"set", &hostir::set},   {"neg", &hostir::neg},         {"abs", &hostir::abs},
-        {"exp", &hostir::exp},   {"log", &hostir::log},         {"sqrt", &hostir::sqrt},
-        {"relu", &hostir::relu}, {"sigmoid", &hostir::sigmoid}, {"tanh", &hostir::tanh},
-        {"gelu", &hostir::gelu}, {"rsqrt", &hostir::rsqrt},     {"erf", &hostir::erf}};
-    auto it = ops.find(op);
-    HOSTIR_CHECK(it != ops.end(), "unknown unary op '", op, "'");
-    return build([&] { return it->second(tensor(x, op)); });
+    if (op == "set") {
+      return build([&] { return hostir::set(tensor(x, op)); });
+    }
+    const std::vector<UnaryOpType> types = allUnaryOpTypes();
+    auto it = std::find_if(types.begin(), types.end(), [&](UnaryOpType type) {
+      return type != UnaryOpType::Cast && toString(type) == op;
+    });
+    HOSTIR_CHECK(it != types.end(), "unknown unary op '", op, "'");
+    return build([&] { return hostir::unary(*it, val(x)); });
   }
 
   int64_t binary(const std::string& op, int64_t lhs, int64_t rhs) {
     Val* a = val(lhs);
     Val* b = val(rhs);
-    auto* ta = dynamic_cast<TensorView*>(a);
-    auto* tb = dynamic_cast<TensorView*>(b);
-    return build([&]() -> Val* {
-      if (op == "ceil_div" || op == "mod") {
-        HOSTIR_CHECK(!ta && !tb, op, "(", a->toInlineString(), ", ", b->toInlineString(),
-                     "): takes integer scalars, not tensors");
-        return op == "mod" ? mod(a, b) : ceilDiv(a, b);
-      }
-#define HOSTIR_PY_BINARY(name) \
-  if (op == #name) {           \
-    if (ta && tb)              \
-      return name(ta, tb);     \
-    if (ta)                    \
-      return name(ta, b);      \
-    if (tb)                    \
-      return name(a, tb);      \
-    return name(a, b);         \
-  }
-      HOSTIR_PY_BINARY(add)
-      HOSTIR_PY_BINARY(sub)
-      HOSTIR_PY_BINARY(mul)
-      HOSTIR_PY_BINARY(div)
-      HOSTIR_PY_BINARY(maximum)
-      HOSTIR_PY_BINARY(minimum)
-      HOSTIR_PY_BINARY(pow)
-      HOSTIR_PY_BINARY(eq)
-      HOSTIR_PY_BINARY(ne)
-      HOSTIR_PY_BINARY(lt)
-      HOSTIR_PY_BINARY(le)
-      HOSTIR_PY_BINARY(gt)
-      HOSTIR_PY_BINARY(ge)
-#undef HOSTIR_PY_BINARY
-      HOSTIR_THROW("unknown binary op '", op, "'");
-    });
+    const std::string name = op == "ceil_div" ? "ceilDiv" : op;
+    const std::vector<BinaryOpType> types = allBinaryOpTypes();
+    auto it = std::find_if(types.begin(), types.end(),
+                           [&](BinaryOpType type) { return toString(type) == name; });
+    HOSTIR_CHECK(it != types.end(), "unknown binary op '", op, "'");
+    return build([&] { return hostir::binary(*it, a, b); });
   }
 
   int64_t whereOp(int64_t condition, int64_t a, int64_t b) {
@@ -217,7 +194,7 @@ class Definition {
   }
 
   int64_t cast(int64_t x, DataType dtype) {
-    return build([&] { return castOp(dtype, tensor(x, "cast")); });
+    return build([&] { return hostir::unary(UnaryOpType::Cast, val(x), dtype); });
   }
 
   int64_t reduction(const std::string& op, int64_t x, const std::vector<int64_t>& axes,
@@ -297,11 +274,27 @@ class Definition {
                  : uniform(scalar(a, kind), scalar(b, kind), extents, dtype, seed_val, offset_val);
     });
   }
+  int64_t cumsumOp(int64_t x, int64_t dim) {
+    return build([&] { return cumsum(tensor(x, "cumsum"), dim); });
+  }
+  // src: a tensor's or a scalar's fid.
+  int64_t scatterOp(int64_t x, int64_t index, int64_t src, int64_t dim) {
+    return build(
+        [&] { return scatter(tensor(x, "scatter"), tensor(index, "scatter"), val(src), dim); });
+  }
   int64_t permuteOp(int64_t x, const std::vector<int64_t>& dims) {
     return build([&] { return permute(tensor(x, "permute"), dims); });
   }
   int64_t reshapeOp(int64_t x, const std::vector<int64_t>& new_sizes) {
     return build([&] { return reshape(tensor(x, "reshape"), new_sizes); });
+  }
+  // Sizes given as fids of integer scalars (known at run time).
+  int64_t reshapeToScalarsOp(int64_t x, const std::vector<int64_t>& size_fids) {
+    std::vector<Val*> sizes;
+    for (int64_t fid : size_fids) {
+      sizes.push_back(scalar(fid, "reshape"));
+    }
+    return build([&] { return reshapeToExtents(tensor(x, "reshape"), sizes); });
   }
   int64_t fullOp(const std::vector<int64_t>& shape, int64_t fill_value, DataType dtype) {
     std::vector<Val*> extents;
@@ -884,6 +877,22 @@ void bindProcessHooks(py::module_& m) {
   });
 
   // The opt-in NaN/Inf check (hostir.autograd.detect_anomaly, HOSTIR_CHECK_FINITE).
+  m.def("unary_op_names", [] {
+    std::vector<std::string> names;
+    for (UnaryOpType type : allUnaryOpTypes()) {
+      if (type != UnaryOpType::Cast) {
+        names.push_back(toString(type));
+      }
+    }
+    return names;
+  });
+  m.def("binary_op_names", [] {
+    std::vector<std::string> names;
+    for (BinaryOpType type : allBinaryOpTypes()) {
+      names.push_back(type == BinaryOpType::CeilDiv ? "ceil_div" : toString(type));
+    }
+    return names;
+  });
   m.def("check_finite", &runtime::checkFiniteEnabled);
   m.def("set_check_finite", &runtime::setCheckFinite, py::arg("enabled"));
 
@@ -966,6 +975,9 @@ void bindDefinition(py::module_& m) {
       .def("cat", &Definition::catOp)
       .def("gather", &Definition::gatherOp)
       .def("random", &Definition::randomOp)
+      .def("cumsum", &Definition::cumsumOp)
+      .def("scatter", &Definition::scatterOp)
+      .def("reshape_to_scalars", &Definition::reshapeToScalarsOp)
       .def("permute", &Definition::permuteOp)
       .def("reshape", &Definition::reshapeOp)
       .def("full", &Definition::fullOp)

@@ -117,6 +117,9 @@ class Value:
     def __neg__(self):
         return self.fd.ops.neg(self)
 
+    def __abs__(self):
+        return self.fd.ops.abs(self)
+
     def __pow__(self, other):
         return self._binary("pow", other)
 
@@ -187,9 +190,6 @@ class Tensor(Value):
             raise Error(f".mT of {self.fd._cdef.ir_name(self.fid)}: rank {n}; .mT needs at "
                         "least 2 dimensions")
         return self.fd.ops.permute(self, list(range(n - 2)) + [n - 1, n - 2])
-
-    def __abs__(self):
-        return self.fd.ops.abs(self)
 
     def __matmul__(self, other):
         return self.fd.ops.matmul(self, other)
@@ -309,7 +309,9 @@ class _Ops(NvFuserSpellings):
         return self._fd._size(x, dim)
 
     def cast(self, x, dtype):
-        return self._tensor_op("ops.cast", x=self._fd._tensor_ref(x, "cast"),
+        """cast(x, dtype): a tensor or a scalar (a scalar result: a float cast to an
+        integer dtype truncates towards zero, as torch)."""
+        return self._tensor_op("ops.cast", x=self._fd._operand_ref(x, "cast"),
                                dtype=to_dtype(dtype).name)
 
     def broadcast(self, x, is_broadcast_dim):
@@ -447,13 +449,31 @@ class _Ops(NvFuserSpellings):
                                dims=[int(d) for d in dims])
 
     def reshape(self, x, new_sizes=None, *, new_shape=None):
-        """reshape(x, new_sizes): static sizes, ints or constant scalars of the
-        definition (nvFuser's new_shape= is an alias)."""
+        """reshape(x, new_sizes): ints or integer scalars of the definition (sizes
+        known only at run time: scalar inputs, define_vector(n), another tensor's
+        shape()); one may be -1 (inferred). nvFuser's new_shape= is an alias."""
         if new_shape is not None:
             new_sizes = new_shape
         fd = self._fd
-        return self._tensor_op("ops.reshape", x=fd._tensor_ref(x, "reshape"),
-                               new_sizes=[fd._constant_int(s, "reshape") for s in new_sizes])
+        sizes = [fd._constant_int_or_none(s) for s in new_sizes]
+        if any(size is None for size in sizes):
+            sizes = [fd._scalar_ref(s, "reshape") for s in new_sizes]
+        return self._tensor_op("ops.reshape", x=fd._tensor_ref(x, "reshape"), new_sizes=sizes)
+
+    def cumsum(self, x, dim):
+        """cumsum(x, dim): torch.cumsum(x, dim): the running sum along dim; integer and
+        Bool tensors sum in Int64, as torch's. A primitive op (scan_ops.h)."""
+        fd = self._fd
+        return self._tensor_op("ops.cumsum", x=fd._tensor_ref(x, "cumsum"), dim=int(dim))
+
+    def scatter(self, x, index, src, dim):
+        """scatter(x, index, src, dim): torch.scatter(x, dim, index, src): x with
+        src's elements (or the scalar src) written at index's positions along dim.
+        A primitive op (scatter_ops.h)."""
+        fd = self._fd
+        return self._tensor_op("ops.scatter", x=fd._tensor_ref(x, "scatter"),
+                               index=fd._tensor_ref(index, "scatter"),
+                               src=fd._operand_ref(src, "scatter"), dim=int(dim))
 
     def full(self, shape, fill_value, dtype=DataType.Float):
         fd = self._fd
@@ -661,10 +681,12 @@ def _nvfuser_axes(axes, keep_dim, dims, keepdim):
 
 def _make_unary(name):
     def op(self, x):
-        return self._tensor_op("ops." + name, x=self._fd._tensor_ref(x, name))
+        ref_of = self._fd._tensor_ref if name == "set" else self._fd._operand_ref
+        return self._tensor_op("ops." + name, x=ref_of(x, name))
 
     op.__name__ = name
-    op.__doc__ = f"{name}(x): elementwise, as the C++ builder hostir::{name}."
+    op.__doc__ = (f"{name}(x): elementwise on a tensor, or on a scalar (a scalar result), "
+                  f"as the C++ builder hostir::{name}.")
     return op
 
 
@@ -983,6 +1005,8 @@ class FusionDefinition:
     def define_scalar(self, value=None, dtype=None):
         """A constant (`define_scalar(2.0)`) or, with no value, a scalar input
         passed to execute (`define_scalar(dtype=hostir.DataType.Int64)`)."""
+        if isinstance(value, DataType):  # nvFuser's define_scalar(DataType.Int): an input
+            value, dtype = None, value
         if dtype is None:
             dtype = DataType.Double if value is None else _scalar_dtype(value)
         dtype = to_dtype(dtype)
@@ -1037,18 +1061,26 @@ class FusionDefinition:
             raise self._error(f"define_vector: dtype {dtype!r}; vectors hold integers", None)
         if isinstance(values, int):
             return [self.define_scalar(dtype=DataType.Int64) for _ in range(values)]
-        return [v if isinstance(v, Scalar) else self.define_scalar(int(v)) for v in values]
+        return [self._vector_entry(v) for v in values]
 
-    def _constant_int(self, value, what):
-        """An int, or a scalar of the definition defined as a constant: its value."""
-        if isinstance(value, Scalar):
-            for record in self._records:
-                if record.kind == "define_scalar" and record.outputs == [value.fid] and \
-                        record.args["value"] is not None:
-                    return int(record.args["value"])
-            raise self._error(f"{what}: {_describe(value)} is not a constant; hostir needs "
-                              "these sizes when the fusion is defined", None)
-        return int(value)
+    def _vector_entry(self, value):
+        """An int, or a scalar of the definition cast to Int64 unless it is an integer
+        (a size computed in floating point, as nvFuser's Int vectors take it)."""
+        if not isinstance(value, Scalar):
+            return self.define_scalar(int(value))
+        if self._cdef.dtype(value.fid) in (DataType.Int64, DataType.Int32):
+            return value
+        return self.ops.cast(value, DataType.Int64)
+
+    def _constant_int_or_none(self, value):
+        """An int, or a constant scalar's value; None for a scalar known at run time."""
+        if not isinstance(value, Scalar):
+            return int(value)
+        for record in self._records:
+            if record.kind == "define_scalar" and record.outputs == [value.fid] and \
+                    record.args["value"] is not None:
+                return int(record.args["value"])
+        return None
 
     # --- subclass style ---------------------------------------------------------
 

@@ -83,6 +83,20 @@ class NvFuserSpellings:
         zero = False if x.dtype == _C.DataType.Bool else 0
         return self.where(self.ge(offset, int(diagonal)), x, zero)
 
+    def welford(self, x, dims):
+        """welford(x, dims) -> (avg, var_sum, n): the mean, the sum of squared
+        deviations from it, and the number of elements reduced as an Int64 tensor of
+        avg's shape (nvFuser's op; var = var_sum / n): var_mean's terms, exact."""
+        self._floating(x, "welford")
+        axes = self._axes(x, dims, "welford")
+        count = self._count(x, axes)
+        avg = self.div(self.sum(x, axes), count)
+        centered = self.sub(x, self._kept(avg, x.ndim, axes))
+        var_sum = self.sum(self.mul(centered, centered), axes)
+        kept_sizes = [x.size(a) for a in range(x.ndim) if a not in axes]
+        n = self.full(kept_sizes, count, _C.DataType.Int64)
+        return avg, var_sum, n
+
     def reciprocal(self, x):
         """reciprocal(x): 1 / x (torch.reciprocal; integers divide as floats)."""
         return self.div(1.0, x)

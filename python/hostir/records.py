@@ -20,10 +20,10 @@ from . import _C
 DataType = _C.DataType
 ParallelType = _C.ParallelType
 
-UNARY_OPS = ("set", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "gelu",
-             "rsqrt", "erf")
-BINARY_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "ceil_div", "mod", "pow",
-              "eq", "ne", "lt", "le", "gt", "ge")
+# The elementwise ops are the C++ op types by name (UnaryOpType, BinaryOpType):
+# a new type needs no line here. "set" is the copy.
+UNARY_OPS = ("set",) + tuple(_C.unary_op_names())
+BINARY_OPS = tuple(_C.binary_op_names())
 REDUCTION_OPS = ("sum", "max", "min", "prod")
 
 
@@ -149,7 +149,14 @@ _APPLY = {
     "ops.uniform": lambda d, a: _apply_random(d, "uniform", a),
     "ops.normal": lambda d, a: _apply_random(d, "normal", a),
     "ops.permute": lambda d, a: [d.permute(_fid(a["x"]), a["dims"])],
-    "ops.reshape": lambda d, a: [d.reshape(_fid(a["x"]), a["new_sizes"])],
+    "ops.reshape": lambda d, a: [
+        d.reshape_to_scalars(_fid(a["x"]), [_fid(s) for s in a["new_sizes"]])
+        if any(is_ref(s) for s in a["new_sizes"]) else d.reshape(_fid(a["x"]), a["new_sizes"])
+    ],
+    "ops.cumsum": lambda d, a: [d.cumsum(_fid(a["x"]), a["dim"])],
+    "ops.scatter": lambda d, a: [
+        d.scatter(_fid(a["x"]), _fid(a["index"]), _fid(a["src"]), a["dim"])
+    ],
     "ops.full": lambda d, a: [
         d.full([_fid(s) for s in a["shape"]], _fid(a["fill_value"]),
                DataType.__members__[a["dtype"]])
