@@ -18,6 +18,7 @@
 #include "hostir/ir/error.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/tensor_factories.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/runtime/comm/block_communication.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
@@ -301,6 +302,94 @@ TEST_F(CollectivesTest, ReduceScatter) {
   }
 }
 
+// Pieces of unequal rows, as torch.chunk cuts an axis over the team (issue
+// 37): the member at position p holds rowChunk(rows, team, p), the last
+// ones fewer or none. Row counts below, at and above the team size, on
+// every team; before, such pieces were refused as not splitting into equal
+// blocks.
+std::vector<int64_t> unevenRowCounts(int64_t team_size) {
+  return {1, team_size + 1, 2 * team_size - 1, 7 * team_size + 3};
+}
+
+TEST_F(CollectivesTest, AllgatherOfUnevenPieces) {
+  int64_t seed = 400;
+  for (const auto& team : teams()) {
+    const auto n = static_cast<int64_t>(team.size());
+    for (int64_t rows : unevenRowCounts(n)) {
+      const auto& communication =
+          makeCommunication({.type = CommunicationType::Allgather, .team = team});
+      at::Tensor whole = localTensor(0, seed, {rows, kCols});
+      const RowChunk mine = rowChunk(rows, n, contains(team, me_) ? positionOf(team, me_) : 0);
+      at::Tensor output = at::full({rows, kCols}, -100.0f);
+      run(communication, whole.narrow(0, mine.start, mine.rows).contiguous(), output);
+      if (contains(team, me_)) {
+        EXPECT_TRUE(at::equal(output, whole)) << rows << " rows, " << communication.toString();
+      }
+      ++seed;
+    }
+  }
+}
+
+TEST_F(CollectivesTest, ReduceScatterOfUnevenPieces) {
+  int64_t seed = 440;
+  for (const auto& team : teams()) {
+    const auto n = static_cast<int64_t>(team.size());
+    for (int64_t axis : {0, 1}) {
+      for (int64_t rows : unevenRowCounts(n)) {
+        const ReduceOp op = axis == 0 ? ReduceOp::Sum : ReduceOp::Max;
+        const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                       .team = team,
+                                                       .reduce_op = op,
+                                                       .scattered_axis = axis});
+        std::vector<int64_t> shape = {kRows, kCols};
+        shape[static_cast<size_t>(axis)] = rows;
+        const int64_t position = contains(team, me_) ? positionOf(team, me_) : 0;
+        std::vector<int64_t> piece_shape = shape;
+        piece_shape[static_cast<size_t>(axis)] = rowChunk(rows, n, position).rows;
+        at::Tensor output = at::full(piece_shape, -100.0f);
+        run(communication, localTensor(me_, seed, shape), output);
+        if (contains(team, me_)) {
+          std::vector<at::Tensor> inputs;
+          for (int64_t device : team) {
+            inputs.push_back(localTensor(device, seed, shape));
+          }
+          const auto chunks = reduceLikeTheCollective(at::stack(inputs), op).chunk(n, axis);
+          at::Tensor expected = position < static_cast<int64_t>(chunks.size())
+                                    ? chunks[static_cast<size_t>(position)]
+                                    : at::empty(piece_shape);
+          EXPECT_TRUE(at::equal(output, expected))
+              << rows << " rows on axis " << axis << ", " << communication.toString();
+        }
+        ++seed;
+      }
+    }
+  }
+}
+
+// A piece that is not the member's torch.chunk piece is an error naming
+// the collective and the rows expected (only with 2+ members: one member's
+// piece is the whole).
+TEST_F(CollectivesTest, AWrongUnevenPieceNamesTheRowsExpected) {
+  const auto team = teams().front();
+  const auto n = static_cast<int64_t>(team.size());
+  if (n < 2) {
+    GTEST_SKIP() << "one member";
+  }
+  const auto& communication =
+      makeCommunication({.type = CommunicationType::Allgather, .team = team});
+  at::Tensor output = at::zeros({2 * n + 1, kCols});
+  // Position p holds 3 rows (p < 2: ceilDiv(2n+1, n) = 3) or fewer; 4 is nobody's.
+  try {
+    run(communication, at::zeros({4, kCols}), output);
+    ADD_FAILURE() << "a piece of 4 rows was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("torch.chunk piece of axis 0"), std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find(communication.toInlineString()), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST_F(CollectivesTest, Broadcast) {
   int64_t seed = 120;
   for (const auto& team : teams()) {
@@ -372,7 +461,10 @@ TEST_F(CollectivesTest, BadBuffersNameTheCommunication) {
   const auto& communication =
       makeCommunication({.type = CommunicationType::Allgather, .team = team});
   const int64_t n = static_cast<int64_t>(team.size());
-  at::Tensor wrong_output = at::zeros({n * kRows + 1, kCols});
+  // Rows of every member's size but a column too many: neither equal blocks
+  // nor any member's torch.chunk piece (n * kRows + 1 rows would be the last
+  // member's uneven piece).
+  at::Tensor wrong_output = at::zeros({n * kRows, kCols + 1});
   try {
     postCollective(communication, me_, localTensor(me_, 0), wrong_output, communicator_);
     FAIL() << "expected hostir::Error";

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hostir/ir/error.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/runtime/comm/collectives.h"
 
 namespace hostir {
@@ -32,11 +33,9 @@ const BlockCommunication::Buffers& BlockCommunication::buffersFor(int64_t chunks
   // As the pipelined program splits them: ceilDiv(rows, chunks) rows per
   // chunk, the last ones fewer or none (an empty chunk moves nothing).
   const int64_t local_rows = local_.size(0);
-  const int64_t chunk_rows = (local_rows + chunks - 1) / chunks;
   const auto devices = static_cast<int64_t>(world_.size());
   for (int64_t j = 0; j < chunks; ++j) {
-    const int64_t start = std::min(j * chunk_rows, local_rows);
-    const int64_t rows = std::min(start + chunk_rows, local_rows) - start;
+    const auto [start, rows] = rowChunk(local_rows, chunks, j);
     buffers.local.push_back(local_.narrow(0, start, rows));
     buffers.gathered.push_back(at::empty({devices * rows, local_.size(1)}, local_.options()));
     buffers.partial.push_back(at::full({devices * rows, local_.size(1)},

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hostir/ir/error.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collective_buffers.h"
 #include "hostir/runtime/comm/collective_works.h"
@@ -86,6 +87,8 @@ class CollectivePoster {
         my_device_(my_device),
         input_(withoutLeadingUnitAxes(params.type, input)),
         output_(withoutLeadingUnitAxes(params.type, output)),
+        given_input_(input),
+        given_output_(output),
         communicator_(communicator),
         stream_key_(stream_key),
         team_size_(static_cast<int64_t>(params.team.size())) {}
@@ -205,23 +208,97 @@ class CollectivePoster {
     return communicator_.timeout();
   }
 
+  // Whether `whole` (the gathered or reduced buffer) holds the team's pieces
+  // laid out as torch.chunk cuts its axis `axis` (ceilDiv rows each, the last
+  // fewer or none) rather than as equal blocks of `piece`; checks that
+  // `piece` is this member's chunk then.
+  bool holdsUnevenPieces(const at::Tensor& whole, const at::Tensor& piece, int64_t axis,
+                         const char* whole_role, const char* piece_role) const {
+    if (whole.numel() == team_size_ * piece.numel()) {
+      return false;
+    }
+    const int64_t position = positionOf(my_device_);
+    const RowChunk mine =
+        whole.dim() > axis ? rowChunk(whole.size(axis), team_size_, position) : RowChunk{};
+    check(whole.dim() > axis && piece.dim() == whole.dim() && piece.size(axis) == mine.rows &&
+              piece.numel() * whole.size(axis) == mine.rows * whole.numel() &&
+              whole.scalar_type() == piece.scalar_type(),
+          "its ", whole_role, " must hold ", team_size_, " equal blocks of the ", piece_role,
+          " or the ", piece_role, " must be this member's torch.chunk piece of axis ", axis,
+          " (position ", position, " of ", team_size_, ": ", mine.rows, " rows), got ",
+          shapeString(whole), " for ", shapeString(piece));
+    return true;
+  }
+  int64_t positionOf(int64_t device) const {
+    return std::find(params_.team.begin(), params_.team.end(), device) - params_.team.begin();
+  }
+
   c10::intrusive_ptr<c10d::Work> postAllgather() {
     checkDefined(input_, "input");
     checkDefined(output_, "output");
+    if (output_.numel() != team_size_ * input_.numel()) {
+      // Unequal pieces: a leading axis of one row may be the sharded one (a
+      // whole of one row), so a unit axis is dropped only when both buffers
+      // lead with it and differ after it (the sharded axis comes later).
+      at::Tensor whole = given_output_;
+      at::Tensor piece = given_input_;
+      while (whole.dim() > 1 && piece.dim() == whole.dim() && whole.size(0) == 1 &&
+             piece.size(0) == 1 && whole.sizes().slice(1) != piece.sizes().slice(1)) {
+        whole = whole.select(0, 0);
+        piece = piece.select(0, 0);
+      }
+      output_ = whole;
+      input_ = piece;
+    }
+    if (holdsUnevenPieces(output_, input_, 0, "output", "input")) {
+      return postUnevenAllgather();
+    }
     checkBlocks(output_, input_, team_size_, "output", "input");
     WritableBuffer out(output_);
+    return withCopyBack(allgatherBlocks(input_.contiguous(), out.buffer), out);
+  }
+
+  // Pieces of unequal rows (torch.chunk's): every member sends its piece
+  // padded to ceilDiv(rows, team) rows, Gloo's allgather of equal blocks
+  // moves them into a padded scratch, and each piece's own rows are copied
+  // into the output. The padding never leaves the collective.
+  c10::intrusive_ptr<c10d::Work> postUnevenAllgather() {
+    const int64_t extent = output_.size(0);
+    const int64_t padded_rows = ceilDivRows(extent, team_size_);
+    std::vector<int64_t> padded_shape = output_.sizes().vec();
+    padded_shape[0] = padded_rows;
+    at::Tensor contribution = at::empty(padded_shape, input_.options());
+    contribution.narrow(0, 0, input_.size(0)).copy_(input_);
+    padded_shape[0] = team_size_ * padded_rows;
+    at::Tensor gathered = at::empty(padded_shape, input_.options());
+    auto work = allgatherBlocks(contribution, gathered);
+    const at::Tensor output = output_;
+    const int64_t team_size = team_size_;
+    return withEpilogue(std::move(work), [gathered, output, extent, padded_rows, team_size] {
+      for (int64_t position = 0; position < team_size; ++position) {
+        const RowChunk piece = rowChunk(extent, team_size, position);
+        output.narrow(0, piece.start, piece.rows)
+            .copy_(gathered.narrow(0, position * padded_rows, piece.rows));
+      }
+    });
+  }
+
+  // Allgathers equal blocks: `contribution` (contiguous) from every member
+  // into block p of `gathered` (contiguous) from the member at position p.
+  c10::intrusive_ptr<c10d::Work> allgatherBlocks(const at::Tensor& contribution,
+                                                 const at::Tensor& gathered) {
     std::vector<std::vector<at::Tensor>> outputs(1, std::vector<at::Tensor>(team_size_));
     for (int64_t position = 0; position < team_size_; ++position) {
       outputs[0][groupRank(params_.team[position])] =
-          block(out.buffer, position, team_size_, input_);
+          block(gathered, position, team_size_, contribution);
     }
     // Gloo in libtorch 1.13 has no _allgather_base: the list form writes
     // into views of the output (same bytes on the wire).
-    std::vector<at::Tensor> inputs{input_.contiguous()};
+    std::vector<at::Tensor> inputs{contribution};
     c10d::AllgatherOptions options;
     options.timeout = timeout();
     if (stripes_ == 1) {
-      return withCopyBack(group_->allgather(outputs, inputs, options), out);
+      return group_->allgather(outputs, inputs, options);
     }
     // Stripe i moves elements [b_i, e_i) of every member's contribution.
     const int64_t numel = inputs[0].numel();
@@ -235,7 +312,7 @@ class CollectivePoster {
       }
       pieces.push_back(stripeGroup(stripe).allgather(piece_outputs, piece_inputs, options));
     }
-    return withCopyBack(c10::make_intrusive<StripedWork>(std::move(pieces)), out);
+    return c10::make_intrusive<StripedWork>(std::move(pieces));
   }
 
   c10::intrusive_ptr<c10d::Work> postGather() {
@@ -368,6 +445,11 @@ class CollectivePoster {
     const int64_t axis = params_.scattered_axis.value_or(0);
     check(axis >= 0 && axis < input_.dim(), "scattered axis ", axis, " is out of range for ",
           shapeString(input_));
+    const at::Tensor output_piece =
+        at::empty(unevenOutputShape(axis), output_.options().device(at::kMeta));
+    if (holdsUnevenPieces(input_, output_piece, axis, "input", "output")) {
+      return postUnevenReduceScatter(axis);
+    }
     check(input_.size(axis) % team_size_ == 0 && output_.numel() * team_size_ == input_.numel() &&
               output_.scalar_type() == input_.scalar_type(),
           "its input must split into ", team_size_, " blocks along the scattered axis ", axis,
@@ -420,6 +502,49 @@ class CollectivePoster {
                         });
   }
 
+  // The output's shape as the input's with this member's rows along `axis`
+  // (the output may be any shape of that element count, as for even pieces);
+  // the output's own shape when the element counts do not fit.
+  std::vector<int64_t> unevenOutputShape(int64_t axis) const {
+    std::vector<int64_t> shape = input_.sizes().vec();
+    const int64_t inner = input_.size(axis) == 0 ? 0 : input_.numel() / input_.size(axis);
+    if (inner == 0 || output_.numel() % inner != 0) {
+      return output_.sizes().vec();
+    }
+    shape[static_cast<size_t>(axis)] = output_.numel() / inner;
+    return shape;
+  }
+
+  // Pieces of unequal rows (torch.chunk's) along `axis`: an all-to-all with
+  // split sizes sends member p its piece of every member's input (no
+  // padding on the wire), and each member reduces the pieces it received.
+  c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(int64_t axis) {
+    const int64_t extent = input_.size(axis);
+    std::vector<at::Tensor> pieces(team_size_);
+    std::vector<int64_t> send_sizes(team_size_);
+    for (int64_t position = 0; position < team_size_; ++position) {
+      const RowChunk piece = rowChunk(extent, team_size_, position);
+      const int64_t group_rank = groupRank(params_.team[position]);
+      pieces[group_rank] = input_.narrow(axis, piece.start, piece.rows).reshape(-1);
+      send_sizes[group_rank] = pieces[group_rank].numel();
+    }
+    at::Tensor send = at::cat(pieces);
+    const int64_t mine = output_.numel();
+    std::vector<int64_t> receive_sizes(team_size_, mine);
+    at::Tensor received = at::empty({team_size_ * mine}, input_.options());
+    c10d::AllToAllOptions options;
+    options.timeout = timeout();
+    auto work = group_->alltoall_base(received, send, receive_sizes, send_sizes, options);
+    const at::Tensor output = output_;
+    const ReduceOp op = *params_.reduce_op;
+    const int64_t team_size = team_size_;
+    return withEpilogue(std::move(work), [received, output, op, send, team_size] {
+      if (output.numel() > 0) {
+        reduceAlongFirstAxisInto(received.view({team_size, -1}), op, output);
+      }
+    });
+  }
+
   c10::intrusive_ptr<c10d::Work> postBroadcast() {
     c10d::BroadcastOptions options;
     options.rootRank = groupRank(root());
@@ -463,9 +588,17 @@ class CollectivePoster {
          params_.type != CommunicationType::ReduceScatter)) {
       return 1;
     }
+    // From sizes every member shares (the whole buffer's), so that members
+    // holding pieces of unequal rows take the same count.
+    if (params_.type == CommunicationType::Allgather) {
+      return stripesFor(output_.numel() / team_size_ * output_.element_size());
+    }
     const int64_t bytes = input_.numel() * static_cast<int64_t>(input_.element_size());
-    return stripesFor(params_.type == CommunicationType::ReduceScatter ? bytes / team_size_
-                                                                       : bytes);
+    const int64_t axis = params_.scattered_axis.value_or(0);
+    if (axis >= 0 && axis < input_.dim() && !splitsEvenly(input_.size(axis), team_size_)) {
+      return 1;  // the all-to-all with split sizes is not striped
+    }
+    return stripesFor(bytes / team_size_);
   }
   c10d::ProcessGroup& stripeGroup(int64_t stripe) const {
     return stripe == 0 ? *group_
@@ -478,6 +611,8 @@ class CollectivePoster {
   const int64_t my_device_;
   at::Tensor input_;  // views of the caller's buffers (withoutLeadingUnitAxes)
   at::Tensor output_;
+  const at::Tensor given_input_;  // the caller's buffers
+  const at::Tensor given_output_;
   Communicator& communicator_;
   const int64_t stream_key_;
   const int64_t team_size_;

@@ -41,6 +41,14 @@ namespace hostir {
 //                      member at position p gets block p (extent c along that
 //                      axis) of the reduction over the team, in an output of
 //                      the block's shape (or any shape with its element count).
+//   Allgather and ReduceScatter also take pieces of unequal rows, laid out
+//   as torch.chunk cuts the whole buffer's axis (0, or the scattered axis)
+//   over the team: the member at position p holds rowChunk(rows, k, p)
+//   (multidevice/row_chunks.h), ceilDiv(rows, k) each, the last fewer or
+//   none; each member's piece must be exactly that. The allgather pads every
+//   piece to ceilDiv(rows, k) rows in a scratch buffer for Gloo's equal
+//   blocks, the reduce-scatter sends the pieces by an all-to-all with split
+//   sizes; neither buffer the caller gives is padded.
 //   Broadcast(root)    the root's input; the others' output of its shape. A
 //                      root's defined output receives a copy as well.
 //   SendRecv(root)     the root (sender) sends its input to the other member's
