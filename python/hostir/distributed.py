@@ -277,13 +277,23 @@ def _as_mesh(mesh):
     return mesh if isinstance(mesh, DeviceMesh) else DeviceMesh(mesh)
 
 
+def _row_chunk(size, parts, index):
+    """(start, rows) of piece `index` when `size` rows are cut into `parts`
+    as torch.chunk and DTensor's Shard cut them: ceil(size / parts) rows
+    each, the last fewer or none (multidevice/row_chunks.h's rowChunk)."""
+    block = -(-size // parts)
+    start = min(index * block, size)
+    return start, min(start + block, size) - start
+
+
 def distribute_tensor(full, mesh, placements, device=None):
     """This rank's piece of the whole tensor `full` laid out on `mesh` by
     `placements` (one per mesh dimension): along a Shard(d) mesh dimension of
-    n devices, the rank keeps block i of n equal blocks of dim d (i: its index
-    along that mesh dimension). Returns None when the mesh does not hold this
-    rank (pass that None to execute). `device`: the rank to cut for (default
-    this process's)."""
+    n devices, the rank keeps piece i of dim d cut as torch.chunk (and
+    DTensor's Shard) cut it: ceil(size / n) rows each, the last ones fewer or
+    none (i: its index along that mesh dimension). Returns None when the mesh
+    does not hold this rank (pass that None to execute). `device`: the rank
+    to cut for (default this process's)."""
     mesh = _as_mesh(mesh)
     placements = _check_placements(mesh, placements, "distribute_tensor")
     if not isinstance(full, torch.Tensor):
@@ -301,15 +311,24 @@ def distribute_tensor(full, mesh, placements, device=None):
         if not -full.dim() <= dim < full.dim():
             raise Error(f"distribute_tensor: Shard({dim}) of a tensor of shape "
                         f"{tuple(full.shape)}: dim out of range")
-        parts = shape[mesh_dim]
-        size = full.shape[dim]
-        if size % parts != 0:
-            raise Error(f"distribute_tensor: dim {dim} of shape {tuple(full.shape)} ({size}) "
-                        f"does not divide by the {parts} devices of mesh dimension "
-                        f"{mesh_dim} of {mesh!r}; hostir needs equal shards")
-        block = size // parts
-        local = local.narrow(dim, index[mesh_dim] * block, block)
+        start, rows = _row_chunk(local.shape[dim], shape[mesh_dim], index[mesh_dim])
+        local = local.narrow(dim, start, rows)
     return local.contiguous()
+
+
+def _allgather_pieces(local, devices):
+    """Every device's `local`, in the order of `devices`; the pieces may
+    differ in size (torch.chunk's uneven pieces): their shapes are
+    allgathered first, and only when they differ is each piece padded, for
+    the allgather of equal blocks alone, and cut back to its own shape."""
+    shapes = _C.allgather(torch.tensor(local.shape, dtype=torch.int64), devices)
+    if all(torch.equal(s, shapes[0]) for s in shapes):
+        return _C.allgather(local, devices)
+    largest = torch.stack(shapes).amax(0).tolist()
+    padded = local.new_zeros(largest)
+    padded[tuple(slice(0, extent) for extent in local.shape)] = local
+    return [piece[tuple(slice(0, int(extent)) for extent in piece_shape)]
+            for piece, piece_shape in zip(_C.allgather(padded, devices), shapes)]
 
 
 def full_tensor(local, mesh, placements):
@@ -330,7 +349,7 @@ def full_tensor(local, mesh, placements):
     if world_size() < max(devices) + 1:
         raise Error(f"full_tensor: {mesh!r} needs {max(devices) + 1} ranks but this job has "
                     f"{world_size()}; run it under a launcher (docs/python.md)")
-    pieces = _C.allgather(local, devices)
+    pieces = _allgather_pieces(local, devices)
     shape = _mesh_shape(mesh)
 
     def assemble(mesh_dim, prefix):

@@ -39,6 +39,16 @@ full = torch.randn(4 * d, 6)
 local = dist.distribute_tensor(full, mesh, [dist.Shard(0)])
 torch.testing.assert_close(local, full.chunk(d, 0)[rank])
 torch.testing.assert_close(dist.full_tensor(local, mesh, [dist.Shard(0)]), full)
+# Uneven pieces (issue 37), as torch.chunk and DTensor's Shard cut them: 4d + 1
+# rows (the last rank fewer) and 1 row (every rank but the first holds none)
+# come back whole, on both dims.
+for rows in (4 * d + 1, 1):
+    uneven = torch.randn(rows, 6)
+    for dim, whole in ((0, uneven), (1, uneven.t().contiguous())):
+        piece = dist.distribute_tensor(whole, mesh, [dist.Shard(dim)])
+        start = min(rank * -(-rows // d), rows)
+        assert piece.shape[dim] == min(start + -(-rows // d), rows) - start, piece.shape
+        torch.testing.assert_close(dist.full_tensor(piece, mesh, [dist.Shard(dim)]), whole)
 
 with hostir.FusionDefinition() as fd:
     x = fd.define_tensor(shape=[4 * d, 6], contiguity=[True, True])

@@ -85,8 +85,20 @@ def test_distribute_tensor_shard_and_replicate():
     local = dist.distribute_tensor(full, mesh, [dist.Replicate(), dist.Shard(1)], device=2)
     torch.testing.assert_close(local, full[:, 0:3])
     assert dist.distribute_tensor(full, mesh, [dist.Shard(0), dist.Shard(1)], device=7) is None
-    with pytest.raises(hostir.Error, match="does not divide"):
-        dist.distribute_tensor(full, hostir.DeviceMesh([0, 1, 2]), [dist.Shard(0)], device=0)
+    # Uneven pieces as torch.chunk and DTensor's Shard cut them (issue 37):
+    # 4 rows over 3 devices are 2, 2 and 0; 6 columns over 4 devices 2, 2, 2, 0.
+    three = hostir.DeviceMesh([0, 1, 2])
+    pieces = [dist.distribute_tensor(full, three, [dist.Shard(0)], device=d) for d in range(3)]
+    assert [tuple(p.shape) for p in pieces] == [(2, 6), (2, 6), (0, 6)]
+    torch.testing.assert_close(torch.cat(pieces), full)
+    four = hostir.DeviceMesh([0, 1, 2, 3])
+    pieces = [dist.distribute_tensor(full, four, [dist.Shard(1)], device=d) for d in range(4)]
+    assert [p.shape[1] for p in pieces] == [2, 2, 2, 0]
+    torch.testing.assert_close(torch.cat(pieces, dim=1), full)
+    # A 2-D mesh cuts each dim over its own mesh dimension: 5 rows as 3 + 2.
+    five = torch.arange(30.0).reshape(5, 6)
+    local = dist.distribute_tensor(five, mesh, [dist.Shard(0), dist.Shard(1)], device=2)
+    torch.testing.assert_close(local, five[3:5, 0:3])
     with pytest.raises(hostir.Error, match="one Shard"):
         dist.distribute_tensor(full, mesh, [dist.Shard(0)], device=0)
     # A world of one: nothing to gather for a mesh of one device.
