@@ -85,7 +85,9 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsRaiseOnEveryRankNamingRanksAndSizes
         executor.run({at::randn({rows, 5})});
       },
       {"uneven shards", "T0_g_float", "rank 0 holds 4",
-       "rank " + std::to_string(communicator_.size() - 1) + " holds 3", "pad the axis"});
+       "rank " + std::to_string(communicator_.size() - 1) + " holds 3",
+       "as torch.chunk cuts " + std::to_string(4 * communicator_.size() - 1) + " rows",
+       "pad the axis"});
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   // The same executor still runs agreeing shards.
   at::manual_seed(3);
@@ -93,6 +95,40 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsRaiseOnEveryRankNamingRanksAndSizes
   std::vector<at::Tensor> outs =
       executor.run({full.chunk(communicator_.size(), 0)[me_].contiguous()});
   EXPECT_TRUE(at::allclose(outs[0], at::relu(full)));
+}
+
+// Ranks that disagree on the global extent (issue 37 item 5): rank 0 holds
+// 4,095 rows and the others 4,096, which torch.chunk gives for no extent
+// (its first pieces are the larger), and a replicated input of 4,095 rows
+// on rank 0 and 4,096 elsewhere. Every rank raises, naming the sizes.
+TEST_F(MultiRankReliabilityTest, RanksDisagreeingOnTheGlobalExtentRaiseOnEveryRank) {
+  const int64_t n = communicator_.size();
+  if (n < 2) {
+    GTEST_SKIP() << "one rank agrees with itself";
+  }
+  const int64_t rows = me_ == 0 ? 4095 : 4096;
+  Fusion sharded;
+  buildAllgather(sharded, n);
+  MultiDeviceExecutor sharded_executor(sharded, communicator_);
+  expectErrorOnThisRank(
+      [&] {
+        sharded_executor.run({at::zeros({rows, 2})});
+      },
+      {"uneven shards", "rank 0 holds 4095", "rank 1 holds 4096", "no torch.chunk layout",
+       "disagree on the global extent"});
+  Fusion replicated;
+  {
+    FusionGuard guard(&replicated);
+    TensorView* x = shard(makeContigTensor(2), DeviceMesh::createForNumDevices(n), -1);
+    replicated.addInput(x);
+    replicated.addOutput(relu(x));
+  }
+  MultiDeviceExecutor replicated_executor(replicated, communicator_);
+  expectErrorOnThisRank(
+      [&] {
+        replicated_executor.run({at::zeros({rows, 2})});
+      },
+      {"size mismatch across ranks", "rank 0 holds 4095", "rank 1 holds 4096"});
 }
 
 // Uneven shards that no input shows: a tensor sharded from a replicated one

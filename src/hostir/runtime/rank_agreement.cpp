@@ -1,10 +1,13 @@
 #include "hostir/runtime/rank_agreement.h"
 
+#include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_set>
 
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
@@ -225,6 +228,41 @@ void checkSameProgram(const at::Tensor& headers) {
                "); every rank must run with the same number_of_streams");
 }
 
+// The global extent of which the ranks' shards of `tv`'s sharded axis
+// `axis` (`column`: one size per rank, -1 where not held) are the
+// torch.chunk pieces (rowChunk, at each rank's index along the mesh
+// dimension), or nullopt when they are the pieces of no extent: ranks
+// that disagree on the global extent.
+std::optional<int64_t> torchChunkRows(const TensorView* tv, int64_t axis,
+                                      const at::Tensor& column) {
+  const IterDomain* id = tv->shapeDomain().at(static_cast<size_t>(axis));
+  const ParallelType parallel_type = shardingParallelType(tv, id);
+  const DeviceMesh& mesh = tv->getDeviceMesh();
+  const int64_t devices = mesh.size(parallel_type);
+  std::map<int64_t, int64_t> size_at;  // index along the mesh dimension -> rows
+  for (int64_t rank = 0; rank < column.size(0); ++rank) {
+    const int64_t size = column[rank].item<int64_t>();
+    if (size >= 0 && mesh.has(rank)) {
+      size_at.emplace(mesh.idxOf(rank, parallel_type), size);
+    }
+  }
+  if (static_cast<int64_t>(size_at.size()) != devices) {
+    return std::nullopt;
+  }
+  int64_t rows = 0;
+  for (const auto& [index, size] : size_at) {
+    rows += size;
+  }
+  for (int64_t rank = 0; rank < column.size(0); ++rank) {
+    const int64_t size = column[rank].item<int64_t>();
+    if (size >= 0 && mesh.has(rank) &&
+        size != rowChunk(rows, devices, mesh.idxOf(rank, parallel_type)).rows) {
+      return std::nullopt;
+    }
+  }
+  return rows;
+}
+
 // One input axis as every rank holds it (`column`: one size per rank, -1
 // where a rank does not hold the input): equal wherever held.
 void checkAxisAgrees(const TensorView* tv, size_t input, int64_t axis, const at::Tensor& column) {
@@ -250,11 +288,23 @@ void checkAxisAgrees(const TensorView* tv, size_t input, int64_t axis, const at:
     }
     const int64_t devices = shardDivisors(tv)[static_cast<size_t>(axis)];
     if (devices > 1) {
+      const std::optional<int64_t> rows = torchChunkRows(tv, axis, column);
+      if (rows.has_value()) {
+        HOSTIR_THROW("uneven shards: input ", input, " ", tv->toInlineString(), " axis ", axis,
+                     " is sharded over ", devices, " devices as torch.chunk cuts ", *rows,
+                     " rows (", holders,
+                     "); hostir's collectives and hostir.distributed take such pieces, but its "
+                     "programs run equal shards only (issue 37): pad the axis to a multiple of ",
+                     devices);
+      }
       HOSTIR_THROW("uneven shards: input ", input, " ", tv->toInlineString(), " axis ", axis,
                    " is sharded over ", devices, " devices but its shards differ (", holders,
-                   "); every device must hold the same number of rows (uneven torch.chunk "
-                   "layouts are not supported: pad the axis to a multiple of ",
-                   devices, ")");
+                   ") and are no torch.chunk layout of any extent (the first devices hold "
+                   "ceil(rows / ",
+                   devices,
+                   ") each, the last ones fewer): the ranks disagree on the global extent; pad "
+                   "the axis to a multiple of ",
+                   devices, " and give every rank its equal shard");
     }
     HOSTIR_THROW("size mismatch across ranks: input ", input, " ", tv->toInlineString(), " axis ",
                  axis, " is not sharded, so every rank must give it the same size (", holders, ")");
