@@ -21,6 +21,7 @@
 #include "hostir/runtime/compiled_segment.h"
 #include "hostir/runtime/host_executor.h"
 #include "launch_command.h"
+#include "opt_command.h"
 #include "sequence_parallel_layer.h"
 #include "sequence_parallel_mlp.h"
 #include "targets_command.h"
@@ -54,6 +55,10 @@ commands:
   passes               list the compiler's passes in the order they run
   print EXAMPLE        print an example's fusion
   lower EXAMPLE        print an example's fusion and its host program
+  opt --pass NAME [FILE|-]
+                       run host IR passes on a program in the textual host
+                       IR and print it (--list-passes, --verify, --example;
+                       docs/lowering.md)
   run EXAMPLE [-n N]   lower and run an example on random inputs, check it
                        against plain ATen and time both (median of N runs,
                        default 10)
@@ -231,6 +236,9 @@ int dispatchCommand(const std::vector<std::string>& args) {
   if (command == "lower") {
     return exampleSubcommand(rest, "lower", "lower an example and print its host program",
                              lowerCommand);
+  }
+  if (command == "opt") {
+    return runOptCommand(rest);
   }
   if (command == "run") {
     return runSubcommand(std::vector<std::string>(args.begin() + 1, args.end()));
