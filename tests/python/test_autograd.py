@@ -42,6 +42,23 @@ def test_backward_matches_torch(cache, save):
         torch.testing.assert_close(mine.grad, reference.grad, rtol=1e-4, atol=1e-5)
 
 
+def test_steps_at_sizes_the_buffer_pool_reuses(cache):
+    # Outputs of 1 MiB and more come from the executor's buffer pool. torch
+    # attaches a grad_fn to a Function's outputs; the pool used to hand that
+    # tensor to the next step, whose `out=` ops refused it ("functions with
+    # out=... arguments don't support automatic differentiation").
+    f = Differentiable(mlp_definition(cache))
+    leaves = [torch.randn(1024, 512), torch.randn(512, 512) * 0.05, torch.randn(512, 512) * 0.05]
+    theirs = [t.clone().requires_grad_() for t in leaves]
+    torch_mlp(*theirs).square().sum().backward()
+    for _ in range(3):
+        ours = [t.clone().requires_grad_() for t in leaves]
+        f(*ours).square().sum().backward()
+        for mine, reference in zip(ours, theirs):
+            scale = reference.grad.abs().max().item()
+            torch.testing.assert_close(mine.grad, reference.grad, rtol=0, atol=1e-4 * scale)
+
+
 def test_gradcheck_in_float64(cache):
     with hostir.FusionDefinition(cache) as fd:
         x = fd.define_tensor(2, dtype=D)
@@ -153,6 +170,13 @@ def _launch(ranks, *args, script="autograd_sharded_script.py"):
 @pytest.mark.parametrize("ranks,chunks", [(1, 1), (2, 1), (2, 2), (4, 2)])
 def test_sharded_mlp_grads_and_adamw_steps_match_torch(ranks, chunks):
     _launch(ranks, "--chunks", str(chunks))
+
+
+@pytest.mark.parametrize("ranks,chunks", [(1, 3), (2, 1), (2, 3)])
+def test_one_definition_trains_on_lengths_that_change_every_call(ranks, chunks):
+    # Issue 37 item 4: 12 token counts, one lowering per program, no kernel
+    # compiled after the first length, every call's grads checked.
+    _launch(ranks, "--chunks", str(chunks), script="changing_lengths_script.py")
 
 
 @pytest.mark.parametrize("ranks,chunks", [(1, 1), (2, 2), (4, 1)])

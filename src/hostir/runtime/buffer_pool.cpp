@@ -22,7 +22,7 @@ at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dt
     buffer = at::empty(shape, at::TensorOptions().dtype(dtype));
   }
   if (static_cast<int64_t>(buffer.nbytes()) >= kMinBytes) {
-    handed_out_.push_back(buffer);
+    handed_out_.emplace_back(buffer, Key{dtype, shape});
   }
   return buffer;
 }
@@ -33,16 +33,23 @@ void BufferPool::recycle() {
   // run's buffers only, so sizes a program no longer uses do not stay.
   free_.clear();
   free_bytes_ = 0;
-  for (at::Tensor& buffer : handed_out_) {
-    const auto bytes = static_cast<int64_t>(buffer.nbytes());
+  for (auto& [buffer, key] : handed_out_) {
+    const auto bytes =
+        static_cast<int64_t>(c10::multiply_integers(key.second) * c10::elementSize(key.first));
     // One reference to the memory: this list's. An output the caller
     // kept, a view of it, or queued work holding it has another.
     if (buffer.storage().use_count() != 1 || buffer.use_count() != 1 ||
-        free_bytes_ + bytes > limit) {
+        static_cast<int64_t>(buffer.storage().nbytes()) < bytes || free_bytes_ + bytes > limit) {
       continue;
     }
+    // Not the tensor the caller had: its autograd history, or a shape an
+    // in-place op gave it, would reach the next run (a grad_fn makes an
+    // `out=` op refuse it). The same memory, as it was handed out.
+    at::Tensor fresh = at::empty({0}, at::TensorOptions().dtype(key.first));
+    fresh.set_(buffer.storage(), 0, key.second);
+    buffer.reset();
     free_bytes_ += bytes;
-    free_[Key{buffer.scalar_type(), buffer.sizes().vec()}].push_back(std::move(buffer));
+    free_[key].push_back(std::move(fresh));
   }
   handed_out_.clear();
 }

@@ -39,7 +39,11 @@ class BufferPool {
  private:
   using Key = std::pair<at::ScalarType, std::vector<int64_t>>;
   std::map<Key, std::vector<at::Tensor>> free_;
-  std::vector<at::Tensor> handed_out_;
+  // What each buffer was handed out as: the caller may have changed the
+  // tensor since (torch autograd attaches a grad_fn to a Function's output,
+  // an in-place t_() or resize_() changes its shape), so a recycled buffer
+  // is a fresh tensor of this key over the same memory.
+  std::vector<std::pair<at::Tensor, Key>> handed_out_;
   int64_t free_bytes_ = 0;
   int64_t reused_ = 0;
 };

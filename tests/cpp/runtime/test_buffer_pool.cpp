@@ -27,6 +27,30 @@ TEST(BufferPoolTest, AnUnreferencedBufferIsReused) {
   EXPECT_NE(pool.take(kBig, at::kDouble).data_ptr(), first) << "another dtype";
 }
 
+// A caller may change the tensor it was given: torch autograd attaches a
+// grad_fn to the output of a hostir.autograd Function (the next run's
+// `out=` ops then refused the buffer: "functions with out=... arguments
+// don't support automatic differentiation"), an in-place transpose changes
+// its strides. The pool hands the memory out again as it first did: a
+// plain, contiguous tensor of the shape asked for.
+TEST(BufferPoolTest, ABufferComesBackPlainWhateverTheCallerDidToItsTensor) {
+  BufferPool pool;
+  const void* first = nullptr;
+  {
+    at::Tensor output = pool.take(kBig, at::kFloat);
+    first = output.data_ptr();
+    output.t_();
+    output.requires_grad_();
+  }
+  pool.recycle();
+  at::Tensor again = pool.take(kBig, at::kFloat);
+  EXPECT_EQ(again.data_ptr(), first);
+  EXPECT_FALSE(again.requires_grad());
+  EXPECT_EQ(again.sizes().vec(), kBig);
+  EXPECT_TRUE(again.is_contiguous());
+  at::sum_out(again, at::ones({2, 512, 1024}), {0});  // an out= op accepts it
+}
+
 // The pool holds the last run's buffers only: one a run did not ask for is
 // released at the next start.
 TEST(BufferPoolTest, ABufferARunDidNotAskForIsReleased) {
