@@ -424,7 +424,7 @@ class Parser {
 
   Expr* exprRef(Symbols& symbols, const Token& token) {
     auto it = symbols.exprs.find(std::stoll(token.text.substr(1)));
-    check(it != symbols.exprs.end(), token, "an #expr numbered before this one");
+    check(it != symbols.exprs.end(), token, "an #expr of this container numbered before this one");
     return it->second;
   }
 
@@ -438,18 +438,8 @@ class Parser {
       check(record.unit.has_value(), record.at, "a PostOnStream with its 'unit #N'");
       auto* unit = dynamic_cast<HostUnit*>(exprRef(symbols, *record.unit));
       check(unit != nullptr, *record.unit, "the #expr of a HostUnit");
-      auto* post = IrBuilder::createInContainer<PostOnStream>(container, unit, record.inputs,
-                                                              record.outputs);
-      std::vector<PostOnStream::Variant> variants;
-      for (const auto& [token, devices] : record.variants) {
-        auto* variant = dynamic_cast<HostUnit*>(exprRef(symbols, token));
-        check(variant != nullptr, token, "the #expr of a HostUnit");
-        variants.push_back({variant, devices});
-      }
-      if (!variants.empty()) {
-        post->setVariants(variants);
-      }
-      return post;
+      return IrBuilder::createInContainer<PostOnStream>(container, unit, record.inputs,
+                                                        record.outputs);
     }
     if (record.op == "Wait") {
       check(record.completes.has_value(), record.at, "a Wait with its 'completes #N'");
@@ -473,6 +463,18 @@ class Parser {
       }
       symbols.container->renameStatement(made, name);
       symbols.exprs[name] = made;
+    }
+    // Variants may name HostUnits a pass made after the PostOnStream.
+    for (auto& [name, record] : symbols.records) {
+      if (!record.variants.empty()) {
+        std::vector<PostOnStream::Variant> variants;
+        for (const auto& [token, devices] : record.variants) {
+          auto* variant = dynamic_cast<HostUnit*>(exprRef(symbols, token));
+          check(variant != nullptr, token, "the #expr of a HostUnit");
+          variants.push_back({variant, devices});
+        }
+        symbols.exprs.at(name)->as<PostOnStream>()->setVariants(variants);
+      }
     }
     for (auto& [name, record] : symbols.records) {
       if (!record.body.has_value()) {
