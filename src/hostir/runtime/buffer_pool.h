@@ -21,8 +21,12 @@ class BufferPool {
   // Buffers smaller than this come from malloc's heap cheaply: not pooled.
   static constexpr int64_t kMinBytes = int64_t{1} << 20;
 
-  // A contiguous buffer of `shape` and `dtype`: one an earlier run left
-  // unreferenced when there is one, else a new one.
+  // A contiguous tensor of `shape` and `dtype`: over the memory of a buffer
+  // an earlier run left unreferenced when one is large enough (at most
+  // twice the bytes asked for, the smallest such; HOSTIR_BUFFER_POOL_
+  // SLACK_PERCENT, default 100, 0: the same size only), else new. A sequence
+  // whose length changes between runs so reuses the memory of a longer
+  // one instead of faulting in fresh pages.
   at::Tensor take(const std::vector<int64_t>& shape, at::ScalarType dtype);
   // At the start of a run, after the last run's bindings are dropped: the
   // buffers handed out since the last call that nobody else references any
@@ -37,19 +41,23 @@ class BufferPool {
   }
 
  private:
-  using Key = std::pair<at::ScalarType, std::vector<int64_t>>;
-  std::map<Key, std::vector<at::Tensor>> free_;
-  // What each buffer was handed out as: the caller may have changed the
-  // tensor since (torch autograd attaches a grad_fn to a Function's output,
-  // an in-place t_() or resize_() changes its shape), so a recycled buffer
-  // is a fresh tensor of this key over the same memory.
-  std::vector<std::pair<at::Tensor, Key>> handed_out_;
+  // Free memory by its size in bytes. Only the memory is kept, never the
+  // tensor a caller had: torch autograd attaches a grad_fn to the output
+  // of a Function, an in-place t_() changes its strides; the next run gets
+  // a fresh, plain tensor over the memory.
+  std::multimap<int64_t, c10::Storage> free_;
+  std::vector<at::Tensor> handed_out_;
   int64_t free_bytes_ = 0;
   int64_t reused_ = 0;
+  int64_t slack_percent_ = 100;  // read at each recycle()
 };
 
 // HOSTIR_BUFFER_POOL_MB in bytes (default 2 GiB); throws hostir::Error
 // naming the variable for a value that is not a non-negative integer.
 int64_t bufferPoolLimitBytes();
+// HOSTIR_BUFFER_POOL_SLACK_PERCENT (default 100): how much larger than a
+// request a reused buffer may be, in percent; throws hostir::Error naming
+// the variable for a value that is not a whole number from 0 to 10000.
+int64_t bufferPoolSlackPercent();
 
 }  // namespace hostir

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Issue 37 item 4: what a new sequence length costs one definition.
+
+    build/tools/hostir launch -n 2 -- /usr/bin/python3 benchmarks/bench_changing_lengths.py
+
+The sequence-parallel MLP block of examples/python_mlp.py (x sharded on
+tokens, the weights on the inner width, --chunks Stream chunks), one
+training step (hostir.autograd: forward + backward) per call. After a
+warm-up at a length outside the sweep, each of --lengths token counts is
+run once (the first call at that length) and then --repeats times again;
+the ratio first / median(repeats) is what a change of length costs. Every
+rank checks that the forward and backward were lowered once and that no
+kernel was compiled or loaded during the sweep. Rank 0 prints the table and
+the ratios' median, 90th percentile and maximum (target: call k <= 1.1x a
+repeated call of the same length). 1 intra-op thread per rank.
+HOSTIR_BUFFER_POOL_SLACK_PERCENT=0 makes the buffer pool reuse only
+buffers of the very size asked for (docs/streams.md, "Buffers across runs").
+"""
+
+import argparse
+import os
+import pathlib
+import random
+import statistics
+import sys
+import time
+
+import torch
+
+import hostir
+from hostir import distributed as dist
+from hostir.autograd import Differentiable
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
+from python_mlp import Mlp  # noqa: E402
+
+
+def kernels_made():
+    stats = hostir._C.kernel_cache_stats()
+    return stats["compiled"] + stats["loaded_from_disk"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lengths", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=512)
+    parser.add_argument("--ffn", type=int, default=2048)
+    parser.add_argument("--chunks", type=int, default=4)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    rank, ranks = dist.init(), dist.world_size()
+    fd = Mlp(args.chunks, devices=ranks)
+    step = Differentiable(fd)
+    torch.manual_seed(0)
+    w1 = torch.randn(args.ffn, args.hidden) * 0.05
+    w2 = torch.randn(args.hidden, args.ffn) * 0.05
+
+    def run(tokens):
+        x = torch.randn(tokens, args.hidden)
+        dy = torch.randn(tokens, args.hidden)
+        mine = [t.requires_grad_() for t in dist.shard_inputs(fd, [x, w1, w2])]
+        dist.barrier()
+        start = time.perf_counter()
+        step(*mine).backward(dy.chunk(ranks, 0)[rank].contiguous())
+        dist.barrier()
+        return (time.perf_counter() - start) * 1e3
+
+    run(ranks * 700)  # warm-up: lowering, kernels, packed weights
+    before = kernels_made()
+    # Token counts the rank count divides, from 512 to 2048, in a random
+    # order (the same on every rank), as batches of varying length come.
+    lengths = random.Random(0).sample([ranks * n for n in range(256, 1025)], args.lengths)
+    rows = []
+    for tokens in lengths:
+        first = run(tokens)
+        again = statistics.median(run(tokens) for _ in range(args.repeats))
+        rows.append((tokens, first, again, first / again))
+    lowerings = (step._forward.num_lowerings(), step._backward.num_lowerings())
+    made = kernels_made() - before
+    assert lowerings == (1, 1), f"rank {rank}: lowered (forward, backward) {lowerings} times"
+    assert made == 0, f"rank {rank}: {made} kernels compiled or loaded during the sweep"
+    if rank == 0:
+        print(f"one training step of the MLP block (hidden {args.hidden}, ffn {args.ffn}, "
+              f"{args.chunks} chunks), {ranks} ranks, 1 thread per rank, "
+              f"{len(lengths)} lengths; first call / median of {args.repeats} repeats")
+        print(f"{'tokens':>7} {'first ms':>9} {'repeat ms':>9} {'ratio':>6}")
+        for tokens, first, again, ratio in rows:
+            print(f"{tokens:>7} {first:>9.1f} {again:>9.1f} {ratio:>6.3f}")
+        ratios = sorted(r for *_, r in rows)
+        p90 = ratios[min(len(ratios) - 1, int(0.9 * len(ratios)))]
+        print(f"ratio: median {statistics.median(ratios):.3f}, 90th percentile {p90:.3f}, "
+              f"max {ratios[-1]:.3f}; lowerings (forward, backward) {lowerings}; "
+              f"kernels compiled or loaded during the sweep: {made}")
+
+
+if __name__ == "__main__":
+    main()
