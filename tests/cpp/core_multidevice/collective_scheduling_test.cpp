@@ -48,10 +48,13 @@ TEST_F(CollectiveSchedulingTest, InputCollectivesArePostedFirstAndWaitedForByThe
   fusion_.addOutput(gathered);
   fusion_.addOutput(sharded(add(gathered, busy), mesh2_, -1));
   std::unique_ptr<HostIrContainer> program = loweredWithCollectives(fusion_);
+  // The lowering already put the gather of the input x first
+  // (moveInputGathersAheadOfReduceScatters), its Wait right after it.
   EXPECT_TRUE(irCheck(program->toString(), R"(
-    CHECK:      = matmul(
     CHECK:      (type=Allgather
     CHECK-NEXT: Wait Communication
+    CHECK-NEXT: T3_g_float
+    CHECK-NEXT:    = matmul(
   )")) << program->toString();
   scheduleCollectives(*program);
   EXPECT_TRUE(irCheck(program->toString(), R"(
@@ -64,8 +67,8 @@ TEST_F(CollectiveSchedulingTest, InputCollectivesArePostedFirstAndWaitedForByThe
 }
 
 // The sequence-parallel MLP block's backward (autodiff): the reduce-scatter
-// of dx is waited for at the very end, after the wgrad GEMMs it overlaps,
-// and the collectives keep their lowered order.
+// of dx is waited for at the very end, after the wgrad GEMMs it overlaps;
+// the re-gather of x, an input, is lowered ahead of it.
 TEST_F(CollectiveSchedulingTest, TheMlpBackwardWaitsForTheInputGradAfterTheWgradGemms) {
   TensorView* x = shardedTensor({8, 4}, mesh2_, 0);
   TensorView* w1 = shardedTensor({6, 4}, mesh2_, 0);
@@ -80,27 +83,109 @@ TEST_F(CollectiveSchedulingTest, TheMlpBackwardWaitsForTheInputGradAfterTheWgrad
   const std::string before = program->toString();
   scheduleCollectives(*program);
   const std::string after = program->toString();
+  // The re-gather of x (15), an input, is lowered right after the gather
+  // of dy (12), ahead of dx's reduce-scatter (19): it was lowered after it,
+  // where the fusion reads it, and crossed the link only once the dgrad
+  // GEMMs were done (moveInputGathersAheadOfReduceScatters).
   EXPECT_TRUE(irCheck(before, R"(
+    CHECK:      Communication 12 (type=Allgather
+    CHECK-NEXT: Wait Communication 12
+    CHECK-NEXT: T11_l_float
+    CHECK-NEXT: Communication 15 (type=Allgather, team=(0 1), input=T0_g_float
     CHECK:      output=T10_g_float
-    CHECK-NEXT: Wait Communication 16
+    CHECK-NEXT: Wait Communication 19
   )")) << before;
-  // The reduce-scatter of dx (16) is posted after the dgrad GEMMs, the
-  // re-gather of x (19) after it (collectives keep their order), and its
-  // Wait ends the program, after both wgrad GEMMs (the second reads the
-  // gathered dy of the first allgather, transposed: three collectives in
-  // all, as Megatron-LM's backward of the block).
+  // Both gathers are posted first, under the dgrad GEMMs, the reduce-scatter
+  // of dx after the dgrad GEMMs, and its Wait ends the program, after both
+  // wgrad GEMMs (the second reads the gathered dy of the first allgather,
+  // transposed: three collectives in all, as Megatron-LM's backward of the
+  // block).
   EXPECT_TRUE(irCheck(after, R"(
     CHECK:      Communication 12 (type=Allgather
-    CHECK:      Communication 16 (type=ReduceScatter
-    CHECK-NOT:  Wait Communication 16
-    CHECK:      Communication 19 (type=Allgather
-    CHECK-NOT:  Wait Communication 16
+    CHECK-NEXT: T11_l_float
+    CHECK-NEXT: Communication 15 (type=Allgather
+    CHECK:      = matmul( T6_l_float
+    CHECK:      Communication 19 (type=ReduceScatter
+    CHECK-NOT:  Wait Communication 19
     CHECK:      = matmul( T9_l_float
     CHECK-NOT:  Communication
     CHECK:      = matmul( T13_l_float
-    CHECK-NEXT: Wait Communication 16
+    CHECK-NEXT: Wait Communication 19
     CHECK-NEXT: } // %HostIrContainer
   )")) << after;
+}
+
+// The same backward with h in 2 Stream chunks (the forward's split carried
+// over by differentiate): dy's allgather is pipelined with the dgrad GEMM of
+// w2, and the wgrad of w2 reads dy gathered whole. Three things failed here
+// before issue 35's pipelined backward:
+// - that was a second allgather of dy; now the pipeline's loop copies each
+//   chunk's arrived rows into the whole gathered dy, so dy crosses the link
+//   once: two allgathers in the program (dy's, in the prefetch loop, and
+//   x's);
+// - the GELU backward (dy * gelu'(h), a binary op) ended the pipeline, so
+//   the dgrad GEMM of w1 and dx's reduce-scatter ran whole after the loop;
+//   now they run per chunk in it (PipelineTail: n-ary pointwise ops whose
+//   other operands are computed before the loop, tensors others read kept
+//   whole);
+// - x's gather went ahead of dy's chunks (hoisted past the prefetch loop),
+//   delaying the first dgrad chunk by a whole gather of x; now it is posted
+//   right behind them.
+TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
+  // Symbolic extents, as sp-mlp's: the pipeline views buffers by their
+  // local extents.
+  TensorView* x = sharded(makeContigTensor(2), mesh2_, 0);
+  TensorView* w1 = sharded(makeContigTensor(2), mesh2_, 0);
+  TensorView* w2 = sharded(makeContigTensor(2), mesh2_, 1);
+  fusion_.addInput(x);
+  fusion_.addInput(w1);
+  fusion_.addInput(w2);
+  TensorView* h = sharded(linear(x, w1), mesh2_, 1);
+  h->split(0, 2, /*inner_split=*/false);
+  h->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
+  Differentiated d = differentiate(fusion_);
+  std::unique_ptr<HostIrContainer> program = loweredWithCollectives(*d.backward);
+  scheduleCollectives(*program);
+  const std::string text = program->toString();
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count("(type=Allgather"), 2U) << text;
+  EXPECT_EQ(count("(type=ReduceScatter"), 1U) << text;
+  // The prefetch loop (dy's chunks), x's gather (posted behind them, ahead
+  // of the loop's reduce-scatters), then one loop: wait for the chunk, copy
+  // it into the whole dy (T12, seen as T19 [2 devices, local rows, ...]),
+  // the dgrad GEMM of w2, dy * gelu'(h) on the chunk's rows of gelu'(h)
+  // (T6, computed before the loop, seen as T18), written into the whole
+  // GELU grad (T7, which the wgrad of w1 reads), the dgrad GEMM of w1 and
+  // the chunk's reduce-scatter of dx. The wgrads read T12 and T7 after it.
+  EXPECT_TRUE(irCheck(text, R"(
+    CHECK:      PostOnStream (HostUnit 5, inputs=(T4_g_float
+    CHECK:      T12_l_float[iS30{i0}, iS31{i4}] = ALLOCATE(
+    CHECK:      Communication 51 (type=Allgather, team=(0 1), input=T20_l_float
+    CHECK:      Communication 53 (type=Allgather, team=(0 1), input=T0_g_float
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
+    CHECK:        Wait Communication 51
+    CHECK-NEXT:   T25_l_float[iS62{2}, iS63{i46}, iS64{i4}]
+    CHECK-NEXT:      = reshape(
+    CHECK-NEXT:   T26_l_float
+    CHECK-NEXT:      = slice( T19_l_float[iS49{2}, iS50{ceilDiv(i0, 2)}, iS51{i4}], i43, i45, dim = 1 )
+    CHECK-NEXT:   T26_l_float
+    CHECK-NEXT:      = Set( T25_l_float
+    CHECK:           = matmul( T25_l_float
+    CHECK:           = slice( T18_l_float
+    CHECK:           = mul( T27_l_float
+    CHECK:           = matmul( T28_l_float
+    CHECK:        Communication 77 (type=ReduceScatter
+    CHECK:      PostOnStream (HostUnit 11, inputs=(T7_l_float
+    CHECK:      Wait Communication 53
+    CHECK:      PostOnStream (HostUnit 16, inputs=(T12_l_float
+  )")) << text;
 }
 
 // Found by the gradient fuzzer (seed 37 on 2 ranks, issue 38): a collective

@@ -11,8 +11,12 @@
 #include "hostir/host_ir/communication.h"
 #include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_ir_container.h"
+#include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/stream_ops.h"
+#include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
+#include "hostir/multidevice/communication_plan.h"
+#include "hostir/multidevice/sharding.h"
 
 namespace hostir {
 
@@ -117,6 +121,16 @@ std::vector<Communication*> movableCommunications(Scope& top) {
   return result;
 }
 
+// A Communication, or a loop that posts one.
+bool postsCollectives(const Expr* expr) {
+  if (expr->isA<Communication>()) {
+    return true;
+  }
+  const auto* loop = dynamic_cast<const ForLoop*>(expr);
+  return loop != nullptr && std::any_of(loop->body().begin(), loop->body().end(),
+                                        [](const Expr* inner) { return postsCollectives(inner); });
+}
+
 Wait* topLevelWaitOf(Scope& top, const Communication* communication) {
   for (Expr* expr : top) {
     auto* wait = dynamic_cast<Wait*>(expr);
@@ -170,9 +184,10 @@ void hoistCommunication(Scope& top, const ViewBases& bases, Communication* commu
         intersects(writes, outputs)) {
       break;
     }
-    if (previous->isA<Communication>()) {
+    if (postsCollectives(previous)) {
       // Collectives keep their order: ranks whose programs differ (work of
-      // other devices dropped) must still post them in the same order.
+      // other devices dropped) must still post them in the same order. A
+      // pipeline's prefetch loop posts its chunks' collectives too.
       break;
     }
     --position;
@@ -191,7 +206,62 @@ void hoistCommunication(Scope& top, const ViewBases& bases, Communication* commu
   }
 }
 
+bool isProgramInput(const HostIrContainer& container, const Val* val) {
+  return std::find(container.inputs().begin(), container.inputs().end(), val) !=
+         container.inputs().end();
+}
+
+// A fusion op that becomes collectives (a segment's PostOnStream is
+// compute: its permutes move DID axes without communicating).
+bool becomesCollectives(const Expr* expr) {
+  return hasTrait(expr, OpTrait::AtenEvaluable) && isResharding(expr);
+}
+
+// What an input gather may move past: compute and reduce-scatters.
+bool isPassableByInputGather(const Expr* expr) {
+  return !becomesCollectives(expr) ||
+         classifyResharding(expr).type == CollectiveType::ReduceScatter;
+}
+
 }  // namespace
+
+// A resharding set that allgathers a program input, read by no GEMM that
+// would pipeline the gather (a matmul or linear with a Stream-split
+// output: the pipeline needs its other operands where the set is).
+bool isGatherOfProgramInput(const HostIrContainer& container, const Expr* expr) {
+  if (!expr->isA<LoadStoreOp>() || !becomesCollectives(expr) ||
+      !isProgramInput(container, expr->input(0)) ||
+      classifyResharding(expr).type != CollectiveType::Allgather) {
+    return false;
+  }
+  const std::vector<Expr*>& readers = expr->output(0)->uses();
+  return std::none_of(readers.begin(), readers.end(), [](const Expr* reader) {
+    return (reader->isA<MatmulOp>() || reader->isA<LinearOp>()) &&
+           findStreamAxis(reader->output(0)->as<TensorView>()).has_value();
+  });
+}
+
+void moveInputGathersAheadOfReduceScatters(HostIrContainer& container) {
+  Scope& top = container.topLevel();
+  std::vector<Expr*> gathers;
+  for (Expr* expr : top) {
+    if (isGatherOfProgramInput(container, expr)) {
+      gathers.push_back(expr);
+    }
+  }
+  for (Expr* gather : gathers) {
+    Scope::Iterator position = top.at(gather);
+    // The set defines its output and reads a program input: nothing before
+    // it reads or writes either.
+    while (position != top.begin() && isPassableByInputGather(*std::prev(position))) {
+      --position;
+    }
+    if (position != top.at(gather)) {
+      top.erase(top.at(gather));
+      top.insert(position, gather);
+    }
+  }
+}
 
 void scheduleCollectives(HostIrContainer& container) {
   Scope& top = container.topLevel();

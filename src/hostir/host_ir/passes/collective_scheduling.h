@@ -2,6 +2,7 @@
 
 namespace hostir {
 
+class Expr;
 class HostIrContainer;
 
 // Posts each top-level collective as early as its buffers allow and waits
@@ -22,5 +23,25 @@ class HostIrContainer;
 // Collectives inside loops and coalescing groups, and point-to-point
 // transfers, stay where they are.
 void scheduleCollectives(HostIrContainer& container);
+
+// Before the collectives are lowered (communication_lowering calls it
+// first, on the program every rank shares, so every rank gets the same
+// order): each top-level allgather of a program input (a resharding set
+// that no Stream-split GEMM reads) moves up past the compute and the
+// reduce-scatters lowered before it, up to the previous resharding expr that
+// is not a reduce-scatter (another gather, a pipelined GEMM) or the program's
+// start. Its input is ready from the start, a reduce-scatter's only once its
+// GEMM is done: posted first, the gather crosses the link under that GEMM
+// and the reduce-scatter under the GEMMs after it (the backward's re-gather
+// of x under the dgrad of w1, dx's reduce-scatter under the wgrads, as
+// Megatron-LM's async linear orders them).
+void moveInputGathersAheadOfReduceScatters(HostIrContainer& container);
+
+// A resharding set that allgathers a program input, read by no GEMM that
+// would pipeline the gather (a matmul or linear with a Stream-split
+// output): what moveInputGathersAheadOfReduceScatters moves. A pipelined
+// GEMM with a reduce-scattered tail posts such a gather lowered right after
+// it between its prefetch loop and its loop (communication_lowering).
+bool isGatherOfProgramInput(const HostIrContainer& container, const Expr* expr);
 
 }  // namespace hostir

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "hostir/host_ir/host_ir.h"
+#include "hostir/host_ir/passes/collective_scheduling.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/passes/stream_loop.h"
 #include "hostir/host_ir/program_exprs.h"
@@ -83,14 +85,30 @@ void appendCollectives(HostIrContainer& container, const CommunicationPlan& plan
 // is the sharded axis) whose partial sums are reduce-scattered onto the same
 // rows: chunk j of every device's rows reduces into chunk j of each device's
 // output rows, so chunk j's reduce-scatter overlaps chunk j+1's GEMMs.
+//
+// A tensor of the tail that something else reads too (a program output:
+// the forward's h, saved for the backward; the backward's GELU grad, read
+// by the wgrad of w1) is also written chunk by chunk into the whole tensor.
+// A pointwise op's other operands are whole tensors of the GEMM's rows
+// (the backward's gelu'(h) for dy * gelu'(h)), sliced per chunk; one that
+// a top-level expr computes from the program's inputs alone is computed
+// before the loop.
 struct PipelineTail {
-  // Unary ops to repeat on each chunk, in order (from the program or from
-  // a segment made of them alone).
+  // Pointwise ops to repeat on each chunk, in order (from the program or
+  // from a segment of unary ops alone), and the input of each that the
+  // chunk stands for.
   std::vector<const Expr*> pointwise;
+  std::vector<const Val*> chunk_inputs;
   Expr* contraction = nullptr;
   CommunicationPlan plan;
   // Top-level exprs the loop replaces.
   std::vector<Expr*> absorbed;
+  // Tail tensors read after the loop too (the GEMM's output included).
+  std::unordered_set<const Val*> kept;
+  // Whole operands of the pointwise ops other than the chunk.
+  std::vector<TensorView*> operands;
+  // Top-level exprs computing operands, moved before the loop.
+  std::vector<Expr*> hoisted;
 };
 
 bool isProgramOutput(const HostIrContainer& container, const Val* val) {
@@ -118,47 +136,135 @@ std::vector<const Expr*> unaryChainOf(const PostOnStream* post) {
   return chain;
 }
 
+// Whether `operand`, another operand of a tail's pointwise op, can be read
+// whole by the loop at the GEMM's place: a program input, computed before
+// `gemm`, or computed after it by a top-level expr that reads only program
+// inputs (then hoisted; added to `hoisted`).
+bool operandReadyBefore(const HostIrContainer& container, const Expr* gemm, const Val* operand,
+                        std::vector<Expr*>& hoisted) {
+  const std::vector<Val*>& inputs = container.inputs();
+  auto is_input = [&](const Val* val) {
+    return val->isA<Scalar>() || std::find(inputs.begin(), inputs.end(), val) != inputs.end();
+  };
+  if (is_input(operand)) {
+    return true;
+  }
+  const Scope& top = container.topLevel();
+  for (Expr* expr : top) {
+    if (expr == gemm) {
+      break;
+    }
+    if (std::find(expr->outputs().begin(), expr->outputs().end(), operand) !=
+        expr->outputs().end()) {
+      return true;
+    }
+  }
+  Expr* definition = operand->definition();
+  if (definition == nullptr || std::find(top.begin(), top.end(), definition) == top.end() ||
+      (hasTrait(definition, OpTrait::AtenEvaluable) && isResharding(definition)) ||
+      definition->outputs().size() != 1 ||
+      !std::all_of(definition->inputs().begin(), definition->inputs().end(), is_input)) {
+    return false;
+  }
+  if (std::find(hoisted.begin(), hoisted.end(), definition) == hoisted.end()) {
+    hoisted.push_back(definition);
+  }
+  return true;
+}
+
+// A pointwise op reading `current` once, whose other tensor operands are
+// whole tensors of the same shape, ready before the loop.
+bool isTailPointwise(const HostIrContainer& container, const Expr* gemm, const Expr* use,
+                     const Val* current, PipelineTail& tail) {
+  if (!(use->isA<UnaryOp>() || use->isA<BinaryOp>()) || isResharding(use) ||
+      std::count(use->inputs().begin(), use->inputs().end(), current) != 1) {
+    return false;
+  }
+  const auto* chunked = current->as<TensorView>();
+  std::vector<Expr*> hoisted = tail.hoisted;
+  std::vector<TensorView*> operands;
+  for (Val* input : use->inputs()) {
+    if (input == current || input->isA<Scalar>()) {
+      continue;
+    }
+    auto* operand = dynamic_cast<TensorView*>(input);
+    if (operand == nullptr || operand->rank() != chunked->rank() ||
+        findStreamAxis(operand).has_value() ||
+        !operandReadyBefore(container, gemm, operand, hoisted)) {
+      return false;
+    }
+    operands.push_back(operand);
+  }
+  tail.hoisted = std::move(hoisted);
+  tail.operands.insert(tail.operands.end(), operands.begin(), operands.end());
+  return true;
+}
+
 // The tail of `gemm` if its output feeds one, else nullopt (the loop then
 // ends with the GEMM, and its consumers run after the loop on whole tensors).
 std::optional<PipelineTail> findPipelineTail(const HostIrContainer& container, const Expr* gemm) {
   PipelineTail tail;
   Val* current = gemm->output(0);
   for (;;) {
-    if (isProgramOutput(container, current) || current->uses().size() != 1) {
+    std::vector<Expr*> uses = current->uses();
+    if (uses.empty()) {
       return std::nullopt;
     }
-    Expr* use = current->uses().front();
-    if (use->isA<UnaryOp>() && !isResharding(use) &&
-        !findStreamAxis(use->output(0)->as<TensorView>()).has_value()) {
-      tail.pointwise.push_back(use);
-      tail.absorbed.push_back(use);
-      current = use->output(0);
-      continue;
+    if (isProgramOutput(container, current) || uses.size() > 1) {
+      tail.kept.insert(current);
     }
-    if (const auto* post = dynamic_cast<const PostOnStream*>(use)) {
-      std::vector<const Expr*> chain = unaryChainOf(post);
-      if (chain.empty() || findStreamAxis(post->output(0)->as<TensorView>()).has_value()) {
-        return std::nullopt;
+    // The one reader that continues the tail; the others read `current`
+    // whole after the loop.
+    std::optional<PipelineTail> next;
+    Expr* use = nullptr;
+    for (Expr* candidate : uses) {
+      PipelineTail attempt = tail;
+      bool continues = false;
+      if (isTailPointwise(container, gemm, candidate, current, attempt)) {
+        attempt.pointwise.push_back(candidate);
+        attempt.chunk_inputs.push_back(current);
+        attempt.absorbed.push_back(candidate);
+        continues = true;
+      } else if (const auto* post = dynamic_cast<const PostOnStream*>(candidate)) {
+        std::vector<const Expr*> chain = unaryChainOf(post);
+        if (!chain.empty() && post->input(0) == current &&
+            !findStreamAxis(post->output(0)->as<TensorView>()).has_value()) {
+          for (const Expr* op : chain) {
+            attempt.pointwise.push_back(op);
+            attempt.chunk_inputs.push_back(op->input(0));
+          }
+          attempt.absorbed.push_back(candidate);
+          continues = true;
+        }
+      } else if ((candidate->isA<LinearOp>() || candidate->isA<MatmulOp>()) &&
+                 candidate->input(0) == current && isResharding(candidate) &&
+                 !findStreamAxis(tensorOutput(candidate)).has_value()) {
+        CommunicationPlan plan = classifyResharding(candidate);
+        if (plan.pattern == ReshardingPattern::ShardedContraction &&
+            plan.type == CollectiveType::ReduceScatter && plan.scattered_axis == 0 &&
+            plan.collectives.size() == 1 && current->as<TensorView>()->rank() == 2) {
+          attempt.contraction = candidate;
+          attempt.absorbed.push_back(candidate);
+          attempt.plan = std::move(plan);
+          continues = true;
+        }
       }
-      tail.pointwise.insert(tail.pointwise.end(), chain.begin(), chain.end());
-      tail.absorbed.push_back(use);
-      current = use->output(0);
-      continue;
+      if (continues) {
+        if (next) {
+          return std::nullopt;  // two readers could continue it
+        }
+        next = std::move(attempt);
+        use = candidate;
+      }
     }
-    if ((use->isA<LinearOp>() || use->isA<MatmulOp>()) && use->input(0) == current &&
-        isResharding(use) && !findStreamAxis(tensorOutput(use)).has_value()) {
-      CommunicationPlan plan = classifyResharding(use);
-      if (plan.pattern != ReshardingPattern::ShardedContraction ||
-          plan.type != CollectiveType::ReduceScatter || plan.scattered_axis != 0 ||
-          plan.collectives.size() != 1 || current->as<TensorView>()->rank() != 2) {
-        return std::nullopt;
-      }
-      tail.contraction = use;
-      tail.absorbed.push_back(use);
-      tail.plan = std::move(plan);
+    if (!next) {
+      return std::nullopt;
+    }
+    tail = std::move(*next);
+    if (tail.contraction != nullptr) {
       return tail;
     }
-    return std::nullopt;
+    current = use->output(0);
   }
 }
 
@@ -289,13 +395,34 @@ struct ChunkRows {
 std::vector<Expr*> appendTailChunk(HostIrContainer& container, const PipelineTail& tail,
                                    int64_t my_device, TensorView* gemm_chunk,
                                    const std::vector<Val*>& chunk_extents, Val* devices,
-                                   const ChunkRows& chunk_rows, std::vector<Expr*>& body_exprs) {
+                                   const ChunkRows& chunk_rows,
+                                   const std::unordered_map<const Val*, TensorView*>& blocks,
+                                   std::vector<Expr*>& body_exprs) {
   auto [start, stop, rows] = chunk_rows;
+  // This chunk's rows of a whole tensor, through its [devices, local rows,
+  // ...] view.
+  auto rows_of = [&](const Val* whole, DataType dtype) {
+    TensorView* chunk_view = makeTensorOfExtents(&container, chunk_extents, dtype);
+    body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container, std::vector<Val*>{blocks.at(whole), start, stop}, std::vector<Val*>{chunk_view},
+        std::vector<Attribute>{int64_t{1}}));
+    return chunk_view;
+  };
   TensorView* chunk = gemm_chunk;
-  for (const Expr* op : tail.pointwise) {
-    TensorView* next = makeTensorOfExtents(&container, chunk_extents, tensorOutput(op)->dtype());
+  for (size_t i = 0; i < tail.pointwise.size(); ++i) {
+    const Expr* op = tail.pointwise[i];
+    const Val* out = op->output(0);
+    TensorView* next = tail.kept.count(out) != 0 ? rows_of(out, tensorOutput(op)->dtype())
+                                                 : makeTensorOfExtents(&container, chunk_extents,
+                                                                       tensorOutput(op)->dtype());
     std::vector<Val*> inputs = op->inputs();
-    inputs[0] = chunk;
+    for (Val*& input : inputs) {
+      if (input == tail.chunk_inputs[i]) {
+        input = chunk;
+      } else if (blocks.count(input) != 0) {
+        input = rows_of(input, input->as<TensorView>()->dtype());
+      }
+    }
     body_exprs.push_back(
         op->newObject(&container, inputs, {next}, op->attributes(), op->attributeVals()));
     chunk = next;
@@ -329,7 +456,8 @@ std::vector<Expr*> appendTailChunk(HostIrContainer& container, const PipelineTai
 // `tail`, each chunk continues through it (see PipelineTail).
 std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
                                       const CommunicationPlan& plan, int64_t my_device,
-                                      const std::optional<PipelineTail>& tail) {
+                                      const std::optional<PipelineTail>& tail,
+                                      TensorView* shared_gather, Expr* input_gather) {
   auto* a = gemm->input(0)->as<TensorView>();
   TensorView* out = tensorOutput(gemm);
   std::optional<StreamAxis> stream = findStreamAxis(out);
@@ -343,10 +471,14 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   std::vector<IterDomain*> out_shape = out->shapeDomain();
 
   std::vector<Expr*> emitted;
-  // With a tail, the GEMM's output lives one chunk at a time; the tail's
-  // output is what the loop fills.
+  // With a tail, the GEMM's output lives one chunk at a time (unless
+  // read after the loop too); the tail's output is what the loop fills.
   TensorView* filled = tail ? tensorOutput(tail->contraction) : out;
+  const bool out_kept = !tail || tail->kept.count(out) != 0;
   emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, filled));
+  if (filled != out && out_kept) {
+    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
+  }
   auto* get_caller = IrBuilder::createInContainer<GetCurrentStream>(&container);
   auto* caller = get_caller->output(0)->as<Stream>();
   emitted.push_back(get_caller);
@@ -355,14 +487,55 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   // rows lands in out_blocks[:, chunk i rows].
   TensorView* out_blocks = nullptr;
   GatherPipeline pipeline(container, a, devices_count, stream->loop_id);
-  if (!tail) {
+  // [devices, local rows, ...] views of the whole tensors the tail writes
+  // or reads chunk by chunk.
+  auto blocks_of = [&](TensorView* whole) {
+    std::vector<IterDomain*> shape = whole->shapeDomain();
     std::vector<Val*> block_extents{pipeline.devices(), pipeline.localRows()};
-    for (size_t i = 1; i < out_shape.size(); ++i) {
-      block_extents.push_back(localExtent(out, out_shape[i]));
+    for (size_t i = 1; i < shape.size(); ++i) {
+      block_extents.push_back(localExtent(whole, shape[i]));
     }
-    out_blocks = reshapeView(container, out, block_extents, emitted);
+    return reshapeView(container, whole, block_extents, emitted);
+  };
+  if (out_kept) {
+    out_blocks = blocks_of(out);
+  }
+  std::unordered_map<const Val*, TensorView*> tail_blocks;
+  if (tail) {
+    for (const Expr* op : tail->pointwise) {
+      auto* whole = op->output(0)->as<TensorView>();
+      if (tail->kept.count(whole) != 0) {
+        emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, whole));
+        tail_blocks[whole] = blocks_of(whole);
+      }
+    }
+    for (TensorView* operand : tail->operands) {
+      if (tail_blocks.count(operand) == 0) {
+        tail_blocks[operand] = blocks_of(operand);
+      }
+    }
+  }
+  // The whole gathered A, seen as [devices, local rows, ...]: each chunk's
+  // arrived rows are copied into it, for the later reader that would
+  // otherwise gather A a second time.
+  TensorView* shared_blocks = nullptr;
+  if (shared_gather != nullptr) {
+    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, shared_gather));
+    shared_blocks = reshapeView(
+        container, shared_gather,
+        {pipeline.devices(), pipeline.localRows(), a->shapeDomain()[1]->extent()}, emitted);
   }
   std::vector<Communication*> allgathers = pipeline.start(caller, plan, my_device, emitted);
+  // An allgather of a program input lowered right after this GEMM: posted
+  // behind the prefetched chunks, ahead of the tail's reduce-scatters,
+  // waited for after the loop.
+  std::vector<Expr*> input_gathers;
+  if (input_gather != nullptr) {
+    TensorView* gathered = tensorOutput(input_gather);
+    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, gathered));
+    input_gathers = postCollectives(container, classifyResharding(input_gather), my_device,
+                                    input_gather->input(0)->as<TensorView>(), gathered, emitted);
+  }
 
   StreamMainLoop main_loop(container, stream->loop_id, caller);
   Val* index = main_loop.index();
@@ -371,12 +544,22 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   auto [start, stop] = pipeline.bounds(index);
   Val* rows = sub(stop, start);
   TensorView* gathered_blocks = pipeline.arrivedBlocks(index, rows, allgathers, body_exprs);
+  if (shared_blocks != nullptr) {
+    TensorView* shared_chunk = makeTensorOfExtents(
+        &container, {pipeline.devices(), rows, a->shapeDomain()[1]->extent()}, a->dtype());
+    body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container, std::vector<Val*>{shared_blocks, start, stop}, std::vector<Val*>{shared_chunk},
+        std::vector<Attribute>{int64_t{1}}));
+    body_exprs.push_back(IrBuilder::createInContainer<LoadStoreOp>(
+        &container, std::vector<Val*>{gathered_blocks}, std::vector<Val*>{shared_chunk},
+        std::vector<Attribute>{}));
+  }
   std::vector<Val*> out_chunk_extents{pipeline.devices(), rows};
   for (size_t i = 1; i < out_shape.size(); ++i) {
     out_chunk_extents.push_back(localExtent(out, out_shape[i]));
   }
   TensorView* out_chunk = makeTensorOfExtents(&container, out_chunk_extents, out->dtype());
-  if (tail) {
+  if (!out_kept) {
     body_exprs.push_back(IrBuilder::createInContainer<Allocate>(&container, out_chunk));
   } else {
     body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
@@ -388,8 +571,9 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   body_exprs.push_back(gemm->newObject(&container, gemm_inputs, {out_chunk}, gemm->attributes(),
                                        gemm->attributeVals()));
   if (tail) {
-    reduce_scatters = appendTailChunk(container, *tail, my_device, out_chunk, out_chunk_extents,
-                                      pipeline.devices(), {start, stop, rows}, body_exprs);
+    reduce_scatters =
+        appendTailChunk(container, *tail, my_device, out_chunk, out_chunk_extents,
+                        pipeline.devices(), {start, stop, rows}, tail_blocks, body_exprs);
   }
   for (Expr* expr : body_exprs) {
     main_loop.loop()->body().push_back(expr);
@@ -397,6 +581,18 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   emitted.push_back(main_loop.finish());
   if (!reduce_scatters.empty()) {
     emitted.push_back(makeWaitsAfterLoop(container, stream->loop_id, reduce_scatters));
+  }
+  for (Expr* communication : input_gathers) {
+    emitted.push_back(IrBuilder::createInContainer<Wait>(&container, communication));
+  }
+  if (tail) {
+    // The tail's tensors are whole now, computed by this loop: a Stream
+    // split carried onto them (the backward's) would chunk them again.
+    for (const Expr* op : tail->pointwise) {
+      if (std::optional<StreamAxis> axis = findStreamAxis(tensorOutput(op))) {
+        axis->loop_id->parallelize(ParallelType::Serial);
+      }
+    }
   }
   return emitted;
 }
@@ -578,7 +774,8 @@ std::optional<std::vector<Expr*>> lowerChunkedReduction(HostIrContainer& contain
 }
 
 std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64_t my_device,
-                                   const std::optional<PipelineTail>& tail) {
+                                   const std::optional<PipelineTail>& tail,
+                                   TensorView* shared_gather, Expr* input_gather) {
   CommunicationPlan plan = classifyResharding(expr);
   TensorView* out = tensorOutput(expr);
   if (plan.pattern != ReshardingPattern::PipelinedAllgatherGemm) {
@@ -607,9 +804,35 @@ std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64
       return emitted;
     }
     case ReshardingPattern::PipelinedAllgatherGemm:
-      return lowerPipelinedGemm(container, expr, plan, my_device, tail);
+      return lowerPipelinedGemm(container, expr, plan, my_device, tail, shared_gather,
+                                input_gather);
   }
   HOSTIR_ASSERT(false, "unknown ReshardingPattern");
+}
+
+// A later top-level allgather of the pipelined GEMM's A onto the same
+// team (the backward's wgrad reads dy gathered whole, the dgrad reads it
+// through the pipeline): the pipeline's chunks already bring every row of
+// A, so the loop fills that set's output too and the set is dropped: A
+// crosses the link once. nullptr when there is none.
+Expr* laterGatherOfPipelinedInput(HostIrContainer& container, Scope::Iterator gemm_position,
+                                  const CommunicationPlan& gemm_plan) {
+  const Val* a = (*gemm_position)->input(0);
+  for (auto it = std::next(gemm_position); it != container.topLevel().end(); ++it) {
+    Expr* expr = *it;
+    if (!expr->isA<LoadStoreOp>() || expr->input(0) != a || !isResharding(expr)) {
+      continue;
+    }
+    TensorView* gathered = tensorOutput(expr);
+    CommunicationPlan plan = classifyResharding(expr);
+    if (plan.pattern == ReshardingPattern::Set && plan.type == CollectiveType::Allgather &&
+        plan.scattered_axis == 0 && plan.collectives.size() == 1 &&
+        plan.collectives[0].team == gemm_plan.collectives[0].team && gathered->rank() == 2 &&
+        !findStreamAxis(gathered).has_value() && !isProgramOutput(container, gathered)) {
+      return expr;
+    }
+  }
+  return nullptr;
 }
 
 bool livesElsewhere(const Val* val, int64_t my_device) {
@@ -620,6 +843,7 @@ bool livesElsewhere(const Val* val, int64_t my_device) {
 }  // namespace
 
 void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_device) {
+  moveInputGathersAheadOfReduceScatters(container);
   Scope& top = container.topLevel();
   for (auto it = top.begin(); it != top.end();) {
     Expr* expr = *it;
@@ -640,11 +864,35 @@ void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_devic
       continue;
     }
     std::optional<PipelineTail> tail;
+    Expr* shared_set = nullptr;
     if (plan.pattern == ReshardingPattern::PipelinedAllgatherGemm) {
       tail = findPipelineTail(container, expr);
+      shared_set = laterGatherOfPipelinedInput(container, it, plan);
     }
-    std::vector<Expr*> replacement = lowerResharding(container, expr, my_device, tail);
+    // moveInputGathersAheadOfReduceScatters stopped an input's gather right
+    // after this GEMM: with a tail (reduce-scatters in the loop) it is
+    // posted between the prefetch loop and the loop.
+    Expr* input_gather = nullptr;
+    if (tail && std::next(it) != top.end() && isGatherOfProgramInput(container, *std::next(it)) &&
+        gemmsOfGatheredRows(container, *std::next(it), classifyResharding(*std::next(it)))
+            .empty()) {
+      input_gather = *std::next(it);
+    }
+    std::vector<Expr*> replacement =
+        lowerResharding(container, expr, my_device, tail,
+                        shared_set == nullptr ? nullptr : tensorOutput(shared_set), input_gather);
+    if (shared_set != nullptr) {
+      top.erase(std::find(std::next(it), top.end(), shared_set));
+    }
+    if (input_gather != nullptr) {
+      top.erase(std::next(it));
+    }
     if (tail) {
+      // The operands its pointwise ops read whole are computed first.
+      for (Expr* hoisted : tail->hoisted) {
+        top.erase(std::find(std::next(it), top.end(), hoisted));
+      }
+      replacement.insert(replacement.begin(), tail->hoisted.begin(), tail->hoisted.end());
       // The tail now runs chunk by chunk inside the loop: drop its
       // whole-tensor exprs.
       for (Expr* done : tail->absorbed) {
