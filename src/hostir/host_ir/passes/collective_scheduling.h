@@ -17,7 +17,8 @@ class HostIrContainer;
 // - a Communication, with the allocation of its output, moves up to just
 //   after the last expr that writes its input or touches its output (a Wait
 //   completes its collective's output), never past a stream switch, a
-//   synchronization or another collective: collectives keep their order,
+//   synchronization, another collective or a loop that posts collectives
+//   (a pipeline's prefetch loop): collectives keep their order,
 //   which every rank must share, while the compute between them differs
 //   from rank to rank (work of other devices is dropped).
 // Collectives inside loops and coalescing groups, and point-to-point
