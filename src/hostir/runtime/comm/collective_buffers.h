@@ -15,6 +15,25 @@
 
 namespace hostir {
 
+// A buffer c10d can write: the tensor itself when contiguous, otherwise a
+// contiguous stand-in copied back once the work completes.
+struct WritableBuffer {
+  at::Tensor target;
+  at::Tensor buffer;
+
+  explicit WritableBuffer(const at::Tensor& tensor)
+      : target(tensor),
+        buffer(tensor.is_contiguous() ? tensor : at::empty(tensor.sizes(), tensor.options())) {}
+  bool staged() const {
+    return !buffer.is_same(target);
+  }
+  void copyBack() const {
+    if (staged()) {
+      target.copy_(buffer);
+    }
+  }
+};
+
 // The value that leaves a reduction unchanged: what a root that does not
 // contribute puts in.
 void fillWithIdentity(at::Tensor& tensor, ReduceOp op);

@@ -23,8 +23,6 @@
 namespace hostir {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // How many stripes a collective moving `bytes` per rank takes: at most the
 // configured number, each at least Communicator::kMinStripeBytes. Every
 // member computes the same count (the members' buffers have one size).
@@ -37,25 +35,6 @@ int64_t stripesFor(int64_t bytes) {
 std::pair<int64_t, int64_t> pieceBounds(int64_t extent, int64_t index, int64_t count) {
   return {extent * index / count, extent * (index + 1) / count};
 }
-
-// A buffer c10d can write: the tensor itself when contiguous, otherwise a
-// contiguous stand-in copied back once the work completes.
-struct WritableBuffer {
-  at::Tensor target;
-  at::Tensor buffer;
-
-  explicit WritableBuffer(const at::Tensor& tensor)
-      : target(tensor),
-        buffer(tensor.is_contiguous() ? tensor : at::empty(tensor.sizes(), tensor.options())) {}
-  bool staged() const {
-    return !buffer.is_same(target);
-  }
-  void copyBack() const {
-    if (staged()) {
-      target.copy_(buffer);
-    }
-  }
-};
 
 std::string shapeString(const at::Tensor& tensor) {
   if (!tensor.defined()) {
@@ -620,16 +599,6 @@ class CollectivePoster {
   int64_t stripes_ = 1;
 };
 
-bool containsIgnoringCase(std::string text, std::string pattern) {
-  auto lower = [](std::string& s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  };
-  lower(text);
-  lower(pattern);
-  return text.find(pattern) != std::string::npos;
-}
-
 }  // namespace
 
 std::string describeCollective(const CommunicationParams& params, const std::string& name) {
@@ -673,71 +642,6 @@ c10::intrusive_ptr<c10d::Work> postCollective(const Communication& communication
 void localStandIn(const Communication& communication, int64_t my_device, const at::Tensor& input,
                   const at::Tensor& output) {
   localStandIn(paramsOf(communication), my_device, input, output);
-}
-
-c10::intrusive_ptr<c10d::Work> postP2P(P2PCommunicationType type, int64_t peer, int64_t my_device,
-                                       const at::Tensor& buffer, Communicator& communicator,
-                                       int64_t stream_key) {
-  const std::string what =
-      (type == P2PCommunicationType::Send ? "send to device " : "receive from device ") +
-      std::to_string(peer) + " on device " + std::to_string(my_device);
-  HOSTIR_CHECK(buffer.defined(), what, ": the buffer is undefined; pass the local buffer");
-  HOSTIR_CHECK(peer != my_device, what, ": a device cannot send to itself; use a copy");
-  std::vector<int64_t> pair{my_device, peer};
-  c10d::ProcessGroup& group = communicator.processGroup(pair, stream_key);
-  const int peer_rank = static_cast<int>(Communicator::rankInTeam(pair, peer));
-  constexpr int kTag = 0;
-  try {
-    if (type == P2PCommunicationType::Send) {
-      std::vector<at::Tensor> tensors{buffer.contiguous()};
-      return group.send(tensors, peer_rank, kTag);
-    }
-    WritableBuffer out(buffer);
-    std::vector<at::Tensor> tensors{out.buffer};
-    auto work = group.recv(tensors, peer_rank, kTag);
-    if (!out.staged()) {
-      return work;
-    }
-    return c10::make_intrusive<WorkWithEpilogue>(std::move(work), [out] { out.copyBack(); });
-  } catch (const std::exception& error) {
-    HOSTIR_THROW("posting the ", what, " failed: ", c10ErrorMessage(error));
-  }
-}
-
-namespace {
-std::atomic<bool>& collectiveFailedFlag() {
-  static std::atomic<bool> failed{false};
-  return failed;
-}
-}  // namespace
-
-bool collectiveFailed() {
-  return collectiveFailedFlag().load();
-}
-
-void waitWork(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
-              const std::string& what) {
-  if (!work) {
-    return;
-  }
-  const auto start = Clock::now();
-  try {
-    work->wait(timeout);
-  } catch (const std::exception& error) {
-    collectiveFailedFlag() = true;
-    const auto waited = std::chrono::duration<double>(Clock::now() - start).count();
-    const double limit = std::chrono::duration<double>(timeout).count();
-    const std::string cause = c10ErrorMessage(error);
-    if (waited >= 0.95 * limit || containsIgnoringCase(cause, "timed out") ||
-        containsIgnoringCase(cause, "timeout")) {
-      HOSTIR_THROW(what, " did not complete within the communication timeout of ", limit,
-                   " s: a member of its team did not take part (it may have exited or be stuck "
-                   "elsewhere); raise HOSTIR_COMM_TIMEOUT_S if it is only slow. Cause: ",
-                   cause);
-    }
-    HOSTIR_THROW(what, " failed after ", waited,
-                 " s (a member of its team may have exited): ", cause);
-  }
 }
 
 }  // namespace hostir
