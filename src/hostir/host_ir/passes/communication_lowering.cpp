@@ -8,6 +8,7 @@
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/collective_scheduling.h"
+#include "hostir/host_ir/passes/pipeline_tail.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/passes/stream_loop.h"
 #include "hostir/host_ir/program_exprs.h"
@@ -79,193 +80,9 @@ void appendCollectives(HostIrContainer& container, const CommunicationPlan& plan
   }
 }
 
-// What follows a pipelined GEMM chunk by chunk in its loop: the Stream
-// split of the GEMM's rows carries through ops that keep rows apart. A chain
-// of unary pointwise ops (e.g. GELU), then a row-parallel contraction (its K
-// is the sharded axis) whose partial sums are reduce-scattered onto the same
-// rows: chunk j of every device's rows reduces into chunk j of each device's
-// output rows, so chunk j's reduce-scatter overlaps chunk j+1's GEMMs.
-//
-// A tensor of the tail that something else reads too (a program output:
-// the forward's h, saved for the backward; the backward's GELU grad, read
-// by the wgrad of w1) is also written chunk by chunk into the whole tensor.
-// A pointwise op's other operands are whole tensors of the GEMM's rows
-// (the backward's gelu'(h) for dy * gelu'(h)), sliced per chunk; one that
-// a top-level expr computes from the program's inputs alone is computed
-// before the loop.
-struct PipelineTail {
-  // Pointwise ops to repeat on each chunk, in order (from the program or
-  // from a segment of unary ops alone), and the input of each that the
-  // chunk stands for.
-  std::vector<const Expr*> pointwise;
-  std::vector<const Val*> chunk_inputs;
-  Expr* contraction = nullptr;
-  CommunicationPlan plan;
-  // Top-level exprs the loop replaces.
-  std::vector<Expr*> absorbed;
-  // Tail tensors read after the loop too (the GEMM's output included).
-  std::unordered_set<const Val*> kept;
-  // Whole operands of the pointwise ops other than the chunk.
-  std::vector<TensorView*> operands;
-  // Top-level exprs computing operands, moved before the loop.
-  std::vector<Expr*> hoisted;
-};
-
 bool isProgramOutput(const HostIrContainer& container, const Val* val) {
   const std::vector<Val*>& outputs = container.outputs();
   return std::find(outputs.begin(), outputs.end(), val) != outputs.end();
-}
-
-// The unary ops of a segment that is one chain of them from its single
-// input to its single output, in order; empty otherwise.
-std::vector<const Expr*> unaryChainOf(const PostOnStream* post) {
-  const Fusion* segment = post->hostUnit()->fusion();
-  if (post->inputs().size() != 1 || post->outputs().size() != 1 || segment->inputs().size() != 1 ||
-      segment->outputs().size() != 1) {
-    return {};
-  }
-  std::vector<const Expr*> chain;
-  const Val* current = segment->inputs().front();
-  while (current != segment->outputs().front()) {
-    if (current->uses().size() != 1 || !current->uses().front()->isA<UnaryOp>()) {
-      return {};
-    }
-    chain.push_back(current->uses().front());
-    current = chain.back()->output(0);
-  }
-  return chain;
-}
-
-// Whether `operand`, another operand of a tail's pointwise op, can be read
-// whole by the loop at the GEMM's place: a program input, computed before
-// `gemm`, or computed after it by a top-level expr that reads only program
-// inputs (then hoisted; added to `hoisted`).
-bool operandReadyBefore(const HostIrContainer& container, const Expr* gemm, const Val* operand,
-                        std::vector<Expr*>& hoisted) {
-  const std::vector<Val*>& inputs = container.inputs();
-  auto is_input = [&](const Val* val) {
-    return val->isA<Scalar>() || std::find(inputs.begin(), inputs.end(), val) != inputs.end();
-  };
-  if (is_input(operand)) {
-    return true;
-  }
-  const Scope& top = container.topLevel();
-  for (Expr* expr : top) {
-    if (expr == gemm) {
-      break;
-    }
-    if (std::find(expr->outputs().begin(), expr->outputs().end(), operand) !=
-        expr->outputs().end()) {
-      return true;
-    }
-  }
-  Expr* definition = operand->definition();
-  if (definition == nullptr || std::find(top.begin(), top.end(), definition) == top.end() ||
-      (hasTrait(definition, OpTrait::AtenEvaluable) && isResharding(definition)) ||
-      definition->outputs().size() != 1 ||
-      !std::all_of(definition->inputs().begin(), definition->inputs().end(), is_input)) {
-    return false;
-  }
-  if (std::find(hoisted.begin(), hoisted.end(), definition) == hoisted.end()) {
-    hoisted.push_back(definition);
-  }
-  return true;
-}
-
-// A pointwise op reading `current` once, whose other tensor operands are
-// whole tensors of the same shape, ready before the loop.
-bool isTailPointwise(const HostIrContainer& container, const Expr* gemm, const Expr* use,
-                     const Val* current, PipelineTail& tail) {
-  if (!(use->isA<UnaryOp>() || use->isA<BinaryOp>()) || isResharding(use) ||
-      std::count(use->inputs().begin(), use->inputs().end(), current) != 1) {
-    return false;
-  }
-  const auto* chunked = current->as<TensorView>();
-  std::vector<Expr*> hoisted = tail.hoisted;
-  std::vector<TensorView*> operands;
-  for (Val* input : use->inputs()) {
-    if (input == current || input->isA<Scalar>()) {
-      continue;
-    }
-    auto* operand = dynamic_cast<TensorView*>(input);
-    if (operand == nullptr || operand->rank() != chunked->rank() ||
-        findStreamAxis(operand).has_value() ||
-        !operandReadyBefore(container, gemm, operand, hoisted)) {
-      return false;
-    }
-    operands.push_back(operand);
-  }
-  tail.hoisted = std::move(hoisted);
-  tail.operands.insert(tail.operands.end(), operands.begin(), operands.end());
-  return true;
-}
-
-// The tail of `gemm` if its output feeds one, else nullopt (the loop then
-// ends with the GEMM, and its consumers run after the loop on whole tensors).
-std::optional<PipelineTail> findPipelineTail(const HostIrContainer& container, const Expr* gemm) {
-  PipelineTail tail;
-  Val* current = gemm->output(0);
-  for (;;) {
-    std::vector<Expr*> uses = current->uses();
-    if (uses.empty()) {
-      return std::nullopt;
-    }
-    if (isProgramOutput(container, current) || uses.size() > 1) {
-      tail.kept.insert(current);
-    }
-    // The one reader that continues the tail; the others read `current`
-    // whole after the loop.
-    std::optional<PipelineTail> next;
-    Expr* use = nullptr;
-    for (Expr* candidate : uses) {
-      PipelineTail attempt = tail;
-      bool continues = false;
-      if (isTailPointwise(container, gemm, candidate, current, attempt)) {
-        attempt.pointwise.push_back(candidate);
-        attempt.chunk_inputs.push_back(current);
-        attempt.absorbed.push_back(candidate);
-        continues = true;
-      } else if (const auto* post = dynamic_cast<const PostOnStream*>(candidate)) {
-        std::vector<const Expr*> chain = unaryChainOf(post);
-        if (!chain.empty() && post->input(0) == current &&
-            !findStreamAxis(post->output(0)->as<TensorView>()).has_value()) {
-          for (const Expr* op : chain) {
-            attempt.pointwise.push_back(op);
-            attempt.chunk_inputs.push_back(op->input(0));
-          }
-          attempt.absorbed.push_back(candidate);
-          continues = true;
-        }
-      } else if ((candidate->isA<LinearOp>() || candidate->isA<MatmulOp>()) &&
-                 candidate->input(0) == current && isResharding(candidate) &&
-                 !findStreamAxis(tensorOutput(candidate)).has_value()) {
-        CommunicationPlan plan = classifyResharding(candidate);
-        if (plan.pattern == ReshardingPattern::ShardedContraction &&
-            plan.type == CollectiveType::ReduceScatter && plan.scattered_axis == 0 &&
-            plan.collectives.size() == 1 && current->as<TensorView>()->rank() == 2) {
-          attempt.contraction = candidate;
-          attempt.absorbed.push_back(candidate);
-          attempt.plan = std::move(plan);
-          continues = true;
-        }
-      }
-      if (continues) {
-        if (next) {
-          return std::nullopt;  // two readers could continue it
-        }
-        next = std::move(attempt);
-        use = candidate;
-      }
-    }
-    if (!next) {
-      return std::nullopt;
-    }
-    tail = std::move(*next);
-    if (tail.contraction != nullptr) {
-      return tail;
-    }
-    current = use->output(0);
-  }
 }
 
 // The allgather half of a pipeline: A's local rows in chunks, every chunk's
@@ -303,6 +120,17 @@ class GatherPipeline {
   Val* localRows() const {
     return local_rows_;
   }
+  // `whole` (rows in token order, device-major) seen as [devices, local
+  // rows, ...]: chunk i of every device's rows is blocks[:, chunk i rows].
+  TensorView* blocksOf(TensorView* whole, std::vector<Expr*>& emitted) const {
+    std::vector<IterDomain*> shape = whole->shapeDomain();
+    std::vector<Val*> block_extents{devices_, local_rows_};
+    for (size_t i = 1; i < shape.size(); ++i) {
+      block_extents.push_back(localExtent(whole, shape[i]));
+    }
+    return reshapeView(container_, whole, block_extents, emitted);
+  }
+
   // [start, stop) of chunk `index` of this device's rows.
   std::pair<Val*, Val*> bounds(Val* index) const {
     return chunkBounds(index, chunk_rows_, local_rows_);
@@ -381,74 +209,53 @@ class GatherPipeline {
   TensorView* slots_ = nullptr;
 };
 
-// Rows [start, stop) of a chunk; rows = stop - start.
-struct ChunkRows {
-  Val* start;
-  Val* stop;
-  Val* rows;
-};
-
-// One chunk of a pipelined GEMM's tail: the pointwise ops on the GEMM's
-// chunk, then its partial product, reduce-scattered into this device's rows
-// [start, stop) of the tail's output. Returns the reduce-scatters, waited for
-// after the loop.
-std::vector<Expr*> appendTailChunk(HostIrContainer& container, const PipelineTail& tail,
-                                   int64_t my_device, TensorView* gemm_chunk,
-                                   const std::vector<Val*>& chunk_extents, Val* devices,
-                                   const ChunkRows& chunk_rows,
-                                   const std::unordered_map<const Val*, TensorView*>& blocks,
-                                   std::vector<Expr*>& body_exprs) {
-  auto [start, stop, rows] = chunk_rows;
-  // This chunk's rows of a whole tensor, through its [devices, local rows,
-  // ...] view.
-  auto rows_of = [&](const Val* whole, DataType dtype) {
-    TensorView* chunk_view = makeTensorOfExtents(&container, chunk_extents, dtype);
-    body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-        &container, std::vector<Val*>{blocks.at(whole), start, stop}, std::vector<Val*>{chunk_view},
-        std::vector<Attribute>{int64_t{1}}));
-    return chunk_view;
-  };
-  TensorView* chunk = gemm_chunk;
-  for (size_t i = 0; i < tail.pointwise.size(); ++i) {
-    const Expr* op = tail.pointwise[i];
-    const Val* out = op->output(0);
-    TensorView* next = tail.kept.count(out) != 0 ? rows_of(out, tensorOutput(op)->dtype())
-                                                 : makeTensorOfExtents(&container, chunk_extents,
-                                                                       tensorOutput(op)->dtype());
-    std::vector<Val*> inputs = op->inputs();
-    for (Val*& input : inputs) {
-      if (input == tail.chunk_inputs[i]) {
-        input = chunk;
-      } else if (blocks.count(input) != 0) {
-        input = rows_of(input, input->as<TensorView>()->dtype());
-      }
+// The [devices, local rows, ...] views of the whole tensors `tail` writes
+// (its kept tensors, allocated here) or reads (its whole operands) chunk by
+// chunk.
+std::unordered_map<const Val*, TensorView*> allocateTailBlocks(HostIrContainer& container,
+                                                               const PipelineTail& tail,
+                                                               const GatherPipeline& pipeline,
+                                                               std::vector<Expr*>& emitted) {
+  std::unordered_map<const Val*, TensorView*> blocks;
+  for (const Expr* op : tail.pointwise) {
+    auto* whole = op->output(0)->as<TensorView>();
+    if (tail.kept.count(whole) != 0) {
+      emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, whole));
+      blocks[whole] = pipeline.blocksOf(whole, emitted);
     }
-    body_exprs.push_back(
-        op->newObject(&container, inputs, {next}, op->attributes(), op->attributeVals()));
-    chunk = next;
   }
-  Expr* contraction = tail.contraction;
-  TensorView* y = tensorOutput(contraction);
-  std::vector<IterDomain*> y_shape = y->shapeDomain();
-  std::vector<Val*> partial_extents{devices, rows};
-  for (size_t i = 1; i < y_shape.size(); ++i) {
-    partial_extents.push_back(localExtent(y, y_shape[i]));
+  for (TensorView* operand : tail.operands) {
+    if (blocks.count(operand) == 0) {
+      blocks[operand] = pipeline.blocksOf(operand, emitted);
+    }
   }
-  TensorView* partial = makeTensorOfExtents(&container, partial_extents, y->dtype());
-  std::vector<Val*> contraction_inputs = contraction->inputs();
-  contraction_inputs[0] = chunk;
-  body_exprs.push_back(contraction->newObject(&container, contraction_inputs, {partial},
-                                              contraction->attributes(),
-                                              contraction->attributeVals()));
-  std::vector<Val*> y_chunk_extents{rows};
-  for (size_t i = 1; i < y_shape.size(); ++i) {
-    y_chunk_extents.push_back(localExtent(y, y_shape[i]));
+  return blocks;
+}
+
+// Copies `chunk` ([devices, rows, ...]) into its rows of `blocks`.
+void appendCopyIntoRows(HostIrContainer& container, TensorView* chunk, TensorView* blocks,
+                        const ChunkRows& chunk_rows, std::vector<Expr*>& body_exprs) {
+  std::vector<Val*> extents;
+  for (IterDomain* id : chunk->getLogicalDomain()) {
+    extents.push_back(id->extent());
   }
-  TensorView* y_chunk = makeTensorOfExtents(&container, y_chunk_extents, y->dtype());
+  TensorView* rows_view = makeTensorOfExtents(&container, extents, chunk->dtype());
   body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-      &container, std::vector<Val*>{y, start, stop}, std::vector<Val*>{y_chunk},
-      std::vector<Attribute>{int64_t{0}}));
-  return postCollectives(container, tail.plan, my_device, partial, y_chunk, body_exprs);
+      &container, std::vector<Val*>{blocks, chunk_rows.start, chunk_rows.stop},
+      std::vector<Val*>{rows_view}, std::vector<Attribute>{int64_t{1}}));
+  body_exprs.push_back(IrBuilder::createInContainer<LoadStoreOp>(
+      &container, std::vector<Val*>{chunk}, std::vector<Val*>{rows_view},
+      std::vector<Attribute>{}));
+}
+
+void checkPipelinable(const Expr* gemm, const CommunicationPlan& plan) {
+  const auto* a = gemm->input(0)->as<TensorView>();
+  HOSTIR_CHECK(a->rank() == 2 && plan.scattered_axis == 0 && plan.stream_axis == 0,
+               "the pipelined allgather + GEMM of\n", gemm->toString(1),
+               "needs a 2-D first operand sharded on axis 0 and the output's Stream axis on its "
+               "rows (axis 0)");
+  HOSTIR_CHECK(plan.collectives.size() == 1, "the pipelined allgather + GEMM of\n",
+               gemm->toString(1), "needs a 1-D mesh");
 }
 
 // The pipelined allgather + GEMM of a matmul/linear whose A is sharded on
@@ -462,12 +269,7 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   TensorView* out = tensorOutput(gemm);
   std::optional<StreamAxis> stream = findStreamAxis(out);
   HOSTIR_ASSERT(stream.has_value(), "pipelined GEMM without a Stream axis");
-  HOSTIR_CHECK(a->rank() == 2 && plan.scattered_axis == 0 && plan.stream_axis == 0,
-               "the pipelined allgather + GEMM of\n", gemm->toString(1),
-               "needs a 2-D first operand sharded on axis 0 and the output's Stream axis on its "
-               "rows (axis 0)");
-  HOSTIR_CHECK(plan.collectives.size() == 1, "the pipelined allgather + GEMM of\n",
-               gemm->toString(1), "needs a 1-D mesh");
+  checkPipelinable(gemm, plan);
   std::vector<IterDomain*> out_shape = out->shapeDomain();
 
   std::vector<Expr*> emitted;
@@ -483,47 +285,20 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   auto* caller = get_caller->output(0)->as<Stream>();
   emitted.push_back(get_caller);
   const auto devices_count = static_cast<int64_t>(plan.collectives[0].team.size());
-  // The output seen as [devices, local rows, ...]: chunk i of every device's
-  // rows lands in out_blocks[:, chunk i rows].
-  TensorView* out_blocks = nullptr;
   GatherPipeline pipeline(container, a, devices_count, stream->loop_id);
-  // [devices, local rows, ...] views of the whole tensors the tail writes
-  // or reads chunk by chunk.
-  auto blocks_of = [&](TensorView* whole) {
-    std::vector<IterDomain*> shape = whole->shapeDomain();
-    std::vector<Val*> block_extents{pipeline.devices(), pipeline.localRows()};
-    for (size_t i = 1; i < shape.size(); ++i) {
-      block_extents.push_back(localExtent(whole, shape[i]));
-    }
-    return reshapeView(container, whole, block_extents, emitted);
-  };
-  if (out_kept) {
-    out_blocks = blocks_of(out);
-  }
+  // The output's chunk i of every device's rows lands in
+  // out_blocks[:, chunk i rows].
+  TensorView* out_blocks = out_kept ? pipeline.blocksOf(out, emitted) : nullptr;
   std::unordered_map<const Val*, TensorView*> tail_blocks;
   if (tail) {
-    for (const Expr* op : tail->pointwise) {
-      auto* whole = op->output(0)->as<TensorView>();
-      if (tail->kept.count(whole) != 0) {
-        emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, whole));
-        tail_blocks[whole] = blocks_of(whole);
-      }
-    }
-    for (TensorView* operand : tail->operands) {
-      if (tail_blocks.count(operand) == 0) {
-        tail_blocks[operand] = blocks_of(operand);
-      }
-    }
+    tail_blocks = allocateTailBlocks(container, *tail, pipeline, emitted);
   }
-  // The whole gathered A, seen as [devices, local rows, ...]: each chunk's
-  // arrived rows are copied into it, for the later reader that would
-  // otherwise gather A a second time.
+  // The whole gathered A: each chunk's arrived rows are copied into it, for
+  // the later reader that would otherwise gather A a second time.
   TensorView* shared_blocks = nullptr;
   if (shared_gather != nullptr) {
     emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, shared_gather));
-    shared_blocks = reshapeView(
-        container, shared_gather,
-        {pipeline.devices(), pipeline.localRows(), a->shapeDomain()[1]->extent()}, emitted);
+    shared_blocks = pipeline.blocksOf(shared_gather, emitted);
   }
   std::vector<Communication*> allgathers = pipeline.start(caller, plan, my_device, emitted);
   // An allgather of a program input lowered right after this GEMM: posted
@@ -545,14 +320,7 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   Val* rows = sub(stop, start);
   TensorView* gathered_blocks = pipeline.arrivedBlocks(index, rows, allgathers, body_exprs);
   if (shared_blocks != nullptr) {
-    TensorView* shared_chunk = makeTensorOfExtents(
-        &container, {pipeline.devices(), rows, a->shapeDomain()[1]->extent()}, a->dtype());
-    body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-        &container, std::vector<Val*>{shared_blocks, start, stop}, std::vector<Val*>{shared_chunk},
-        std::vector<Attribute>{int64_t{1}}));
-    body_exprs.push_back(IrBuilder::createInContainer<LoadStoreOp>(
-        &container, std::vector<Val*>{gathered_blocks}, std::vector<Val*>{shared_chunk},
-        std::vector<Attribute>{}));
+    appendCopyIntoRows(container, gathered_blocks, shared_blocks, {start, stop, rows}, body_exprs);
   }
   std::vector<Val*> out_chunk_extents{pipeline.devices(), rows};
   for (size_t i = 1; i < out_shape.size(); ++i) {
@@ -571,9 +339,11 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   body_exprs.push_back(gemm->newObject(&container, gemm_inputs, {out_chunk}, gemm->attributes(),
                                        gemm->attributeVals()));
   if (tail) {
+    TailChunk chunk =
+        appendTailChunk(container, *tail, out_chunk, out_chunk_extents, pipeline.devices(),
+                        {start, stop, rows}, tail_blocks, body_exprs);
     reduce_scatters =
-        appendTailChunk(container, *tail, my_device, out_chunk, out_chunk_extents,
-                        pipeline.devices(), {start, stop, rows}, tail_blocks, body_exprs);
+        postCollectives(container, tail->plan, my_device, chunk.partial, chunk.rows, body_exprs);
   }
   for (Expr* expr : body_exprs) {
     main_loop.loop()->body().push_back(expr);
@@ -586,13 +356,7 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
     emitted.push_back(IrBuilder::createInContainer<Wait>(&container, communication));
   }
   if (tail) {
-    // The tail's tensors are whole now, computed by this loop: a Stream
-    // split carried onto them (the backward's) would chunk them again.
-    for (const Expr* op : tail->pointwise) {
-      if (std::optional<StreamAxis> axis = findStreamAxis(tensorOutput(op))) {
-        axis->loop_id->parallelize(ParallelType::Serial);
-      }
-    }
+    dropStreamSplitsOfTail(*tail);
   }
   return emitted;
 }
