@@ -6,14 +6,7 @@
 # is fixed with HOSTIR_LINK_MODEL so the decisions do not depend on the
 # machine: a slow link (100 MB/s) chunks, a fast one (100 GB/s) does not.
 # Usage: cli_overlap_test.sh HOSTIR_BINARY
-set -uo pipefail
-hostir=$1
-failures=0
-
-fail() {
-  echo "FAIL: $1"
-  failures=$((failures + 1))
-}
+source "${0%/*}/cli_helpers.sh"
 
 run() {
   "$hostir" "$@" --ranks 2 --tokens 512 --hidden 256 --ffn 1024 --runs 1 2>&1
@@ -96,8 +89,4 @@ out=$(HOSTIR_LINK_MODEL=fast run sp-mlp --chunks none)
 grep -q "HOSTIR_LINK_MODEL=fast is not a link model (no colon); valid: MBPS:LATENCY_MS" <<<"$out" ||
   fail "bad link model: want the error; got: $(tail -3 <<<"$out")"
 
-if [[ $failures -gt 0 ]]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "ok: automatic stream splits chunk on a slow link, decline on a fast one, explain each collective, measure its exposure"
+finish "ok: automatic stream splits chunk on a slow link, decline on a fast one, explain each collective, measure its exposure"

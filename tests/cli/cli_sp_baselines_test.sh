@@ -14,16 +14,9 @@
 #   below its bound than the noise gets a "ran X % below its measured bound"
 #   line instead (docs/performance.md, "Fraction of the ideal gain").
 # Usage: cli_sp_baselines_test.sh HOSTIR_BINARY
-set -uo pipefail
-hostir=$1
-failures=0
+source "${0%/*}/cli_helpers.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-
-fail() {
-  echo "FAIL: $1"
-  failures=$((failures + 1))
-}
 
 # check_run NAME OUTPUT JSON: the lines and the report of one --baselines run
 # with --chunks 2.

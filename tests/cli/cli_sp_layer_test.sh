@@ -8,16 +8,9 @@
 # each query chunk reads a prefix of the keys, and --json reports the
 # programs and the heads; --chunks auto on a layer of 8 tokens.
 # Usage: cli_sp_layer_test.sh HOSTIR_BINARY
-set -uo pipefail
-hostir=$1
-failures=0
+source "${0%/*}/cli_helpers.sh"
 json=$(mktemp --suffix=.json)
 trap 'rm -f "$json"' EXIT
-
-fail() {
-  echo "FAIL: $1"
-  failures=$((failures + 1))
-}
 
 output=$("$hostir" sp-layer --ranks 2 --tokens 32 --hidden 16 --heads 4 --ffn 32 --chunks 2 \
   --runs 1 --json "$json" 2>&1)

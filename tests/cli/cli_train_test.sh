@@ -9,16 +9,9 @@
 # (its collectives with its compute skipped), and the pipelined step is read
 # against the bound they give.
 # Usage: cli_train_test.sh HOSTIR_BINARY
-set -uo pipefail
-hostir=$1
-failures=0
+source "${0%/*}/cli_helpers.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-
-fail() {
-  echo "FAIL: $1"
-  failures=$((failures + 1))
-}
 
 check_run() {
   local name=$1 output=$2 json=$3 programs=$4
@@ -67,8 +60,4 @@ status=$?
 [[ $status == 0 ]] || fail "sp-layer --train exited with $status"
 check_run sp-layer "$output" "$dir/layer.json" 2
 
-if ((failures)); then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "cli.train: OK"
+finish "cli.train: OK"

@@ -7,14 +7,7 @@
 # against single-process ATen / autograd passes; 3 and 6 heads on 3 ranks
 # run (4 are refused before any rank starts: cli_sp_mlp_args_test.sh).
 # Usage: cli_uneven_chunks_test.sh HOSTIR_BINARY
-set -uo pipefail
-hostir=$1
-failures=0
-
-fail() {
-  echo "FAIL: $1"
-  failures=$((failures + 1))
-}
+source "${0%/*}/cli_helpers.sh"
 
 # expect_checks RANKS CHECKS COMMAND ARGS...: exit 0, every rank prints
 # CHECKS checks OK and PASSED.
@@ -51,4 +44,4 @@ grep -qE "^\[rank 0\] pipelined, (2|4|8|16) chunks on the rows: allgather of T0_
 expect_checks 3 3 sp-layer --tokens 21 --hidden 24 --heads 3 --ffn 48 --chunks 3,7
 expect_checks 3 2 sp-layer --tokens 15 --hidden 24 --heads 6 --ffn 48 --chunks 7 --train
 
-exit $((failures > 0))
+finish
