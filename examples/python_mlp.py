@@ -54,8 +54,9 @@ class Mlp(hostir.FusionDefinition):
             self.shard(self.w2, 1)
             self.shard(self.h, 1)
             self.shard(self.y, 0)
-        self.sched.split(self.h, 0, self.chunks, inner_split=False)
-        self.sched.parallelize(self.h, 0, hostir.ParallelType.Stream)
+        if self.chunks > 1:
+            self.sched.split(self.h, 0, self.chunks, inner_split=False)
+            self.sched.parallelize(self.h, 0, hostir.ParallelType.Stream)
 
 
 def main():

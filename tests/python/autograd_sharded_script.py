@@ -6,54 +6,20 @@ for both save policies, then takes AdamW steps through hostir.autograd.Module
 and checks the updated shards; prints "rank R of N: OK"."""
 
 import argparse
-import os
 import re
 
 import torch
 
-import hostir
 from hostir import distributed as dist
 from hostir.autograd import Differentiable, Module
-
-DIDx = hostir.ParallelType.DIDx
-
-
-class ShardedMlp(hostir.FusionDefinition):
-    def __init__(self, devices, chunks):
-        super().__init__()
-        self.devices, self.chunks = devices, chunks
-
-    def definition(self):
-        matrix = dict(shape=[-1, -1], contiguity=[True, True])
-        self.x, self.w1, self.w2 = (self.define_tensor(**matrix) for _ in range(3))
-        self.h = self.ops.linear(self.x, self.w1)
-        self.y = self.ops.linear(self.ops.gelu(self.h), self.w2)
-        self.add_output(self.y)
-
-    def shard(self, tensor, axis):
-        self.sched.set_device_mesh(tensor, hostir.DeviceMesh(list(range(self.devices))))
-        self.sched.split(tensor, axis, self.devices, inner_split=False)
-        self.sched.parallelize(tensor, axis, DIDx)
-
-    def schedule(self):
-        for tensor, axis in ((self.x, 0), (self.w1, 0), (self.w2, 1), (self.h, 1), (self.y, 0)):
-            self.shard(tensor, axis)
-        if self.chunks > 1:
-            self.sched.split(self.h, 0, self.chunks, inner_split=False)
-            self.sched.parallelize(self.h, 0, hostir.ParallelType.Stream)
-
-
-def torch_mlp(x, w1, w2):
-    f = torch.nn.functional
-    return f.linear(f.gelu(f.linear(x, w1)), w2)
+from sharding_helpers import Mlp, torch_mlp, world
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=1)
     args = parser.parse_args()
-    ranks = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
+    rank, ranks = world()
     tokens, hidden, ffn = 8 * ranks * args.chunks, 16, 24 * ranks
 
     torch.manual_seed(0)
@@ -64,7 +30,7 @@ def main():
     (torch_mlp(*leaves) * out_grad).sum().backward()
 
     for save in ("gemm_outputs", "nothing"):
-        fd = ShardedMlp(ranks, args.chunks)
+        fd = Mlp(args.chunks, devices=ranks)
         f = Differentiable(fd, save=save)
         mine = [t.requires_grad_() for t in dist.shard_inputs(fd, full)]
         y = f(*mine)
@@ -86,7 +52,7 @@ def main():
                 assert in_loop, program
 
     # Three AdamW steps on the weights' shards against torch on the whole.
-    fd = ShardedMlp(ranks, args.chunks)
+    fd = Mlp(args.chunks, devices=ranks)
     x, w1, w2 = dist.shard_inputs(fd, full)
     module = Module(fd, {"w1": (1, w1), "w2": (2, w2)})
     reference = [torch.nn.Parameter(full[1].clone()), torch.nn.Parameter(full[2].clone())]

@@ -1,5 +1,5 @@
 """Issue 37 item 4, run on every rank of a launch: one definition of the
-sequence-parallel MLP block (autograd_sharded_script.ShardedMlp, optionally
+sequence-parallel MLP block (examples/python_mlp.py's Mlp, optionally
 in --chunks Stream chunks) fed a different number of tokens at every call,
 forward and training step. Every call's output and grads are checked against
 single-process torch; at the end the forward and the backward program were
@@ -9,15 +9,13 @@ kernels take their extents at run time: one size class). Prints
 "rank R of N: OK, L lengths"."""
 
 import argparse
-import os
 
 import torch
 
 import hostir
 from hostir import distributed as dist
 from hostir.autograd import Differentiable
-
-from autograd_sharded_script import ShardedMlp, torch_mlp
+from sharding_helpers import Mlp, torch_mlp, world
 
 
 def kernels_made():
@@ -38,15 +36,14 @@ def main():
     parser.add_argument("--lengths", type=int, default=12,
                         help="how many different token counts to feed")
     args = parser.parse_args()
-    ranks = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
+    rank, ranks = world()
     hidden, ffn = 16, 24 * ranks
     # Token counts a rank count divides, not all of them multiples of the
     # chunk count, in an order that grows and shrinks.
     lengths = [ranks * (3 + (7 * i) % 29) for i in range(args.lengths)]
     assert len(set(lengths)) == len(lengths), lengths
 
-    fd = ShardedMlp(ranks, args.chunks)
+    fd = Mlp(args.chunks, devices=ranks)
     step = Differentiable(fd)
     torch.manual_seed(0)
     w1, w2 = torch.randn(ffn, hidden) * 0.2, torch.randn(hidden, ffn) * 0.2

@@ -1,5 +1,5 @@
-"""One training step of the sequence-parallel MLP block (autograd_sharded_script's
-ShardedMlp) through hostir.autograd, twice, on every rank of a launch, at the
+"""One training step of the sequence-parallel MLP block (examples/python_mlp.py's
+Mlp) through hostir.autograd, twice, on every rank of a launch, at the
 chunk count and intra-op thread count given: prints each rank's grads'
 digest ("rank R grads DIGEST") and "rank R of N: OK" when the two steps'
 grads are bitwise equal (issue 38, item 5; docs/reliability.md, "Bitwise
@@ -10,18 +10,17 @@ reproducibility").
 
 import argparse
 import hashlib
-import os
 
 import torch
 
-from autograd_sharded_script import ShardedMlp
 from hostir import distributed as dist
 from hostir.autograd import Differentiable
+from sharding_helpers import Mlp, world
 
 
 def one_step(ranks, rank, chunks, full, out_grad):
     """This rank's grads of its shards after one forward and backward."""
-    fd = ShardedMlp(ranks, chunks)
+    fd = Mlp(chunks, devices=ranks)
     f = Differentiable(fd)
     mine = [t.clone().requires_grad_() for t in dist.shard_inputs(fd, full)]
     f(*mine).backward(out_grad.chunk(ranks, 0)[rank].contiguous())
@@ -33,8 +32,7 @@ def main():
     parser.add_argument("--chunks", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-    ranks = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
+    rank, ranks = world()
     torch.set_num_threads(args.threads)
     # Sizes fixed whatever the chunk count, so runs of other chunk counts
     # compute the same grads; large enough that a GEMM's sums are split

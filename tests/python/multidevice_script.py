@@ -3,27 +3,14 @@ mpirun: a sharded fusion and the Stream-pipelined allgather + linear, each
 rank checking its shards against single-process torch. Prints
 "rank R of D: OK" at the end."""
 
-import os
 import sys
 
 import torch
 
 import hostir
+from sharding_helpers import shard, world
 
 DIDx = hostir.ParallelType.DIDx
-
-
-def world():
-    for rank, size in (("RANK", "WORLD_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")):
-        if rank in os.environ:
-            return int(os.environ[rank]), int(os.environ[size])
-    return 0, 1
-
-
-def shard(fd, tensor, mesh, axis):
-    fd.sched.set_device_mesh(tensor, mesh)
-    fd.sched.split(tensor, axis, len(mesh), inner_split=False)
-    fd.sched.parallelize(tensor, axis, DIDx)
 
 
 def sharded_pointwise_and_allreduce(rank, d):

@@ -11,14 +11,7 @@ import torch
 
 import hostir
 import hostir.distributed as dist
-
-DIDx = hostir.ParallelType.DIDx
-
-
-def shard(fd, tensor, mesh, axis):
-    fd.sched.set_device_mesh(tensor, mesh)
-    fd.sched.split(tensor, axis, len(mesh), inner_split=False)
-    fd.sched.parallelize(tensor, axis, DIDx)
+from sharding_helpers import shard
 
 
 def allgather_linear(mesh, automatic):
