@@ -13,8 +13,6 @@ rank checks that the forward and backward were lowered once and that no
 kernel was compiled or loaded during the sweep. Rank 0 prints the table and
 the ratios' median, 90th percentile and maximum (target: call k <= 1.1x a
 repeated call of the same length). 1 intra-op thread per rank.
-HOSTIR_BUFFER_POOL_SLACK_PERCENT=0 makes the buffer pool reuse only
-buffers of the very size asked for (docs/streams.md, "Buffers across runs").
 """
 
 import argparse

@@ -10,17 +10,11 @@ int64_t bufferPoolLimitBytes() {
          << 20;
 }
 
-int64_t bufferPoolSlackPercent() {
-  return countFromEnvironment("HOSTIR_BUFFER_POOL_SLACK_PERCENT", 100, 0, 10000,
-                              "percent a reused buffer may exceed the bytes asked for");
-}
-
 at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dtype) {
   const auto bytes = static_cast<int64_t>(c10::multiply_integers(shape) * c10::elementSize(dtype));
   at::Tensor buffer;
-  auto found = free_.lower_bound(bytes);
-  if (bytes >= kMinBytes && found != free_.end() &&
-      found->first <= bytes + bytes / 100 * slack_percent_) {
+  auto found = free_.find(bytes);
+  if (bytes >= kMinBytes && found != free_.end()) {
     buffer = at::empty({0}, at::TensorOptions().dtype(dtype));
     buffer.set_(std::move(found->second), 0, shape);
     free_bytes_ -= found->first;
@@ -37,7 +31,6 @@ at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dt
 
 void BufferPool::recycle() {
   const int64_t limit = bufferPoolLimitBytes();
-  slack_percent_ = bufferPoolSlackPercent();
   // What the last run did not ask for is released: the pool holds the last
   // run's buffers only, so sizes a program no longer uses do not stay.
   free_.clear();

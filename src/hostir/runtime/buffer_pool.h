@@ -22,11 +22,10 @@ class BufferPool {
   static constexpr int64_t kMinBytes = int64_t{1} << 20;
 
   // A contiguous tensor of `shape` and `dtype`: over the memory of a buffer
-  // an earlier run left unreferenced when one is large enough (at most
-  // twice the bytes asked for, the smallest such; HOSTIR_BUFFER_POOL_
-  // SLACK_PERCENT, default 100, 0: the same size only), else new. A sequence
-  // whose length changes between runs so reuses the memory of a longer
-  // one instead of faulting in fresh pages.
+  // of the same size in bytes that an earlier run left unreferenced when
+  // there is one, else new. (Reusing a larger buffer for a shorter request,
+  // as a sequence whose length changes would, did not pay: docs/
+  // performance.md, "Sequence lengths that change between calls".)
   at::Tensor take(const std::vector<int64_t>& shape, at::ScalarType dtype);
   // At the start of a run, after the last run's bindings are dropped: the
   // buffers handed out since the last call that nobody else references any
@@ -49,15 +48,10 @@ class BufferPool {
   std::vector<at::Tensor> handed_out_;
   int64_t free_bytes_ = 0;
   int64_t reused_ = 0;
-  int64_t slack_percent_ = 100;  // read at each recycle()
 };
 
 // HOSTIR_BUFFER_POOL_MB in bytes (default 2 GiB); throws hostir::Error
 // naming the variable for a value that is not a non-negative integer.
 int64_t bufferPoolLimitBytes();
-// HOSTIR_BUFFER_POOL_SLACK_PERCENT (default 100): how much larger than a
-// request a reused buffer may be, in percent; throws hostir::Error naming
-// the variable for a value that is not a whole number from 0 to 10000.
-int64_t bufferPoolSlackPercent();
 
 }  // namespace hostir

@@ -51,42 +51,25 @@ TEST(BufferPoolTest, ABufferComesBackPlainWhateverTheCallerDidToItsTensor) {
   at::sum_out(again, at::ones({2, 512, 1024}), {0});  // an out= op accepts it
 }
 
-// A sequence whose length changes between runs: a shorter request is
-// served from the memory of a longer run's buffer (up to twice its bytes),
-// a much shorter one is not (it would pin memory it does not use).
-TEST(BufferPoolTest, AShorterRequestReusesALongerBuffersMemory) {
+// Only the memory is kept: a request of the same size in bytes gets it,
+// whatever the shape or dtype asked for; a shorter one does not.
+TEST(BufferPoolTest, AnotherShapeOfTheSameBytesReusesTheMemory) {
   BufferPool pool;
   const void* first = nullptr;
   {
-    at::Tensor longer = pool.take({1024, 1024}, at::kFloat);  // 4 MiB
-    first = longer.data_ptr();
+    at::Tensor buffer = pool.take({1024, 1024}, at::kFloat);  // 4 MiB
+    first = buffer.data_ptr();
   }
   pool.recycle();
   {
-    at::Tensor shorter = pool.take({700, 1024}, at::kFloat);
-    EXPECT_EQ(shorter.data_ptr(), first);
-    EXPECT_EQ(shorter.sizes().vec(), (std::vector<int64_t>{700, 1024}));
-    EXPECT_TRUE(shorter.is_contiguous());
+    at::Tensor shorter = pool.take({1023, 1024}, at::kFloat);
+    EXPECT_NE(shorter.data_ptr(), first);
+    at::Tensor same_bytes = pool.take({512, 1024}, at::kDouble);
+    EXPECT_EQ(same_bytes.data_ptr(), first);
+    EXPECT_EQ(same_bytes.sizes().vec(), (std::vector<int64_t>{512, 1024}));
+    EXPECT_TRUE(same_bytes.is_contiguous());
     EXPECT_EQ(pool.reused(), 1);
   }
-  pool.recycle();
-  {
-    at::Tensor much_shorter = pool.take({256, 1024}, at::kFloat);  // 1 MiB
-    EXPECT_NE(much_shorter.data_ptr(), first);
-    EXPECT_EQ(pool.reused(), 1);
-  }
-  // HOSTIR_BUFFER_POOL_SLACK_PERCENT=0: the same size only.
-  ScopedEnv exact("HOSTIR_BUFFER_POOL_SLACK_PERCENT", "0");
-  BufferPool exact_pool;
-  const void* exact_first = nullptr;
-  {
-    at::Tensor longer = exact_pool.take({1024, 1024}, at::kFloat);
-    exact_first = longer.data_ptr();
-  }
-  exact_pool.recycle();
-  at::Tensor one_row_shorter = exact_pool.take({1023, 1024}, at::kFloat);
-  EXPECT_NE(one_row_shorter.data_ptr(), exact_first);
-  EXPECT_EQ(exact_pool.take({1024, 1024}, at::kFloat).data_ptr(), exact_first);
 }
 
 // The pool holds the last run's buffers only: one a run did not ask for is
