@@ -19,11 +19,11 @@ int64_t constExtent(const IterDomain* id) {
   return scalar != nullptr && scalar->isConstInt() ? scalar->constInt() : -1;
 }
 
-std::string kindName(GatherKind kind) {
+}  // namespace
+
+std::string toString(GatherKind kind) {
   return kind == GatherKind::IndexSelect ? "index_select" : "take_along_axis";
 }
-
-}  // namespace
 
 void GatherOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   HOSTIR_ASSERT(inputs.size() == 2 && attributes.size() == 2 &&
@@ -34,7 +34,7 @@ void GatherOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
   HOSTIR_ASSERT(kind_value >= 0 && kind_value <= static_cast<int64_t>(GatherKind::IndexSelect),
                 "GatherOp attribute 1 is not a GatherKind: ", kind_value);
   const auto kind = static_cast<GatherKind>(kind_value);
-  const std::string op = kindName(kind);
+  const std::string op = hostir::toString(kind);
   const auto* in = dynamic_cast<const TensorView*>(inputs[0]);
   const auto* index = dynamic_cast<const TensorView*>(inputs[1]);
   HOSTIR_CHECK(in != nullptr && index != nullptr, op, ": both operands must be tensors, got ",
@@ -82,7 +82,7 @@ TensorView* GatherOp::out() const {
 namespace {
 
 TensorView* gatherOp(GatherKind kind, TensorView* in, TensorView* index, int64_t dim) {
-  const std::string op = kindName(kind);
+  const std::string op = hostir::toString(kind);
   HOSTIR_CHECK(in != nullptr && index != nullptr, op, ": an operand is null");
   const int64_t rank = in->rank();
   HOSTIR_CHECK(dim >= -rank && dim < rank, op, "(", describe(in), "): dim ", dim,

@@ -17,6 +17,8 @@ class TensorView;
 //  - IndexSelect: torch.index_select(in, dim, index): index is 1-D (or 0-D,
 //    one index), out is in with dim's extent the number of indices.
 enum class GatherKind { TakeAlongAxis, IndexSelect };
+// "take_along_axis" or "index_select" (the op's printed name).
+std::string toString(GatherKind kind);
 
 // out = in read at the integer (Int64 or Int32) positions of `index` along
 // `dim`. Inputs: {in, index}; attribute 0: dim, 1: GatherKind. An index
@@ -36,7 +38,7 @@ class GatherOp : public Expr {
   }
   TensorView* out() const;
   std::string displayName() const override {
-    return kind() == GatherKind::IndexSelect ? "index_select" : "take_along_axis";
+    return hostir::toString(kind());
   }
   std::vector<std::string> attributeNames() const override {
     return {"dim", ""};

@@ -21,6 +21,10 @@ bool isIntegerScalar(const Val* val) {
 
 }  // namespace
 
+std::string toString(RandomKind kind) {
+  return kind == RandomKind::Normal ? "normal" : "uniform";
+}
+
 void RandomOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   HOSTIR_ASSERT(attributes.size() == 2 && std::holds_alternative<int64_t>(attributes[0]) &&
                     std::holds_alternative<int64_t>(attributes[1]) && inputs.size() >= 2,
@@ -63,7 +67,7 @@ namespace {
 
 TensorView* randomOp(RandomKind kind, Val* a, Val* b, const std::vector<Val*>& shape,
                      DataType dtype, Val* seed, Val* offset) {
-  const std::string op = kind == RandomKind::Normal ? "normal" : "uniform";
+  const std::string op = hostir::toString(kind);
   HOSTIR_CHECK(a != nullptr && b != nullptr, op, ": an operand is null");
   HOSTIR_CHECK((seed == nullptr) == (offset == nullptr), op,
                ": give rng_seed and rng_offset together, or neither (torch's generator)");

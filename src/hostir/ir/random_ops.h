@@ -11,6 +11,8 @@ class TensorView;
 
 // The distribution of a RandomOp (new values go at the end).
 enum class RandomKind { Uniform, Normal };
+// "uniform" or "normal" (the op's printed name).
+std::string toString(RandomKind kind);
 
 // out = a tensor of out's shape and floating dtype drawn from
 // uniform [a, b) (torch.Tensor.uniform_) or normal with mean a and standard
@@ -44,7 +46,7 @@ class RandomOp : public Expr {
   }
   TensorView* out() const;
   std::string displayName() const override {
-    return kind() == RandomKind::Normal ? "normal" : "uniform";
+    return hostir::toString(kind());
   }
   std::vector<std::string> attributeNames() const override {
     return {"", "seeded"};

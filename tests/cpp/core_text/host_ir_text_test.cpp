@@ -14,6 +14,7 @@
 #include "hostir/host_ir/text/host_ir_text_parser.h"
 #include "hostir/host_ir/text/host_ir_text_printer.h"
 #include "hostir/ir/cloner.h"
+#include "hostir/ir/ops.h"
 #include "megatron_blocks.h"
 
 namespace hostir::test {
@@ -170,6 +171,51 @@ TEST(HostIrTextErrors, AnUnknownOpAndAMalformedNodeAreRefused) {
                     "  program {\n    #0 ForLoop () -> () {\n    }\n");
   message = parseError(malformed);
   EXPECT_EQ(message.rfind("bad.hir:10:5: #0 ForLoop is malformed: ", 0), 0u) << message;
+}
+
+namespace {
+
+// A program whose one expr is `BinaryOp (%s0, %s1) -> (%s2) attributes [ATTRIBUTE]`.
+std::string binaryOpProgram(const std::string& attribute) {
+  return "host_program {\n  vals {\n    %s0 = scalar Int64\n    %s1 = scalar Int64\n"
+         "    %s2 = scalar Int64\n  }\n  inputs ()\n  outputs ()\n  detached {\n"
+         "    #0 BinaryOp (%s0, %s1) -> (%s2) attributes [" +
+         attribute + "]\n  }\n  program {\n  }\n}\n";
+}
+
+}  // namespace
+
+// An enum attribute is written as its word (the op type of a BinaryOp, the
+// collective of a Communication, the memory of an Allocate) and read back as
+// that value; its number is still read (hand-written text), and printed as
+// the word.
+TEST(HostIrTextEnums, EnumAttributesAreWordsThatReadBack) {
+  for (BinaryOpType type : allBinaryOpTypes()) {
+    const std::string text = binaryOpProgram(toString(type));
+    std::unique_ptr<HostIrContainer> parsed = parseHostIrText(text, "enum.hir");
+    const auto* op = dynamic_cast<const BinaryOp*>(parsed->statements().back().get());
+    ASSERT_NE(op, nullptr) << text;
+    EXPECT_EQ(op->type(), type) << toString(type);
+    EXPECT_EQ(printHostIrText(*parsed), text);
+  }
+  const std::string by_number =
+      binaryOpProgram(std::to_string(static_cast<int64_t>(BinaryOpType::Mod)));
+  EXPECT_EQ(printHostIrText(*parseHostIrText(by_number, "enum.hir")), binaryOpProgram("mod"));
+  // The Megatron block's program: its collectives, reduce op and buffers.
+  std::unique_ptr<Fusion> fusion = tools::buildSequenceParallelMlp(2, 1);
+  const std::string text = printHostIrText(*lowerOnDevice(*fusion, 0));
+  for (const char* written : {"attributes [Allgather, [0, 1], -1, -1, -1]",
+                              "attributes [ReduceScatter, [0, 1], -1, sum, 0]",
+                              "attributes [Local, false]", "attributes [Global, false]"}) {
+    EXPECT_NE(text.find(written), std::string::npos) << written << " in\n" << text;
+  }
+}
+
+TEST(HostIrTextEnums, AWordOfNoValueIsRefusedWithTheValidWords) {
+  const std::string message = parseError(binaryOpProgram("frobnicate"));
+  EXPECT_EQ(message.rfind("bad.hir:10:49: expected one of add, sub, mul, div, ", 0), 0u) << message;
+  EXPECT_NE(message.find(", fmod (attribute 0 of BinaryOp), got 'frobnicate'"), std::string::npos)
+      << message;
 }
 
 }  // namespace hostir::test

@@ -10,6 +10,7 @@
 #include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/stream.h"
+#include "hostir/host_ir/text/enum_attributes.h"
 #include "hostir/host_ir/text/expr_factory.h"
 #include "hostir/host_ir/text/text_lexer.h"
 #include "hostir/host_ir/text/text_names.h"
@@ -348,8 +349,19 @@ class Parser {
   }
 
   // --- exprs ---
-  Attribute attribute() {
+  // Attribute `index` of an `op` expr; an enum attribute may be written as
+  // its word (text/enum_attributes.h) or its number.
+  Attribute attribute(const std::string& op, size_t index) {
     const Token& token = peek();
+    const std::vector<std::string>* words = text::enumAttributeWords(op, index);
+    if (words != nullptr && token.kind == TokenKind::Word) {
+      auto word = std::find(words->begin(), words->end(), token.text);
+      check(word != words->end(), token,
+            "one of " + text::joinedWords(*words) + " (attribute " + std::to_string(index) +
+                " of " + op + ")");
+      take();
+      return static_cast<int64_t>(word - words->begin());
+    }
     if (token.kind == TokenKind::Integer) {
       return integer("an integer");
     }
@@ -393,7 +405,8 @@ class Parser {
     expect("->");
     record.outputs = valList(symbols, "(", ")");
     if (acceptWord("attributes")) {
-      record.attributes = list<Attribute>("[", "]", [&] { return attribute(); });
+      size_t index = 0;
+      record.attributes = list<Attribute>("[", "]", [&] { return attribute(record.op, index++); });
     }
     if (acceptWord("vals")) {
       record.attribute_vals = valList(symbols, "[", "]");

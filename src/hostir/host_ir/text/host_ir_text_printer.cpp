@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/stream.h"
+#include "hostir/host_ir/text/enum_attributes.h"
 #include "hostir/host_ir/text/text_names.h"
 #include "hostir/host_ir/text/text_spellings.h"
 #include "hostir/ir/scalar.h"
@@ -92,6 +94,38 @@ std::string attributeText(const Attribute& attribute) {
         }
       },
       attribute);
+}
+
+// An enum attribute is written as its word (text/enum_attributes.h).
+const std::string* enumWord(const Expr* expr, size_t index) {
+  const auto* value = std::get_if<int64_t>(&expr->attributes()[index]);
+  const std::vector<std::string>* words = text::enumAttributeWords(expr->opName(), index);
+  if (value == nullptr || words == nullptr || *value < 0 ||
+      *value >= static_cast<int64_t>(words->size())) {
+    return nullptr;
+  }
+  return &(*words)[static_cast<size_t>(*value)];
+}
+
+std::string attributesText(const Expr* expr) {
+  std::vector<size_t> indices(expr->attributes().size());
+  std::iota(indices.begin(), indices.end(), size_t{0});
+  return listText(indices, [&](size_t index) {
+    const std::string* word = enumWord(expr, index);
+    return word != nullptr ? *word : attributeText(expr->attributes()[index]);
+  });
+}
+
+// Whether an enum attribute of `expr` is written as `word` (then a comment
+// repeating it says nothing).
+bool namesAnAttribute(const Expr* expr, const std::string& word) {
+  for (size_t index = 0; index < expr->attributes().size(); ++index) {
+    const std::string* written = enumWord(expr, index);
+    if (written != nullptr && *written == word) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string scalarText(const Scalar* scalar) {
@@ -297,7 +331,7 @@ class TextPrinter {
                        valsText(expr->inputs(), "(", ")") + " -> " +
                        valsText(expr->outputs(), "(", ")");
     if (!expr->attributes().empty()) {
-      text += " attributes " + listText(expr->attributes(), attributeText);
+      text += " attributes " + attributesText(expr);
     }
     if (!expr->attributeVals().empty()) {
       text += " vals " + valsText(expr->attributeVals());
@@ -329,7 +363,7 @@ class TextPrinter {
     }
     // The op's printed name (e.g. "add" for a BinaryOp), for a reader and
     // for CHECK lines; the parser skips comments.
-    if (expr->displayName() != expr->opName()) {
+    if (expr->displayName() != expr->opName() && !namesAnAttribute(expr, expr->displayName())) {
       text += "  // " + expr->displayName();
     }
     line(indent, text);
