@@ -12,17 +12,16 @@ from . import autograd  # noqa: F401
 from . import checkpoint  # noqa: F401
 from . import chunk_choice  # noqa: F401
 from .cache import FusionCache
-from .fusion_definition import (
+from .fusion_definition import FusionDefinition, clone
+from .fusion_state import (
     DataType,
     DeviceMesh,
     Error,
-    FusionDefinition,
     FusionState,
     OutputSharding,
     ParallelType,
     Scalar,
     Tensor,
-    clone,
 )
 from .layout import compute_contiguity, compute_tensor_descriptor
 from .version import Version, version

@@ -17,7 +17,7 @@ import torch
 
 from . import _C
 from .distributed import input_placements
-from .fusion_definition import Error, _streams
+from .fusion_state import Error, _streams
 
 __all__ = ["Differentiable", "Module", "detect_anomaly"]
 

@@ -22,6 +22,7 @@ import warnings
 
 from . import _C
 from ._version import __version__
+from .fusion_state import FusionState
 from .records import Record, apply
 
 FORMAT = "hostir.FusionCache"
@@ -43,8 +44,6 @@ class CacheEntry:
         """The C++ fusion, built from the records on first use (entries read
         from a file)."""
         if self._definition is None:
-            from .fusion_definition import FusionState
-
             definition = _C.Definition()
             kinds = []
             for record in self.records:
@@ -223,8 +222,6 @@ class FusionCache:
 
     @classmethod
     def _read(cls, path, max_fusions):
-        from .fusion_definition import FusionState
-
         try:
             with open(path, "rb") as file:
                 data = file.read()

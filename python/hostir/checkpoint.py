@@ -25,7 +25,7 @@ import torch
 
 from . import distributed as dist
 from .autograd import Module
-from .fusion_definition import Error
+from .fusion_state import Error
 
 __all__ = ["save", "load", "FORMAT"]
 

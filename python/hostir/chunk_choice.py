@@ -15,7 +15,7 @@ collective: every rank of the job calls it.
 """
 
 from . import _C
-from .fusion_definition import Error
+from .fusion_state import Error
 
 __all__ = ["BlockCost", "choose", "mlp_block_cost", "transformer_layer_cost"]
 

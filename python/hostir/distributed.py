@@ -26,7 +26,7 @@ import dataclasses
 import torch
 
 from . import _C
-from .fusion_definition import DeviceMesh, Error, ParallelType
+from .fusion_state import DeviceMesh, Error, ParallelType, _streams
 
 __all__ = [
     "BlockCommunication",
@@ -117,7 +117,6 @@ def thread_budget(number_of_streams=None, communicates=None):
     cores and a description. A hand-written baseline run next to hostir should
     use torch.set_num_threads(thread_budget()["intra_op_threads"]), so both
     sides get the same cores. communicates defaults to world_size() > 1."""
-    from .fusion_definition import _streams
     if communicates is None:
         communicates = world_size() > 1
     return _C.thread_budget(_streams(number_of_streams), bool(communicates))

@@ -2,7 +2,7 @@
 (its compute_contiguity / compute_tensor_descriptor, the same answers): which axes
 are contiguous with the next inner one, and the order of the axes by stride."""
 
-from .fusion_definition import Error
+from .fusion_state import Error
 
 
 def _is_broadcast(size, stride):

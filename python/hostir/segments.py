@@ -11,13 +11,10 @@ fids, with the constant and scalar records they read) and its outputs.
 """
 
 from . import _C
-
-Error = _C.Error
+from .fusion_state import Error, Scalar, Tensor
 
 
 def build_segments(fd):
-    from .fusion_definition import FusionDefinition
-
     cdef = fd._cdef
     if cdef.is_multidevice():
         raise Error("segment: fusions with a device mesh are run as a whole by the multi-device "
@@ -40,7 +37,9 @@ def build_segments(fd):
                             "(a derived scalar); segmenting this fusion from Python is not "
                             "supported")
         computed = {f for f in computed if not isinstance(f, str)}
-        seg = FusionDefinition(cache=fd._cache)
+        # A definition of fd's own class: this module imports no
+        # fusion_definition (which imports it), so the package has no cycle.
+        seg = type(fd)(cache=fd._cache)
         seg.__enter__()
         try:
             to_seg = {}  # original fid -> segment fid
@@ -103,8 +102,6 @@ def build_segments(fd):
 
 
 def _value(seg, fid):
-    from .fusion_definition import Scalar, Tensor
-
     return Tensor(seg, fid) if seg._cdef.is_tensor(fid) else Scalar(seg, fid)
 
 

@@ -16,7 +16,7 @@ holds the block's work items and the outer trace goes on, whole.
 import os
 
 from . import _C
-from .fusion_definition import Error
+from .fusion_state import Error
 
 __all__ = ["trace"]
 
