@@ -39,6 +39,7 @@ failed or too few matched.
 """
 
 import argparse
+import gc
 import math
 import os
 import random
@@ -53,11 +54,16 @@ from hostir.autograd import Differentiable
 
 TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-9, 1e-11)}
 # Every program is new, so the cache only holds them: each cached
-# definition keeps its stream worker threads, and 1024 of them (the cache's
-# default size) exhausted the threads a process may start (508 programs of
-# the first 5,000-program run were refused "cannot start the worker
-# thread"). The least recently used are evicted past this many.
+# definition keeps its stream worker threads. The least recently used are
+# evicted past this many.
 CACHED_DEFINITIONS = 50
+# Refusals that are the process's fault, not the program's: counted as
+# failures. Programs leaked (their outputs' grad_fn held them through the
+# buffer pool) until a 5,000-program run could start no more threads (607
+# programs "rejected" that way, issue 38).
+RESOURCE_ERRORS = ("cannot start the worker thread",)
+# Stream workers a run may leave behind once every program is dropped.
+LEAK_MARGIN_THREADS = 8
 # How much larger than torch's float32 roundoff hostir's may be (another
 # summation order, fused kernels).
 ROUNDOFF_FACTOR = 4.0
@@ -616,6 +622,10 @@ def run_programs(programs, first_seed, ranks, rank, log):
             why = check(drawn)
         except hostir.Error as error:
             key = str(error).split("\n")[0][:110]
+            if any(resource in key for resource in RESOURCE_ERRORS):
+                failed += 1
+                log(f"FAILED rank {rank}: {key}\n{program.describe()}")
+                continue
             rejected += 1
             rejections[key] = rejections.get(key, 0) + 1
             continue
@@ -639,10 +649,23 @@ def run(programs, first_seed, ranks, rank, log=print):
     """Fuzzes `programs` seeds from `first_seed`; (matched, rejected, failed)."""
     cache = hostir.FusionCache.get()
     max_fusions, cache.max_fusions = cache.max_fusions, CACHED_DEFINITIONS
+    threads_before = _threads()
     try:
-        return run_programs(programs, first_seed, ranks, rank, log)
+        matched, rejected, failed = run_programs(programs, first_seed, ranks, rank, log)
     finally:
         cache.max_fusions = max_fusions
+    cache.reset()
+    gc.collect()
+    leaked = _threads() - threads_before
+    if leaked > LEAK_MARGIN_THREADS:
+        failed += 1
+        log(f"FAILED rank {rank}: {leaked} threads outlived the {programs} programs "
+            f"(dropped and collected): something still holds their executors")
+    return matched, rejected, failed
+
+
+def _threads():
+    return len(os.listdir("/proc/self/task"))
 
 
 def main():
