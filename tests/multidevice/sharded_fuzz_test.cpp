@@ -40,6 +40,7 @@
 
 #include "fuzz/fuzz_generator.h"
 #include "hostir/ir/error.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/multidevice_executor.h"
@@ -145,7 +146,9 @@ at::Tensor localPart(const at::Tensor& full, const TensorSharding& sharding, int
   if (axis < 0) {
     return full;
   }
-  return at::tensor_split(full, sharding.mesh->size(), axis)[sharding.mesh->idxOf(me)].contiguous();
+  // torch.chunk's piece (issue 37): the first devices ceilDiv(n, d) rows.
+  const RowChunk piece = rowChunk(full.size(axis), sharding.mesh->size(), sharding.mesh->idxOf(me));
+  return full.narrow(axis, piece.start, piece.rows).contiguous();
 }
 
 enum class Outcome { kMatched, kRejected, kUneven, kFailed };
@@ -226,9 +229,6 @@ class ShardedFuzz : public ::testing::Test {
       } catch (const std::exception& error) {
         return {Outcome::kFailed, std::string("run threw a non-hostir error: ") + error.what(),
                 true};
-      }
-      if (uneven) {
-        return {Outcome::kFailed, "a program with uneven shards ran instead of raising"};
       }
       if (outputs.size() != expected.size()) {
         return {Outcome::kFailed, "wrong number of outputs"};

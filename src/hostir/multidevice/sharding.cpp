@@ -8,6 +8,7 @@
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/row_chunks.h"
 
 namespace hostir {
 
@@ -145,6 +146,40 @@ int64_t numDevices(const TensorView* tv, ParallelType parallel_type) {
   return sharding.axisOf(parallel_type) < 0 ? 1 : sharding.mesh->size(parallel_type);
 }
 
+namespace {
+thread_local int64_t lowering_device = -1;
+
+// The rows the device at `index` along the mesh dimension holds when
+// `extent` rows are cut in `devices` pieces of `rows` = ceilDiv(extent,
+// devices) as torch.chunk cuts them: min(rows, max(extent - index * rows,
+// 0)). The first device always holds `rows` (so its program reads as
+// before); a constant extent gives a constant.
+Val* rowsAtIndex(Fusion* container, Val* extent, Val* rows, int64_t devices, int64_t index) {
+  if (index == 0) {
+    return rows;
+  }
+  if (const Scalar* constant = constIntOf(extent)) {
+    return IrBuilder::createInContainer<Scalar>(
+        container, rowChunk(constant->constInt(), devices, index).rows);
+  }
+  Val* index_val = IrBuilder::createInContainer<Scalar>(container, index);
+  Val* zero = IrBuilder::createInContainer<Scalar>(container, int64_t{0});
+  return minimum(rows, maximum(sub(extent, mul(index_val, rows)), zero));
+}
+}  // namespace
+
+LoweringDeviceScope::LoweringDeviceScope(int64_t device) : previous_(lowering_device) {
+  lowering_device = device;
+}
+
+LoweringDeviceScope::~LoweringDeviceScope() {
+  lowering_device = previous_;
+}
+
+int64_t loweringDevice() {
+  return lowering_device;
+}
+
 Val* localExtent(const TensorView* tv, const IterDomain* logical_id) {
   HOSTIR_ASSERT(positionIn(tv->getLogicalDomain(), logical_id) >= 0, logical_id->toInlineString(),
                 " is not a logical axis of ", tv->toInlineString());
@@ -152,17 +187,26 @@ Val* localExtent(const TensorView* tv, const IterDomain* logical_id) {
   if (parallel_type == ParallelType::Serial) {
     return logical_id->extent();
   }
-  for (IterDomain* loop_id : tv->getLoopDomain()) {
-    if (loop_id->getParallelType() != parallel_type || loop_id == logical_id) {
-      continue;
-    }
-    // Sharded through a Split: the other half is what one device holds.
-    return definingSplit(loop_id)->inner()->extent();
-  }
   Fusion* container = tv->container();
-  Val* devices =
-      IrBuilder::createInContainer<Scalar>(container, tv->getDeviceMesh().size(parallel_type));
-  return ceilDiv(logical_id->extent(), devices);
+  const DeviceMesh& mesh = tv->getDeviceMesh();
+  const int64_t devices = mesh.size(parallel_type);
+  Val* rows = nullptr;
+  for (IterDomain* loop_id : tv->getLoopDomain()) {
+    if (loop_id->getParallelType() == parallel_type && loop_id != logical_id) {
+      // Sharded through a Split: the other half is the first device's rows.
+      rows = definingSplit(loop_id)->inner()->extent();
+      break;
+    }
+  }
+  if (rows == nullptr) {
+    rows = ceilDiv(logical_id->extent(), IrBuilder::createInContainer<Scalar>(container, devices));
+  }
+  const int64_t device = loweringDevice();
+  if (device < 0 || !mesh.has(device)) {
+    return rows;
+  }
+  return rowsAtIndex(container, logical_id->extent(), rows, devices,
+                     mesh.idxOf(device, parallel_type));
 }
 
 std::vector<Val*> localShape(const TensorView* tv) {

@@ -67,9 +67,29 @@ ParallelType shardingParallelType(const TensorView* tv, const IterDomain* logica
 // not sharded by it).
 int64_t numDevices(const TensorView* tv, ParallelType parallel_type);
 
+// While alive, the device whose program is being lowered (every rank lowers
+// its own, MultiDeviceLowering::my_device): localExtent gives a sharded axis
+// that device's rows. Scopes nest; the thread's previous device comes back.
+class LoweringDeviceScope {
+ public:
+  explicit LoweringDeviceScope(int64_t device);
+  ~LoweringDeviceScope();
+  LoweringDeviceScope(const LoweringDeviceScope&) = delete;
+  LoweringDeviceScope& operator=(const LoweringDeviceScope&) = delete;
+
+ private:
+  int64_t previous_;
+};
+// The innermost LoweringDeviceScope's device, or -1.
+int64_t loweringDevice();
+
 // Per-device extent of a logical axis: its extent when unsharded; for a
-// sharded axis ceilDiv(extent, devices) (the inner extent of the sharding
-// Split when a Split made it). Scalar arithmetic lives in tv's container.
+// sharded axis of extent n over d devices, torch.chunk's rows of the device
+// being lowered (loweringDevice(), at index p along the mesh dimension):
+// rowChunk(n, d, p).rows, i.e. min(c, max(n - p*c, 0)) with c = ceilDiv(n,
+// d) (the inner extent of the sharding Split when a Split made it); c
+// itself outside a lowering, for a device off the mesh, and for p = 0.
+// Scalar arithmetic lives in tv's container.
 Val* localExtent(const TensorView* tv, const IterDomain* logical_id);
 // The local extents of the tensor's shape (reduction axes skipped): what a
 // device allocates for its shard.

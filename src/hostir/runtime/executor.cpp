@@ -170,9 +170,11 @@ std::vector<at::Tensor> Executor::run(const std::vector<PolymorphicValue>& input
     // Before anything that one rank alone could reject: a rank that raised
     // here while the others went on would leave them waiting in a collective.
     if (agreement_->communicator().size() > 1) {
-      agreement_->check(tensors, signature, streams);
+      options.symbols = agreement_->check(tensors, signature, streams);
     }
-    options.symbols = agreement_->exchangeInputExtents(tensors);
+    for (auto& symbol : agreement_->exchangeInputExtents(tensors)) {
+      options.symbols.push_back(std::move(symbol));
+    }
   } else {
     // Validate once, then (for a signature not seen before) the fusion
     // checks, which need validated inputs.
@@ -240,7 +242,12 @@ std::vector<at::Tensor> Executor::runWithout(const std::vector<at::Tensor>& tens
   const std::vector<PolymorphicValue> inputs(tensors.begin(), tensors.end());
   options.number_of_streams = streams;
   if (agreement_ != nullptr) {
-    options.symbols = agreement_->exchangeInputExtents(tensors);
+    if (agreement_->communicator().size() > 1) {
+      options.symbols = agreement_->check(tensors, inputSignature(inputs), streams);
+    }
+    for (auto& symbol : agreement_->exchangeInputExtents(tensors)) {
+      options.symbols.push_back(std::move(symbol));
+    }
   } else {
     evaluator_->validate(inputs, {});
     checks_->check(inputs, inputSignature(inputs));

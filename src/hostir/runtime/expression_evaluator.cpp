@@ -4,6 +4,7 @@
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/scalar_arithmetic.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/aten_op_evaluator.h"
 #include "hostir/runtime/packed_gemm.h"
@@ -62,9 +63,8 @@ void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& ten
     // An encoded tensor in a panel layout (docs/targets.md): its extents are
     // those of the plain tensor it was packed from.
     if (auto sizes = plainSizesOf(tensor); sizes && sizes->size() == shape.size()) {
-      std::vector<int64_t> divisors = shardDivisors(tv);
       for (size_t axis = 0; axis < shape.size(); ++axis) {
-        bindExtent(shape[axis]->extent(), (*sizes)[axis] * divisors[axis], tv, axis);
+        bindShardExtent(tv, axis, (*sizes)[axis]);
       }
     }
     bindings_[tv] = tensor;
@@ -74,12 +74,8 @@ void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& ten
   HOSTIR_CHECK(static_cast<int64_t>(shape.size()) == tensor.dim(), tv->toInlineString(),
                " has rank ", shape.size(), " but the tensor bound to it has sizes ",
                tensor.sizes());
-  std::vector<int64_t> divisors = shardDivisors(tv);
   for (size_t axis = 0; axis < shape.size(); ++axis) {
-    // A sharded axis holds this device's shard: the logical extent is the
-    // shard size times the device count (sharded extents divide evenly).
-    bindExtent(shape[axis]->extent(), tensor.size(static_cast<int64_t>(axis)) * divisors[axis], tv,
-               axis);
+    bindShardExtent(tv, axis, tensor.size(static_cast<int64_t>(axis)));
   }
   // Re-binding a tensor (or binding one computed before) makes everything
   // derived from its old value stale.
@@ -87,6 +83,47 @@ void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& ten
     cache_.clear();
   }
   bindings_[tv] = tensor;
+}
+
+int64_t ExpressionEvaluator::localSize(const TensorView* tv, size_t axis, int64_t extent) const {
+  const IterDomain* id = tv->shapeDomain().at(axis);
+  const ParallelType parallel_type =
+      tv->hasDeviceMesh() ? shardingParallelType(tv, id) : ParallelType::Serial;
+  if (!isDeviceDim(parallel_type)) {
+    return extent;
+  }
+  const DeviceMesh& mesh = tv->getDeviceMesh();
+  const int64_t devices = mesh.size(parallel_type);
+  if (my_device_ < 0 || !mesh.has(my_device_)) {
+    return ceilDivRows(extent, devices);
+  }
+  return rowChunk(extent, devices, mesh.idxOf(my_device_, parallel_type)).rows;
+}
+
+void ExpressionEvaluator::bindShardExtent(const TensorView* tv, size_t axis, int64_t local) {
+  const Val* extent = tv->shapeDomain()[axis]->extent();
+  const int64_t devices = shardDivisors(tv)[axis];
+  if (devices == 1) {
+    bindExtent(extent, local, tv, axis);
+    return;
+  }
+  const auto* scalar = extent->as<Scalar>();
+  if (!scalar->isConst() && !isBound(extent)) {
+    // Nobody said what the global extent is (the ranks' agreement binds
+    // it first on a multi-rank run): take the even layout, local × devices,
+    // whose torch.chunk piece on every device is `local` again.
+    bindExtent(extent, local * devices, tv, axis);
+    return;
+  }
+  if (scalar->definition() != nullptr && !scalar->isConst()) {
+    return;  // derived extents are checked by the ops that compute the tensor
+  }
+  const int64_t global = scalar->isConst() ? scalar->constInt() : evaluateInt(extent);
+  const int64_t expected = localSize(tv, axis, global);
+  HOSTIR_CHECK(local == expected, tv->toInlineString(), " axis ", axis, " has extent ", global,
+               " sharded over ", devices, " devices, so this device (", my_device_,
+               ") holds torch.chunk's ", expected, " rows of it, but the tensor bound to it has ",
+               local);
 }
 
 void ExpressionEvaluator::bindExtent(const Val* extent, int64_t size, const TensorView* tv,
@@ -215,11 +252,9 @@ at::Tensor ExpressionEvaluator::evaluateTensor(const Val* val) {
 
 std::vector<int64_t> ExpressionEvaluator::evaluateShape(const TensorView* tv) {
   std::vector<int64_t> sizes;
-  std::vector<int64_t> divisors = shardDivisors(tv);
   std::vector<IterDomain*> shape = tv->shapeDomain();
   for (size_t axis = 0; axis < shape.size(); ++axis) {
-    int64_t extent = evaluateInt(shape[axis]->extent());
-    sizes.push_back((extent + divisors[axis] - 1) / divisors[axis]);
+    sizes.push_back(localSize(tv, axis, evaluateInt(shape[axis]->extent())));
   }
   return sizes;
 }

@@ -43,8 +43,17 @@ class ExpressionEvaluator {
   int64_t evaluateInt(const Val* val);
   at::Tensor evaluateTensor(const Val* val);
   // The sizes of a tensor's shape (logical axes without reductions) on this
-  // device: a sharded axis has its shard's size.
+  // device: a sharded axis of extent n over d devices has torch.chunk's
+  // piece of it on this device, rowChunk(n, d, index along the mesh
+  // dimension).rows; ceilDiv(n, d) when no device was set or the tensor's
+  // mesh lacks it.
   std::vector<int64_t> evaluateShape(const TensorView* tv);
+  // The device whose shards are bound and evaluated (-1: none). A sharded
+  // axis whose global extent is known (constant, or bound before the tensor)
+  // must then hold this device's torch.chunk rows of it.
+  void setDevice(int64_t device) {
+    my_device_ = device;
+  }
 
   // Forgets cached derived values (bindings stay).
   void invalidateCache() {
@@ -54,6 +63,12 @@ class ExpressionEvaluator {
  private:
   PolymorphicValue evaluateScalarExpr(const Expr* expr);
   void bindExtent(const Val* extent, int64_t size, const TensorView* tv, size_t axis);
+  // Binds (or checks) the extent of `tv`'s shape axis `axis` from this
+  // device's `local` size of it.
+  void bindShardExtent(const TensorView* tv, size_t axis, int64_t local);
+  // This device's size of `tv`'s shape axis `axis` whose extent is `extent`.
+  int64_t localSize(const TensorView* tv, size_t axis, int64_t extent) const;
+  int64_t my_device_ = -1;
 
   std::unordered_map<const Val*, PolymorphicValue> bindings_;
   std::unordered_map<const Val*, PolymorphicValue> cache_;

@@ -93,6 +93,7 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   const std::vector<Val*>& program_outputs = container_->outputs();
 
   ee_ = ExpressionEvaluator();
+  ee_.setDevice(my_device);
   ee_.bindNamed(kNumberOfStreams, int64_t{number_of_streams});
   bound_streams_.clear();
   channels_.startRun();

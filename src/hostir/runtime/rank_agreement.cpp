@@ -5,8 +5,10 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "hostir/ir/ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/communication_plan.h"
 #include "hostir/multidevice/row_chunks.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/collectives.h"
@@ -16,6 +18,8 @@
 namespace hostir {
 
 namespace {
+
+std::optional<int64_t> globalExtentOf(const TensorView* tv, int64_t axis, const at::Tensor& column);
 
 // FNV-1a: the same on every rank for the same text, whatever the platform's
 // std::hash.
@@ -62,14 +66,68 @@ std::string rankValues(const at::Tensor& values) {
   return text;
 }
 
-// Every sharded axis of every tensor of `fusion` must split evenly over its
-// devices: the collectives (allgather, reduce-scatter, scatter, the
-// pipelined loop's per-chunk ones) exchange equal shards, and each device
-// allocates ceilDiv(extent, devices) rows. `input_extents` holds, per
-// (input, axis), the logical extent every rank agreed on. A tensor whose
-// extent cannot be evaluated from them is skipped.
-void checkShardsDivide(const Fusion& fusion,
-                       const std::vector<std::tuple<size_t, int64_t, int64_t>>& input_extents) {
+// The first tensor of `fusion` that has a Stream-parallel axis, or nullptr:
+// its pipelined loops cut every device's rows alike.
+const TensorView* firstStreamParallelTensor(const Fusion& fusion) {
+  for (const std::unique_ptr<Statement>& statement : fusion.statements()) {
+    const auto* tv = dynamic_cast<const TensorView*>(statement.get());
+    if (tv == nullptr) {
+      continue;
+    }
+    for (const IterDomain* id : tv->getLoopDomain()) {
+      if (id->getParallelType() == ParallelType::Stream) {
+        return tv;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// What in `fusion` cannot yet take `tv` sharded unevenly (empty: all of it
+// can): a Stream split anywhere (the pipelined allgather + GEMM and its
+// reduce-scatter tail view the gathered rows as [devices, local rows]), a
+// Scatter or Gather of it (equal blocks only), a reshape of it (a device's
+// rows of one shape need not be whole rows of the other).
+std::string unevenShardsUnsupportedBy(const Fusion& fusion, const TensorView* tv) {
+  if (const TensorView* streamed = firstStreamParallelTensor(fusion)) {
+    return "the program splits " + streamed->toInlineString() +
+           " into Stream chunks, and its pipelined collectives still exchange equal shards "
+           "(issue 37); run it without Stream splits (no ParallelType::Stream, "
+           "HOSTIR_OVERLAP=off)";
+  }
+  std::vector<const Expr*> uses(tv->uses().begin(), tv->uses().end());
+  if (tv->definition() != nullptr) {
+    uses.push_back(tv->definition());
+  }
+  for (const Expr* expr : uses) {
+    if (dynamic_cast<const ReshapeOp*>(expr) != nullptr) {
+      return "it is reshaped by " + expr->toInlineString() +
+             ", and a device's rows of one shape need not be whole rows of the other";
+    }
+    if (!isResharding(expr)) {
+      continue;
+    }
+    std::optional<CollectiveType> type;
+    try {
+      type = classifyResharding(expr).type;
+    } catch (const Error&) {
+      continue;  // not one collective (a compute-and-reshard expr the lowering split)
+    }
+    if (type == CollectiveType::Scatter || type == CollectiveType::Gather) {
+      return "it is moved by a " + toString(*type) + " (" + expr->toInlineString() +
+             "), which exchanges equal blocks only";
+    }
+  }
+  return {};
+}
+
+// Every sharded axis of every tensor of `fusion` whose extent does not
+// split evenly over its devices must be one the program can run as
+// torch.chunk's pieces (unevenShardsUnsupportedBy). `input_extents` holds,
+// per (input, axis), the global extent every rank agreed on. A tensor
+// whose extent cannot be evaluated from them is skipped.
+void checkUnevenShardsSupported(
+    const Fusion& fusion, const std::vector<std::tuple<size_t, int64_t, int64_t>>& input_extents) {
   ExpressionEvaluator ee;
   for (const auto& [input, axis, extent] : input_extents) {
     const auto* tv = dynamic_cast<const TensorView*>(fusion.inputs().at(input));
@@ -95,20 +153,21 @@ void checkShardsDivide(const Fusion& fusion,
         continue;
       }
       const int64_t extent = ee.evaluateInt(shape[axis]->extent());
-      if (extent % devices == 0) {
+      if (splitsEvenly(extent, devices)) {
+        continue;
+      }
+      const std::string reason = unevenShardsUnsupportedBy(fusion, tv);
+      if (reason.empty()) {
         continue;
       }
       const Expr* def = tv->definition();
       HOSTIR_THROW("uneven shards: ", tv->toInlineString(),
                    def == nullptr ? std::string(" (an input)")
                                   : " (the output of " + def->toInlineString() + ")",
-                   " axis ", axis, " has extent ", extent, " but is sharded over ", devices,
-                   " devices, which cannot hold equal shards (torch.chunk would give ",
-                   (extent + devices - 1) / devices,
-                   " rows to the first); collectives exchange "
-                   "equal shards, so uneven torch.chunk layouts are not supported: pad the axis "
-                   "to a multiple of ",
-                   devices);
+                   " axis ", axis, " has extent ", extent, " sharded over ", devices,
+                   " devices as torch.chunk cuts it (", rowChunk(extent, devices, 0).rows,
+                   " rows on the first, ", rowChunk(extent, devices, devices - 1).rows,
+                   " on the last), but ", reason, "; or pad the axis to a multiple of ", devices);
     }
   }
 }
@@ -163,8 +222,7 @@ std::vector<std::pair<const Val*, PolymorphicValue>> RankAgreement::exchangeInpu
     const InputExtent& extent = input_extents_[static_cast<size_t>(j)];
     const at::Tensor& tensor = inputs[extent.input];
     if (tensor.defined() && extent.axis < tensor.dim()) {
-      const auto* tv = program_.inputs()[extent.input]->as<TensorView>();
-      mine[j] = tensor.size(extent.axis) * shardDivisors(tv)[static_cast<size_t>(extent.axis)];
+      mine[j] = tensor.size(extent.axis);
     }
   }
   // Every rank takes part, in the same order on every run; a stream key of
@@ -172,15 +230,14 @@ std::vector<std::pair<const Val*, PolymorphicValue>> RankAgreement::exchangeInpu
   constexpr int64_t kExtentExchangeStreamKey = -2;
   at::Tensor gathered = allgatherAmongAll(communicator_, kExtentExchangeStreamKey, mine,
                                           "the exchange of input extents among all ranks");
-  at::Tensor values = std::get<0>(gathered.max(0));
   std::vector<std::pair<const Val*, PolymorphicValue>> symbols;
   for (int64_t j = 0; j < known; ++j) {
-    int64_t value = values[j].item<int64_t>();
     const InputExtent& extent = input_extents_[static_cast<size_t>(j)];
-    HOSTIR_CHECK(value >= 0, "no rank was given input ",
-                 program_.inputs()[extent.input]->toInlineString(), ", so its extent ",
-                 extent.symbol->toInlineString(), " is unknown");
-    symbols.emplace_back(extent.symbol, value);
+    const auto* tv = program_.inputs()[extent.input]->as<TensorView>();
+    const std::optional<int64_t> value = globalExtentOf(tv, extent.axis, gathered.select(1, j));
+    HOSTIR_CHECK(value.has_value(), "no rank was given input ", tv->toInlineString(),
+                 ", so its extent ", extent.symbol->toInlineString(), " is unknown");
+    symbols.emplace_back(extent.symbol, *value);
   }
   return symbols;
 }
@@ -263,6 +320,19 @@ std::optional<int64_t> torchChunkRows(const TensorView* tv, int64_t axis,
   return rows;
 }
 
+// The global extent of `tv`'s shape axis `axis` from every rank's size of
+// it (`column`, -1 where not held): a sharded axis's is the sum of its
+// torch.chunk pieces, a replicated one's any holder's size; nullopt when
+// no rank (or not every index along the mesh dimension) holds it.
+std::optional<int64_t> globalExtentOf(const TensorView* tv, int64_t axis,
+                                      const at::Tensor& column) {
+  if (shardDivisors(tv)[static_cast<size_t>(axis)] > 1) {
+    return torchChunkRows(tv, axis, column);
+  }
+  const int64_t size = column.max().item<int64_t>();
+  return size >= 0 ? std::optional<int64_t>(size) : std::nullopt;
+}
+
 // One input axis as every rank holds it (`column`: one size per rank, -1
 // where a rank does not hold the input): equal wherever held.
 void checkAxisAgrees(const TensorView* tv, size_t input, int64_t axis, const at::Tensor& column) {
@@ -288,14 +358,8 @@ void checkAxisAgrees(const TensorView* tv, size_t input, int64_t axis, const at:
     }
     const int64_t devices = shardDivisors(tv)[static_cast<size_t>(axis)];
     if (devices > 1) {
-      const std::optional<int64_t> rows = torchChunkRows(tv, axis, column);
-      if (rows.has_value()) {
-        HOSTIR_THROW("uneven shards: input ", input, " ", tv->toInlineString(), " axis ", axis,
-                     " is sharded over ", devices, " devices as torch.chunk cuts ", *rows,
-                     " rows (", holders,
-                     "); hostir's collectives and hostir.distributed take such pieces, but its "
-                     "programs run equal shards only (issue 37): pad the axis to a multiple of ",
-                     devices);
+      if (torchChunkRows(tv, axis, column).has_value()) {
+        return;  // torch.chunk's pieces of one extent: checked against the program later
       }
       HOSTIR_THROW("uneven shards: input ", input, " ", tv->toInlineString(), " axis ", axis,
                    " is sharded over ", devices, " devices but its shards differ (", holders,
@@ -313,8 +377,9 @@ void checkAxisAgrees(const TensorView* tv, size_t input, int64_t axis, const at:
 
 }  // namespace
 
-void RankAgreement::check(const std::vector<at::Tensor>& inputs,
-                          const std::vector<int64_t>& signature, int number_of_streams) {
+std::vector<std::pair<const Val*, PolymorphicValue>> RankAgreement::check(
+    const std::vector<at::Tensor>& inputs, const std::vector<int64_t>& signature,
+    int number_of_streams) {
   const std::vector<Val*>& program_inputs = program_.inputs();
   HOSTIR_CHECK(inputs.size() == program_inputs.size(), "the program expects ",
                program_inputs.size(), " inputs but got ", inputs.size());
@@ -340,8 +405,11 @@ void RankAgreement::check(const std::vector<at::Tensor>& inputs,
   at::Tensor signatures = headers.select(1, kSignatureColumn).contiguous();
   std::vector<int64_t> all_signatures(signatures.data_ptr<int64_t>(),
                                       signatures.data_ptr<int64_t>() + signatures.numel());
-  if (held.sizes.empty() || agreed_signatures_.count(all_signatures) != 0) {
-    return;
+  if (held.sizes.empty()) {
+    return {};
+  }
+  if (auto agreed = agreed_signatures_.find(all_signatures); agreed != agreed_signatures_.end()) {
+    return agreed->second;
   }
   at::Tensor all =
       allgatherAmongAll(communicator_, kAgreementStreamKey, at::tensor(held.sizes, at::kLong),
@@ -349,21 +417,29 @@ void RankAgreement::check(const std::vector<at::Tensor>& inputs,
   // The ranks agree on the inputs, so on every extent derived from them:
   // every rank raises the same error here, before any collective.
   std::vector<std::tuple<size_t, int64_t, int64_t>> input_extents;
+  std::vector<std::pair<const Val*, PolymorphicValue>> global_extents;
   for (size_t j = 0; j < held.where.size(); ++j) {
     const auto [input, axis] = held.where[j];
     const auto* tv = program_inputs[input]->as<TensorView>();
     at::Tensor column = all.select(1, static_cast<int64_t>(j));
     checkAxisAgrees(tv, input, axis, column);
-    const int64_t size = column.max().item<int64_t>();
-    if (size >= 0) {
-      input_extents.emplace_back(input, axis, size * shardDivisors(tv)[static_cast<size_t>(axis)]);
+    const std::optional<int64_t> extent = globalExtentOf(tv, axis, column);
+    if (!extent.has_value()) {
+      continue;
+    }
+    input_extents.emplace_back(input, axis, *extent);
+    const auto* symbol = tv->shapeDomain()[static_cast<size_t>(axis)]->extent()->as<Scalar>();
+    if (shardDivisors(tv)[static_cast<size_t>(axis)] > 1 && !symbol->isConst() &&
+        symbol->definition() == nullptr) {
+      global_extents.emplace_back(symbol, *extent);
     }
   }
-  checkShardsDivide(prepared_, input_extents);
+  checkUnevenShardsSupported(prepared_, input_extents);
   if (agreed_signatures_.size() >= kMaxAgreedSignatures) {
     agreed_signatures_.clear();  // a bound; a combination seen again is checked again
   }
-  agreed_signatures_.insert(std::move(all_signatures));
+  agreed_signatures_.emplace(std::move(all_signatures), global_extents);
+  return global_extents;
 }
 
 }  // namespace hostir

@@ -1,7 +1,7 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -39,9 +39,13 @@ class RankAgreement {
   RankAgreement(const Fusion& prepared, const HostIrContainer& program, Communicator& communicator);
 
   // Throws hostir::Error on every rank if the ranks disagree (see above).
-  // `signature` is inputSignature(inputs).
-  void check(const std::vector<at::Tensor>& inputs, const std::vector<int64_t>& signature,
-             int number_of_streams);
+  // `signature` is inputSignature(inputs). Returns the global extents of
+  // the inputs' sharded symbolic axes (the sum of the ranks' torch.chunk
+  // pieces), to bind before the inputs: one rank's shard does not tell them
+  // (4,095 rows on 2 devices leave rank 0 2,048, as 4,096 would).
+  std::vector<std::pair<const Val*, PolymorphicValue>> check(const std::vector<at::Tensor>& inputs,
+                                                             const std::vector<int64_t>& signature,
+                                                             int number_of_streams);
 
   // Extents this rank cannot read from its own inputs, learned from the
   // ranks that hold them (empty when every rank holds every input).
@@ -65,9 +69,11 @@ class RankAgreement {
   Communicator& communicator_;
   uint64_t fingerprint_ = 0;  // of the prepared fusion's printed form
   // The combinations of every rank's signature hash (row r: rank r's) that
-  // passed the detailed check; the same set on every rank.
+  // passed the detailed check, with the global extents check() returns for
+  // them; the same on every rank.
   static constexpr size_t kMaxAgreedSignatures = 1024;
-  std::set<std::vector<int64_t>> agreed_signatures_;
+  std::map<std::vector<int64_t>, std::vector<std::pair<const Val*, PolymorphicValue>>>
+      agreed_signatures_;
   std::vector<InputExtent> input_extents_;  // empty: every rank holds every input
 };
 

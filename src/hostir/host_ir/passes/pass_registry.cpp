@@ -18,6 +18,7 @@
 #include "hostir/host_ir/passes/stream_split_insertion.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/multidevice/presegmentation_passes.h"
+#include "hostir/multidevice/sharding.h"
 
 namespace hostir {
 
@@ -148,8 +149,11 @@ HostIrPassManager hostIrPipeline(const std::optional<MultiDeviceLowering>& multi
     if (pass.stage != PassStage::HostIr || (pass.scope == PassScope::MultiDevice && !multidevice)) {
       continue;
     }
-    pipeline.add(pass.name, [run = pass.run_on_host_program,
-                             multidevice](HostIrContainer& program) { run(program, multidevice); });
+    pipeline.add(pass.name,
+                 [run = pass.run_on_host_program, multidevice](HostIrContainer& program) {
+                   const LoweringDeviceScope device(multidevice ? multidevice->my_device : -1);
+                   run(program, multidevice);
+                 });
   }
   return pipeline;
 }
