@@ -91,7 +91,6 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
   }
   const ReadOnlyRunInputs read_only_inputs(input_tensors);
   const std::vector<Val*>& program_outputs = container_->outputs();
-
   ee_ = ExpressionEvaluator();
   ee_.setDevice(my_device);
   ee_.bindNamed(kNumberOfStreams, int64_t{number_of_streams});
