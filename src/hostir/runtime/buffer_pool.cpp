@@ -24,7 +24,7 @@ at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dt
     buffer = at::empty(shape, at::TensorOptions().dtype(dtype));
   }
   if (bytes >= kMinBytes) {
-    handed_out_.push_back(buffer);
+    handed_out_.push_back(buffer.storage());
   }
   return buffer;
 }
@@ -35,17 +35,15 @@ void BufferPool::recycle() {
   // run's buffers only, so sizes a program no longer uses do not stay.
   free_.clear();
   free_bytes_ = 0;
-  for (at::Tensor& buffer : handed_out_) {
-    const auto bytes = static_cast<int64_t>(buffer.storage().nbytes());
-    // One reference to the memory: this list's. An output the caller
-    // kept, a view of it, or queued work holding it has another.
-    if (buffer.storage().use_count() != 1 || buffer.use_count() != 1 ||
-        free_bytes_ + bytes > limit) {
+  for (c10::Storage& memory : handed_out_) {
+    const auto bytes = static_cast<int64_t>(memory.nbytes());
+    // One reference to the memory: this list's. An output the caller kept,
+    // a view of it, or queued work holding it has another.
+    if (memory.use_count() != 1 || free_bytes_ + bytes > limit) {
       continue;
     }
     free_bytes_ += bytes;
-    free_.emplace(bytes, buffer.storage());
-    buffer.reset();  // the storage's one reference is now the pool's
+    free_.emplace(bytes, std::move(memory));
   }
   handed_out_.clear();
 }

@@ -45,7 +45,9 @@ class BufferPool {
   // of a Function, an in-place t_() changes its strides; the next run gets
   // a fresh, plain tensor over the memory.
   std::multimap<int64_t, c10::Storage> free_;
-  std::vector<at::Tensor> handed_out_;
+  // The memory of the buffers handed out, never their tensors: a caller's
+  // output may get a grad_fn that holds the program owning this pool.
+  std::vector<c10::Storage> handed_out_;
   int64_t free_bytes_ = 0;
   int64_t reused_ = 0;
 };

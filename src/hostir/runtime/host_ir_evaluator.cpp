@@ -150,7 +150,12 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
     throw;
   }
   pool_.synchronizeAll(wait_timeout_);
+  return takeOutputs(outputs, my_device);
+}
 
+std::vector<at::Tensor> HostIrEvaluator::takeOutputs(const std::vector<at::Tensor>& outputs,
+                                                     int64_t my_device) {
+  const std::vector<Val*>& program_outputs = container_->outputs();
   std::vector<at::Tensor> results;
   for (size_t i = 0; i < program_outputs.size(); ++i) {
     const auto* tv = dynamic_cast<const TensorView*>(program_outputs[i]);
@@ -168,6 +173,10 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
     }
     results.push_back(value);
   }
+  // Nothing of the run is held past it: an output torch gives a grad_fn holds
+  // the program, so one kept here would keep its own program alive, a cycle
+  // through C++ that Python's collector cannot see (test_autograd_lifetime).
+  ee_ = ExpressionEvaluator();
   return results;
 }
 

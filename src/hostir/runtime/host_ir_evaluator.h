@@ -160,6 +160,9 @@ class HostIrEvaluator final : public HostIrDispatch {
 
  private:
   void runScope(const Scope& scope);
+  // The run's results (copied into `outputs` where given); then forgets the
+  // run's bindings.
+  std::vector<at::Tensor> takeOutputs(const std::vector<at::Tensor>& outputs, int64_t my_device);
   runtime::Stream& resolveStream(const Stream* stream);
   // A tensor held in a resolved panel layout (its encoding's) is allocated
   // in panels.
