@@ -64,21 +64,6 @@ void GatherOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
   }
 }
 
-void GatherOp::validateStructure() const {
-  HOSTIR_ASSERT(outputs_.size() == 1 && output(0)->isA<TensorView>(),
-                "GatherOp built with the wrong outputs");
-  validate(inputs_, attributes_);
-}
-TensorView* GatherOp::in() const {
-  return input(0)->as<TensorView>();
-}
-TensorView* GatherOp::index() const {
-  return input(1)->as<TensorView>();
-}
-TensorView* GatherOp::out() const {
-  return output(0)->as<TensorView>();
-}
-
 namespace {
 
 TensorView* gatherOp(GatherKind kind, TensorView* in, TensorView* index, int64_t dim) {
@@ -118,6 +103,6 @@ TensorView* indexSelect(TensorView* in, TensorView* index, int64_t dim) {
   return gatherOp(GatherKind::IndexSelect, in, index, dim);
 }
 
-HOSTIR_DEFINE_EXPR(GatherOp)
+HOSTIR_DEFINE_TENSOR_OP(GatherOp)
 
 }  // namespace hostir

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "hostir/ir/statement.h"
+#include "hostir/ir/tensor_op.h"
 
 namespace hostir {
 
@@ -25,18 +25,18 @@ std::string toString(GatherKind kind);
 // outside [0, extent) is an error when it runs (ATen's). Evaluated by ATen;
 // the kernel layer has no lowering for it yet (its segment runs through
 // ATen, which the segment's kernel signature names).
-class GatherOp : public Expr {
-  HOSTIR_DECLARE_EXPR(GatherOp)
+class GatherOp : public TensorOp {
+  HOSTIR_DECLARE_TENSOR_OP(GatherOp)
   static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
-  TensorView* in() const;
-  TensorView* index() const;
+  TensorView* index() const {
+    return tensorInput(1);
+  }
   int64_t dim() const {
     return attribute<int64_t>(0);
   }
   GatherKind kind() const {
     return static_cast<GatherKind>(attribute<int64_t>(1));
   }
-  TensorView* out() const;
   std::string displayName() const override {
     return hostir::toString(kind());
   }

@@ -56,12 +56,6 @@ void PadOp::validateStructure() const {
                  "pad: the output must be one tensor of the input's rank and dtype");
   });
 }
-TensorView* PadOp::in() const {
-  return input(0)->as<TensorView>();
-}
-TensorView* PadOp::out() const {
-  return output(0)->as<TensorView>();
-}
 
 void CatOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   HOSTIR_ASSERT(attributes.size() == 1 && std::holds_alternative<int64_t>(attributes[0]),
@@ -102,9 +96,6 @@ void CatOp::validateStructure() const {
     HOSTIR_CHECK(out != nullptr && out->rank() == first->rank() && out->dtype() == first->dtype(),
                  "cat: the output must be one tensor of the inputs' rank and dtype");
   });
-}
-TensorView* CatOp::out() const {
-  return output(0)->as<TensorView>();
 }
 
 TensorView* pad(TensorView* in, const std::vector<Val*>& widths, Val* value) {

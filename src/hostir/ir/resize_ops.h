@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "hostir/ir/statement.h"
+#include "hostir/ir/tensor_op.h"
 
 namespace hostir {
 
@@ -19,10 +19,9 @@ class TensorView;
 // each axis a. Inputs: {in, value, left_0, right_0, ..., left_{r-1},
 // right_{r-1}} (one pair per axis of in's shape, in axis order; integer
 // scalars, symbolic or constant, >= 0). out has in's dtype.
-class PadOp : public Expr {
-  HOSTIR_DECLARE_EXPR(PadOp)
+class PadOp : public TensorOp {
+  HOSTIR_DECLARE_TENSOR_OP(PadOp)
   static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
-  TensorView* in() const;
   Val* value() const {
     return input(1);
   }
@@ -32,7 +31,6 @@ class PadOp : public Expr {
   Val* right(int64_t axis) const {
     return input(3 + 2 * axis);
   }
-  TensorView* out() const;
   std::string displayName() const override {
     return "pad";
   }
@@ -40,13 +38,12 @@ class PadOp : public Expr {
 
 // out = torch.cat(inputs, dim): the tensors (one dtype, one rank, equal
 // extents but on `dim`) one after another along dim. Attribute 0: dim.
-class CatOp : public Expr {
-  HOSTIR_DECLARE_EXPR(CatOp)
+class CatOp : public TensorOp {
+  HOSTIR_DECLARE_TENSOR_OP(CatOp)
   static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
   int64_t dim() const {
     return attribute<int64_t>(0);
   }
-  TensorView* out() const;
   std::string displayName() const override {
     return "cat";
   }

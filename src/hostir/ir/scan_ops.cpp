@@ -19,18 +19,6 @@ void ScanOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribu
                " is out of range for rank ", in->rank(), "; valid: [0, ", in->rank(), ")");
 }
 
-void ScanOp::validateStructure() const {
-  HOSTIR_ASSERT(outputs_.size() == 1 && output(0)->isA<TensorView>(),
-                "ScanOp built with the wrong outputs");
-  validate(inputs_, attributes_);
-}
-TensorView* ScanOp::in() const {
-  return input(0)->as<TensorView>();
-}
-TensorView* ScanOp::out() const {
-  return output(0)->as<TensorView>();
-}
-
 TensorView* cumsum(TensorView* in, int64_t dim) {
   HOSTIR_CHECK(in != nullptr, "cumsum: the operand is null");
   const int64_t rank = in->rank();
@@ -50,6 +38,6 @@ TensorView* cumsum(TensorView* in, int64_t dim) {
   return out;
 }
 
-HOSTIR_DEFINE_EXPR(ScanOp)
+HOSTIR_DEFINE_TENSOR_OP(ScanOp)
 
 }  // namespace hostir

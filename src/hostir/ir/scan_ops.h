@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "hostir/ir/statement.h"
+#include "hostir/ir/tensor_op.h"
 
 namespace hostir {
 
@@ -13,11 +13,9 @@ class TensorView;
 // attribute 0: dim (normalized). Integer and Bool inputs sum in Int64, as
 // torch's. Evaluated by ATen; the kernel layer has no lowering for it yet
 // (its segment runs through ATen, which the segment's kernel signature names).
-class ScanOp : public Expr {
-  HOSTIR_DECLARE_EXPR(ScanOp)
+class ScanOp : public TensorOp {
+  HOSTIR_DECLARE_TENSOR_OP(ScanOp)
   static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
-  TensorView* in() const;
-  TensorView* out() const;
   int64_t dim() const {
     return attribute<int64_t>(0);
   }

@@ -48,21 +48,6 @@ void ScatterOp::validate(const std::vector<Val*>& inputs,
   }
 }
 
-void ScatterOp::validateStructure() const {
-  HOSTIR_ASSERT(outputs_.size() == 1 && output(0)->isA<TensorView>(),
-                "ScatterOp built with the wrong outputs");
-  validate(inputs_, attributes_);
-}
-TensorView* ScatterOp::in() const {
-  return input(0)->as<TensorView>();
-}
-TensorView* ScatterOp::index() const {
-  return input(1)->as<TensorView>();
-}
-TensorView* ScatterOp::out() const {
-  return output(0)->as<TensorView>();
-}
-
 TensorView* scatter(TensorView* in, TensorView* index, Val* src, int64_t dim) {
   HOSTIR_CHECK(in != nullptr && index != nullptr && src != nullptr, "scatter: an operand is null");
   const int64_t rank = in->rank();
@@ -81,6 +66,6 @@ TensorView* scatter(TensorView* in, TensorView* index, Val* src, int64_t dim) {
   return out;
 }
 
-HOSTIR_DEFINE_EXPR(ScatterOp)
+HOSTIR_DEFINE_TENSOR_OP(ScatterOp)
 
 }  // namespace hostir

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "hostir/ir/statement.h"
+#include "hostir/ir/tensor_op.h"
 
 namespace hostir {
 
@@ -16,18 +16,18 @@ class TensorView;
 // index outside [0, extent) is an error when it runs (ATen's); where two
 // positions write one element, which wins is ATen's choice, as torch's.
 // Evaluated by ATen; the kernel layer has no lowering for it yet.
-class ScatterOp : public Expr {
-  HOSTIR_DECLARE_EXPR(ScatterOp)
+class ScatterOp : public TensorOp {
+  HOSTIR_DECLARE_TENSOR_OP(ScatterOp)
   static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);
-  TensorView* in() const;
-  TensorView* index() const;
+  TensorView* index() const {
+    return tensorInput(1);
+  }
   Val* src() const {
     return input(2);
   }
   int64_t dim() const {
     return attribute<int64_t>(0);
   }
-  TensorView* out() const;
   std::string displayName() const override {
     return "scatter";
   }

@@ -235,12 +235,14 @@ class Expr : public Statement {
 // runs the node's validateStructure(), so every way of making a node (a
 // builder, IrBuilder::create, newObject in a pass, cloning) is checked: a
 // fusion op checks its operands' semantics there (ops.cpp), not only in its
-// builder.
-#define HOSTIR_DECLARE_EXPR(ClassName)                                                    \
+// builder. HOSTIR_DECLARE_EXPR_OF names a base between Expr and the kind
+// (tensor_op.h's TensorOp).
+#define HOSTIR_DECLARE_EXPR(ClassName) HOSTIR_DECLARE_EXPR_OF(ClassName, Expr)
+#define HOSTIR_DECLARE_EXPR_OF(ClassName, Base)                                           \
  public:                                                                                  \
   ClassName(Fusion* container, std::vector<Val*> inputs, std::vector<Val*> outputs,       \
             std::vector<Attribute> attributes, std::vector<Val*> attribute_vals = {})     \
-      : Expr(container, std::move(inputs), std::move(outputs), std::move(attributes),     \
+      : Base(container, std::move(inputs), std::move(outputs), std::move(attributes),     \
              std::move(attribute_vals)) {                                                 \
     validateStructure();                                                                  \
   }                                                                                       \
