@@ -371,7 +371,7 @@ TEST(LauncherTest, FaultInjectionRankDeadAfterTheFirstCollective) {
 TEST(LauncherTest, FaultInjectionMismatchedShards) {
   expectFaultEndsTheJob({"mismatched_shards",
                          {0, 1},
-                         {"uneven shards", "T0_g_float", "rank 0 holds 4", "rank 1 holds 3"},
+                         {"uneven shards", "T0_g_float", "rank 0 holds 4", "rank 1 holds 5"},
                          20.0});
 }
 
