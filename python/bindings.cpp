@@ -42,6 +42,7 @@
 #include "hostir/runtime/executor.h"
 #include "hostir/runtime/finite_check.h"
 #include "hostir/runtime/streams/stream_queue.h"
+#include "hostir/runtime/tensor_memory.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
 
@@ -895,6 +896,12 @@ void bindProcessHooks(py::module_& m) {
   });
   m.def("check_finite", &runtime::checkFiniteEnabled);
   m.def("set_check_finite", &runtime::setCheckFinite, py::arg("enabled"));
+
+  // CPU tensor bytes counted at c10's allocator (hostir.memory).
+  m.def("count_tensor_memory", &runtime::countTensorMemory);
+  m.def("live_tensor_bytes", &runtime::liveTensorBytes);
+  m.def("peak_tensor_bytes", &runtime::peakTensorBytes);
+  m.def("reset_peak_tensor_bytes", &runtime::resetPeakTensorBytes);
 
   // Fault injection for tests/python only, not part of the API (issue 22,
   // item 7): the next `starts` stream worker starts succeed, then each

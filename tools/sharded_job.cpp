@@ -22,6 +22,7 @@
 #include "hostir/runtime/streams/thread_budget.h"
 #include "hostir/runtime/streams/tracer.h"
 #include "hostir/runtime/target_detection.h"
+#include "hostir/runtime/tensor_memory.h"
 
 namespace hostir::tools {
 
@@ -65,6 +66,13 @@ struct Program {
     std::vector<at::Tensor> outputs = executor->runCommunicationOnly(job.inputs);
     if (backward) {
       backward->runCommunicationOnly(backwardInputs(job, outputs));
+    }
+  }
+  // Lets go of the buffers both executors keep for later runs.
+  void releasePooledBuffers() const {
+    executor->evaluator().releasePooledBuffers();
+    if (backward) {
+      backward->evaluator().releasePooledBuffers();
     }
   }
   std::vector<at::Tensor> backwardInputs(const ShardedJob& job,
@@ -151,9 +159,9 @@ nlohmann::json autoReport(const ChunkChoice& choice) {
 
 // A row of the time table: the title left in a column of kTitleWidth.
 constexpr int kTitleWidth = 34;
-std::ostream& row(const std::string& title, double ms) {
+std::ostream& row(const std::string& title, double value, const char* unit = "ms") {
   return std::cout << "  " << std::left << std::setw(kTitleWidth) << title << std::right
-                   << std::fixed << std::setprecision(1) << std::setw(9) << ms << " ms";
+                   << std::fixed << std::setprecision(1) << std::setw(9) << value << " " << unit;
 }
 
 std::string withChunks(const std::string& title, int64_t chunks) {
@@ -375,6 +383,8 @@ struct Timings {
   std::vector<std::vector<double>> comm;     // per comm_chunks
   std::vector<std::vector<double>> compute;  // per comm_chunks
   std::vector<double> aten;
+  // --train: per program, the peak tensor bytes of one step (stepMemory).
+  std::vector<int64_t> step_bytes;
 
   // A baseline of the program of `chunks` chunks: its own (every chunk
   // count's is timed).
@@ -443,6 +453,26 @@ Timings timePrograms(const ShardedJobOptions& options, const ShardedJob& job,
   return timings;
 }
 
+// --train: the peak memory of one step of each program on this rank, as
+// benchmarks/overlap's torch steps measure theirs (docs/training.md, "Peak
+// memory of a step"): the most bytes of CPU tensor memory alive at once
+// during the step above those alive before it, counted at c10's CPU
+// allocator. Every program's pooled buffers are let go first, so the step
+// allocates what it keeps for the next step too.
+std::vector<int64_t> stepMemory(const ShardedJob& job, const std::vector<Program>& programs,
+                                Communicator& communicator) {
+  runtime::countTensorMemory();
+  std::vector<int64_t> bytes;
+  for (const Program& program : programs) {
+    for (const Program& each : programs) {
+      each.releasePooledBuffers();
+    }
+    communicator.barrier();
+    bytes.push_back(runtime::peakTensorBytesOf([&] { program.run(job); }));
+  }
+  return bytes;
+}
+
 // The fraction of the ideal gain of each pipelined program (empty without
 // --baselines or a measured communication).
 std::vector<std::optional<IdealGain>> idealGains(const ShardedJobOptions& options,
@@ -473,6 +503,9 @@ void addTimingsToReport(const std::vector<Program>& programs, const Checks& chec
                          {"runs_ms", timings.programs[i]},
                          {"check", checks.close.at(&programs[i])},
                          {"gemms_with_post_ops", checks.post_op_gemms.at(&programs[i])}};
+    if (!timings.step_bytes.empty()) {
+      entry["peak_step_bytes"] = timings.step_bytes[i];
+    }
     if (gains[i]) {
       entry["bound_ms"] = gains[i]->bound_ms;
       entry["ideal_gain_fraction"] =
@@ -509,6 +542,14 @@ void printTimings(const ShardedJobOptions& options, const std::vector<Program>& 
     const double ms = median(timings.programs[i]);
     row(programTitle(programs[i]), ms)
         << "   " << std::setprecision(2) << ms / unchunked_ms << " x unchunked\n";
+  }
+  if (!timings.step_bytes.empty()) {
+    std::cout << "peak memory of a step on rank 0 (the most bytes of CPU tensors alive at once "
+                 "above those alive before it):\n";
+    for (size_t i = 0; i < programs.size(); ++i) {
+      row(programTitle(programs[i]), static_cast<double>(timings.step_bytes[i]) / (1 << 20), "MiB")
+          << "\n";
+    }
   }
   if (!options.baselines) {
     return;
@@ -571,7 +612,10 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   if (rank == 0 && first_prepared_at_run) {
     printPrograms(options, built);
   }
-  const Timings timings = timePrograms(options, job, programs, communicator);
+  Timings timings = timePrograms(options, job, programs, communicator);
+  if (options.train) {
+    timings.step_bytes = stepMemory(job, programs, communicator);
+  }
   if (!options.trace_path.empty()) {
     // One more run of the first program, traced (a stretch of HOSTIR_TRACE's
     // trace if that records the whole process).

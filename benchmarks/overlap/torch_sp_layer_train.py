@@ -205,11 +205,14 @@ class Layer:
         return a.transpose(0, 1).reshape(a.shape[1], self.local_hidden)
 
     # ---- blocking / async: torch autograd through Megatron's Functions ----------
+    def drop_grads(self):
+        self.x_leaf.grad = None
+        for w in self.params.values():
+            w.grad = None
+
     def autograd_step(self, overlap):
         p = self.params
-        self.x_leaf.grad = None
-        for w in p.values():
-            w.grad = None
+        self.drop_grads()
         H = self.H
         xn = F.layer_norm(self.x_leaf, [H], p["ln1_w"], p["ln1_b"], EPS)
         q, k, v = self.split_heads(ColumnParallelLinearSP.apply(xn, p["w_qkv"], overlap))

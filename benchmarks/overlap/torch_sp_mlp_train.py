@@ -62,6 +62,7 @@ prints the table and one JSON line:
 """
 
 import argparse
+import gc
 import math
 import os
 import sys
@@ -223,6 +224,7 @@ def run_baselines(args, rank, world, model, chunk_list, config, label):
         checks[name] = check(rank, name, step(), model.expected, args.corrupt)
         all_ok = all_ok and checks[name][0]
     measured = timed(args, programs)
+    memory = step_memory(model, programs)
 
     def entry(name):
         ms, runs = measured[name]
@@ -246,7 +248,7 @@ def run_baselines(args, rank, world, model, chunk_list, config, label):
         "pipelined_keep_chunks": best_keep["chunks"] if best_keep else None,
         "check": all_ok, "max_rel_diff": max_rel, "tolerance": TOLERANCE,
         "blocking": entry("blocking"), "async": entry("async"),
-        "pipelined": pipelined, "config": config,
+        "pipelined": pipelined, "config": config, "peak_step_bytes": memory,
     }
     if rank == 0:
         print(f"\n{label}: one training step (forward + backward), {world} ranks, "
@@ -258,10 +260,37 @@ def run_baselines(args, rank, world, model, chunk_list, config, label):
             kind, _, c = name.partition(" ")
             print(f"{kind:<22} {c or '-':>3} {ms:>10.1f}  {ms / blocking_ms:>10.3f}  "
                   f"{max(checks[name][1].values()):.2g}")
+        for name, peak in memory.items():
+            print(f"peak memory of a step on rank 0, {name}: {peak / 2**20:.1f} MiB")
         print(f"check: {'PASSED' if all_ok else 'FAILED'} (every rank's output and grads of "
               f"every program; max |diff| / max |ref| = {max_rel:.3g}, tolerance "
               f"{TOLERANCE:g})", flush=True)
     return finish(args, rank, result, all_ok)
+
+
+def step_memory(model, programs):
+    """The peak memory of one step of each program but pipelined-keep on this
+    rank, as `hostir sp-mlp --train` measures its own (hostir.memory: the most
+    bytes of CPU tensors alive at once during the step above those alive
+    before it, counted at c10's CPU allocator); {} when hostir is not
+    importable. The last step's grads and the pipelined steps' preallocated
+    buffers are let go first, so the step allocates them again."""
+    try:
+        from hostir.memory import peak_tensor_bytes_of
+    except ImportError:
+        print("peak memory of a step: not measured (hostir is not importable: set PYTHONPATH "
+              "to the build's python folder)", flush=True)
+        return {}
+    memory = {}
+    for name, step in programs.items():
+        if name.startswith("pipelined-keep"):
+            continue
+        model.drop_grads()
+        model.plans.clear()
+        gc.collect()
+        dist.barrier()
+        memory[name] = peak_tensor_bytes_of(step)
+    return memory
 
 
 def add_train_arguments(parser):
@@ -330,11 +359,14 @@ class Block:
         self.dw2 = torch.empty_like(self.w2)
         self.plans = {}
 
+    def drop_grads(self):
+        for t in (self.x_leaf, self.w1_param, self.w2_param):
+            t.grad = None
+
     def autograd_step(self, overlap):
         """blocking (overlap=False) / async (overlap=True): torch autograd
         through Megatron's Functions."""
-        for t in (self.x_leaf, self.w1_param, self.w2_param):
-            t.grad = None
+        self.drop_grads()
         h = ColumnParallelLinearSP.apply(self.x_leaf, self.w1_param, overlap)
         y = row_parallel_linear_sp(F.gelu(h), self.w2_param)
         y.backward(self.dy)

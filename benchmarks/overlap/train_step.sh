@@ -17,6 +17,8 @@ which=${4:-both}
 rate=${RATE:-loopback}
 mkdir -p "$out"
 export OMP_NUM_THREADS=1
+# The torch steps measure their peak memory with hostir.memory, as hostir's.
+export PYTHONPATH="$(cd "$build" && pwd)/python${PYTHONPATH:+:$PYTHONPATH}"
 
 link_ns=(hostir_train_ns0 hostir_train_ns1)
 link_dev=(hostir_train0 hostir_train1)

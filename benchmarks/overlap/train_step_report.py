@@ -24,10 +24,41 @@ def hostir_figures(report):
                if p["name"] == "compute-only"}
     comm = {p.get("chunks", 1): p["median_ms"] for p in report["programs"]
             if p["name"] == "comm-only"}
+    memory = {(p["name"], p.get("chunks", 1)): p["peak_step_bytes"] for p in report["programs"]
+              if "peak_step_bytes" in p}
     return {"best": best, "best_chunks": best_chunks, "unchunked": steps[("unchunked", 1)],
+            "memory_best": memory.get(("pipelined", best_chunks)),
+            "memory_unchunked": memory.get(("unchunked", 1)),
             "compute_best": compute.get(best_chunks), "comm_best": comm.get(best_chunks),
             "machine": report["config"].get("machine"), "link": report["config"].get("link"),
             "gemm_path": report["config"].get("gemm_path")}
+
+
+def print_memory(ours, theirs):
+    """The peak memory of a step on rank 0 (hostir.memory on both sides: the
+    most bytes of CPU tensors alive at once above those alive before the
+    step), the median over rounds (it does not change between rounds)."""
+    mib = 2 ** 20
+    best = [o["memory_best"] for o in ours if o["memory_best"] is not None]
+    blocking = [t["peak_step_bytes"]["blocking"] for t in theirs
+                if "blocking" in t.get("peak_step_bytes", {})]
+    if not best or not blocking:
+        print("  peak memory of a step: not measured")
+        return
+    med = statistics.median
+    unchunked = [o["memory_unchunked"] for o in ours if o["memory_unchunked"] is not None]
+    asynchronous = [t["peak_step_bytes"]["async"] for t in theirs
+                    if "async" in t.get("peak_step_bytes", {})]
+    print(f"  peak step memory, hostir best fixed  {med(best) / mib:8.1f} MiB")
+    if unchunked:
+        print(f"  peak step memory, hostir unchunked   {med(unchunked) / mib:8.1f} MiB")
+    print(f"  peak step memory, torch blocking     {med(blocking) / mib:8.1f} MiB")
+    if asynchronous:
+        print(f"  peak step memory, torch async        {med(asynchronous) / mib:8.1f} MiB")
+    print(f"  hostir best / torch blocking, memory (target <= 1.1) "
+          f"{med(best) / med(blocking):5.2f}")
+    if unchunked:
+        print(f"  hostir unchunked / torch blocking, memory {med(unchunked) / med(blocking):5.2f}")
 
 
 def main():
@@ -61,6 +92,7 @@ def main():
         print(f"  hostir best / torch pipelined  {h_best / pipelined:8.2f}")
         print(f"  hostir best / hostir unchunked {h_best / h_unchunked:8.2f}")
         print(f"  hostir best / its compute only {h_best / h_compute:8.2f}")
+        print_memory(ours[:rounds], theirs[:rounds])
         if h_comm is not None:
             bound = max(h_comm, h_compute)
             print(f"  hostir communication only, best C {h_comm:6.1f} ms")

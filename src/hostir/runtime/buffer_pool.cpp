@@ -1,5 +1,8 @@
 #include "hostir/runtime/buffer_pool.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "hostir/runtime/environment_count.h"
 
 namespace hostir {
@@ -10,42 +13,96 @@ int64_t bufferPoolLimitBytes() {
          << 20;
 }
 
+BufferPool& BufferPool::shared() {
+  static auto* pool = new BufferPool();  // never destroyed: buffers may be let go at exit
+  return *pool;
+}
+
 at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dtype) {
   const auto bytes = static_cast<int64_t>(c10::multiply_integers(shape) * c10::elementSize(dtype));
-  at::Tensor buffer;
-  auto found = free_.find(bytes);
-  if (bytes >= kMinBytes && found != free_.end()) {
-    buffer = at::empty({0}, at::TensorOptions().dtype(dtype));
-    buffer.set_(std::move(found->second), 0, shape);
+  if (bytes < kMinBytes) {
+    return at::empty(shape, at::TensorOptions().dtype(dtype));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::optional<c10::Storage> memory;
+  if (auto found = free_.find(bytes); found != free_.end()) {
+    memory = std::move(found->second.memory);
     free_bytes_ -= found->first;
     free_.erase(found);
+  } else {
+    // A buffer handed out earlier that nobody refers to any more (the
+    // program let it go after its last use): its memory serves this
+    // request instead of new memory.
+    auto earlier = std::ranges::find_if(handed_out_, [&](const HandedOut& handed) {
+      return static_cast<int64_t>(handed.memory.nbytes()) == bytes && unreferenced(handed.memory);
+    });
+    if (earlier != handed_out_.end()) {
+      memory = std::move(earlier->memory);
+      handed_out_.erase(earlier);
+    }
+  }
+  at::Tensor buffer;
+  if (memory.has_value()) {
+    buffer = at::empty({0}, at::TensorOptions().dtype(dtype));
+    buffer.set_(std::move(*memory), 0, shape);
     ++reused_;
   } else {
     buffer = at::empty(shape, at::TensorOptions().dtype(dtype));
   }
-  if (bytes >= kMinBytes) {
-    handed_out_.push_back(buffer.storage());
-  }
+  handed_out_.push_back({buffer.storage(), runs_});
   return buffer;
+}
+
+bool BufferPool::unreferenced(const c10::Storage& memory) {
+  // One reference to the memory: the pool's. An output the caller kept, a
+  // view of it, or queued work holding it has another.
+  return memory.use_count() == 1;
+}
+
+int64_t BufferPool::heldBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int64_t held = free_bytes_;
+  for (const HandedOut& handed : handed_out_) {
+    held += static_cast<int64_t>(handed.memory.nbytes());
+  }
+  return held;
+}
+
+void BufferPool::release() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.clear();
+  free_bytes_ = 0;
+  handed_out_.clear();
 }
 
 void BufferPool::recycle() {
   const int64_t limit = bufferPoolLimitBytes();
-  // What the last run did not ask for is released: the pool holds the last
-  // run's buffers only, so sizes a program no longer uses do not stay.
-  free_.clear();
-  free_bytes_ = 0;
-  for (c10::Storage& memory : handed_out_) {
-    const auto bytes = static_cast<int64_t>(memory.nbytes());
-    // One reference to the memory: this list's. An output the caller kept,
-    // a view of it, or queued work holding it has another.
-    if (memory.use_count() != 1 || free_bytes_ + bytes > limit) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++runs_;
+  // Sizes that no recent run asked for do not stay.
+  std::erase_if(free_, [&](const auto& entry) {
+    const bool idle = runs_ - entry.second.last_run > kIdleRuns || free_bytes_ > limit;
+    free_bytes_ -= idle ? entry.first : 0;
+    return idle;
+  });
+  std::vector<HandedOut> still_held;
+  for (HandedOut& handed : handed_out_) {
+    const auto bytes = static_cast<int64_t>(handed.memory.nbytes());
+    if (!unreferenced(handed.memory)) {
+      // Another run's binding, or the caller's: watched for a while (a run
+      // in flight lets it go), then forgotten (an output kept for good).
+      if (runs_ - handed.run <= kIdleRuns) {
+        still_held.push_back(std::move(handed));
+      }
+      continue;
+    }
+    if (free_bytes_ + bytes > limit) {
       continue;
     }
     free_bytes_ += bytes;
-    free_.emplace(bytes, std::move(memory));
+    free_.emplace(bytes, Free{std::move(handed.memory), handed.run});
   }
-  handed_out_.clear();
+  handed_out_ = std::move(still_held);
 }
 
 }  // namespace hostir

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -9,46 +10,74 @@
 
 namespace hostir {
 
-// The large buffers a host program allocated in earlier runs, given again
+// The large buffers host programs allocated in earlier runs, given again
 // to later runs (docs/streams.md, "Buffers across runs"). A program
 // allocates the same intermediates on every run; a fresh allocation of
 // megabytes is a fresh mapping whose pages the kernel faults in and zeroes
 // on first touch, every run. A buffer is reused only once nothing but the
 // pool references its memory: not an output the caller holds, nor a view
-// of one, nor a tensor queued work still uses.
+// of one, nor a tensor queued work still uses. Every evaluator of the
+// process takes its buffers from shared(): a training step's backward
+// reuses the buffers its forward let go (docs/training.md, "Peak memory of
+// a step"). Thread-safe.
 class BufferPool {
  public:
   // Buffers smaller than this come from malloc's heap cheaply: not pooled.
   static constexpr int64_t kMinBytes = int64_t{1} << 20;
+  // A pooled buffer that this many runs in a row did not ask for is freed.
+  static constexpr int64_t kIdleRuns = 4;
+
+  // The pool of the process's host programs.
+  static BufferPool& shared();
 
   // A contiguous tensor of `shape` and `dtype`: over the memory of a buffer
-  // of the same size in bytes that an earlier run left unreferenced when
-  // there is one, else new. (Reusing a larger buffer for a shorter request,
-  // as a sequence whose length changes would, did not pay: docs/
-  // performance.md, "Sequence lengths that change between calls".)
+  // of the same size in bytes that nobody else refers to any more (an
+  // earlier run's, or one this run let go of already: the evaluator drops a
+  // binding after its last use, binding_lifetimes.h), when there is one,
+  // else new. (Reusing a larger buffer for a shorter request, as a sequence
+  // whose length changes would, did not pay: docs/performance.md, "Sequence
+  // lengths that change between calls".)
   at::Tensor take(const std::vector<int64_t>& shape, at::ScalarType dtype);
-  // At the start of a run, after the last run's bindings are dropped: the
-  // buffers handed out since the last call that nobody else references any
-  // more become reusable, up to the byte limit (HOSTIR_BUFFER_POOL_MB,
-  // default 2048; 0 turns the pool off); pooled buffers the last run did
-  // not ask for are released.
+  // At the start of a run: the buffers handed out so far that nobody else
+  // references any more become free, up to the byte limit
+  // (HOSTIR_BUFFER_POOL_MB, default 2048; 0 turns the pool off); free
+  // buffers that the last kIdleRuns runs did not ask for are released.
   void recycle();
+
+  // Lets go of every buffer: the pooled ones are freed, the handed-out ones
+  // live on as long as someone else refers to them (as before the first
+  // run: `hostir sp-mlp --train` measures a step's memory from there).
+  void release();
+  // The memory the pool keeps alive: its free buffers and those it handed
+  // out (which others may also refer to).
+  int64_t heldBytes() const;
 
   // Buffers handed out again rather than allocated, since construction.
   int64_t reused() const {
+    std::lock_guard<std::mutex> lock(mutex_);
     return reused_;
   }
 
  private:
-  // Free memory by its size in bytes. Only the memory is kept, never the
-  // tensor a caller had: torch autograd attaches a grad_fn to the output
-  // of a Function, an in-place t_() changes its strides; the next run gets
-  // a fresh, plain tensor over the memory.
-  std::multimap<int64_t, c10::Storage> free_;
-  // The memory of the buffers handed out, never their tensors: a caller's
-  // output may get a grad_fn that holds the program owning this pool.
-  std::vector<c10::Storage> handed_out_;
+  // Only the memory is kept, never the tensor a caller had: torch autograd
+  // attaches a grad_fn to the output of a Function (which holds the program
+  // owning this pool: test_autograd_lifetime), an in-place t_() changes its
+  // strides; the next run gets a fresh, plain tensor over the memory.
+  static bool unreferenced(const c10::Storage& memory);
+  struct Free {
+    c10::Storage memory;
+    int64_t last_run;  // the run that last asked for it
+  };
+  struct HandedOut {
+    c10::Storage memory;
+    int64_t run;
+  };
+
+  mutable std::mutex mutex_;
+  std::multimap<int64_t, Free> free_;  // by size in bytes
+  std::vector<HandedOut> handed_out_;
   int64_t free_bytes_ = 0;
+  int64_t runs_ = 0;  // recycle() calls
   int64_t reused_ = 0;
 };
 

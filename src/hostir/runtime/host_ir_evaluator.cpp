@@ -3,6 +3,7 @@
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/program_exprs.h"
 #include "hostir/ir/cloner.h"
+#include "hostir/ir/device_mesh.h"
 #include "hostir/ir/one_line.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/scalar.h"
@@ -20,8 +21,6 @@
 
 #include <algorithm>
 #include <atomic>
-
-#include "hostir/ir/device_mesh.h"
 
 namespace hostir {
 
@@ -173,14 +172,14 @@ std::vector<at::Tensor> HostIrEvaluator::takeOutputs(const std::vector<at::Tenso
     }
     results.push_back(value);
   }
-  // Nothing of the run is held past it: an output torch gives a grad_fn holds
-  // the program, so one kept here would keep its own program alive, a cycle
-  // through C++ that Python's collector cannot see (test_autograd_lifetime).
+  // Nothing of the run outlives it: an output's grad_fn holds the program, a
+  // cycle through C++ that Python's collector cannot see (test_autograd_lifetime).
   ee_ = ExpressionEvaluator();
   return results;
 }
 
 void HostIrEvaluator::runScope(const Scope& scope) {
+  size_t index = 0;
   for (const Expr* expr : scope) {
     try {
       dispatch(expr);
@@ -193,6 +192,7 @@ void HostIrEvaluator::runScope(const Scope& scope) {
       // ATen raised on the host (an allocation, a view, a slice's bounds).
       rethrowNamingTheOp(error, label(expr));
     }
+    unbindDeadAfter(scope, index++);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "hostir/host_ir/host_dispatch.h"
 #include "hostir/host_ir/host_ir_container.h"
 #include "hostir/ir/encoding.h"
+#include "hostir/runtime/binding_lifetimes.h"
 #include "hostir/runtime/buffer_pool.h"
 #include "hostir/runtime/collective_channels.h"
 #include "hostir/runtime/expression_evaluator.h"
@@ -113,6 +114,14 @@ class HostIrEvaluator final : public HostIrDispatch {
 
   const HostIrContainer& container() const {
     return *container_;
+  }
+  // The large buffers kept for later runs, the process's (buffer_pool.h):
+  // what they hold, and letting them go (not during a run).
+  int64_t pooledBytes() const {
+    return buffers_.heldBytes();
+  }
+  void releasePooledBuffers() {
+    buffers_.release();
   }
   // How each segment runs and what its runs so far ran on, one line per
   // HostUnit the program posts, then per LaunchKernel kernel:
@@ -233,7 +242,21 @@ class HostIrEvaluator final : public HostIrDispatch {
   runtime::WaitTimeout wait_timeout_{0};
 
   // Large intermediates of earlier runs, reused (buffer_pool.h).
-  BufferPool buffers_;
+  BufferPool& buffers_ = BufferPool::shared();
+  // Per top-level expr, the tensors no later top-level expr refers to: let
+  // go after it (binding_lifetimes.h), so their memory can serve later
+  // allocations of the same run.
+  // (A null program is refused by the constructor's body, after this.)
+  std::vector<std::vector<const Val*>> dead_after_ =
+      container_ ? tensorsDeadAfter(*container_) : std::vector<std::vector<const Val*>>{};
+  void unbindDeadAfter(const Scope& scope, size_t index) {
+    if (&scope != &container_->topLevel()) {
+      return;
+    }
+    for (const Val* dead : dead_after_[index]) {
+      ee_.unbind(dead);
+    }
+  }
   // Held by run() from start to end: runs are serialized.
   std::mutex run_mutex_;
   // Declared last, destroyed first: joins the workers before anything their

@@ -72,15 +72,71 @@ TEST(BufferPoolTest, AnotherShapeOfTheSameBytesReusesTheMemory) {
   }
 }
 
-// The pool holds the last run's buffers only: one a run did not ask for is
-// released at the next start.
-TEST(BufferPoolTest, ABufferARunDidNotAskForIsReleased) {
+// A free buffer that kIdleRuns runs in a row did not ask for is released.
+TEST(BufferPoolTest, ABufferRecentRunsDidNotAskForIsReleased) {
   BufferPool pool;
   { pool.take(kBig, at::kFloat); }
-  pool.recycle();  // pooled
-  pool.recycle();  // a run that asked for nothing: released
+  for (int64_t run = 0; run <= BufferPool::kIdleRuns; ++run) {
+    EXPECT_EQ(pool.heldBytes(), 2 << 20) << "after " << run << " runs";
+    pool.recycle();  // the first pools it; the next ones ask for nothing
+  }
+  EXPECT_EQ(pool.heldBytes(), 0);
   { pool.take(kBig, at::kFloat); }
   EXPECT_EQ(pool.reused(), 0);
+}
+
+// A buffer the program let go of during a run serves a later request of the
+// same run: what the pool holds is what was alive at once, not every buffer
+// the run asked for. (Before, a run's buffers came back only at the next
+// run: ten take-and-drop rounds held ten buffers.)
+TEST(BufferPoolTest, ABufferLetGoDuringARunServesTheSameRun) {
+  BufferPool pool;
+  const void* first = nullptr;
+  for (int i = 0; i < 10; ++i) {
+    at::Tensor buffer = pool.take(kBig, at::kFloat);
+    if (i == 0) {
+      first = buffer.data_ptr();
+    }
+    EXPECT_EQ(buffer.data_ptr(), first) << "take " << i;
+  }
+  EXPECT_EQ(pool.reused(), 9);
+  EXPECT_EQ(pool.heldBytes(), 2 << 20);
+  at::Tensor held = pool.take(kBig, at::kFloat);
+  EXPECT_NE(pool.take(kBig, at::kFloat).data_ptr(), held.data_ptr()) << "one still held";
+  EXPECT_EQ(pool.heldBytes(), 4 << 20);
+}
+
+// Every evaluator takes from the one pool of the process: a buffer one
+// program let go serves the next program's run (a training step's backward
+// reuses its forward's), and the pool's bytes stay those of one run.
+TEST(BufferPoolTest, ProgramsShareThePoolOfTheProcess) {
+  auto program = [](Fusion& fusion) {
+    FusionGuard fg(&fusion);
+    TensorView* x = makeContigTensor(2);
+    fusion.addInput(x);
+    TensorView* y = add(relu(x), x);
+    y->split(0, 2, /*inner_split=*/false);
+    y->axis(0)->parallelize(ParallelType::Stream);
+    fusion.addOutput(exp(neg(y)));
+  };
+  Fusion first_fusion;
+  Fusion second_fusion;
+  program(first_fusion);
+  program(second_fusion);
+  HostExecutor first(first_fusion);
+  HostExecutor second(second_fusion);
+  BufferPool::shared().release();
+  const at::Tensor x = at::randn(kBig);
+  first.run({x});
+  const int64_t held = BufferPool::shared().heldBytes();
+  EXPECT_GT(held, 0) << "the program pools its intermediate";
+  const int64_t reused = BufferPool::shared().reused();
+  for (int run = 0; run < 3; ++run) {
+    EXPECT_TRUE(allClose(second.run({x}).at(0), at::exp(-(at::relu(x) + x))));
+    EXPECT_TRUE(allClose(first.run({x}).at(0), at::exp(-(at::relu(x) + x))));
+  }
+  EXPECT_EQ(BufferPool::shared().heldBytes(), held);
+  EXPECT_GE(BufferPool::shared().reused(), reused + 6);
 }
 
 TEST(BufferPoolTest, AHeldBufferOrAViewOfItIsNotReused) {
