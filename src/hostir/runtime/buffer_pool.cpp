@@ -20,7 +20,9 @@ BufferPool& BufferPool::shared() {
 
 at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dtype) {
   const auto bytes = static_cast<int64_t>(c10::multiply_integers(shape) * c10::elementSize(dtype));
-  if (bytes < kMinBytes) {
+  // Off (HOSTIR_BUFFER_POOL_MB=0), the pool holds nothing: not even the
+  // memory it hands out, which a program lets go after its last use.
+  if (bytes < kMinBytes || bufferPoolLimitBytes() == 0) {
     return at::empty(shape, at::TensorOptions().dtype(dtype));
   }
   std::lock_guard<std::mutex> lock(mutex_);
