@@ -352,6 +352,9 @@ class Lowering {
       if (kind == UnaryOpType::Cast) {
         return convert(x, type);
       }
+      if (kind == UnaryOpType::Signbit) {
+        return signbit(convert(x, computeType(in->dtype())));
+      }
       x = convert(x, type);
       switch (kind) {
         case UnaryOpType::Neg: return -x;
@@ -369,14 +372,26 @@ class Lowering {
         case UnaryOpType::Rsqrt: return Halide::Internal::make_one(type) / Halide::sqrt(x);
         // float32 compute (float64 erf is not compiled: kernel_signature.cpp).
         case UnaryOpType::Erf: return accurateErfFloat32(x);
+        // The C library's sinf/sin and cosf/cos (ATen's are within 1 ulp).
+        case UnaryOpType::Sin: return Halide::sin(x);
+        case UnaryOpType::Cos: return Halide::cos(x);
         case UnaryOpType::Cast:
-        case UnaryOpType::Sin:  // not compiled (kernel_signature.cpp)
-        case UnaryOpType::Cos:
         case UnaryOpType::Signbit: break;
       }
       HOSTIR_ASSERT(false, "unknown unary op");
       return x;
     });
+  }
+
+  // torch.signbit: the sign bit itself, so -0.0 and a negative NaN are true.
+  static Expr signbit(const Expr& x) {
+    if (x.type().is_float()) {
+      return Halide::reinterpret(Halide::Int(x.type().bits()), x) < 0;
+    }
+    if (x.type().is_bool() || x.type().is_uint()) {
+      return Halide::cast(Halide::Bool(), false);
+    }
+    return x < 0;
   }
 
   // The dtype a binary op's operands meet in: the output's, except for a
@@ -521,11 +536,81 @@ class Lowering {
         case BinaryOpType::Le:
         case BinaryOpType::Gt:
         case BinaryOpType::Ge: return compare(kind, a, b);
+        case BinaryOpType::BitwiseAnd: return a & b;
+        case BinaryOpType::BitwiseOr: return a | b;
+        case BinaryOpType::BitwiseXor: return a ^ b;
+        case BinaryOpType::BitwiseLeftShift:
+        case BinaryOpType::BitwiseRightShift:
+        case BinaryOpType::LogicalRightShift: return shift(kind, a, b);
+        case BinaryOpType::Gcd: return gcd(a, b);
+        case BinaryOpType::NextAfter: return nextafter(a, b);
         default: break;
       }
       HOSTIR_ASSERT(false, "kernel lowering: ", op->displayName(), " on tensors");
       return a;
     });
+  }
+
+  // An integer shift as the ATen interpreter's (aten_op_evaluator.cpp): a
+  // count outside [0, width) shifts every bit out (0, or the sign for an
+  // arithmetic right shift); Halide leaves such counts undefined.
+  static Expr shift(BinaryOpType kind, const Expr& a, const Expr& count) {
+    const int width = a.type().bits();
+    Halide::Type bits = Halide::UInt(width);
+    Expr zero = Halide::Internal::make_zero(a.type());
+    Expr outside = count < 0 || count >= width;
+    if (kind == BinaryOpType::BitwiseRightShift) {
+      return a >> Halide::select(outside, Halide::cast(count.type(), width - 1), count);
+    }
+    Expr ua = Halide::reinterpret(bits, a);
+    Expr ucount = Halide::reinterpret(bits, count);
+    Expr shifted = kind == BinaryOpType::BitwiseLeftShift ? ua << ucount : ua >> ucount;
+    return Halide::select(outside, zero, Halide::reinterpret(a.type(), shifted));
+  }
+
+  // torch.gcd's loop on |a| and |b| with C's remainder, unrolled for the
+  // most steps Euclid takes on `width`-bit integers (consecutive Fibonacci
+  // numbers: 46 for 32 bits, 92 for 64), each step a Let so the expression
+  // stays linear in size.
+  static Expr gcd(const Expr& a, const Expr& b) {
+    Halide::Type type = a.type();
+    const int steps = type.bits() * 3 / 2 + 2;
+    std::vector<std::string> as;
+    std::vector<std::string> bs;
+    for (int k = 0; k <= steps; ++k) {
+      as.push_back(Halide::Internal::unique_name('a'));
+      bs.push_back(Halide::Internal::unique_name('b'));
+    }
+    auto var = [&](const std::string& name) {
+      return Halide::Internal::Variable::make(type, name);
+    };
+    Expr body = var(bs[steps]);
+    for (int k = steps; k >= 1; --k) {
+      Expr previous_a = var(as[k - 1]);
+      Expr previous_b = var(bs[k - 1]);
+      Expr done = previous_a == 0;
+      Expr next_b = Halide::select(done, previous_b, previous_a);
+      Expr next_a =
+          Halide::select(done, previous_a,
+                         Halide::mod_round_to_zero(
+                             previous_b, Halide::select(done, Halide::cast(type, 1), previous_a)));
+      body = Halide::Internal::Let::make(bs[k], next_b, body);
+      body = Halide::Internal::Let::make(as[k], next_a, body);
+    }
+    body = Halide::Internal::Let::make(bs[0], Halide::cast(type, Halide::abs(b)), body);
+    return Halide::Internal::Let::make(as[0], Halide::cast(type, Halide::abs(a)), body);
+  }
+
+  // torch.nextafter: the neighbour of a toward b, one step in a's bits.
+  static Expr nextafter(const Expr& a, const Expr& b) {
+    Halide::Type type = a.type();
+    Halide::Type bits = Halide::Int(type.bits());
+    Expr tiny = Halide::reinterpret(type, Halide::cast(bits, 1));
+    Expr step = Halide::select((a < b) == (a > 0), Halide::cast(bits, 1), Halide::cast(bits, -1));
+    Expr away = Halide::reinterpret(type, Halide::reinterpret(bits, a) + step);
+    Expr from_zero = Halide::select(b > 0, tiny, -tiny);
+    Expr result = Halide::select(a == b, b, Halide::select(a == 0, from_zero, away));
+    return Halide::select(Halide::is_nan(a) || Halide::is_nan(b), a + b, result);
   }
 
   // The selected operand converted to out's dtype (as ATen converts both
@@ -836,6 +921,8 @@ class Lowering {
         case UnaryOpType::Sigmoid:
         case UnaryOpType::Tanh:
         case UnaryOpType::Gelu:
+        case UnaryOpType::Sin:
+        case UnaryOpType::Cos:
         case UnaryOpType::Erf: return true;
         default: break;
       }

@@ -51,10 +51,7 @@ bool isCompilableOp(const Expr* expr) {
   if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
     // The kernels' erf (erf, and gelu's) is accurate to float32, not float64.
     bool uses_erf = unary->type() == UnaryOpType::Gelu || unary->type() == UnaryOpType::Erf;
-    // sin, cos and signbit have no lowering yet: ATen.
-    bool lowered = unary->type() != UnaryOpType::Sin && unary->type() != UnaryOpType::Cos &&
-                   unary->type() != UnaryOpType::Signbit;
-    return lowered && (!uses_erf || unary->out()->dtype() != DataType::Double);
+    return !uses_erf || unary->out()->dtype() != DataType::Double;
   }
   if (const auto* binary = dynamic_cast<const BinaryOp*>(expr)) {
     if (binary->type() == BinaryOpType::Pow) {
@@ -62,9 +59,15 @@ bool isCompilableOp(const Expr* expr) {
       // rules for negative exponents: through ATen.
       return isFloatingType(binary->out()->dtype());
     }
-    // gcd, nextafter, the bitwise ops and the shifts have no lowering yet: ATen.
-    return binary->type() <= BinaryOpType::Ge && binary->type() != BinaryOpType::CeilDiv &&
-           binary->type() != BinaryOpType::Mod;
+    if (binary->type() == BinaryOpType::NextAfter) {
+      // One step in the bits of a float or a double (half: through ATen).
+      return binary->out()->dtype() == DataType::Float ||
+             binary->out()->dtype() == DataType::Double;
+    }
+    // CeilDiv and Mod (integer floor semantics) and Fmod (C's exact
+    // remainder, and ZeroDivisionError for integers) run through ATen.
+    return binary->type() != BinaryOpType::CeilDiv && binary->type() != BinaryOpType::Mod &&
+           binary->type() != BinaryOpType::Fmod;
   }
   return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<ReductionOp>() ||
          expr->isA<BroadcastOp>() || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||

@@ -61,22 +61,15 @@ void expectKernelRan(FusionExecutor& executor, int64_t runs) {
 // Builds the segment twice (compiled and ATen), runs both on the same
 // inputs, and compares every output (tolerance: the dtype's, scaled by
 // tolerance_scale).
-void expectCompiledMatchesAten(
-    const std::vector<Shaped>& inputs,
-    const std::function<std::vector<TensorView*>(const std::vector<TensorView*>&)>& build,
-    bool positive = false, bool with_nans = false, double tolerance_scale = 1.0) {
-  auto make = [&]() {
-    auto fusion = std::make_unique<Fusion>();
-    FusionGuard guard(fusion.get());
-    std::vector<TensorView*> tvs;
-    for (const Shaped& shaped : inputs) {
-      tvs.push_back(inputOf(shaped));
-    }
-    for (TensorView* out : build(tvs)) {
-      fusion->addOutput(out);
-    }
-    return std::make_unique<FusionExecutor>(std::move(fusion));
-  };
+using BuildOutputs = std::function<std::vector<TensorView*>(const std::vector<TensorView*>&)>;
+
+void expectCompiledMatchesAtenOn(const std::vector<Shaped>& inputs, const BuildOutputs& build,
+                                 const std::vector<PolymorphicValue>& values,
+                                 double tolerance_scale = 1.0);
+
+void expectCompiledMatchesAten(const std::vector<Shaped>& inputs, const BuildOutputs& build,
+                               bool positive = false, bool with_nans = false,
+                               double tolerance_scale = 1.0) {
   std::vector<PolymorphicValue> values;
   at::manual_seed(1);
   for (const Shaped& shaped : inputs) {
@@ -92,6 +85,25 @@ void expectCompiledMatchesAten(
     }
     values.emplace_back(t);
   }
+  expectCompiledMatchesAtenOn(inputs, build, values, tolerance_scale);
+}
+
+// As above, on the given input values (edge cases).
+void expectCompiledMatchesAtenOn(const std::vector<Shaped>& inputs, const BuildOutputs& build,
+                                 const std::vector<PolymorphicValue>& values,
+                                 double tolerance_scale) {
+  auto make = [&]() {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard guard(fusion.get());
+    std::vector<TensorView*> tvs;
+    for (const Shaped& shaped : inputs) {
+      tvs.push_back(inputOf(shaped));
+    }
+    for (TensorView* out : build(tvs)) {
+      fusion->addOutput(out);
+    }
+    return std::make_unique<FusionExecutor>(std::move(fusion));
+  };
   auto compiled = make();
   std::vector<at::Tensor> compiled_out = compiled->run(values);
   expectKernelRan(*compiled, 1);
@@ -302,6 +314,37 @@ TEST_P(KernelFloatTest, CausalSoftmaxIsOneKernel) {
                                -std::numeric_limits<double>::infinity());
     return std::vector<TensorView*>{softmax(masked, 2)};
   });
+}
+
+// sin, cos and signbit (of -0.0, +-NaN, +-inf) and nextafter toward
+// +-inf, +-0.0, NaN and each other compile (no ATen fallback) and match ATen.
+TEST_P(KernelFloatTest, SinCosSignbitNextafterOnEdgeValues) {
+  DataType dtype = GetParam();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  at::Tensor edges = at::tensor({0.0, -0.0, nan, -nan, inf, -inf, 1.5, -2.25, 1e-30, -3e5, 7.0},
+                                at::TensorOptions().dtype(at::kDouble))
+                         .to(toAtenType(dtype));
+  const int64_t n = edges.numel();
+  at::manual_seed(3);
+  at::Tensor grid = randomTensor({n, n}, toAtenType(dtype)) * 10;
+  grid.select(1, 0).copy_(edges);
+  const bool bitwise_next = dtype == DataType::Float || dtype == DataType::Double;
+  expectCompiledMatchesAtenOn(
+      {{{n, n}, dtype}, {{n}, dtype}},
+      [bitwise_next](const std::vector<TensorView*>& t) {
+        std::vector<TensorView*> outs{add(sin(t[0]), t[0]), mul(cos(t[0]), t[1]), signbit(t[0]),
+                                      signbit(t[1])};
+        if (bitwise_next) {
+          TensorView* row = broadcast(t[1], {true, false});
+          TensorView* column = broadcast(t[1], {false, true});
+          outs.push_back(nextafter(t[0], row));
+          outs.push_back(nextafter(column, row));  // every pair of edge values
+          outs.push_back(nextafter(t[0], 0.0));
+        }
+        return outs;
+      },
+      {grid, edges});
 }
 
 INSTANTIATE_TEST_SUITE_P(Floats, KernelFloatTest,
@@ -643,6 +686,67 @@ TEST(KernelTest, AStrideBeyondInt32FallsBackToAtenAndSaysWhy) {
       << report;
   munmap(memory, bytes);
 }
+
+}  // namespace
+}  // namespace hostir::test
+
+namespace hostir::test {
+namespace {
+
+class KernelIntegerTest : public ::testing::TestWithParam<DataType> {};
+
+// The bitwise ops, the shifts (counts negative and at or past the bit width:
+// 0, or the sign for an arithmetic right shift, as the ATen interpreter) and
+// gcd (zeros, negatives, the extremes) compile and match ATen.
+TEST_P(KernelIntegerTest, BitwiseShiftsAndGcdOnEdgeValues) {
+  DataType dtype = GetParam();
+  const int64_t big = dtype == DataType::Int32 ? std::numeric_limits<int32_t>::max()
+                                               : std::numeric_limits<int64_t>::max();
+  at::TensorOptions options = at::TensorOptions().dtype(toAtenType(dtype));
+  at::Tensor values = at::tensor({int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{12}, int64_t{-18},
+                                  int64_t{7}, int64_t{1} << 20, -(int64_t{3} << 24), big, -big},
+                                 options);
+  at::Tensor counts =
+      at::tensor({int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{5}, int64_t{30}, int64_t{31},
+                  int64_t{32}, int64_t{33}, int64_t{63}, int64_t{64}, int64_t{100}},
+                 options);
+  const int64_t n = values.numel();
+  const int64_t c = counts.numel();
+  expectCompiledMatchesAtenOn({{{n}, dtype}, {{c}, dtype}},
+                              [](const std::vector<TensorView*>& t) {
+                                TensorView* a = broadcast(t[0], {false, true});
+                                TensorView* count = broadcast(t[1], {true, false});
+                                TensorView* b = broadcast(t[0], {true, false});
+                                return std::vector<TensorView*>{bitwiseLeftShift(a, count),
+                                                                bitwiseRightShift(a, count),
+                                                                logicalRightShift(a, count),
+                                                                bitwiseAnd(a, b),
+                                                                bitwiseOr(a, b),
+                                                                bitwiseXor(a, b),
+                                                                gcd(a, b),
+                                                                gcd(t[0], 0),
+                                                                bitwiseLeftShift(t[0], 3)};
+                              },
+                              {values, counts});
+}
+
+TEST(KernelTest, BitwiseOpsOnBoolsCompile) {
+  at::Tensor a = at::tensor({1, 0, 1, 0}).to(at::kBool);
+  at::Tensor b = at::tensor({1, 1, 0, 0}).to(at::kBool);
+  expectCompiledMatchesAtenOn({{{4}, DataType::Bool}, {{4}, DataType::Bool}},
+                              [](const std::vector<TensorView*>& t) {
+                                return std::vector<TensorView*>{bitwiseAnd(t[0], t[1]),
+                                                                bitwiseOr(t[0], t[1]),
+                                                                bitwiseXor(t[0], t[1])};
+                              },
+                              {a, b});
+}
+
+INSTANTIATE_TEST_SUITE_P(Integers, KernelIntegerTest,
+                         ::testing::Values(DataType::Int32, DataType::Int64),
+                         [](const ::testing::TestParamInfo<DataType>& info) {
+                           return toString(info.param);
+                         });
 
 }  // namespace
 }  // namespace hostir::test
