@@ -137,7 +137,7 @@ class Program:
 
 
 UNARY = ["neg", "abs", "exp", "relu", "sigmoid", "tanh", "gelu", "erf", "log", "sqrt",
-         "rsqrt", "square_pow"]
+         "rsqrt", "square_pow", "sin", "cos"]
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow"]
 
 
@@ -341,7 +341,8 @@ class HostirBuilder:
 
     def __call__(self, name, args, params):
         ops = self.ops
-        if name in ("neg", "abs", "exp", "relu", "sigmoid", "tanh", "gelu", "erf"):
+        if name in ("neg", "abs", "exp", "relu", "sigmoid", "tanh", "gelu", "erf", "sin",
+                    "cos"):
             return getattr(ops, name)(args[0])
         if name in ("log", "sqrt", "rsqrt"):
             return getattr(ops, name)(_positive(ops, args[0]))
@@ -407,7 +408,7 @@ class HostirBuilder:
 def torch_step(name, args, params):
     """The same step in torch."""
     f = torch.nn.functional
-    if name in ("neg", "abs", "exp", "relu", "sigmoid", "tanh", "erf"):
+    if name in ("neg", "abs", "exp", "relu", "sigmoid", "tanh", "erf", "sin", "cos"):
         return getattr(torch, name)(args[0])
     if name == "gelu":
         return f.gelu(args[0])
