@@ -233,13 +233,15 @@ class Generator {
     const Value b = values_[pickValue()];
     switch (uniform(0, options_.runtime_slices ? 12 : 11)) {
       case 0: {
-        switch (uniform(0, 6)) {
+        switch (uniform(0, 8)) {
           case 0: push(neg(a.tv), -a.ref, "neg"); break;
           case 1: push(abs(a.tv), at::abs(a.ref), "abs"); break;
           case 2: push(relu(a.tv), at::relu(a.ref), "relu"); break;
           case 3: push(sigmoid(a.tv), at::sigmoid(a.ref), "sigmoid"); break;
           case 4: push(tanh(a.tv), at::tanh(a.ref), "tanh"); break;
           case 5: push(gelu(a.tv), at::gelu(a.ref), "gelu"); break;
+          case 6: push(sin(a.tv), at::sin(a.ref), "sin"); break;
+          case 7: push(cos(a.tv), at::cos(a.ref), "cos"); break;
           default: push(exp(tanh(a.tv)), at::exp(at::tanh(a.ref)), "exp(tanh)"); break;
         }
         break;
