@@ -21,6 +21,7 @@
 #include "hostir/runtime/compiled_segment.h"
 #include "hostir/runtime/host_executor.h"
 #include "launch_command.h"
+#include "lower_explain.h"
 #include "opt_command.h"
 #include "sequence_parallel_layer.h"
 #include "sequence_parallel_mlp.h"
@@ -232,6 +233,9 @@ int dispatchCommand(const std::vector<std::string>& args) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "print") {
     return exampleSubcommand(rest, "print", "print an example's fusion", printCommand);
+  }
+  if (command == "lower" && std::find(rest.begin(), rest.end(), "--explain") != rest.end()) {
+    return runLowerExplain(rest);
   }
   if (command == "lower") {
     return exampleSubcommand(rest, "lower", "lower an example and print its host program",
