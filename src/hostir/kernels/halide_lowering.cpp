@@ -544,6 +544,10 @@ class Lowering {
         case BinaryOpType::LogicalRightShift: return shift(kind, a, b);
         case BinaryOpType::Gcd: return gcd(a, b);
         case BinaryOpType::NextAfter: return nextafter(a, b);
+        // C's fmod (exact; the dividend's sign), as ATen's floating fmod.
+        case BinaryOpType::Fmod:
+          return Halide::Internal::Call::make(type, type.bits() == 64 ? "fmod" : "fmodf", {a, b},
+                                              Halide::Internal::Call::PureExtern);
         default: break;
       }
       HOSTIR_ASSERT(false, "kernel lowering: ", op->displayName(), " on tensors");

@@ -64,10 +64,12 @@ bool isCompilableOp(const Expr* expr) {
       return binary->out()->dtype() == DataType::Float ||
              binary->out()->dtype() == DataType::Double;
     }
-    // CeilDiv and Mod (integer floor semantics) and Fmod (C's exact
-    // remainder, and ZeroDivisionError for integers) run through ATen.
-    return binary->type() != BinaryOpType::CeilDiv && binary->type() != BinaryOpType::Mod &&
-           binary->type() != BinaryOpType::Fmod;
+    if (binary->type() == BinaryOpType::Fmod) {
+      // An integer fmod by zero raises ATen's ZeroDivisionError: ATen.
+      return isFloatingType(binary->out()->dtype());
+    }
+    // CeilDiv and Mod (integer floor semantics) run through ATen.
+    return binary->type() != BinaryOpType::CeilDiv && binary->type() != BinaryOpType::Mod;
   }
   return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<ReductionOp>() ||
          expr->isA<BroadcastOp>() || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||

@@ -342,6 +342,9 @@ TEST_P(KernelFloatTest, SinCosSignbitNextafterOnEdgeValues) {
           outs.push_back(nextafter(column, row));  // every pair of edge values
           outs.push_back(nextafter(t[0], 0.0));
         }
+        // fmod keeps the dividend's sign; by 0 or of inf it is NaN.
+        outs.push_back(fmod(t[0], broadcast(t[1], {true, false})));
+        outs.push_back(fmod(t[0], -2.5));
         return outs;
       },
       {grid, edges});
