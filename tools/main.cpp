@@ -56,6 +56,9 @@ commands:
   passes               list the compiler's passes in the order they run
   print EXAMPLE        print an example's fusion
   lower EXAMPLE        print an example's fusion and its host program
+  lower --explain sp-mlp|sp-layer [--device D]
+                       per collective: can the automatic overlap pass
+                       pipeline it, on which axis, why not (docs/lowering.md)
   opt --pass NAME [FILE|-]
                        run host IR passes on a program in the textual host
                        IR and print it (--list-passes, --verify, --example;
