@@ -133,3 +133,24 @@ def test_execution_reports_the_kernel_and_a_run_time_fall_back_to_aten():
     report = fd.execution()
     assert "; ran it 1 time, fell back to ATen 1 time: the input T" in report, report
     assert "is empty (sizes [0, 4])" in report, report
+
+
+def test_the_ops_added_for_nvfusers_suite_run_as_one_compiled_kernel():
+    # sin, signbit, nextafter, fmod, gcd, the bitwise ops and the shifts have
+    # Halide lowerings: a definition mixing them is one kernel, no ATen
+    # fallback, with torch's results.
+    with hostir.FusionDefinition() as fd:
+        x = fd.define_tensor(1, dtype=hostir.DataType.Float)
+        i = fd.define_tensor(1, dtype=hostir.DataType.Int)
+        fd.add_output(fd.ops.add(fd.ops.sin(x), fd.ops.fmod(x, 1.5)))
+        fd.add_output(fd.ops.signbit(fd.ops.nextafter(x, 0.0)))
+        fd.add_output(fd.ops.bitwise_xor(fd.ops.gcd(i, 12), fd.ops.bitwise_left_shift(i, 2)))
+    x_in = torch.tensor([-0.0, 0.0, -2.5, 3.25, float("nan"), float("-inf")])
+    i_in = torch.tensor([0, -18, 7, 36, -1, 1 << 40])
+    sin_fmod, sign, bits = fd.execute([x_in, i_in])
+    assert torch.allclose(sin_fmod, torch.sin(x_in) + torch.fmod(x_in, 1.5), equal_nan=True)
+    assert torch.equal(sign, torch.signbit(torch.nextafter(x_in, torch.tensor(0.0))))
+    assert torch.equal(bits, torch.gcd(i_in, torch.tensor(12)) ^ (i_in << 2))
+    report = fd.execution()
+    assert ": compiled kernel " in report and "fell back" not in report, report
+    assert "ATen" not in report, report
