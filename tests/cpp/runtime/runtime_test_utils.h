@@ -47,6 +47,19 @@ inline Scalar* scalarInput(DataType dtype) {
   return scalar;
 }
 
+// exp(-(relu(x) + x)) whose intermediate is split into 2 Stream chunks: a
+// pipelined program (the intermediate written chunk by chunk in a loop, then
+// read whole) built into the current fusion; at::exp(-(at::relu(x) + x)) is
+// its result.
+inline void addStreamSplitIntermediateProgram() {
+  TensorView* x = makeContigTensor(2);
+  FusionGuard::getCurFusion()->addInput(x);
+  TensorView* y = add(relu(x), x);
+  y->split(0, 2, /*inner_split=*/false);
+  y->axis(0)->parallelize(ParallelType::Stream);
+  FusionGuard::getCurFusion()->addOutput(exp(neg(y)));
+}
+
 // Same dtype, same sizes and close values.
 inline ::testing::AssertionResult allClose(const at::Tensor& actual, const at::Tensor& expected,
                                            double rtol = 1e-5, double atol = 1e-6) {

@@ -33,12 +33,7 @@ TEST(BindingLifetimesTest, AnIntermediateIsLetGoAfterItsLastReference) {
   Fusion fusion;
   {
     FusionGuard fg(&fusion);
-    TensorView* x = makeContigTensor(2);
-    fusion.addInput(x);
-    TensorView* y = add(relu(x), x);
-    y->split(0, 2, /*inner_split=*/false);
-    y->axis(0)->parallelize(ParallelType::Stream);
-    fusion.addOutput(exp(neg(y)));
+    addStreamSplitIntermediateProgram();
   }
   HostExecutor executor(fusion);
   const at::Tensor x = at::randn({512, 1024});

@@ -112,12 +112,7 @@ TEST(BufferPoolTest, ABufferLetGoDuringARunServesTheSameRun) {
 TEST(BufferPoolTest, ProgramsShareThePoolOfTheProcess) {
   auto program = [](Fusion& fusion) {
     FusionGuard fg(&fusion);
-    TensorView* x = makeContigTensor(2);
-    fusion.addInput(x);
-    TensorView* y = add(relu(x), x);
-    y->split(0, 2, /*inner_split=*/false);
-    y->axis(0)->parallelize(ParallelType::Stream);
-    fusion.addOutput(exp(neg(y)));
+    addStreamSplitIntermediateProgram();
   };
   Fusion first_fusion;
   Fusion second_fusion;
@@ -188,12 +183,7 @@ TEST(BufferPoolTest, KeptOutputsOfEarlierRunsStayIntact) {
   Fusion fusion;
   {
     FusionGuard fg(&fusion);
-    TensorView* x = makeContigTensor(2);
-    fusion.addInput(x);
-    TensorView* y = add(relu(x), x);
-    y->split(0, 2, /*inner_split=*/false);
-    y->axis(0)->parallelize(ParallelType::Stream);
-    fusion.addOutput(exp(neg(y)));
+    addStreamSplitIntermediateProgram();
   }
   HostExecutor executor(fusion);
   std::vector<at::Tensor> inputs;
