@@ -4,7 +4,7 @@
 # runs as a CTest test (tests/CMakeLists.txt) so a violation also fails CI.
 function(hostir_check_layering src_root)
   set(violations "")
-  foreach(layer ir multidevice segment host_ir autodiff kernels runtime/streams)
+  foreach(layer ir multidevice segment host_ir autodiff compiler kernels runtime/streams)
     file(GLOB_RECURSE files "${src_root}/${layer}/*.h" "${src_root}/${layer}/*.cpp")
     foreach(f ${files})
       file(STRINGS "${f}" hits REGEX "#include *[<\"]((ATen|c10|torch|oneapi)/|dnnl)")

@@ -14,6 +14,7 @@
 
 #include "cli_arguments.h"
 #include "examples.h"
+#include "hostir/compiler/compile.h"
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/pass_registry.h"
@@ -123,9 +124,9 @@ int lowerCommand(const std::string& name) {
   fusion.print();
   // The pipeline the Executor runs (presegmentation included), so that the
   // program printed is the one `hostir run` runs.
-  std::unique_ptr<HostIrContainer> program = presegmentAndLower(fusion);
-  std::cout << program->toString();
-  printSegmentExecution(*program);
+  CompiledProgram compiled = compile(fusion);
+  std::cout << compiled.program->toString();
+  printSegmentExecution(*compiled.program);
   return 0;
 }
 

@@ -7,9 +7,9 @@
 #include <sstream>
 #include <string>
 
+#include "hostir/compiler/compile.h"
 #include "hostir/host_ir/communication.h"
 #include "hostir/host_ir/for_loop.h"
-#include "hostir/host_ir/lowering.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/options.h"
 #include "hostir/ir/tensor_view.h"
@@ -64,16 +64,20 @@ std::string describeExposure(const runtime::RunExposure& run, const HostIrContai
 }  // namespace
 
 Executor::Executor(const Fusion& fusion, ExecutorParams params)
-    : number_of_streams_(params.number_of_streams), prepared_(copyOf(fusion)) {
+    : number_of_streams_(params.number_of_streams) {
   // The evaluator checks params.number_of_streams when it is built.
   Communicator* communicator = params.communicator;
   if (communicator == nullptr) {
+    CompiledProgram compiled = compile(fusion);
+    prepared_ = std::move(compiled.fusion);
     evaluator_ = std::make_unique<HostIrEvaluator>(
-        presegmentAndLower(*prepared_),
+        std::move(compiled.program),
         HostIrEvaluatorParams{.number_of_streams = number_of_streams_});
     checks_ = std::make_unique<FusionChecks>(*prepared_);
     return;
   }
+  // Until prepareSharded compiles it, prepared_ is the user's fusion as given.
+  prepared_ = copyOf(fusion);
   if (params.automatic_stream_splits && communicator->size() > 1 &&
       !isPassDisabled("insert_stream_splits") && !hasStreamAxis(*prepared_)) {
     deferred_communicator_ = communicator;
@@ -94,16 +98,18 @@ bool ExecutorParams::automaticStreamSplitsFromEnvironment() {
 
 void Executor::prepareSharded(Communicator& communicator, StreamSplitPlanner* planner) {
   const int64_t my_device = communicator.deviceId();
-  std::unique_ptr<HostIrContainer> program;
+  CompiledProgram compiled;
   {
     StreamSplitPlannerScope scope(planner);  // insert_stream_splits asks it
-    program = presegmentAndLower(*prepared_,
-                                 MultiDeviceLowering{my_device, communicator.deviceTargets()});
+    compiled = compileCopy(std::move(prepared_),
+                           CompileOptions{.multidevice = MultiDeviceLowering{
+                                              my_device, communicator.deviceTargets()}});
   }
+  prepared_ = std::move(compiled.fusion);
   evaluator_ = std::make_unique<HostIrEvaluator>(
-      std::move(program), HostIrEvaluatorParams{.number_of_streams = number_of_streams_,
-                                                .communicator = &communicator,
-                                                .my_device = my_device});
+      std::move(compiled.program), HostIrEvaluatorParams{.number_of_streams = number_of_streams_,
+                                                         .communicator = &communicator,
+                                                         .my_device = my_device});
   agreement_ = std::make_unique<RankAgreement>(*prepared_, evaluator_->container(), communicator);
 }
 

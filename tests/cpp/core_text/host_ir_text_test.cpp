@@ -10,6 +10,7 @@
 #include <string>
 
 #include "hostir/autodiff/differentiate.h"
+#include "hostir/compiler/compile.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/text/host_ir_text_parser.h"
 #include "hostir/host_ir/text/host_ir_text_printer.h"
@@ -31,9 +32,7 @@ void expectRoundTrip(const HostIrContainer& program) {
 }
 
 std::unique_ptr<HostIrContainer> lowerOnDevice(const Fusion& fusion, int64_t device) {
-  Fusion copy;
-  copyFusion(fusion, copy);
-  return presegmentAndLower(copy, MultiDeviceLowering{device, {}});
+  return compile(fusion, CompileOptions{.multidevice = MultiDeviceLowering{device, {}}}).program;
 }
 
 }  // namespace
@@ -74,10 +73,9 @@ TEST(HostIrTextRoundTrip, EncodedWeightsOnMixedTargets) {
   }
   DeviceTargets targets = {{0, targetForIsa(Isa::Avx512)}, {1, targetForIsa(Isa::Avx2)}};
   for (int64_t device : {0, 1}) {
-    Fusion copy;
-    copyFusion(*fusion, copy);
     std::unique_ptr<HostIrContainer> program =
-        presegmentAndLower(copy, MultiDeviceLowering{device, targets});
+        compile(*fusion, CompileOptions{.multidevice = MultiDeviceLowering{device, targets}})
+            .program;
     std::string text = printHostIrText(*program);
     EXPECT_NE(text.find("targets [0 \"cpu:avx512\", 1 \"cpu:avx2\"]"), std::string::npos) << text;
     EXPECT_NE(text.find("encoding matmul_rhs"), std::string::npos) << text;
