@@ -29,9 +29,10 @@ struct CompiledProgram {
 // multi-device ones too when sharded) → segmentation → host IR passes.
 CompiledProgram compile(const Fusion& fusion, const CompileOptions& options = {});
 
-// The same on a copy the caller already made and hands over (the Executor
-// keeps one to plan automatic stream splits from before it compiles), so
-// that a definition is copied once.
-CompiledProgram compileCopy(std::unique_ptr<Fusion> copy, const CompileOptions& options = {});
+// The same on a copy the caller already made and keeps (the Executor plans
+// automatic stream splits from it before it compiles), so that a definition
+// is copied once: the presegmentation passes change `copy` in place, and the
+// caller still owns it should they throw.
+std::unique_ptr<HostIrContainer> compileInPlace(Fusion& copy, const CompileOptions& options = {});
 
 }  // namespace hostir

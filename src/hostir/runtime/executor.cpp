@@ -98,18 +98,17 @@ bool ExecutorParams::automaticStreamSplitsFromEnvironment() {
 
 void Executor::prepareSharded(Communicator& communicator, StreamSplitPlanner* planner) {
   const int64_t my_device = communicator.deviceId();
-  CompiledProgram compiled;
+  std::unique_ptr<HostIrContainer> program;
   {
     StreamSplitPlannerScope scope(planner);  // insert_stream_splits asks it
-    compiled = compileCopy(std::move(prepared_),
-                           CompileOptions{.multidevice = MultiDeviceLowering{
-                                              my_device, communicator.deviceTargets()}});
+    program =
+        compileInPlace(*prepared_, CompileOptions{.multidevice = MultiDeviceLowering{
+                                                      my_device, communicator.deviceTargets()}});
   }
-  prepared_ = std::move(compiled.fusion);
   evaluator_ = std::make_unique<HostIrEvaluator>(
-      std::move(compiled.program), HostIrEvaluatorParams{.number_of_streams = number_of_streams_,
-                                                         .communicator = &communicator,
-                                                         .my_device = my_device});
+      std::move(program), HostIrEvaluatorParams{.number_of_streams = number_of_streams_,
+                                                .communicator = &communicator,
+                                                .my_device = my_device});
   agreement_ = std::make_unique<RankAgreement>(*prepared_, evaluator_->container(), communicator);
 }
 
