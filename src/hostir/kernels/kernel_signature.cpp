@@ -181,6 +181,8 @@ std::optional<std::string> loneTranscendental(const Fusion& fusion) {
     case UnaryOpType::Tanh:
     case UnaryOpType::Gelu:
     case UnaryOpType::Erf:
+    case UnaryOpType::Sin:  // a C library call per element compiled: 5-7x ATen's
+    case UnaryOpType::Cos:
       return "a lone " + lone->displayName() +
              " saves no pass over memory by compiling, and ATen's vectorized kernel is faster";
     default: return std::nullopt;

@@ -599,6 +599,22 @@ TEST(KernelTest, LoneTranscendentalRunsThroughAtenAndSaysWhy) {
   EXPECT_TRUE(allClose(lone_executor.run({input}).at(0), at::gelu(input)));
   EXPECT_NE(lone_executor.execution().find("ATen: a lone gelu"), std::string::npos)
       << lone_executor.execution();
+  // sin and cos compile to a C library call per element: a lone one was
+  // 5-7x ATen's vectorized kernel ([4M] floats, 1 thread, docs/kernels.md).
+  for (const bool is_sin : {true, false}) {
+    auto trig = std::make_unique<Fusion>();
+    {
+      FusionGuard guard(trig.get());
+      TensorView* x = inputOf({{4, 9}, DataType::Float});
+      trig->addOutput(is_sin ? sin(x) : cos(x));
+    }
+    FusionExecutor trig_executor(std::move(trig));
+    EXPECT_TRUE(
+        allClose(trig_executor.run({input}).at(0), is_sin ? at::sin(input) : at::cos(input)));
+    EXPECT_NE(trig_executor.execution().find(is_sin ? "ATen: a lone sin" : "ATen: a lone cos"),
+              std::string::npos)
+        << trig_executor.execution();
+  }
 
   auto fused = std::make_unique<Fusion>();
   {
