@@ -4,7 +4,8 @@
     PYTHONPATH=build/python /usr/bin/python3 benchmarks/bench_unary_kernels.py [OP...]
 
 For each OP (default: erf exp tanh) hostir runs neg(OP(x)) as one compiled
-kernel (a lone OP runs through ATen, so the neg keeps it compiled) and torch
+kernel (a lone OP runs through ATen, so the neg keeps it compiled; sin and
+cos run through ATen in any segment, docs/kernels.md) and torch
 runs torch.neg(torch.OP(x)); x is 4M float32 values from randn. The runs are
 interleaved; medians of 9 are printed with their ratio.
 """

@@ -372,9 +372,8 @@ class Lowering {
         case UnaryOpType::Rsqrt: return Halide::Internal::make_one(type) / Halide::sqrt(x);
         // float32 compute (float64 erf is not compiled: kernel_signature.cpp).
         case UnaryOpType::Erf: return accurateErfFloat32(x);
-        // The C library's sinf/sin and cosf/cos (ATen's are within 1 ulp).
-        case UnaryOpType::Sin: return Halide::sin(x);
-        case UnaryOpType::Cos: return Halide::cos(x);
+        case UnaryOpType::Sin:  // not compiled (kernel_signature.cpp)
+        case UnaryOpType::Cos:
         case UnaryOpType::Cast:
         case UnaryOpType::Signbit: break;
       }
@@ -925,8 +924,6 @@ class Lowering {
         case UnaryOpType::Sigmoid:
         case UnaryOpType::Tanh:
         case UnaryOpType::Gelu:
-        case UnaryOpType::Sin:
-        case UnaryOpType::Cos:
         case UnaryOpType::Erf: return true;
         default: break;
       }

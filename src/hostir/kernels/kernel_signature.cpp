@@ -49,6 +49,12 @@ bool isCompilableOp(const Expr* expr) {
     return false;  // BLAS, through ATen (docs/kernels.md)
   }
   if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
+    // Halide's sin and cos call the C library once per element, unvectorized:
+    // in a segment with other ops that was 4.7-5.2x ATen's ops (ATen's are
+    // vectorized, docs/kernels.md), so a segment holding one runs through ATen.
+    if (unary->type() == UnaryOpType::Sin || unary->type() == UnaryOpType::Cos) {
+      return false;
+    }
     // The kernels' erf (erf, and gelu's) is accurate to float32, not float64.
     bool uses_erf = unary->type() == UnaryOpType::Gelu || unary->type() == UnaryOpType::Erf;
     return !uses_erf || unary->out()->dtype() != DataType::Double;
@@ -181,8 +187,6 @@ std::optional<std::string> loneTranscendental(const Fusion& fusion) {
     case UnaryOpType::Tanh:
     case UnaryOpType::Gelu:
     case UnaryOpType::Erf:
-    case UnaryOpType::Sin:  // a C library call per element compiled: 5-7x ATen's
-    case UnaryOpType::Cos:
       return "a lone " + lone->displayName() +
              " saves no pass over memory by compiling, and ATen's vectorized kernel is faster";
     default: return std::nullopt;
