@@ -3,6 +3,7 @@
 // executors that run it on torch tensors. The Python package (python/hostir)
 // owns records, the FusionCache and the FusionState; this file owns the IR.
 
+#include <pybind11/complex.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -132,28 +133,25 @@ class Definition {
   }
 
   // A constant (value given) or a symbolic input scalar (value None).
-  int64_t defineScalar(const std::optional<std::variant<bool, int64_t, double>>& value,
-                       DataType dtype) {
+  // A constant (value given) or a symbolic input scalar (value None); a
+  // constant holds `dtype` (a Float constant is rounded to float).
+  int64_t defineScalar(
+      const std::optional<std::variant<bool, int64_t, double, std::complex<double>>>& value,
+      DataType dtype) {
     FusionGuard guard(fusion_.get());
-    Scalar* scalar = nullptr;
     if (!value.has_value()) {
-      scalar = IrBuilder::create<Scalar>(dtype);
+      auto* scalar = IrBuilder::create<Scalar>(dtype);
       fusion_->addInput(scalar);
       int64_t fid = assignFid(scalar);
       input_fids_.push_back(fid);
       return fid;
     }
-    if (dtype == DataType::Bool) {
-      HOSTIR_CHECK(std::holds_alternative<bool>(*value),
-                   "define_scalar: a Bool scalar needs True or False");
-      scalar = IrBuilder::create<Scalar>(std::get<bool>(*value));
-    } else if (isIntegralType(dtype)) {
-      HOSTIR_CHECK(std::holds_alternative<int64_t>(*value), "define_scalar: an ", toString(dtype),
-                   " scalar needs an int value");
-      scalar = IrBuilder::create<Scalar>(std::get<int64_t>(*value));
-    } else {
-      double number = std::visit([](auto v) { return static_cast<double>(v); }, *value);
-      scalar = IrBuilder::create<Scalar>(number);
+    const ScalarValue number = std::visit([](auto v) -> ScalarValue { return v; }, *value);
+    Scalar* scalar = nullptr;
+    try {
+      scalar = IrBuilder::create<Scalar>(number, dtype);
+    } catch (const Error& error) {
+      HOSTIR_THROW("define_scalar: ", error.what());
     }
     return assignFid(scalar);
   }
@@ -749,7 +747,10 @@ class Definition {
     if (py::isinstance<py::float_>(item)) {
       return item.cast<double>();
     }
-    HOSTIR_THROW("execute: inputs must be torch.Tensor, int, float, bool or None, got ",
+    if (PyComplex_Check(item.ptr())) {
+      return item.cast<std::complex<double>>();
+    }
+    HOSTIR_THROW("execute: inputs must be torch.Tensor, int, float, complex, bool or None, got ",
                  std::string(py::str(item.get_type())));
   }
 
@@ -920,7 +921,9 @@ void bindEnumsAndMesh(py::module_& m) {
       .value("BFloat16", DataType::BFloat16)
       .value("Int32", DataType::Int32)
       .value("Int64", DataType::Int64)
-      .value("Bool", DataType::Bool);
+      .value("Bool", DataType::Bool)
+      .value("ComplexFloat", DataType::ComplexFloat)
+      .value("ComplexDouble", DataType::ComplexDouble);
   py::enum_<ParallelType>(m, "ParallelType")
       .value("Serial", ParallelType::Serial)
       .value("Stream", ParallelType::Stream)

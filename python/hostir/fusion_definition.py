@@ -48,6 +48,8 @@ def _scalar_dtype(value):
         return DataType.Int64
     if isinstance(value, float):
         return DataType.Double
+    if isinstance(value, complex):
+        return DataType.ComplexDouble  # as nvFuser: Python's complex is two doubles
     raise TypeError(f"not a scalar: {value!r}")
 
 
@@ -693,7 +695,7 @@ class FusionDefinition:
     def _operand_ref(self, value, what):
         if isinstance(value, Value):
             return ref(self._own(value, what))
-        if isinstance(value, (bool, int, float)):
+        if isinstance(value, (bool, int, float, complex)):
             return ref(self.define_scalar(value).fid)
         raise self._error(f"{what}: expected a tensor, a scalar or a Python number, got "
                           f"{_describe(value)}", None)
@@ -797,6 +799,14 @@ class FusionDefinition:
                     raise self._error(f"define_scalar: {value!r} is not an integer "
                                       f"({dtype.name})", None)
                 value = int(value)
+            elif dtype in (DataType.ComplexFloat, DataType.ComplexDouble):
+                value = complex(value)
+                # A record holds JSON's types (records.py): [real, imag].
+                value = [value.real, value.imag]
+            elif isinstance(value, complex):
+                raise self._error(f"define_scalar: {value!r} is complex, the dtype "
+                                  f"{dtype.name}; use DataType.ComplexFloat or "
+                                  "ComplexDouble", None)
             else:
                 value = float(value)
         return self._record("define_scalar", dict(value=value, dtype=dtype.name))

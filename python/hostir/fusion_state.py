@@ -47,6 +47,8 @@ _TORCH_TO_DTYPE = {
     torch.int32: DataType.Int32,
     torch.int64: DataType.Int64,
     torch.bool: DataType.Bool,
+    torch.complex64: DataType.ComplexFloat,
+    torch.complex128: DataType.ComplexDouble,
 }
 _DTYPE_TO_TORCH = {v: k for k, v in _TORCH_TO_DTYPE.items()}
 

@@ -107,7 +107,10 @@ def _apply_define_tensor(d, a):
 
 
 def _apply_define_scalar(d, a):
-    return [d.define_scalar(a["value"], DataType.__members__[a["dtype"]])]
+    value = a["value"]
+    if isinstance(value, list):  # a complex constant, held as [real, imag]
+        value = complex(*value)
+    return [d.define_scalar(value, DataType.__members__[a["dtype"]])]
 
 
 def _apply_size(d, a):
@@ -207,6 +210,9 @@ def _format_value(kind, name, value, names):
         return f"hostir.DataType.{value}"
     if name == "parallel_type":
         return f"hostir.ParallelType.{value}"
+    if kind == "define_scalar" and name == "value" and isinstance(value, list):
+        parts = ", ".join(_format_value(kind, "", v, names) for v in value)
+        return f"complex({parts})"
     if isinstance(value, list):
         return "[" + ", ".join(_format_value(kind, "", v, names) for v in value) + "]"
     if isinstance(value, float) and not math.isfinite(value):

@@ -156,7 +156,11 @@ class Rules : public OptInDispatch {
       }
       case UnaryOpType::Sin: give(op, 0, mul(g, cos(primal(op->in())))); return;
       case UnaryOpType::Cos: give(op, 0, neg(mul(g, sin(primal(op->in()))))); return;
-      case UnaryOpType::Signbit: return;  // a Bool result carries no grad
+      case UnaryOpType::Signbit:
+        return;  // a Bool result carries no grad
+      // Complex tensors take no grad (takesGrad: floating dtypes only).
+      case UnaryOpType::Real:
+      case UnaryOpType::Imag: return;
     }
   }
 
@@ -180,7 +184,7 @@ class Rules : public OptInDispatch {
     HOSTIR_CHECK(base->isConst(), "no gradient rule for ", op->toInlineString(),
                  " with respect to its exponent when the base is a symbolic scalar; make the "
                  "base a tensor or a constant");
-    const double c = std::visit([](auto v) { return static_cast<double>(v); }, *base->value());
+    const double c = scalarAsDouble(*base->value());
     TensorView* term = mul(scaled, std::log(c));
     return c == 0.0 ? where(ge(b, 0.0), 0.0, term) : term;
   }

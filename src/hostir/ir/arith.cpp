@@ -93,6 +93,11 @@ DataType unaryResultType(UnaryOpType type, DataType dtype) {
   if (type == UnaryOpType::Signbit) {
     return DataType::Bool;
   }
+  if (isComplexType(dtype)) {
+    const bool part =
+        type == UnaryOpType::Real || type == UnaryOpType::Imag || type == UnaryOpType::Abs;
+    return part ? complexPartType(dtype) : dtype;
+  }
   return isFloatPromotingUnary(type) && !isFloatingType(dtype) ? DataType::Float : dtype;
 }
 
@@ -196,7 +201,7 @@ Val* binaryOp(BinaryOpType type, Val* lhs, Val* rhs) {
       ids.push_back(freshId(id));
     }
   }
-  if (type == BinaryOpType::Div && !isFloatingType(dtype)) {
+  if (type == BinaryOpType::Div && !isFloatingType(dtype) && !isComplexType(dtype)) {
     dtype = DataType::Float;  // true division, as torch.div
   }
   if (isComparison(type)) {
@@ -241,7 +246,7 @@ TensorView* reductionOp(ReductionOpType type, TensorView* in, const std::vector<
   }
   DataType dtype = in->dtype();
   if ((type == ReductionOpType::Sum || type == ReductionOpType::Product) &&
-      !isFloatingType(dtype)) {
+      !isFloatingType(dtype) && !isComplexType(dtype)) {
     dtype = DataType::Int64;  // as torch.sum and torch.prod
   }
   TensorView* out = makeTensorOver(in->container(), ids, dtype);
@@ -316,6 +321,12 @@ TensorView* cos(TensorView* in) {
 }
 TensorView* signbit(TensorView* in) {
   return unaryOp(UnaryOpType::Signbit, in);
+}
+TensorView* real(TensorView* in) {
+  return unaryOp(UnaryOpType::Real, in);
+}
+TensorView* imag(TensorView* in) {
+  return unaryOp(UnaryOpType::Imag, in);
 }
 
 Val* unary(UnaryOpType type, Val* in, std::optional<DataType> cast_to) {
@@ -432,12 +443,9 @@ TensorView* where(TensorView* condition, Val* a, Val* b) {
     TensorView* tv = ta != nullptr ? ta : tb;
     dtype = promoteTensorWithScalar(tv->dtype(), (ta != nullptr ? b : a)->dtype());
   } else {
-    // Two Python numbers: torch.where gives the default float dtype for
-    // floating ones.
+    // Two scalars: their promoted dtype, as nvFuser's where (a Double
+    // constant gives Double, a Float one Float, an Int32 one Int32).
     dtype = promoteTypes(a->dtype(), b->dtype());
-    if (isFloatingType(dtype)) {
-      dtype = DataType::Float;
-    }
   }
   // The output's shape: the condition's broadcast with each tensor operand.
   std::vector<IterDomain*> ids = condition->shapeDomain();

@@ -31,6 +31,8 @@ TensorView* erf(TensorView* in);    // the error function; integer inputs comput
 TensorView* sin(TensorView* in);    // integer inputs compute in float
 TensorView* cos(TensorView* in);
 TensorView* signbit(TensorView* in);  // Bool: true for negative numbers and -0.0
+TensorView* real(TensorView* in);     // a complex tensor's real part (torch.real)
+TensorView* imag(TensorView* in);     // its imaginary part (torch.imag)
 
 // Any unary op by type on a tensor or a scalar (a scalar result, folded when
 // the scalar is a constant); `cast_to` is a Cast's dtype and only a Cast's.

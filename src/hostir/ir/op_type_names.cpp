@@ -28,6 +28,8 @@ std::string toString(UnaryOpType type) {
     case UnaryOpType::Sin: return "sin";
     case UnaryOpType::Cos: return "cos";
     case UnaryOpType::Signbit: return "signbit";
+    case UnaryOpType::Real: return "real";
+    case UnaryOpType::Imag: return "imag";
   }
   HOSTIR_ASSERT(false, "unknown UnaryOpType");
 }
@@ -91,7 +93,7 @@ bool isBitwiseLogical(BinaryOpType type) {
 
 std::vector<UnaryOpType> allUnaryOpTypes() {
   std::vector<UnaryOpType> types;
-  for (int64_t i = 0; i <= static_cast<int64_t>(UnaryOpType::Signbit); ++i) {
+  for (int64_t i = 0; i <= static_cast<int64_t>(UnaryOpType::Imag); ++i) {
     types.push_back(static_cast<UnaryOpType>(i));
   }
   return types;

@@ -127,7 +127,7 @@ void LoadStoreOp::validateStructure() const {
 
 void UnaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   expectCounts("UnaryOp", inputs, 1, 1, attributes, 1);
-  auto type = enumAttribute("UnaryOp", attributes, 0, UnaryOpType::Signbit);
+  auto type = enumAttribute("UnaryOp", attributes, 0, UnaryOpType::Imag);
   HOSTIR_CHECK(inputs[0] != nullptr, hostir::toString(type), ": the operand is null");
   HOSTIR_CHECK(inputs[0]->vtype() == ValType::TensorView || inputs[0]->vtype() == ValType::Scalar,
                hostir::toString(type), ": ", describe(inputs[0]),
@@ -136,6 +136,16 @@ void UnaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attrib
   bool bool_ok = type != UnaryOpType::Neg && type != UnaryOpType::Relu && type != UnaryOpType::Abs;
   HOSTIR_CHECK(bool_ok || in->dtype() != DataType::Bool, hostir::toString(type), "(", describe(in),
                "): a bool tensor is not supported; cast it to a numeric dtype first");
+  const bool parts = type == UnaryOpType::Real || type == UnaryOpType::Imag;
+  HOSTIR_CHECK(!parts || isComplexType(in->dtype()), hostir::toString(type), "(", describe(in),
+               "): needs a complex operand (ComplexFloat or ComplexDouble), got ",
+               hostir::toString(in->dtype()));
+  // torch has no complex relu, gelu, erf or signbit (they order numbers).
+  const bool ordered = type == UnaryOpType::Relu || type == UnaryOpType::Gelu ||
+                       type == UnaryOpType::Erf || type == UnaryOpType::Signbit;
+  HOSTIR_CHECK(!ordered || !isComplexType(in->dtype()), hostir::toString(type), "(", describe(in),
+               "): not defined for a complex operand (as in torch); apply it to ",
+               "real(x) / imag(x)");
 }
 
 void UnaryOp::validateStructure() const {

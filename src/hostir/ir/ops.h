@@ -16,6 +16,8 @@ class TensorView;
 // bool inputs in float, as exp does (NaN in, NaN out; rsqrt(0) = inf,
 // rsqrt(x < 0) = NaN). Sin and Cos compute integers in float too; Signbit
 // (torch.signbit: true for negative numbers, -0.0 included) gives Bool.
+// Real and Imag (torch.real / torch.imag) take a complex operand and give
+// its parts in the matching real dtype (ComplexFloat -> Float).
 // Every type also applies to a scalar operand (a scalar result).
 enum class UnaryOpType {
   Neg,
@@ -32,7 +34,9 @@ enum class UnaryOpType {
   Erf,
   Sin,
   Cos,
-  Signbit
+  Signbit,
+  Real,
+  Imag
 };
 // Pow is lhs ** rhs, promoted as add is (an integer tensor to an integer
 // power stays integer). Eq..Ge compare in the promoted dtype of the

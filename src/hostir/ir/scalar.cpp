@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "hostir/ir/cloner.h"
+#include "hostir/ir/error.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/scalar_names.h"
 
@@ -21,6 +22,69 @@ Scalar::Scalar(Fusion* container, double value)
 
 Scalar::Scalar(Fusion* container, bool value)
     : Val(container, ValType::Scalar, DataType::Bool), value_(value) {}
+
+Scalar::Scalar(Fusion* container, std::complex<double> value)
+    : Val(container, ValType::Scalar, DataType::ComplexDouble), value_(value) {}
+
+Scalar::Scalar(Fusion* container, const ScalarValue& value, DataType dtype)
+    : Val(container, ValType::Scalar, dtype) {
+  if (dtype == DataType::Bool) {
+    HOSTIR_CHECK(std::holds_alternative<bool>(value), "a Bool constant needs true or false, got ",
+                 hostir::toString(value));
+    value_ = value;
+  } else if (isIntegralType(dtype)) {
+    HOSTIR_CHECK(std::holds_alternative<int64_t>(value) || std::holds_alternative<bool>(value),
+                 "an ", hostir::toString(dtype), " constant needs an integer, got ",
+                 hostir::toString(value));
+    const int64_t number = scalarAsInt(value);
+    HOSTIR_CHECK(dtype != DataType::Int32 || number == static_cast<int32_t>(number), number,
+                 " does not fit in an int32 constant; use Int64");
+    value_ = number;
+  } else if (isComplexType(dtype)) {
+    std::complex<double> number = scalarAsComplex(value);
+    if (dtype == DataType::ComplexFloat) {
+      number = std::complex<double>(std::complex<float>(number));
+    }
+    value_ = number;
+  } else {
+    HOSTIR_CHECK(!std::holds_alternative<std::complex<double>>(value), "a ",
+                 hostir::toString(dtype), " constant cannot hold the complex number ",
+                 hostir::toString(value), "; use ComplexFloat or ComplexDouble");
+    const double number = scalarAsDouble(value);
+    value_ = dtype == DataType::Double ? number : static_cast<double>(static_cast<float>(number));
+  }
+}
+
+double scalarAsDouble(const ScalarValue& value) {
+  return std::visit(
+      [](auto v) -> double {
+        if constexpr (std::is_same_v<decltype(v), std::complex<double>>) {
+          return v.real();
+        } else {
+          return static_cast<double>(v);
+        }
+      },
+      value);
+}
+
+int64_t scalarAsInt(const ScalarValue& value) {
+  return std::visit(
+      [](auto v) -> int64_t {
+        if constexpr (std::is_same_v<decltype(v), std::complex<double>>) {
+          return static_cast<int64_t>(v.real());
+        } else {
+          return static_cast<int64_t>(v);
+        }
+      },
+      value);
+}
+
+std::complex<double> scalarAsComplex(const ScalarValue& value) {
+  if (const auto* number = std::get_if<std::complex<double>>(&value)) {
+    return *number;
+  }
+  return {scalarAsDouble(value), 0.0};
+}
 
 int64_t Scalar::constInt() const {
   HOSTIR_ASSERT(isConstInt(), toInlineString(), " is not a constant integer");
@@ -54,8 +118,7 @@ bool Scalar::sameAs(const Val* other) const {
 Val* Scalar::cloneInto(IrCloner& cloner) const {
   Fusion* target = cloner.target();
   if (value_.has_value()) {
-    return std::visit(
-        [&](auto v) -> Val* { return IrBuilder::createInContainer<Scalar>(target, v); }, *value_);
+    return IrBuilder::createInContainer<Scalar>(target, *value_, dtype());
   }
   if (!symbol_.empty()) {
     return IrBuilder::createInContainer<Scalar>(target, symbol_, dtype());
@@ -69,6 +132,8 @@ std::string toString(const ScalarValue& value) {
       [&](auto v) {
         if constexpr (std::is_same_v<decltype(v), bool>) {
           ss << (v ? "true" : "false");
+        } else if constexpr (std::is_same_v<decltype(v), std::complex<double>>) {
+          ss << "complex(" << v.real() << ", " << v.imag() << ")";
         } else if constexpr (std::is_same_v<decltype(v), double>) {
           ss << v;
           // Keep doubles recognizable: 2 prints as "2.0".
@@ -90,7 +155,10 @@ std::string Scalar::toInlineString() const {
   if (!symbol_.empty()) {
     return symbol_;
   }
-  const char* prefix = dtype() == DataType::Bool ? "b" : isFloatingType(dtype()) ? "d" : "i";
+  const char* prefix = dtype() == DataType::Bool ? "b"
+                       : isComplexType(dtype())  ? "c"
+                       : isFloatingType(dtype()) ? "d"
+                                                 : "i";
   if (definition() != nullptr) {
     std::string name = ScalarNames::nameOf(this);
     return name.empty() ? definition()->toInlineString() : name;

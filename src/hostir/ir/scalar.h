@@ -1,5 +1,6 @@
 #pragma once
 
+#include <complex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -8,7 +9,13 @@
 
 namespace hostir {
 
-using ScalarValue = std::variant<int64_t, double, bool>;
+using ScalarValue = std::variant<int64_t, double, bool, std::complex<double>>;
+
+// A value's number as a double / int64 / complex (bool as 0 or 1; a complex
+// number's real part where a real one is asked, as a cast to a real dtype).
+double scalarAsDouble(const ScalarValue& value);
+int64_t scalarAsInt(const ScalarValue& value);
+std::complex<double> scalarAsComplex(const ScalarValue& value);
 
 // A scalar Val: a constant (`4`), a free symbol (`i0`, a tensor extent), a
 // named symbol bound by the runtime (`StreamIdx`, `numberOfStreams`), or the
@@ -23,6 +30,11 @@ class Scalar : public Val {
   Scalar(Fusion* container, int value) : Scalar(container, static_cast<int64_t>(value)) {}
   Scalar(Fusion* container, double value);
   Scalar(Fusion* container, bool value);
+  Scalar(Fusion* container, std::complex<double> value);
+  // A constant of a declared dtype (nvFuser's define_scalar(3.0,
+  // DataType.Float)): the value rounded to that dtype, held as its kind's
+  // alternative (int64_t for Int32 too, double for Float too).
+  Scalar(Fusion* container, const ScalarValue& value, DataType dtype);
 
   bool isConst() const {
     return value_.has_value();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -52,15 +53,63 @@ bool compare(BinaryOpType type, const ScalarValue& lhs, const ScalarValue& rhs, 
     }
   };
   if (integers) {
-    auto as_int = [](const ScalarValue& v) {
-      return std::visit([](auto x) { return static_cast<int64_t>(x); }, v);
-    };
-    return ordered(as_int(lhs), as_int(rhs));
+    return ordered(scalarAsInt(lhs), scalarAsInt(rhs));
   }
-  auto as_double = [](const ScalarValue& v) {
-    return std::visit([](auto x) { return static_cast<double>(x); }, v);
-  };
-  return ordered(as_double(lhs), as_double(rhs));
+  return ordered(scalarAsDouble(lhs), scalarAsDouble(rhs));
+}
+
+bool isComplex(const ScalarValue& value) {
+  return std::holds_alternative<std::complex<double>>(value);
+}
+
+// Arithmetic with a complex operand, as Python's complex numbers: + - * /
+// ** and == !=; complex numbers have no order, remainder or bits.
+ScalarValue complexBinaryOp(BinaryOpType type, const ScalarValue& lhs, const ScalarValue& rhs,
+                            const std::function<std::string()>& what) {
+  const std::complex<double> a = scalarAsComplex(lhs);
+  const std::complex<double> b = scalarAsComplex(rhs);
+  switch (type) {
+    case BinaryOpType::Add: return a + b;
+    case BinaryOpType::Sub: return a - b;
+    case BinaryOpType::Mul: return a * b;
+    case BinaryOpType::Div: return a / b;
+    case BinaryOpType::Pow: return std::pow(a, b);
+    case BinaryOpType::Eq: return a == b;
+    case BinaryOpType::Ne: return a != b;
+    default:
+      HOSTIR_THROW(toString(type), " is not defined for complex numbers (as in torch), in ", what(),
+                   "; complex scalars support add, sub, mul, div, pow, eq and ne");
+  }
+}
+
+// A unary op on a complex number; a real result for abs, real and imag and
+// for a cast to a real dtype (the real part, as torch's cast).
+ScalarValue complexUnaryOp(UnaryOpType type, std::complex<double> x, DataType out_dtype) {
+  switch (type) {
+    case UnaryOpType::Neg: return -x;
+    case UnaryOpType::Abs: return std::abs(x);
+    case UnaryOpType::Exp: return std::exp(x);
+    case UnaryOpType::Log: return std::log(x);
+    case UnaryOpType::Sqrt: return std::sqrt(x);
+    case UnaryOpType::Rsqrt: return 1.0 / std::sqrt(x);
+    case UnaryOpType::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case UnaryOpType::Tanh: return std::tanh(x);
+    case UnaryOpType::Sin: return std::sin(x);
+    case UnaryOpType::Cos: return std::cos(x);
+    case UnaryOpType::Real: return x.real();
+    case UnaryOpType::Imag: return x.imag();
+    case UnaryOpType::Cast:
+      if (isComplexType(out_dtype)) {
+        return x;
+      }
+      return applyScalarUnaryOp(UnaryOpType::Cast, x.real(), out_dtype);
+    case UnaryOpType::Relu:
+    case UnaryOpType::Gelu:
+    case UnaryOpType::Erf:
+    case UnaryOpType::Signbit: break;
+  }
+  HOSTIR_THROW(toString(type), " is not defined for the complex number ", toString(ScalarValue(x)),
+               " (as in torch)");
 }
 
 }  // namespace
@@ -68,16 +117,16 @@ bool compare(BinaryOpType type, const ScalarValue& lhs, const ScalarValue& rhs, 
 std::optional<ScalarValue> applyScalarBinaryOp(BinaryOpType type, const ScalarValue& lhs,
                                                const ScalarValue& rhs,
                                                const std::function<std::string()>& what) {
+  if (isComplex(lhs) || isComplex(rhs)) {
+    return complexBinaryOp(type, lhs, rhs, what);
+  }
   auto is_integer = [](const ScalarValue& v) { return !std::holds_alternative<double>(v); };
   if (isComparison(type)) {
     return compare(type, lhs, rhs, is_integer(lhs) && is_integer(rhs));
   }
   if (is_integer(lhs) && is_integer(rhs)) {
-    auto as_int = [](const ScalarValue& v) {
-      return std::visit([](auto x) { return static_cast<int64_t>(x); }, v);
-    };
-    int64_t a = as_int(lhs);
-    int64_t b = as_int(rhs);
+    int64_t a = scalarAsInt(lhs);
+    int64_t b = scalarAsInt(rhs);
     bool divides = type == BinaryOpType::Div || type == BinaryOpType::CeilDiv ||
                    type == BinaryOpType::Mod || type == BinaryOpType::Fmod;
     HOSTIR_CHECK(!divides || b != 0, "division by zero in ", what());
@@ -142,11 +191,8 @@ std::optional<ScalarValue> applyScalarBinaryOp(BinaryOpType type, const ScalarVa
                  " does not fit in a 64-bit integer, in ", what());
     return result;
   }
-  auto as_double = [](const ScalarValue& v) {
-    return std::visit([](auto x) { return static_cast<double>(x); }, v);
-  };
-  double a = as_double(lhs);
-  double b = as_double(rhs);
+  double a = scalarAsDouble(lhs);
+  double b = scalarAsDouble(rhs);
   switch (type) {
     case BinaryOpType::Add: return a + b;
     case BinaryOpType::Sub: return a - b;
@@ -162,11 +208,19 @@ std::optional<ScalarValue> applyScalarBinaryOp(BinaryOpType type, const ScalarVa
 }
 
 ScalarValue applyScalarUnaryOp(UnaryOpType type, const ScalarValue& in, DataType out_dtype) {
-  const double x = std::visit([](auto v) { return static_cast<double>(v); }, in);
+  if (const auto* number = std::get_if<std::complex<double>>(&in)) {
+    return complexUnaryOp(type, *number, out_dtype);
+  }
+  if (isComplexType(out_dtype)) {  // a cast of a real number to complex
+    return std::complex<double>(scalarAsDouble(in), 0.0);
+  }
+  const double x = scalarAsDouble(in);
   const int64_t* integer = std::get_if<int64_t>(&in);
   switch (type) {
     case UnaryOpType::Cast:
-    case UnaryOpType::Signbit: break;
+    case UnaryOpType::Signbit:
+    case UnaryOpType::Real:  // complex operands only (UnaryOp::validate)
+    case UnaryOpType::Imag: break;
     case UnaryOpType::Neg:
       if (integer != nullptr) {
         HOSTIR_CHECK(*integer != std::numeric_limits<int64_t>::min(), "integer overflow: -(",

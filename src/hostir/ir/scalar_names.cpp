@@ -23,7 +23,9 @@ ScalarNames::ScalarNames(std::map<const Expr*, std::vector<const Scalar*>> defin
       auto [it, first] = name_of_definition.emplace(definition, "");
       if (first) {
         // Built by appends: GCC 12 warns falsely (-Wrestrict) on literal + string.
-        it->second.assign(1, isFloatingType(scalar->dtype()) ? 'd' : 'i');
+        it->second.assign(1, isComplexType(scalar->dtype())    ? 'c'
+                             : isFloatingType(scalar->dtype()) ? 'd'
+                                                               : 'i');
         it->second.append(std::to_string(scalar->name()));
         printed.push_back(scalar);
       }

@@ -31,7 +31,8 @@ TensorView* cumsum(TensorView* in, int64_t dim) {
   for (IterDomain* id : in->shapeDomain()) {
     ids.push_back(IrBuilder::createInContainer<IterDomain>(container, id->extent()));
   }
-  DataType dtype = isFloatingType(in->dtype()) ? in->dtype() : DataType::Int64;
+  DataType dtype =
+      isFloatingType(in->dtype()) || isComplexType(in->dtype()) ? in->dtype() : DataType::Int64;
   TensorView* out = makeTensorOver(container, ids, dtype);
   IrBuilder::createInContainer<ScanOp>(container, std::vector<Val*>{in}, std::vector<Val*>{out},
                                        std::move(attributes));

@@ -40,6 +40,8 @@ Halide::Type storageType(DataType dtype) {
     case DataType::Int32: return Halide::Int(32);
     case DataType::Int64: return Halide::Int(64);
     case DataType::Bool: return Halide::Bool();
+    case DataType::ComplexFloat:  // not compiled (kernel_signature.cpp)
+    case DataType::ComplexDouble: break;
   }
   HOSTIR_ASSERT(false, "unknown dtype");
   return {};
@@ -375,7 +377,9 @@ class Lowering {
         case UnaryOpType::Sin:  // not compiled (kernel_signature.cpp)
         case UnaryOpType::Cos:
         case UnaryOpType::Cast:
-        case UnaryOpType::Signbit: break;
+        case UnaryOpType::Signbit:
+        case UnaryOpType::Real:  // complex operands: not compiled (kernel_signature.cpp)
+        case UnaryOpType::Imag: break;
       }
       HOSTIR_ASSERT(false, "unknown unary op");
       return x;

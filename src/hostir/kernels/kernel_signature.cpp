@@ -193,6 +193,22 @@ std::optional<std::string> loneTranscendental(const Fusion& fusion) {
   }
 }
 
+// Halide has no complex type: a segment holding a complex tensor or a
+// complex constant runs through ATen, whose kernels have complex ones.
+std::optional<std::string> complexValue(const Fusion& fusion) {
+  for (const Expr* expr : fusion.exprs()) {
+    for (const auto* vals : {&expr->inputs(), &expr->outputs()}) {
+      for (const Val* val : *vals) {
+        if (isComplexType(val->dtype())) {
+          return expr->displayName() + " reads or writes the complex " + val->toInlineString() +
+                 " (" + toString(val->dtype()) + "); Halide has no complex type";
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 KernelSignature analyzeSegment(const Fusion& fusion) {
@@ -263,6 +279,9 @@ KernelSignature analyzeSegment(const Fusion& fusion) {
   }
   if (fusion.exprs().empty()) {
     signature.unsupported = "the segment computes nothing";
+  }
+  if (!signature.unsupported.has_value()) {
+    signature.unsupported = complexValue(fusion);
   }
   if (!signature.unsupported.has_value()) {
     signature.unsupported = loneTranscendental(fusion);

@@ -56,6 +56,13 @@ class AtenOpEvaluator final : public OptInDispatch {
       result = out.copy_(at::signbit(narrow ? in.to(at::kFloat) : in));
       return;
     }
+    if (in.is_complex() && !out.is_complex()) {  // real, imag, abs: a real result
+      const UnaryOpType type = op->type();
+      result = out.copy_(type == UnaryOpType::Real   ? at::real(in)
+                         : type == UnaryOpType::Imag ? at::imag(in)
+                                                     : at::abs(in));
+      return;
+    }
     if (in.scalar_type() != out.scalar_type()) {
       in = in.to(out.scalar_type());  // integer inputs of exp, log, ... compute in float
     }
@@ -93,6 +100,8 @@ class AtenOpEvaluator final : public OptInDispatch {
       case UnaryOpType::Sin: at::sin_out(out, in); break;
       case UnaryOpType::Cos: at::cos_out(out, in); break;
       case UnaryOpType::Signbit: at::signbit_out(out, in); break;
+      case UnaryOpType::Real:  // complex operands: handled above
+      case UnaryOpType::Imag: HOSTIR_THROW(toString(type), " needs a complex operand");
     }
   }
 
@@ -408,10 +417,12 @@ class AtenOpEvaluator final : public OptInDispatch {
   }
 
   at::Tensor wrappedNumber(const at::Scalar& scalar, std::optional<at::ScalarType> partner) {
+    // A complex number is wider than any real tensor (torch: float * 1j is
+    // complex64).
     const bool partner_is_wider =
-        partner.has_value() && (*partner == at::kFloat || *partner == at::kDouble ||
-                                (at::isIntegralType(*partner, /*includeBool=*/false) &&
-                                 !scalar.isFloatingPoint() && !scalar.isComplex()));
+        partner.has_value() && !scalar.isComplex() &&
+        (*partner == at::kFloat || *partner == at::kDouble ||
+         (at::isIntegralType(*partner, /*includeBool=*/false) && !scalar.isFloatingPoint()));
     at::Tensor wrapped = partner_is_wider
                              ? at::detail::scalar_tensor_static(scalar, *partner, at::kCPU)
                              : c10::scalar_to_tensor(scalar);

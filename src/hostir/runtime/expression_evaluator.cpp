@@ -36,6 +36,9 @@ PolymorphicValue asDtype(const PolymorphicValue& value, DataType dtype) {
   if (isIntegralType(dtype)) {
     return std::holds_alternative<bool>(value) ? number(int64_t{}) : value;
   }
+  if (isComplexType(dtype)) {
+    return number(std::complex<double>{});
+  }
   return number(double{});
 }
 }  // namespace
@@ -270,6 +273,9 @@ PolymorphicValue ExpressionEvaluator::evaluateScalarExpr(const Expr* expr) {
     }
     if (const auto* b = std::get_if<bool>(&value)) {
       return *b;
+    }
+    if (const auto* c = std::get_if<std::complex<double>>(&value)) {
+      return *c;
     }
     HOSTIR_THROW(operand->toInlineString(), " should be a scalar, got ", describeValue(value));
   };

@@ -68,7 +68,8 @@ void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index
 
 // A scalar input's value must be one its dtype holds: an integer for Int64
 // and Int32 (in range; a bool counts as 0 or 1, as torch takes it), a bool
-// or 0/1 for Bool, any number for a floating dtype.
+// or 0/1 for Bool, any real number for a floating dtype, any number for a
+// complex one.
 void validateScalar(const Val* input, const PolymorphicValue& value, size_t index,
                     const std::string& what) {
   const DataType dtype = input->dtype();
@@ -78,6 +79,9 @@ void validateScalar(const Val* input, const PolymorphicValue& value, size_t inde
                  describeValue(value), "; give ", valid);
   };
   const auto* integer = std::get_if<int64_t>(&value);
+  if (std::holds_alternative<std::complex<double>>(value) && !isComplexType(dtype)) {
+    fail("a real number (a complex one needs a ComplexFloat or ComplexDouble scalar)");
+  }
   if (dtype == DataType::Bool) {
     if (!std::holds_alternative<bool>(value) && !(integer && (*integer == 0 || *integer == 1))) {
       fail("True, False, 0 or 1");

@@ -19,6 +19,8 @@ std::string describeValue(const PolymorphicValue& value) {
           ss << "bool " << (v ? "true" : "false");
         } else if constexpr (std::is_same_v<T, double>) {
           ss << "double " << v;
+        } else if constexpr (std::is_same_v<T, std::complex<double>>) {
+          ss << "complex (" << v.real() << ", " << v.imag() << ")";
         } else {
           ss << "int " << v;
         }
@@ -36,6 +38,8 @@ at::ScalarType toAtenType(DataType dtype) {
     case DataType::Int32: return at::kInt;
     case DataType::Int64: return at::kLong;
     case DataType::Bool: return at::kBool;
+    case DataType::ComplexFloat: return at::kComplexFloat;
+    case DataType::ComplexDouble: return at::kComplexDouble;
   }
   HOSTIR_ASSERT(false, "unknown DataType");
 }
@@ -49,6 +53,8 @@ DataType fromAtenType(at::ScalarType type) {
     case at::kInt: return DataType::Int32;
     case at::kLong: return DataType::Int64;
     case at::kBool: return DataType::Bool;
+    case at::kComplexFloat: return DataType::ComplexFloat;
+    case at::kComplexDouble: return DataType::ComplexDouble;
     default: HOSTIR_THROW("ATen dtype ", c10::toString(type), " is not supported by hostir");
   }
 }
@@ -62,6 +68,9 @@ at::Scalar toAtenScalar(const PolymorphicValue& value) {
   }
   if (const auto* b = std::get_if<bool>(&value)) {
     return *b;
+  }
+  if (const auto* c = std::get_if<std::complex<double>>(&value)) {
+    return c10::complex<double>(c->real(), c->imag());
   }
   if (const auto* t = std::get_if<at::Tensor>(&value)) {
     HOSTIR_CHECK(t->numel() == 1, "a scalar was expected, got a tensor of ", t->numel(),

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -11,7 +12,8 @@
 namespace hostir {
 
 // A concrete value bound to a Val at run time.
-using PolymorphicValue = std::variant<std::monostate, int64_t, double, bool, at::Tensor>;
+using PolymorphicValue =
+    std::variant<std::monostate, int64_t, double, bool, std::complex<double>, at::Tensor>;
 
 inline bool hasValue(const PolymorphicValue& value) {
   return !std::holds_alternative<std::monostate>(value);

@@ -4,6 +4,7 @@
 // the values torch gives.
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 
@@ -76,6 +77,36 @@ TEST_F(ScalarOpsTest, UnaryOpsOnScalars) {
   std::string min = errorMessage(
       [&] { value(UnaryOpType::Neg, std::numeric_limits<int64_t>::min(), DataType::Int64); });
   EXPECT_EQ(min.rfind("integer overflow: ", 0), 0u) << min;
+}
+
+TEST_F(ScalarOpsTest, ComplexScalarsComputeAsPythonsComplex) {
+  using C = std::complex<double>;
+  const ScalarValue a = C(1.0, 2.0);
+  const ScalarValue b = 0.5;
+  auto fold = [&](BinaryOpType type, const ScalarValue& x, const ScalarValue& y) {
+    return applyScalarBinaryOp(type, x, y, [] { return std::string("the test"); });
+  };
+  EXPECT_EQ(std::get<C>(*fold(BinaryOpType::Mul, a, b)), C(0.5, 1.0));
+  EXPECT_EQ(std::get<C>(*fold(BinaryOpType::Add, b, a)), C(1.5, 2.0));
+  EXPECT_EQ(std::get<C>(*fold(BinaryOpType::Div, a, a)), C(1.0, 0.0));
+  EXPECT_TRUE(std::get<bool>(*fold(BinaryOpType::Ne, a, b)));
+  std::string ordered = errorMessage([&] { fold(BinaryOpType::Lt, a, b); });
+  EXPECT_TRUE(containsAll(ordered, {"lt", "not defined for complex", "the test"})) << ordered;
+  auto applyUnary = [](UnaryOpType type, const ScalarValue& x, DataType out) {
+    return applyScalarUnaryOp(type, x, out);
+  };
+  EXPECT_EQ(std::get<double>(applyUnary(UnaryOpType::Real, a, DataType::Double)), 1.0);
+  EXPECT_EQ(std::get<double>(applyUnary(UnaryOpType::Imag, a, DataType::Double)), 2.0);
+  EXPECT_EQ(std::get<double>(applyUnary(UnaryOpType::Abs, C(3, 4), DataType::Double)), 5.0);
+  EXPECT_EQ(std::get<C>(applyUnary(UnaryOpType::Exp, C(0, 0), DataType::ComplexDouble)), C(1, 0));
+  EXPECT_EQ(std::get<C>(applyUnary(UnaryOpType::Cast, 2.0, DataType::ComplexFloat)), C(2, 0));
+  // A cast to a real dtype keeps the real part, as torch's.
+  EXPECT_EQ(std::get<double>(applyUnary(UnaryOpType::Cast, a, DataType::Double)), 1.0);
+  // Folded by the builder: a complex constant.
+  Val* product =
+      binary(BinaryOpType::Mul, IrBuilder::create<Scalar>(C(1, 2)), IrBuilder::create<Scalar>(2.0));
+  EXPECT_EQ(product->dtype(), DataType::ComplexDouble);
+  EXPECT_EQ(product->as<Scalar>()->toInlineString(), "complex(2, 4)");
 }
 
 // On a constant the builder folds; on a symbolic scalar it makes a scalar

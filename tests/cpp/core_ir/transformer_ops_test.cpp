@@ -92,7 +92,7 @@ TEST_F(TransformerOpsTest, WhereShapesAndDtypes) {
   EXPECT_EQ(where(cond, a, 0.0)->dtype(), DataType::Half);  // a Python number does not widen
   EXPECT_EQ(where(cond, 1, makeConcreteTensor({4, 1}, DataType::Int32))->dtype(), DataType::Int32);
   TensorView* scalars = where(cond, IrBuilder::create<Scalar>(1.0), IrBuilder::create<Scalar>(0.0));
-  EXPECT_EQ(scalars->dtype(), DataType::Float);
+  EXPECT_EQ(scalars->dtype(), DataType::Double);  // two scalars: their dtype, as nvFuser's
   EXPECT_EQ(constExtent(scalars->shapeDomain()[0]), 4);
   EXPECT_TRUE(hasTrait(out->definition(), OpTrait::Pointwise));
   EXPECT_TRUE(hasTrait(out->definition(), OpTrait::StreamParallelizable));

@@ -1,5 +1,6 @@
 // DataType helpers and PyTorch's type promotion through the op builders.
 
+#include <complex>
 #include <tuple>
 
 #include "test_utils.h"
@@ -17,6 +18,22 @@ TEST(DataTypeTest, Names) {
   EXPECT_EQ(toString(DT::Int32), "int32");
   EXPECT_EQ(toString(DT::Int64), "int64");
   EXPECT_EQ(toString(DT::Bool), "bool");
+  EXPECT_EQ(toString(DT::ComplexFloat), "complex64");
+  EXPECT_EQ(toString(DT::ComplexDouble), "complex128");
+}
+
+TEST(DataTypeTest, ComplexTypes) {
+  for (DT dt : {DT::ComplexFloat, DT::ComplexDouble}) {
+    EXPECT_TRUE(isComplexType(dt)) << toString(dt);
+    EXPECT_FALSE(isFloatingType(dt)) << toString(dt);  // as torch.is_floating_point
+    EXPECT_FALSE(isIntegralType(dt)) << toString(dt);
+  }
+  EXPECT_FALSE(isComplexType(DT::Double));
+  EXPECT_EQ(dataTypeSize(DT::ComplexFloat), 8);
+  EXPECT_EQ(dataTypeSize(DT::ComplexDouble), 16);
+  EXPECT_EQ(complexPartType(DT::ComplexFloat), DT::Float);
+  EXPECT_EQ(complexPartType(DT::ComplexDouble), DT::Double);
+  EXPECT_THROW(complexPartType(DT::Float), Error);
 }
 
 TEST(DataTypeTest, CategoriesAndSizes) {
@@ -54,14 +71,30 @@ TEST(DataTypeTest, ParallelAndMemoryTypeNames) {
 
 // (a, b, torch.promote_types(a, b))
 const std::tuple<DT, DT, DT> kTensorPromotions[] = {
-    {DT::Float, DT::Float, DT::Float},       {DT::Int32, DT::Float, DT::Float},
-    {DT::Int64, DT::Float, DT::Float},       {DT::Int64, DT::Half, DT::Half},
-    {DT::Int32, DT::BFloat16, DT::BFloat16}, {DT::Half, DT::BFloat16, DT::Float},
-    {DT::Half, DT::Float, DT::Float},        {DT::BFloat16, DT::Double, DT::Double},
-    {DT::Float, DT::Double, DT::Double},     {DT::Int32, DT::Int64, DT::Int64},
-    {DT::Bool, DT::Int32, DT::Int32},        {DT::Bool, DT::Int64, DT::Int64},
-    {DT::Bool, DT::Half, DT::Half},          {DT::Bool, DT::Bool, DT::Bool},
-    {DT::Half, DT::Half, DT::Half},          {DT::BFloat16, DT::BFloat16, DT::BFloat16},
+    {DT::Float, DT::Float, DT::Float},
+    {DT::Int32, DT::Float, DT::Float},
+    {DT::Int64, DT::Float, DT::Float},
+    {DT::Int64, DT::Half, DT::Half},
+    {DT::Int32, DT::BFloat16, DT::BFloat16},
+    {DT::Half, DT::BFloat16, DT::Float},
+    {DT::Half, DT::Float, DT::Float},
+    {DT::BFloat16, DT::Double, DT::Double},
+    {DT::Float, DT::Double, DT::Double},
+    {DT::Int32, DT::Int64, DT::Int64},
+    {DT::Bool, DT::Int32, DT::Int32},
+    {DT::Bool, DT::Int64, DT::Int64},
+    {DT::Bool, DT::Half, DT::Half},
+    {DT::Bool, DT::Bool, DT::Bool},
+    {DT::Half, DT::Half, DT::Half},
+    {DT::BFloat16, DT::BFloat16, DT::BFloat16},
+    // complex: the widest of the complex dtype and the other's precision
+    {DT::ComplexFloat, DT::Float, DT::ComplexFloat},
+    {DT::ComplexFloat, DT::Double, DT::ComplexDouble},
+    {DT::ComplexFloat, DT::ComplexDouble, DT::ComplexDouble},
+    {DT::ComplexDouble, DT::Half, DT::ComplexDouble},
+    {DT::ComplexFloat, DT::Int64, DT::ComplexFloat},
+    {DT::ComplexFloat, DT::Bool, DT::ComplexFloat},
+    {DT::ComplexFloat, DT::BFloat16, DT::ComplexFloat},
 };
 
 TEST(TypePromotionTest, PromoteTypesMatchesPyTorch) {
@@ -73,11 +106,22 @@ TEST(TypePromotionTest, PromoteTypesMatchesPyTorch) {
 
 // (tensor dtype, wrapped scalar dtype, result)
 const std::tuple<DT, DT, DT> kScalarPromotions[] = {
-    {DT::Int64, DT::Double, DT::Float}, {DT::Int32, DT::Double, DT::Float},
-    {DT::Half, DT::Double, DT::Half},   {DT::Float, DT::Double, DT::Float},
-    {DT::Int32, DT::Int64, DT::Int32},  {DT::Bool, DT::Int64, DT::Int64},
-    {DT::Bool, DT::Double, DT::Float},  {DT::Bool, DT::Bool, DT::Bool},
-    {DT::Float, DT::Bool, DT::Float},   {DT::BFloat16, DT::Int64, DT::BFloat16},
+    {DT::Int64, DT::Double, DT::Float},
+    {DT::Int32, DT::Double, DT::Float},
+    {DT::Half, DT::Double, DT::Half},
+    {DT::Float, DT::Double, DT::Float},
+    {DT::Int32, DT::Int64, DT::Int32},
+    {DT::Bool, DT::Int64, DT::Int64},
+    {DT::Bool, DT::Double, DT::Float},
+    {DT::Bool, DT::Bool, DT::Bool},
+    {DT::Float, DT::Bool, DT::Float},
+    {DT::BFloat16, DT::Int64, DT::BFloat16},
+    // a complex number: complex128 beside a double tensor, else complex64
+    {DT::Float, DT::ComplexDouble, DT::ComplexFloat},
+    {DT::Double, DT::ComplexDouble, DT::ComplexDouble},
+    {DT::Int64, DT::ComplexDouble, DT::ComplexFloat},
+    {DT::ComplexFloat, DT::ComplexDouble, DT::ComplexFloat},
+    {DT::ComplexDouble, DT::Double, DT::ComplexDouble},
 };
 
 TEST(TypePromotionTest, TensorWithScalarMatchesPyTorch) {
@@ -157,6 +201,42 @@ TEST_F(OpDtypeTest, SumOfIntegersIsInt64) {
   EXPECT_EQ(sum(makeContigTensor(2, DT::Int32), {0}, true)->dtype(), DT::Int64);
   EXPECT_EQ(sum(makeContigTensor(2, DT::Half), {0})->dtype(), DT::Half);
   EXPECT_EQ(sum(makeContigTensor(2, DT::Double), {1})->dtype(), DT::Double);
+}
+
+TEST_F(OpDtypeTest, ComplexOpsKeepOrSplitTheComplexDtype) {
+  for (DT dt : {DT::ComplexFloat, DT::ComplexDouble}) {
+    TensorView* c = makeContigTensor(2, dt);
+    EXPECT_EQ(sum(c, {0})->dtype(), dt);  // not Int64
+    EXPECT_EQ(div(c, c)->dtype(), dt);    // not Float
+    EXPECT_EQ(exp(c)->dtype(), dt);
+    EXPECT_EQ(rsqrt(c)->dtype(), dt);
+    EXPECT_EQ(real(c)->dtype(), complexPartType(dt));
+    EXPECT_EQ(imag(c)->dtype(), complexPartType(dt));
+    EXPECT_EQ(abs(c)->dtype(), complexPartType(dt));
+    EXPECT_EQ(mul(makeContigTensor(2, DT::Float), IrBuilder::create<Scalar>(dt))->dtype(),
+              DT::ComplexFloat);
+  }
+  std::string message = errorMessage([] { real(makeContigTensor(1, DT::Float)); });
+  EXPECT_TRUE(containsAll(message, {"real(", "needs a complex operand"})) << message;
+  message = errorMessage([] { relu(makeContigTensor(1, DT::ComplexFloat)); });
+  EXPECT_TRUE(containsAll(message, {"relu(", "not defined for a complex operand"})) << message;
+}
+
+TEST_F(OpDtypeTest, WhereOfTwoScalarsHasTheirDtype) {
+  TensorView* cond = makeContigTensor(1, DT::Bool);
+  auto* f = IrBuilder::create<Scalar>(ScalarValue(0.1), DT::Float);
+  auto* i = IrBuilder::create<Scalar>(ScalarValue(int64_t{3}), DT::Int32);
+  auto* c = IrBuilder::create<Scalar>(ScalarValue(std::complex<double>(1, 2)), DT::ComplexFloat);
+  EXPECT_EQ(where(cond, f, f)->dtype(), DT::Float);
+  EXPECT_EQ(where(cond, i, i)->dtype(), DT::Int32);
+  EXPECT_EQ(where(cond, c, c)->dtype(), DT::ComplexFloat);
+  EXPECT_EQ(where(cond, IrBuilder::create<Scalar>(1.0), IrBuilder::create<Scalar>(2.0))->dtype(),
+            DT::Double);
+  // A typed constant holds its value rounded to the dtype.
+  EXPECT_EQ(std::get<double>(*f->value()), static_cast<double>(0.1f));
+  EXPECT_THROW(IrBuilder::create<Scalar>(ScalarValue(int64_t{1} << 40), DT::Int32), Error);
+  EXPECT_THROW(IrBuilder::create<Scalar>(ScalarValue(std::complex<double>(1, 2)), DT::Float),
+               Error);
 }
 
 TEST_F(OpDtypeTest, MaxAndMinKeepDtype) {

@@ -138,7 +138,7 @@ TEST(HostIrTextErrors, NameTheLineColumnTokenAndWhatWasExpected) {
   // A dtype that does not exist.
   EXPECT_EQ(parseError("host_program { vals { %s0 = scalar Float128"),
             "bad.hir:1:36: expected a constant or one of Float, Double, Half, BFloat16, Int32, "
-            "Int64, Bool, got 'Float128'");
+            "Int64, Bool, ComplexFloat, ComplexDouble, got 'Float128'");
   // A val used before its definition.
   EXPECT_EQ(parseError("host_program { vals { %I0 = iter_domain %s9 Iteration Serial"),
             "bad.hir:1:41: expected a %val defined in this container's vals, got '%s9'");

@@ -33,7 +33,7 @@ using Table = std::map<std::pair<std::string, size_t>, std::vector<std::string>>
 Table buildTable() {
   const std::vector<std::string> reductions = wordsUpTo(ReductionOpType::Product);
   return {
-      {{"UnaryOp", 0}, wordsUpTo(UnaryOpType::Signbit)},
+      {{"UnaryOp", 0}, wordsUpTo(UnaryOpType::Imag)},
       {{"BinaryOp", 0}, wordsUpTo(BinaryOpType::Fmod)},
       {{"ReductionOp", 0}, reductions},
       {{"GatherOp", 1}, wordsUpTo(GatherKind::IndexSelect)},

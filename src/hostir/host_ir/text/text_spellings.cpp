@@ -12,10 +12,15 @@ template <typename Enum>
 using Spellings = std::vector<std::pair<Enum, const char*>>;
 
 const Spellings<DataType>& dataTypes() {
-  static const Spellings<DataType> table = {
-      {DataType::Float, "Float"},       {DataType::Double, "Double"}, {DataType::Half, "Half"},
-      {DataType::BFloat16, "BFloat16"}, {DataType::Int32, "Int32"},   {DataType::Int64, "Int64"},
-      {DataType::Bool, "Bool"}};
+  static const Spellings<DataType> table = {{DataType::Float, "Float"},
+                                            {DataType::Double, "Double"},
+                                            {DataType::Half, "Half"},
+                                            {DataType::BFloat16, "BFloat16"},
+                                            {DataType::Int32, "Int32"},
+                                            {DataType::Int64, "Int64"},
+                                            {DataType::Bool, "Bool"},
+                                            {DataType::ComplexFloat, "ComplexFloat"},
+                                            {DataType::ComplexDouble, "ComplexDouble"}};
   return table;
 }
 
