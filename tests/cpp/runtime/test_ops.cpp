@@ -5,6 +5,7 @@
 #include <ATen/ScalarOps.h>
 
 #include <algorithm>
+#include <complex>
 #include <functional>
 
 #include "common/scoped_env.h"
@@ -101,6 +102,46 @@ TEST_F(OpsTest, UnaryOnBoolIsRejectedAtBuildTime) {
   TensorView* tv0 = makeContigTensor(1, DataType::Bool);
   EXPECT_HOSTIR_ERROR(neg(tv0), {"bool", "T0"});
 }
+
+// --- complex dtypes ------------------------------------------------------------
+
+class ComplexOpsTest : public RuntimeTest, public ::testing::WithParamInterface<at::ScalarType> {};
+
+// A complex chain, its parts (real dtype) and a sum through the executor
+// (ATen runs them: Halide has no complex type), with a complex constant and
+// a complex scalar input, against ATen.
+TEST_P(ComplexOpsTest, PointwisePartsAndSumMatchAten) {
+  const at::ScalarType type = GetParam();
+  TensorView* a = makeContigTensor(2, fromAtenType(type));
+  auto* s = IrBuilder::create<Scalar>(DataType::ComplexDouble);
+  fusion().addInput(a);
+  fusion().addInput(s);
+  auto* c = IrBuilder::create<Scalar>(std::complex<double>(1.0, -2.0));
+  TensorView* chain = div(mul(add(a, c), a), rsqrt(add(a, s)));
+  fusion().addOutput(chain);
+  fusion().addOutput(add(real(chain), imag(a)));
+  fusion().addOutput(sum(a, {1}));
+  at::Tensor ta = randomTensor({3, 5}, at::kFloat).to(type) +
+                  randomTensor({3, 5}, at::kFloat).to(type) * c10::complex<double>(0, 1);
+  const std::complex<double> s_value(0.5, 0.25);
+  std::vector<at::Tensor> outs = run({ta, s_value});
+  const c10::complex<double> c_aten(1.0, -2.0);
+  const c10::complex<double> s_aten(0.5, 0.25);
+  at::Tensor expected = (ta + c_aten) * ta / at::rsqrt(ta + s_aten);
+  ASSERT_EQ(outs.size(), 3u);
+  EXPECT_EQ(outs[0].scalar_type(), type);
+  EXPECT_TRUE(at::allclose(outs[0], expected, 1e-5, 1e-5));
+  EXPECT_EQ(outs[1].scalar_type(), at::toRealValueType(type));
+  EXPECT_TRUE(at::allclose(outs[1], at::real(expected) + at::imag(ta), 1e-5, 1e-5));
+  EXPECT_EQ(outs[2].scalar_type(), type);
+  EXPECT_TRUE(at::allclose(outs[2], ta.sum(1), 1e-5, 1e-5));
+}
+
+INSTANTIATE_TEST_SUITE_P(ComplexTypes, ComplexOpsTest,
+                         ::testing::Values(at::kComplexFloat, at::kComplexDouble),
+                         [](const ::testing::TestParamInfo<at::ScalarType>& info) {
+                           return toString(fromAtenType(info.param));
+                         });
 
 // --- casts ---------------------------------------------------------------------
 
