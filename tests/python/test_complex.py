@@ -182,6 +182,10 @@ def test_errors_name_the_op_and_what_is_valid():
     with pytest.raises(hostir.Error, match=r"relu\(.*not defined for a complex operand"):
         with hostir.FusionDefinition() as fd:
             fd.ops.relu(fd.define_tensor(1, dtype=DataType.ComplexFloat))
+    with pytest.raises(hostir.Error, match=r"lt\(.*is complex .*needs real operands"):
+        with hostir.FusionDefinition() as fd:
+            x = fd.define_tensor(1, dtype=DataType.ComplexDouble)
+            fd.ops.lt(x, x)
     with pytest.raises(hostir.Error, match=r"define_scalar: .*complex.*ComplexFloat"):
         with hostir.FusionDefinition() as fd:
             fd.define_scalar(1 + 2j, DataType.Float)

@@ -179,6 +179,15 @@ void BinaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
         !isBitwiseLogical(type) || isIntegralType(val->dtype()) || val->dtype() == DataType::Bool,
         op, "(", describe(inputs[0]), ", ", describe(inputs[1]), "): ", describe(val),
         " has dtype ", hostir::toString(val->dtype()), "; ", op, " takes integer or Bool operands");
+    // Complex numbers have no order (torch refuses these on them too).
+    const bool ordered = type == BinaryOpType::Lt || type == BinaryOpType::Le ||
+                         type == BinaryOpType::Gt || type == BinaryOpType::Ge ||
+                         type == BinaryOpType::Maximum || type == BinaryOpType::Minimum ||
+                         type == BinaryOpType::Fmod || type == BinaryOpType::NextAfter;
+    HOSTIR_CHECK(!ordered || !isComplexType(val->dtype()), op, "(", describe(inputs[0]), ", ",
+                 describe(inputs[1]), "): ", describe(val), " is complex (",
+                 hostir::toString(val->dtype()), "); ", op,
+                 " needs real operands (complex numbers have no order); compare real(x) or abs(x)");
   }
   bool integer_only = type == BinaryOpType::CeilDiv || type == BinaryOpType::Mod;
   if (lhs == nullptr && rhs == nullptr) {
