@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "hostir/host_ir/text/host_ir_text_printer.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/scalar_arithmetic.h"
 #include "test_utils.h"
@@ -107,6 +108,16 @@ TEST_F(ScalarOpsTest, ComplexScalarsComputeAsPythonsComplex) {
       binary(BinaryOpType::Mul, IrBuilder::create<Scalar>(C(1, 2)), IrBuilder::create<Scalar>(2.0));
   EXPECT_EQ(product->dtype(), DataType::ComplexDouble);
   EXPECT_EQ(product->as<Scalar>()->toInlineString(), "complex(2, 4)");
+}
+
+// The host IR text format spells complex dtypes but has no complex
+// constants: printing one is an error naming it, not a wrong program.
+TEST_F(ScalarOpsTest, TheTextFormatRefusesComplexConstants) {
+  TensorView* c = makeContigTensor(1, DataType::ComplexFloat);
+  fusion_.addInput(c);
+  fusion_.addOutput(mul(c, IrBuilder::create<Scalar>(std::complex<double>(1, 2))));
+  std::string message = errorMessage([&] { printFusionText(fusion_); });
+  EXPECT_TRUE(containsAll(message, {"no complex constants", "complex(1, 2)"})) << message;
 }
 
 // On a constant the builder folds; on a symbolic scalar it makes a scalar
