@@ -201,3 +201,16 @@ def test_printed_definition_with_a_complex_constant_reexecutes():
     exec(text, scope)
     (out,) = scope["fd"].execute([x])
     torch.testing.assert_close(out, x * (3.0 + 0.5j))
+
+
+def test_scalar_inputs_take_complex_numbers_only_for_complex_dtypes():
+    x = sample(torch.complex64, 3)
+    with hostir.FusionDefinition() as fd:
+        fd.add_output(fd.ops.mul(fd.from_pytorch(x), fd.define_scalar(dtype=DataType.ComplexFloat)))
+    for real in (2.0, 2):  # a real number is a complex one with no imaginary part
+        torch.testing.assert_close(fd.execute([x, real])[0], x * 2)
+    with hostir.FusionDefinition() as fd:
+        fd.add_output(fd.ops.mul(fd.define_tensor(1), fd.define_scalar(dtype=DataType.Double)))
+    with pytest.raises(hostir.Error, match=r"scalar value out of its dtype: .* has dtype double "
+                                           r"but got complex .*give a real number"):
+        fd.execute([torch.randn(3), 1j])
