@@ -366,6 +366,75 @@ TEST_F(CollectivesTest, ReduceScatterOfUnevenPieces) {
   }
 }
 
+// Gather and Scatter of torch.chunk's pieces (issue 37 item 2), to and
+// from the first and the last member, and to a root outside the sending
+// members; before, both took equal blocks only.
+TEST_F(CollectivesTest, GatherOfUnevenPieces) {
+  int64_t seed = 480;
+  for (const auto& team : teams()) {
+    for (int64_t root : {team.front(), team.back()}) {
+      for (const bool root_contributes : {true, false}) {
+        std::vector<int64_t> senders;
+        for (int64_t device : team) {
+          if (device != root || root_contributes) {
+            senders.push_back(device);
+          }
+        }
+        if (senders.empty()) {
+          continue;
+        }
+        const auto k = static_cast<int64_t>(senders.size());
+        std::vector<int64_t> row_counts = unevenRowCounts(k);
+        row_counts.push_back(0);  // every piece empty: all members still take part
+        for (int64_t rows : row_counts) {
+          const auto& communication =
+              makeCommunication({.type = CommunicationType::Gather, .team = team, .root = root});
+          at::Tensor whole = localTensor(0, seed, {rows, kCols});
+          at::Tensor input;
+          if (contains(senders, me_)) {
+            const RowChunk mine = rowChunk(rows, k, positionOf(senders, me_));
+            input = whole.narrow(0, mine.start, mine.rows).contiguous();
+          }
+          at::Tensor output = me_ == root ? at::full({rows, kCols}, -100.0f) : at::Tensor();
+          if (contains(team, me_)) {
+            run(communication, input, output);
+          }
+          if (me_ == root) {
+            EXPECT_TRUE(at::equal(output, whole))
+                << rows << " rows to " << root << ", " << communication.toString();
+          }
+          ++seed;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CollectivesTest, ScatterOfUnevenPieces) {
+  int64_t seed = 520;
+  for (const auto& team : teams()) {
+    const auto n = static_cast<int64_t>(team.size());
+    for (int64_t root : {team.front(), team.back()}) {
+      std::vector<int64_t> row_counts = unevenRowCounts(n);
+      row_counts.push_back(0);
+      for (int64_t rows : row_counts) {
+        const auto& communication =
+            makeCommunication({.type = CommunicationType::Scatter, .team = team, .root = root});
+        at::Tensor whole = localTensor(0, seed, {rows, kCols});
+        const int64_t position = contains(team, me_) ? positionOf(team, me_) : 0;
+        const RowChunk mine = rowChunk(rows, n, position);
+        at::Tensor output = at::full({mine.rows, kCols}, -100.0f);
+        if (contains(team, me_)) {
+          run(communication, me_ == root ? whole : at::Tensor(), output);
+          EXPECT_TRUE(at::equal(output, whole.narrow(0, mine.start, mine.rows)))
+              << rows << " rows from " << root << ", " << communication.toString();
+        }
+        ++seed;
+      }
+    }
+  }
+}
+
 // A piece that is not the member's torch.chunk piece is an error naming
 // the collective and the rows expected (only with 2+ members: one member's
 // piece is the whole).

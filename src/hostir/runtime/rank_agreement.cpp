@@ -86,8 +86,9 @@ const TensorView* firstStreamParallelTensor(const Fusion& fusion) {
 // What in `fusion` cannot yet take `tv` sharded unevenly (empty: all of it
 // can): a Stream split anywhere (the pipelined allgather + GEMM and its
 // reduce-scatter tail view the gathered rows as [devices, local rows]), a
-// Scatter or Gather of it (equal blocks only), a reshape of it (a device's
-// rows of one shape need not be whole rows of the other).
+// reshape of it (a device's rows of one shape need not be whole rows of the
+// other). Allgather, reduce-scatter, gather and scatter move torch.chunk's
+// pieces (collectives.cpp).
 std::string unevenShardsUnsupportedBy(const Fusion& fusion, const TensorView* tv) {
   if (const TensorView* streamed = firstStreamParallelTensor(fusion)) {
     return "the program splits " + streamed->toInlineString() +
@@ -103,19 +104,6 @@ std::string unevenShardsUnsupportedBy(const Fusion& fusion, const TensorView* tv
     if (dynamic_cast<const ReshapeOp*>(expr) != nullptr) {
       return "it is reshaped by " + expr->toInlineString() +
              ", and a device's rows of one shape need not be whole rows of the other";
-    }
-    if (!isResharding(expr)) {
-      continue;
-    }
-    std::optional<CollectiveType> type;
-    try {
-      type = classifyResharding(expr).type;
-    } catch (const Error&) {
-      continue;  // not one collective (a compute-and-reshard expr the lowering split)
-    }
-    if (type == CollectiveType::Scatter || type == CollectiveType::Gather) {
-      return "it is moved by a " + toString(*type) + " (" + expr->toInlineString() +
-             "), which exchanges equal blocks only";
     }
   }
   return {};

@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "hostir/multidevice/row_chunks.h"
+
 namespace hostir {
 
 void fillWithIdentity(at::Tensor& tensor, ReduceOp op) {
@@ -50,6 +52,35 @@ at::Tensor withoutLeadingUnitAxes(CommunicationType type, const at::Tensor& tens
     view = view.select(0, 0);
   }
   return view;
+}
+
+std::pair<at::Tensor, at::Tensor> withoutSharedLeadingUnitAxes(at::Tensor whole, at::Tensor piece) {
+  while (whole.dim() > 1 && piece.dim() == whole.dim() && whole.size(0) == 1 &&
+         piece.size(0) == 1 && whole.sizes().slice(1) != piece.sizes().slice(1)) {
+    whole = whole.select(0, 0);
+    piece = piece.select(0, 0);
+  }
+  return {whole, piece};
+}
+
+std::map<int64_t, at::Tensor> torchChunkPieces(const at::Tensor& whole,
+                                               const std::vector<int64_t>& members) {
+  const auto count = static_cast<int64_t>(members.size());
+  std::map<int64_t, at::Tensor> pieces;
+  for (int64_t position = 0; position < count; ++position) {
+    const RowChunk piece = rowChunk(whole.size(0), count, position);
+    pieces.emplace(members[static_cast<size_t>(position)],
+                   whole.narrow(0, piece.start, piece.rows));
+  }
+  return pieces;
+}
+
+std::vector<at::Tensor> piecesInDeviceOrder(const std::map<int64_t, at::Tensor>& pieces) {
+  std::vector<at::Tensor> ordered;
+  for (const auto& [device, piece] : pieces) {
+    ordered.push_back(piece);
+  }
+  return ordered;
 }
 
 }  // namespace hostir

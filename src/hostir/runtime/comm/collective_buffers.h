@@ -84,4 +84,20 @@ void reduceAlongFirstAxisInto(const at::Tensor& blocks, ReduceOp op, const at::T
 // element count.
 at::Tensor withoutLeadingUnitAxes(CommunicationType type, const at::Tensor& tensor);
 
+// A whole and a piece of unequal pieces (torch.chunk's): a leading axis of
+// one row may be the sharded one (a whole of one row), so a size-1 axis is
+// dropped from both only while both lead with it and differ after it (the
+// sharded axis comes later). Returns the views {whole, piece}.
+std::pair<at::Tensor, at::Tensor> withoutSharedLeadingUnitAxes(at::Tensor whole, at::Tensor piece);
+
+// torch.chunk's pieces of `whole` cut along axis 0 over `members` (in
+// their order; the first ceilDiv(rows, members) rows each, the last fewer
+// or none; equal blocks when the rows divide), keyed by device.
+std::map<int64_t, at::Tensor> torchChunkPieces(const at::Tensor& whole,
+                                               const std::vector<int64_t>& members);
+
+// The pieces in device order, which is the order of a team's process group
+// ranks (Communicator::rankInTeam: ranks follow the sorted team).
+std::vector<at::Tensor> piecesInDeviceOrder(const std::map<int64_t, at::Tensor>& pieces);
+
 }  // namespace hostir

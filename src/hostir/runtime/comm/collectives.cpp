@@ -11,10 +11,13 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "hostir/ir/error.h"
+#include "hostir/ir/iter_domain.h"
+#include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/row_chunks.h"
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collective_buffers.h"
@@ -96,10 +99,13 @@ class CollectivePoster {
       return {};
     }
     if ((!input_.defined() || input_.numel() == 0) &&
-        (!output_.defined() || output_.numel() == 0)) {
+        (!output_.defined() || output_.numel() == 0) && params_.type != CommunicationType::Gather &&
+        params_.type != CommunicationType::Scatter) {
       // Nothing to move (e.g. the empty last chunks of ceilDiv-sized stream
       // chunks). Every member sees the same extents, so all skip it alike;
-      // Gloo would divide by zero on an empty allgather.
+      // Gloo would divide by zero on an empty allgather. A member's piece of
+      // a gather or scatter may be empty while the root's whole is not: it
+      // takes part.
       return {};
     }
     group_ = &communicator_.processGroup(team, stream_key_);
@@ -215,19 +221,8 @@ class CollectivePoster {
   c10::intrusive_ptr<c10d::Work> postAllgather() {
     checkDefined(input_, "input");
     checkDefined(output_, "output");
-    if (output_.numel() != team_size_ * input_.numel()) {
-      // Unequal pieces: a leading axis of one row may be the sharded one (a
-      // whole of one row), so a unit axis is dropped only when both buffers
-      // lead with it and differ after it (the sharded axis comes later).
-      at::Tensor whole = given_output_;
-      at::Tensor piece = given_input_;
-      while (whole.dim() > 1 && piece.dim() == whole.dim() && whole.size(0) == 1 &&
-             piece.size(0) == 1 && whole.sizes().slice(1) != piece.sizes().slice(1)) {
-        whole = whole.select(0, 0);
-        piece = piece.select(0, 0);
-      }
-      output_ = whole;
-      input_ = piece;
+    if (output_.numel() != team_size_ * input_.numel()) {  // unequal pieces
+      std::tie(output_, input_) = withoutSharedLeadingUnitAxes(given_output_, given_input_);
     }
     if (holdsUnevenPieces(output_, input_, 0, "output", "input")) {
       return postUnevenAllgather();
@@ -294,81 +289,125 @@ class CollectivePoster {
     return c10::make_intrusive<StripedWork>(std::move(pieces));
   }
 
+  // Gather and Scatter move the pieces as an all-to-all with split sizes in
+  // which a member exchanges elements with the root only: a member knows
+  // its own piece's size and the root every piece's (torch.chunk's rows of
+  // its whole, rowChunk), so pieces of unequal rows (issue 37) cross
+  // unpadded and no member needs the global extent. Gloo's gather and
+  // scatter take equal blocks only.
   c10::intrusive_ptr<c10d::Work> postGather() {
-    const bool root_contributes = isRoot() ? input_.defined() : true;
+    std::vector<int64_t> send_sizes(team_size_, 0);
+    std::vector<int64_t> receive_sizes(team_size_, 0);
     if (!isRoot()) {
       checkDefined(input_, "input");
-      std::vector<at::Tensor> inputs{input_.contiguous()};
-      std::vector<std::vector<at::Tensor>> outputs;  // only the root receives
-      c10d::GatherOptions options;
-      options.rootRank = groupRank(root());
-      options.timeout = timeout();
-      return group_->gather(outputs, inputs, options);
+      at::Tensor send = input_.reshape(-1).contiguous();
+      send_sizes[groupRank(root())] = send.numel();
+      return exchangeWithRoot(at::empty({0}, input_.options()), send, receive_sizes, send_sizes);
     }
-    checkDefined(output_, "output (the root receives the gathered blocks)");
+    checkDefined(output_, "output (the root receives the gathered pieces)");
+    const bool root_contributes = input_.defined();
+    output_ = wholeToCut(given_output_, given_input_);
     const std::vector<int64_t> senders = participants(root_contributes);
-    const int64_t num_senders = static_cast<int64_t>(senders.size());
-    check(num_senders > 0, "no member sends anything");
-    check(output_.dim() >= 1 && output_.size(0) % num_senders == 0, "its output must split into ",
-          num_senders, " blocks along axis 0, got ", shapeString(output_));
-    // Every member sends a block shaped like the root's block; a root that
-    // does not contribute sends (and keeps) a scratch block.
-    at::Tensor block_shape = output_.narrow(0, 0, output_.size(0) / num_senders).contiguous();
-    at::Tensor own_input = root_contributes ? input_ : at::empty_like(block_shape);
-    checkBlocks(output_, own_input, num_senders, "output", "input");
-    WritableBuffer out(output_);
-    std::vector<std::vector<at::Tensor>> outputs(1, std::vector<at::Tensor>(team_size_));
-    for (int64_t position = 0; position < num_senders; ++position) {
-      outputs[0][groupRank(senders[position])] =
-          block(out.buffer, position, num_senders, own_input);
+    const auto pieces = piecesOf(output_, senders, "output");
+    for (const auto& [sender, piece] : pieces) {
+      receive_sizes[groupRank(sender)] = piece.numel();
     }
-    if (!root_contributes) {
-      outputs[0][groupRank(root())] = own_input;
+    at::Tensor send = at::empty({0}, output_.options());
+    if (root_contributes) {
+      checkIsPiece(input_, pieces.at(root()), "input", "output");
+      send = input_.reshape(-1).contiguous();
+      send_sizes[groupRank(root())] = send.numel();
     }
-    std::vector<at::Tensor> inputs{own_input.contiguous()};
-    c10d::GatherOptions options;
-    options.rootRank = groupRank(root());
-    options.timeout = timeout();
-    return withCopyBack(group_->gather(outputs, inputs, options), out);
+    at::Tensor received = at::empty({output_.numel()}, output_.options());
+    auto work = exchangeWithRoot(received, send, receive_sizes, send_sizes);
+    return withEpilogue(
+        std::move(work), [received, destinations = piecesInDeviceOrder(pieces), send] {
+          int64_t offset = 0;
+          for (const at::Tensor& destination : destinations) {
+            destination.copy_(received.narrow(0, offset, destination.numel()).view_as(destination));
+            offset += destination.numel();
+          }
+        });
   }
 
   c10::intrusive_ptr<c10d::Work> postScatter() {
-    c10d::ScatterOptions options;
-    options.rootRank = groupRank(root());
-    options.timeout = timeout();
+    std::vector<int64_t> send_sizes(team_size_, 0);
+    std::vector<int64_t> receive_sizes(team_size_, 0);
     if (!isRoot()) {
       checkDefined(output_, "output");
-      WritableBuffer out(output_);
-      std::vector<at::Tensor> outputs{out.buffer};
-      std::vector<std::vector<at::Tensor>> inputs;  // only the root sends
-      return withCopyBack(group_->scatter(outputs, inputs, options), out);
+      receive_sizes[groupRank(root())] = output_.numel();
+      return receiveFromRoot(receive_sizes, send_sizes, at::empty({0}, output_.options()));
     }
-    checkDefined(input_, "input (the root holds the blocks to scatter)");
+    checkDefined(input_, "input (the root holds the pieces to scatter)");
     const bool root_receives = output_.defined();
+    input_ = wholeToCut(given_input_, given_output_);
     const std::vector<int64_t> receivers = participants(root_receives);
-    const int64_t num_receivers = static_cast<int64_t>(receivers.size());
-    check(num_receivers > 0, "no member receives anything");
-    check(input_.dim() >= 1 && input_.size(0) % num_receivers == 0, "its input must split into ",
-          num_receivers, " blocks along axis 0, got ", shapeString(input_));
-    // A root that does not receive gets its block into a scratch buffer.
-    at::Tensor scratch;
+    const auto pieces = piecesOf(input_, receivers, "input");
+    for (const auto& [receiver, piece] : pieces) {
+      send_sizes[groupRank(receiver)] = piece.numel();
+    }
+    std::vector<at::Tensor> flat;
+    for (const at::Tensor& piece : piecesInDeviceOrder(pieces)) {
+      flat.push_back(piece.reshape(-1));
+    }
+    at::Tensor send = at::cat(flat);
     if (!root_receives) {
-      scratch =
-          input_.narrow(0, 0, input_.size(0) / num_receivers).clone(at::MemoryFormat::Contiguous);
+      return exchangeWithRoot(at::empty({0}, input_.options()), send, receive_sizes, send_sizes);
     }
-    WritableBuffer out(root_receives ? output_ : scratch);
-    checkBlocks(input_, out.buffer, num_receivers, "input", "output");
-    at::Tensor in = input_.contiguous();
-    std::vector<std::vector<at::Tensor>> inputs(1, std::vector<at::Tensor>(team_size_));
-    for (int64_t position = 0; position < num_receivers; ++position) {
-      inputs[0][groupRank(receivers[position])] =
-          block(in, position, num_receivers, out.buffer).contiguous();
+    checkIsPiece(output_, pieces.at(root()), "output", "input");
+    receive_sizes[groupRank(root())] = output_.numel();
+    return receiveFromRoot(receive_sizes, send_sizes, send);
+  }
+
+  // A scatter's piece received into the output (the root sends the others').
+  c10::intrusive_ptr<c10d::Work> receiveFromRoot(std::vector<int64_t>& receive_sizes,
+                                                 std::vector<int64_t>& send_sizes,
+                                                 const at::Tensor& send) {
+    WritableBuffer out(output_);
+    return withCopyBack(exchangeWithRoot(out.buffer.view(-1), send, receive_sizes, send_sizes),
+                        out);
+  }
+
+  c10::intrusive_ptr<c10d::Work> exchangeWithRoot(at::Tensor received, at::Tensor send,
+                                                  std::vector<int64_t>& receive_sizes,
+                                                  std::vector<int64_t>& send_sizes) {
+    c10d::AllToAllOptions options;
+    options.timeout = timeout();
+    return group_->alltoall_base(received, send, receive_sizes, send_sizes, options);
+  }
+
+  // The root's whole viewed with the pieces cut along axis 0: scattered_axis
+  // (from the IR) counts the broadcast axes before the sharded one (which
+  // may have one row); without it, the root's own piece tells, if any.
+  at::Tensor wholeToCut(const at::Tensor& whole, const at::Tensor& piece) const {
+    if (params_.scattered_axis.has_value()) {
+      at::Tensor view = whole;
+      for (int64_t axis = 0; axis < *params_.scattered_axis; ++axis) {
+        check(view.dim() > 1 && view.size(0) == 1, "axis ", axis, " of ", shapeString(whole),
+              " must be a size-1 broadcast axis before the sharded one");
+        view = view.select(0, 0);
+      }
+      return view;
     }
-    if (!root_receives) {
-      inputs[0][groupRank(root())] = scratch;
-    }
-    std::vector<at::Tensor> outputs{out.buffer};
-    return withCopyBack(group_->scatter(outputs, inputs, options), out);
+    return piece.defined() ? withoutSharedLeadingUnitAxes(whole, piece).first
+                           : withoutLeadingUnitAxes(params_.type, whole);
+  }
+
+  // torch.chunk's pieces of `whole` over `members` (collective_buffers.h).
+  std::map<int64_t, at::Tensor> piecesOf(const at::Tensor& whole,
+                                         const std::vector<int64_t>& members,
+                                         const char* role) const {
+    check(!members.empty() && whole.dim() >= 1, "its ", role, " must have an axis to cut into ",
+          members.size(), " pieces (one per member that takes part), got ", shapeString(whole));
+    return torchChunkPieces(whole, members);
+  }
+
+  // `mine` (the root's own input or output) must hold `piece`'s elements.
+  void checkIsPiece(const at::Tensor& mine, const at::Tensor& piece, const char* mine_role,
+                    const char* whole_role) const {
+    check(mine.numel() == piece.numel() && mine.scalar_type() == piece.scalar_type(), "the root's ",
+          mine_role, " must be its torch.chunk piece of the ", whole_role, "'s axis 0 (",
+          shapeString(piece), "), got ", shapeString(mine));
   }
 
   c10::intrusive_ptr<c10d::Work> postAllreduce() {
@@ -627,6 +666,20 @@ CommunicationParams paramsOf(const Communication& communication) {
   }
   if (communication.hasScatteredAxis()) {
     params.scattered_axis = communication.scatteredAxis();
+  } else if (params.type == CommunicationType::Gather ||
+             params.type == CommunicationType::Scatter) {
+    // The lowering puts the sharded axis first but behind the whole's
+    // broadcast axes (collective_buffers.h): the axis the root cuts.
+    const TensorView* whole =
+        params.type == CommunicationType::Gather ? communication.out() : communication.in();
+    int64_t leading_broadcasts = 0;
+    for (const IterDomain* id : whole->shapeDomain()) {
+      if (!id->isBroadcast()) {
+        break;
+      }
+      ++leading_broadcasts;
+    }
+    params.scattered_axis = leading_broadcasts;
   }
   return params;
 }
