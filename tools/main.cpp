@@ -19,8 +19,10 @@
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/pass_registry.h"
 #include "hostir/ir/error.h"
+#include "hostir/kernels/kernel_cache.h"
 #include "hostir/runtime/compiled_segment.h"
 #include "hostir/runtime/host_executor.h"
+#include "hostir/runtime/segment_engines.h"
 #include "launch_command.h"
 #include "lower_explain.h"
 #include "opt_command.h"
@@ -113,7 +115,9 @@ void printSegmentExecution(const HostIrContainer& program) {
   }
   std::cout << "segments:\n";
   for (const HostUnit* unit : units) {
-    std::cout << "  " << unit->toInlineString() << ": " << describeSegmentExecution(*unit->fusion())
+    std::cout << "  " << unit->toInlineString() << ": "
+              << (unit->engine().has_value() ? describe(*unit->engine())
+                                             : describeSegmentExecution(*unit->fusion()))
               << "\n";
   }
 }
@@ -124,9 +128,23 @@ int lowerCommand(const std::string& name) {
   fusion.print();
   // The pipeline the Executor runs (presegmentation included), so that the
   // program printed is the one `hostir run` runs.
+  const auto start = std::chrono::steady_clock::now();
   CompiledProgram compiled = compile(fusion);
+  const auto lowered = std::chrono::steady_clock::now();
+  const int compiled_before = KernelCache::global().compiled();
+  const int loaded_before = KernelCache::global().loadedFromDisk();
+  decideSegmentEngines(*compiled.program);  // kernels compiled ahead, as the Executor does
+  const auto decided = std::chrono::steady_clock::now();
   std::cout << compiled.program->toString();
   printSegmentExecution(*compiled.program);
+  auto ms = [](auto from, auto to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  };
+  std::cout << std::fixed << std::setprecision(1) << "compile: lowering " << ms(start, lowered)
+            << " ms, engines and kernels " << ms(lowered, decided) << " ms ("
+            << KernelCache::global().compiled() - compiled_before << " kernels compiled, "
+            << KernelCache::global().loadedFromDisk() - loaded_before
+            << " loaded from the kernel cache)\n";
   return 0;
 }
 

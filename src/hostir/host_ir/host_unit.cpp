@@ -34,13 +34,15 @@ bool HostUnit::sameAs(const Expr* other) const {
     return true;
   }
   const auto* unit = dynamic_cast<const HostUnit*>(other);
-  return unit != nullptr && fusion()->toString() == unit->fusion()->toString();
+  return unit != nullptr && engine_ == unit->engine_ &&
+         fusion()->toString() == unit->fusion()->toString();
 }
 
 void HostUnit::cloneExtrasInto(Expr* clone, IrCloner& /*cloner*/) const {
   auto copy = std::make_unique<Fusion>();
   copyFusion(*fusion(), *copy);
   clone->as<HostUnit>()->fusion_ = std::move(copy);
+  clone->as<HostUnit>()->engine_ = engine_;
 }
 
 std::string HostUnit::toInlineString() const {
@@ -48,7 +50,8 @@ std::string HostUnit::toInlineString() const {
 }
 
 std::string HostUnit::toString(int indent) const {
-  return indentString(indent) + toInlineString() + ":\n" +
+  std::string engine = engine_.has_value() ? " (" + describe(*engine_) + ")" : "";
+  return indentString(indent) + toInlineString() + engine + ":\n" +
          indentLines(fusion()->toString(), indent + 1);
 }
 

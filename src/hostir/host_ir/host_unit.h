@@ -1,9 +1,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "hostir/host_ir/segment_engine.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/statement.h"
 
@@ -18,16 +20,27 @@ class HostUnit : public Expr {
 
   Fusion* fusion() const;
 
-  // Same fusion text (the segment fusions print the same).
+  // The engine that runs the segment, once the compile stage decided it
+  // (runtime/segment_engines.h); none in a program only lowered.
+  const std::optional<SegmentEngine>& engine() const {
+    return engine_;
+  }
+  void setEngine(SegmentEngine engine) {
+    engine_ = std::move(engine);
+  }
+
+  // Same fusion text (the segment fusions print the same) and engine.
   bool sameAs(const Expr* other) const override;
   void cloneExtrasInto(Expr* clone, IrCloner& cloner) const override;
-  // "HostUnit 0:" followed by the fusion, indented one level more.
+  // "HostUnit 0:" (with an engine "HostUnit 0 (compiled kernel ...):")
+  // followed by the fusion, indented one level more.
   std::string toString(int indent = 0) const override;
   // "HostUnit 0".
   std::string toInlineString() const override;
 
  private:
   std::unique_ptr<Fusion> fusion_;
+  std::optional<SegmentEngine> engine_;
 };
 
 // Runs a HostUnit on the current stream: the segment fusion's inputs are

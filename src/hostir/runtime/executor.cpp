@@ -16,6 +16,7 @@
 #include "hostir/multidevice/presegmentation_passes.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/comm/stream_split_planning.h"
+#include "hostir/runtime/segment_engines.h"
 #include "hostir/runtime/streams/wait_exposure.h"
 
 namespace hostir {
@@ -69,6 +70,7 @@ Executor::Executor(const Fusion& fusion, ExecutorParams params)
   Communicator* communicator = params.communicator;
   if (communicator == nullptr) {
     CompiledProgram compiled = compile(fusion);
+    decideSegmentEngines(*compiled.program);  // kernels compiled ahead of the first run
     prepared_ = std::move(compiled.fusion);
     evaluator_ = std::make_unique<HostIrEvaluator>(
         std::move(compiled.program),
@@ -105,6 +107,7 @@ void Executor::prepareSharded(Communicator& communicator, StreamSplitPlanner* pl
         compileInPlace(*prepared_, CompileOptions{.multidevice = MultiDeviceLowering{
                                                       my_device, communicator.deviceTargets()}});
   }
+  decideSegmentEngines(*program);
   evaluator_ = std::make_unique<HostIrEvaluator>(
       std::move(program), HostIrEvaluatorParams{.number_of_streams = number_of_streams_,
                                                 .communicator = &communicator,

@@ -12,6 +12,7 @@
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/input_validation.h"
 #include "hostir/runtime/packed_gemm.h"
+#include "hostir/runtime/segment_engines.h"
 
 namespace hostir {
 
@@ -65,10 +66,7 @@ void FusionExecutor::prepare() {
     HOSTIR_CHECK(output->vtype() == ValType::TensorView, "fusion output ", output->toInlineString(),
                  " is not a tensor");
   }
-  gemm_epilogue_ = matchGemmEpilogue(*fusion_);
-  if (gemm_epilogue_.has_value() && panelLayout(gemm_epilogue_->out).has_value()) {
-    gemm_epilogue_.reset();  // a result written in panels is packed after the ops
-  }
+  gemm_epilogue_ = gemmEpilogueToRun(*fusion_);
 }
 
 std::vector<at::Tensor> FusionExecutor::run(const std::vector<at::Tensor>& inputs,

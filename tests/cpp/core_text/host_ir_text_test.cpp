@@ -11,6 +11,7 @@
 
 #include "hostir/autodiff/differentiate.h"
 #include "hostir/compiler/compile.h"
+#include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/text/host_ir_text_parser.h"
 #include "hostir/host_ir/text/host_ir_text_printer.h"
@@ -84,6 +85,34 @@ TEST(HostIrTextRoundTrip, EncodedWeightsOnMixedTargets) {
 }
 
 // A parsed program is a program: the passes run on it as on the lowered one.
+// The engine the compile stage records on a HostUnit (runtime's
+// decideSegmentEngines) is printed and read back, its detail quoted.
+TEST(HostIrTextRoundTrip, SegmentEnginesReadBack) {
+  std::unique_ptr<Fusion> fusion = tools::buildTransformerLayer(2, 8, 1);
+  std::unique_ptr<HostIrContainer> program = lowerOnDevice(*fusion, 0);
+  std::vector<HostUnit*> units = program->postedHostUnits();
+  ASSERT_GE(units.size(), 3u);
+  units[0]->setEngine({SegmentEngineKind::Kernel, "0123abcd for x86-64-linux-avx512"});
+  units[1]->setEngine({SegmentEngineKind::GemmWithPostOps, "linear + gelu"});
+  units[2]->setEngine({SegmentEngineKind::Aten, "no kernel lowering for \"matmul\""});
+  expectRoundTrip(*program);
+  const std::string text = printHostIrText(*program);
+  EXPECT_NE(text.find(" engine gemm_post_ops \"linear + gelu\" fusion {"), std::string::npos);
+  EXPECT_NE(program->toString().find(" (GEMM with post-ops: linear + gelu):\n"), std::string::npos);
+  // A word that is no engine is refused with the valid ones.
+  std::string bad = text;
+  bad.replace(bad.find("engine aten"), 11, "engine fast");
+  try {
+    parseHostIrText(bad, "bad.hir");
+    ADD_FAILURE() << "an unknown engine parsed";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("expected an engine (kernel, gemm_post_ops, aten), got 'fast'"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(HostIrTextRoundTrip, ParsedProgramRunsThePassesLikeTheOriginal) {
   std::unique_ptr<Fusion> fusion = tools::buildSequenceParallelMlp(2, 4);
   Fusion copy;

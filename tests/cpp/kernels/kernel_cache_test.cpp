@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "common/scoped_env.h"
+#include "fresh_cache_dir.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/kernels/kernel_cache.h"
@@ -15,30 +16,6 @@ namespace hostir::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh cache directory for one test, removed afterwards.
-class FreshCacheDir {
- public:
-  FreshCacheDir()
-      : dir_(fs::temp_directory_path() / ("hostir-kernel-cache-test-" + std::to_string(::getpid()) +
-                                          "-" + std::to_string(counter_++))),
-        env_("HOSTIR_KERNEL_CACHE_DIR", dir_.c_str()) {
-    fs::remove_all(dir_);
-    KernelCache::global().clearMemory();
-  }
-  ~FreshCacheDir() {
-    KernelCache::global().clearMemory();
-    fs::remove_all(dir_);
-  }
-  const fs::path& path() const {
-    return dir_;
-  }
-
- private:
-  static inline int counter_ = 0;
-  fs::path dir_;
-  ScopedEnv env_;
-};
 
 std::unique_ptr<Fusion> scaledRowSums(double factor) {
   auto fusion = std::make_unique<Fusion>();

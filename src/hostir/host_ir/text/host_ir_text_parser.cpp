@@ -38,6 +38,7 @@ struct ExprRecord {
   std::vector<std::pair<Token, std::vector<int64_t>>> variants;  // PostOnStream
   std::optional<Token> completes;                                // Wait
   std::unique_ptr<Fusion> fusion;                                // HostUnit
+  std::optional<SegmentEngine> engine;                           // HostUnit
   std::optional<std::vector<int64_t>> body;                      // ForLoop: its exprs' numbers
 };
 
@@ -425,6 +426,13 @@ class Parser {
     if (acceptWord("completes")) {
       record.completes = expectKind(TokenKind::ExprRef, "the #expr of a communication");
     }
+    if (acceptWord("engine")) {
+      Token word = expectKind(TokenKind::Word, "an engine (" + engineWords() + ")");
+      std::optional<SegmentEngineKind> kind = engineKindNamed(word.text);
+      check(kind.has_value(), word, "an engine (" + engineWords() + ")");
+      Token detail = expectKind(TokenKind::String, "the engine's detail, a \"string\"");
+      record.engine = SegmentEngine{.kind = *kind, .detail = detail.text};
+    }
     if (acceptWord("fusion")) {
       record.fusion = fusion();
     } else if (peek().kind == TokenKind::Punctuation && peek().text == "{") {
@@ -445,7 +453,11 @@ class Parser {
     Fusion* container = symbols.container;
     if (record.op == "HostUnit") {
       check(record.fusion != nullptr, record.at, "a HostUnit with its 'fusion { ... }'");
-      return IrBuilder::createInContainer<HostUnit>(container, std::move(record.fusion));
+      auto* unit = IrBuilder::createInContainer<HostUnit>(container, std::move(record.fusion));
+      if (record.engine.has_value()) {
+        unit->setEngine(*record.engine);
+      }
+      return unit;
     }
     if (record.op == "PostOnStream") {
       check(record.unit.has_value(), record.at, "a PostOnStream with its 'unit #N'");
@@ -459,6 +471,7 @@ class Parser {
       return IrBuilder::createInContainer<Wait>(container, exprRef(symbols, *record.completes));
     }
     check(record.fusion == nullptr, record.at, "a 'fusion { ... }' only on a HostUnit");
+    check(!record.engine.has_value(), record.at, "an 'engine' only on a HostUnit");
     return text::makeExprNamed(record.op, container, record.inputs, record.outputs,
                                record.attributes, record.attribute_vals);
   }

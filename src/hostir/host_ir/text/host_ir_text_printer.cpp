@@ -351,6 +351,10 @@ class TextPrinter {
       text += " completes " + text::exprId(wait->communication());
     }
     if (const auto* unit = dynamic_cast<const HostUnit*>(expr)) {
+      if (unit->engine().has_value()) {
+        text +=
+            " engine " + engineWord(unit->engine()->kind) + " " + quoted(unit->engine()->detail);
+      }
       line(indent, text + " fusion {");
       fusionBody(*unit->fusion(), indent + 1);
       line(indent, "}");

@@ -1,0 +1,81 @@
+// The engine step of the compile stage (issue 40): the Executor records on
+// each HostUnit which engine runs it, and compiles its kernel before the
+// first run, so the first run compiles nothing.
+
+#include "fresh_cache_dir.h"
+#include "hostir/host_ir/host_unit.h"
+#include "hostir/host_ir/text/host_ir_text_parser.h"
+#include "hostir/host_ir/text/host_ir_text_printer.h"
+#include "hostir/ir/arith.h"
+#include "hostir/kernels/kernel_cache.h"
+#include "hostir/runtime/host_executor.h"
+#include "runtime/runtime_test_utils.h"
+
+namespace hostir::test {
+namespace {
+
+// exp(x) + 1 on a tensor of symbolic sizes: one segment a kernel takes.
+std::unique_ptr<Fusion> expPlusOne() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  fusion->addOutput(add(exp(x), 1.0));
+  return fusion;
+}
+
+const HostUnit& onlyUnit(const HostIrContainer& program) {
+  std::vector<HostUnit*> units = program.postedHostUnits();
+  EXPECT_EQ(units.size(), 1u) << program.toString();
+  return *units.at(0);
+}
+
+TEST(SegmentEngineTest, TheKernelIsCompiledWhenTheExecutorIsMadeAndRecordedOnItsUnit) {
+  FreshCacheDir cache;
+  std::unique_ptr<Fusion> fusion = expPlusOne();
+  const int compiled_before = KernelCache::global().compiled();
+  HostExecutor executor(*fusion);
+  const HostUnit& unit = onlyUnit(executor.hostProgram());
+  ASSERT_TRUE(unit.engine().has_value()) << executor.hostProgram().toString();
+  if (!kernelsEnabled()) {  // the .aten variant
+    EXPECT_EQ(*unit.engine(), (SegmentEngine{SegmentEngineKind::Aten, "HOSTIR_KERNELS=aten"}));
+    return;
+  }
+  EXPECT_EQ(unit.engine()->kind, SegmentEngineKind::Kernel) << describe(*unit.engine());
+  EXPECT_EQ(KernelCache::global().compiled(), compiled_before + 1) << "not compiled ahead";
+  at::Tensor x = at::randn({3, 5});
+  EXPECT_TRUE(at::allclose(executor.run({x}).at(0), at::exp(x) + 1));
+  EXPECT_EQ(KernelCache::global().compiled(), compiled_before + 1) << "compiled again at run";
+  // The engine the program records is the one that ran.
+  const std::string ran = executor.segmentExecution();
+  EXPECT_NE(ran.find(describe(*unit.engine()) + "; ran it 1 time"), std::string::npos) << ran;
+  // The printed program names it, and reads back with it.
+  EXPECT_NE(executor.hostProgram().toString().find(" (compiled kernel " + unit.engine()->detail),
+            std::string::npos);
+  const std::string text = printHostIrText(executor.hostProgram());
+  EXPECT_NE(text.find(" engine kernel \"" + unit.engine()->detail + "\" fusion {"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(printHostIrText(*parseHostIrText(text, "engines")), text);
+}
+
+TEST(SegmentEngineTest, AnOpWithoutAKernelLoweringRecordsAtenAndWhy) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* a = makeContigTensor(2);
+    TensorView* b = makeContigTensor(2);
+    fusion->addInput(a);
+    fusion->addInput(b);
+    fusion->addOutput(matmul(a, b));
+  }
+  HostExecutor executor(*fusion);
+  for (const HostUnit* unit : executor.hostProgram().postedHostUnits()) {
+    ASSERT_TRUE(unit->engine().has_value());
+    EXPECT_EQ(unit->engine()->kind, SegmentEngineKind::Aten) << describe(*unit->engine());
+    EXPECT_FALSE(unit->engine()->detail.empty()) << "a fallback names its reason";
+  }
+}
+
+}  // namespace
+}  // namespace hostir::test
