@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <iterator>
 #include <list>
@@ -208,6 +209,66 @@ TEST_F(MultiDeviceExecutorTest, CopiesAndLowersOncePerDefinition) {
   }
   EXPECT_EQ(fusionCopyCount() - copies, 1) << "a run copied the fusion";
   EXPECT_EQ(hostIrLoweringCount() - lowerings, 1) << "a run lowered the fusion again";
+}
+
+// Overlap without annotations is the default (issue 36): a sharded fusion
+// without Stream axes whose linear allgathers its input's rows is prepared at
+// its first run (the planner needs the sizes); with the automatic splits
+// turned off, or with nothing to pipeline, it is prepared at construction
+// and its program can be read before any run. HOSTIR_OVERLAP sets the
+// default: unset or auto turns them on, off turns them off.
+TEST_F(MultiDeviceExecutorTest, AutomaticStreamSplitsAreTheDefaultWhereAnAllgatherFeedsAGemm) {
+  ASSERT_EQ(unsetenv("HOSTIR_OVERLAP"), 0);
+  EXPECT_TRUE(ExecutorParams{}.automatic_stream_splits);
+  ASSERT_EQ(setenv("HOSTIR_OVERLAP", "off", 1), 0);
+  EXPECT_FALSE(ExecutorParams{}.automatic_stream_splits);
+  ASSERT_EQ(setenv("HOSTIR_OVERLAP", "sometimes", 1), 0);
+  EXPECT_THROW((void)ExecutorParams{}, Error);
+  ASSERT_EQ(unsetenv("HOSTIR_OVERLAP"), 0);
+
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, 0);  // [T, H] on tokens
+  TensorView* w = shard(makeContigTensor(2), all_, 0);  // [F, H] on ffn
+  fusion.addInput(x);
+  fusion.addInput(w);
+  fusion.addOutput(shard(linear(x, w), all_, 1));  // [T, F] on ffn: x's rows allgathered
+
+  MultiDeviceExecutor automatic(fusion, comm_);
+  MultiDeviceExecutor as_written(fusion, comm_, {.automatic_stream_splits = false});
+  EXPECT_FALSE(as_written.preparedAtFirstRun());
+  EXPECT_NO_THROW(as_written.hostProgram());
+  // A team of one has no collective to hide.
+  EXPECT_EQ(automatic.preparedAtFirstRun(), n_ > 1);
+  if (n_ > 1) {
+    try {
+      automatic.hostProgram();
+      ADD_FAILURE() << "hostProgram() before the first run of a deferred program";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("HOSTIR_OVERLAP=off"), std::string::npos)
+          << error.what();
+    }
+  }
+  at::manual_seed(5);
+  at::Tensor fx = randn({4 * n_, 6});
+  at::Tensor fw = randn({2 * n_, 6});
+  for (MultiDeviceExecutor* exec : {&automatic, &as_written}) {
+    at::Tensor out = exec->run({localShard(fx, all_, 0), localShard(fw, all_, 0)}).at(0);
+    expectShard(out, at::linear(fx, fw), all_, 1);
+  }
+  EXPECT_FALSE(automatic.preparedAtFirstRun());
+  EXPECT_NO_THROW(automatic.hostProgram());
+  EXPECT_EQ(automatic.overlapReport().empty(), n_ == 1) << automatic.overlapReport();
+
+  // Nothing to pipeline: prepared at construction, automatic splits or not.
+  Fusion pointwise;
+  FusionGuard pointwise_guard(&pointwise);
+  TensorView* y = shard(makeContigTensor(2), all_, 0);
+  pointwise.addInput(y);
+  pointwise.addOutput(shard(relu(y), all_, 0));
+  MultiDeviceExecutor prepared(pointwise, comm_);
+  EXPECT_FALSE(prepared.preparedAtFirstRun());
+  EXPECT_NO_THROW(prepared.hostProgram());
 }
 
 // --- set: one mesh ----------------------------------------------------------

@@ -1,5 +1,6 @@
 #include "hostir/runtime/executor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
@@ -27,6 +28,25 @@ std::unique_ptr<Fusion> copyOf(const Fusion& fusion) {
   auto copy = std::make_unique<Fusion>();
   copyFusion(fusion, *copy);
   return copy;
+}
+
+// Whether insert_stream_splits could pipeline anything in `fusion` (a
+// collective whose rows a GEMM's chunks can follow): only then is preparing
+// worth deferring to the first run, when the planner knows the sizes. The
+// answer depends on the definition alone, so every rank agrees. It
+// propagates the shardings of the executor's own copy in place: the
+// compilation runs those passes again, and they change nothing then.
+bool hasPipelinableCollective(Fusion& fusion) {
+  if (!isPassDisabled("validate_shardings")) {
+    validateShardings(&fusion);
+  }
+  if (!isPassDisabled("propagate_shardings")) {
+    propagateShardings(&fusion);
+  }
+  const std::vector<StreamSplitCandidate> candidates = findStreamSplitCandidates(fusion);
+  return std::any_of(candidates.begin(), candidates.end(), [](const StreamSplitCandidate& c) {
+    return c.gathered != nullptr && c.not_chunkable.empty();
+  });
 }
 
 // What a wait's trace name ("Wait Communication 39", the Wait's label)
@@ -81,7 +101,8 @@ Executor::Executor(const Fusion& fusion, ExecutorParams params)
   // Until prepareSharded compiles it, prepared_ is the user's fusion as given.
   prepared_ = copyOf(fusion);
   if (params.automatic_stream_splits && communicator->size() > 1 &&
-      !isPassDisabled("insert_stream_splits") && !hasStreamAxis(*prepared_)) {
+      !isPassDisabled("insert_stream_splits") && !hasStreamAxis(*prepared_) &&
+      hasPipelinableCollective(*prepared_)) {
     deferred_communicator_ = communicator;
     return;
   }
@@ -90,12 +111,14 @@ Executor::Executor(const Fusion& fusion, ExecutorParams params)
 
 bool ExecutorParams::automaticStreamSplitsFromEnvironment() {
   const char* value = std::getenv("HOSTIR_OVERLAP");
-  if (value == nullptr || std::string(value).empty() || std::string(value) == "off") {
+  if (value == nullptr || std::string(value).empty() || std::string(value) == "auto") {
+    return true;
+  }
+  if (std::string(value) == "off") {
     return false;
   }
-  HOSTIR_CHECK(std::string(value) == "auto", "HOSTIR_OVERLAP=", value,
-               " is not a mode; valid: auto (automatic stream splits) or off");
-  return true;
+  HOSTIR_THROW("HOSTIR_OVERLAP=", value,
+               " is not a mode; valid: auto (automatic stream splits, the default) or off");
 }
 
 void Executor::prepareSharded(Communicator& communicator, StreamSplitPlanner* planner) {
@@ -129,9 +152,12 @@ void Executor::prepareIfDeferred(const std::vector<at::Tensor>& inputs) {
 
 void Executor::checkPrepared(const char* what) const {
   HOSTIR_CHECK(deferred_communicator_ == nullptr, "the program is not prepared yet: ", what,
-               "() of a sharded fusion without Stream annotations is known after its first run, "
-               "which chooses the automatic stream splits from the sizes (HOSTIR_OVERLAP=auto); "
-               "run it once first, or annotate the Stream splits yourself");
+               "() of a sharded fusion without Stream annotations that has a collective to "
+               "pipeline is known after its first run, which chooses the automatic stream splits "
+               "from the sizes; run it once first, annotate the Stream splits yourself, or turn "
+               "the automatic splits off (HOSTIR_OVERLAP=off, "
+               "ExecutorParams::automatic_stream_splits = false, "
+               "fd.sched.automatic_stream_splits(False))");
 }
 
 Executor::~Executor() = default;

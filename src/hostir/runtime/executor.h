@@ -25,10 +25,11 @@ struct ExecutorParams {
   // presegmentation passes run, the program is lowered for this rank).
   Communicator* communicator = nullptr;
   // Overlap without annotations (issue 36): a sharded fusion with no Stream
-  // axis is prepared at its first run, when the sizes are known, and the
-  // pass insert_stream_splits pipelines the collectives the cost model says
-  // pay (CalibratedStreamSplitPlanner). Default: HOSTIR_OVERLAP=auto in the
-  // environment; HOSTIR_DISABLE_PASS=insert_stream_splits turns it off too.
+  // axis and a collective insert_stream_splits could pipeline is prepared at
+  // its first run, when the sizes are known, and that pass pipelines the
+  // collectives the cost model says pay (CalibratedStreamSplitPlanner); any
+  // other fusion is prepared at construction. On by default; false here,
+  // HOSTIR_OVERLAP=off or HOSTIR_DISABLE_PASS=insert_stream_splits turn it off.
   bool automatic_stream_splits = automaticStreamSplitsFromEnvironment();
 
   static bool automaticStreamSplitsFromEnvironment();
