@@ -19,10 +19,11 @@ namespace hostir {
 
 namespace {
 
-// Host-lowerable ops, and ops that reshard (a reduction over a sharded axis
-// becomes a collective), run as top-level exprs of their own.
+// Host-lowerable ops, ops that reshard (a reduction over a sharded axis
+// becomes a collective) and permutes a GEMM reads as views run as top-level
+// exprs of their own.
 bool staysAlone(const Expr* expr) {
-  return isHostLowerable(expr) || isResharding(expr);
+  return isHostLowerable(expr) || isResharding(expr) || isGemmOperandView(expr);
 }
 
 // A group the host program runs expr by expr rather than as a HostUnit: it

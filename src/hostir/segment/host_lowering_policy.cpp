@@ -4,6 +4,7 @@
 
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/op_traits.h"
+#include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_view.h"
 
 namespace hostir {
@@ -34,6 +35,17 @@ bool holdsStreamParallelExpr(const SegmentedGroup& group) {
 
 bool isHostLowerable(const Expr* expr) {
   return hasTrait(expr, OpTrait::HostLowerable);
+}
+
+bool isGemmOperandView(const Expr* expr) {
+  if (!expr->isA<PermuteOp>() || expr->output(0)->isFusionOutput()) {
+    return false;
+  }
+  const std::vector<Expr*>& uses = expr->output(0)->uses();
+  return !uses.empty() && std::all_of(uses.begin(), uses.end(), [expr](const Expr* use) {
+    return use->isA<MatmulOp>() && use->as<MatmulOp>()->a() == expr->output(0) &&
+           use->as<MatmulOp>()->b() != expr->output(0);
+  });
 }
 
 MergePredicate hostLoweringMergePolicy(StaysAlone stays_alone) {

@@ -23,6 +23,14 @@ bool isHostLowerable(const Expr* expr);
 // Whether one of the expr's outputs has a Stream axis in its loop domain.
 bool computesStreamParallelTensor(const Expr* expr);
 
+// A permute whose result only a matmul reads as its left operand, and that
+// is no fusion output: run alone, the host makes it a strided view and the
+// GEMM reads the transpose in place (oneDNN and ATen take any strides), as
+// torch passes `dh.t()` to its wgrad GEMM. Merged into a HostUnit it would
+// be materialized, a copy as large as its input alive until the GEMM ends
+// (the backward's `permute(dh)` and `dyᵀ`: docs/training.md).
+bool isGemmOperandView(const Expr* expr);
+
 // Whether an expr stays alone in its group: host-lowerable, or what the
 // caller adds (the lowering: an op that reshards, which becomes a
 // collective).

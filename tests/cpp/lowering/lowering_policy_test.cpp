@@ -8,6 +8,7 @@
 
 #include "core_ir/ir_check.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
+#include "hostir/runtime/tensor_memory.h"
 #include "hostir/segment/host_lowering_policy.h"
 #include "hostir/segment/segment_candidate_finder.h"
 #include "hostir/segment/segmented_fusion.h"
@@ -317,6 +318,54 @@ TEST_F(LoweringPolicyTest, FullIsForwardedIntoTwoSegments) {
 
   at::Tensor t0 = at::randn({7});
   expectMatchesAten(fusion_, {t0}, {at::full({7}, 3.0), at::tanh(at::full({7}, 3.0))});
+}
+
+// The wgrad GEMM of a backward, dw = gᵀ @ x with g = dy * h computed by a
+// segment: the permute stays out of the HostUnit and the host passes the
+// GEMM a strided view of g, as torch passes `g.t()`. Merged into the
+// segment, gᵀ was a second output, materialized: g's size again alive until
+// the GEMM ends. The peak of the first run (nothing pooled yet) holds g, the
+// result and x's packed copies (oneDNN's blocked B and the pack cache's
+// snapshot), not a transposed g.
+TEST_F(LoweringPolicyTest, PermutedGemmOperandIsAViewNotASegmentOutput) {
+  constexpr int64_t kRows = 1024;  // K of the wgrad GEMM: the tokens
+  constexpr int64_t kCols = 1024;  // its M
+  constexpr int64_t kN = 64;
+  TensorView* dy = makeContigTensor(2);
+  TensorView* h = makeContigTensor(2);
+  TensorView* x = makeContigTensor(2);
+  fusion_.addInput(dy);
+  fusion_.addInput(h);
+  fusion_.addInput(x);
+  TensorView* g = mul(dy, h);
+  fusion_.addOutput(matmul(permute(g, {1, 0}), x));
+
+  std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
+  std::vector<const PostOnStream*> posts = exprsOfKind<PostOnStream>(*hic);
+  ASSERT_EQ(posts.size(), 1u) << hic->toString();
+  EXPECT_EQ(posts[0]->outputs().size(), 1u) << hic->toString();
+  EXPECT_TRUE(irCheck(hic->toString(), R"(
+    CHECK:      PostOnStream (HostUnit
+    CHECK-NEXT: T4_l_float
+    CHECK-NEXT:   = permute( T3_l_float
+    CHECK-NEXT: T5_g_float
+    CHECK-NEXT:   = matmul( T4_l_float
+  )"));
+
+  at::Tensor tdy = at::randn({kRows, kCols});
+  at::Tensor th = at::randn({kRows, kCols});
+  at::Tensor tx = at::randn({kRows, kN});
+  runtime::countTensorMemory();
+  HostExecutor executor(fusion_, HostIrEvaluatorParams{.number_of_streams = 1});
+  std::vector<at::Tensor> outputs;
+  const int64_t peak = runtime::peakTensorBytesOf([&] { outputs = executor.run({tdy, th, tx}); });
+  const int64_t g_bytes = tdy.nbytes();
+  // oneDNN's scratchpad (its size depends on the threads), small tensors;
+  // half of what a copy of g would add.
+  const int64_t slack = g_bytes / 2;
+  EXPECT_LE(peak, g_bytes + outputs.at(0).nbytes() + 2 * tx.nbytes() + slack)
+      << "a transposed copy of g (" << g_bytes << " bytes) is alive";
+  EXPECT_TRUE(allClose(outputs.at(0), at::matmul((tdy * th).t(), tx), 1e-4, 1e-4));
 }
 
 // ---- Pass manager -----------------------------------------------------------
