@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "cli_arguments.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "launch_command.h"
 #include "megatron_blocks.h"
@@ -19,7 +20,7 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
   Communicator& communicator = Communicator::getInstance();
   const int64_t devices = communicator.size();
   const int64_t rank = communicator.deviceId();
-  checkShardedJobOptions(options, devices);
+  checkShardedJobOptions(options, devices, /*uneven_tokens=*/true);
 
   // Every rank draws the same full tensors and keeps its shards.
   at::manual_seed(0);
@@ -27,8 +28,10 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
   at::Tensor w1 = at::randn({options.ffn, options.hidden}) / std::sqrt(options.hidden);
   at::Tensor w2 = at::randn({options.hidden, options.ffn}) / std::sqrt(options.ffn);
   at::Tensor reference = at::linear(at::gelu(at::linear(x, w1)), w2);
+  // torch.chunk's piece (none past the pieces it makes: 1 token on 2 ranks).
   auto rows = [&](const at::Tensor& t, int64_t dim) {
-    return t.chunk(devices, dim)[rank].contiguous();
+    const RowChunk piece = rowChunk(t.size(dim), devices, rank);
+    return t.narrow(dim, piece.start, piece.rows).contiguous();
   };
 
   ShardedJob job;
@@ -89,7 +92,7 @@ int runSequenceParallelMlp(const std::vector<std::string>& args) {
     return runOnRank(options);
   }
   // Not launched: check what can be checked once, then start the ranks.
-  checkShardedJobOptions(options, options.ranks);
+  checkShardedJobOptions(options, options.ranks, /*uneven_tokens=*/true);
   return relaunchAsRanks(options.ranks, "sp-mlp", args);
 }
 

@@ -242,10 +242,15 @@ void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options) {
                "time a training step (forward + hostir's backward), check every input's grad");
 }
 
-void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
-  HOSTIR_CHECK(options.tokens % devices == 0 && options.ffn % devices == 0, "--tokens (",
-               options.tokens, ") and --ffn (", options.ffn,
+void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices, bool uneven_tokens) {
+  HOSTIR_CHECK(options.ffn % devices == 0, "--ffn (", options.ffn,
                ") must divide by the number of ranks (", devices, ")");
+  // Tokens the ranks do not divide are torch.chunk's pieces (the first
+  // ranks hold ceil(tokens / ranks) rows, the last fewer).
+  HOSTIR_CHECK(uneven_tokens || options.tokens % devices == 0, "--tokens (", options.tokens,
+               ") must divide by the number of ranks (", devices,
+               ") here: the layer's attention reduce-scatters chunks of each rank's own rows, "
+               "which uneven shards do not support yet (hostir sp-mlp takes any --tokens)");
   // Any chunk count (--chunks' range) is fine: chunk j of a rank's rows
   // holds ceilDiv(rows, chunks) of them, the last ones fewer or none.
   checkOutputFolder("--trace", options.trace_path);
@@ -582,7 +587,9 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
       runtime::computeThreadBudget(options.streams, /*communicates=*/devices > 1,
                                    static_cast<int>(communicator.environment().local_world_size));
   at::set_num_threads(budget.intra_op_threads);
-  Programs built = buildPrograms(options, job, communicator, options.tokens / devices);
+  // The first rank's rows (the most, torch.chunk's), the same on every rank.
+  Programs built =
+      buildPrograms(options, job, communicator, (options.tokens + devices - 1) / devices);
   const std::vector<Program>& programs = built.programs;
 
   // Which ISA and GEMM path run (the first GEMM's shape: w1's shard).

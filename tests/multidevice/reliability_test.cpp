@@ -209,9 +209,14 @@ TEST_F(MultiRankReliabilityTest, UnevenGatherAndScatterRunAsTorchChunkPieces) {
   }
 }
 
-// The pipelined loop (allgather of row chunks before a linear) with a
-// torch.chunk layout of an odd row count: rejected at the inputs.
-TEST_F(MultiRankReliabilityTest, UnevenShardsOfAPipelinedLoopRaiseOnEveryRank) {
+// The pipelined loop (allgather of row chunks before a linear) with
+// torch.chunk layouts (issue 37 item 1): every rank cuts its chunks from the
+// largest shard, the short ones from a zero-padded copy, and the gathered
+// rows are the first n of [devices * largest shard]. 4n - 1 rows (the last
+// rank short by one), 1 row (every rank but the first empty), n + 1, then
+// an even shape on the same executor. Before, every rank raised "uneven
+// shards: ... Stream chunks".
+TEST_F(MultiRankReliabilityTest, UnevenShardsOfAPipelinedLoopRunAsTorchChunkPieces) {
   const int64_t n = communicator_.size();
   Fusion fusion;
   {
@@ -222,18 +227,90 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsOfAPipelinedLoopRaiseOnEveryRank) {
     fusion.addInput(x);
     fusion.addInput(w);
     TensorView* h = shard(linear(x, w), mesh, -1);
-    h->split(0, 2, /*inner_split=*/false);
+    h->split(0, 3, /*inner_split=*/false);
     h->axis(0)->parallelize(ParallelType::Stream);
+    fusion.addOutput(h);
     fusion.addOutput(shard(relu(h), mesh, -1));
   }
   MultiDeviceExecutor executor(fusion, communicator_, {.number_of_streams = 2});
-  at::Tensor x = at::randn({4 * n - 1, 8});
+  for (int64_t rows : {4 * n - 1, int64_t{1}, n + 1, 4 * n}) {
+    at::manual_seed(rows);
+    at::Tensor x = at::randn({rows, 8});
+    at::Tensor w = at::randn({6, 8});
+    const RowChunk mine = rowChunk(rows, n, me_);
+    std::vector<at::Tensor> outs =
+        executor.run({x.narrow(0, mine.start, mine.rows).contiguous(), w});
+    at::Tensor h = at::linear(x, w);
+    EXPECT_TRUE(at::allclose(outs[0], h, 1e-5, 1e-5)) << rows << " rows";
+    EXPECT_TRUE(at::allclose(outs[1], at::relu(h), 1e-5, 1e-5)) << rows << " rows";
+  }
+}
+
+// Several GEMMs of one allgathered tensor, pipelined with its allgather
+// (the attention's Q, K and V projections), with torch.chunk layouts: each
+// GEMM's output is the first n rows of a buffer of every device's largest
+// shard.
+TEST_F(MultiRankReliabilityTest, UnevenShardsOfPipelinedGatheredGemmsRunAsTorchChunkPieces) {
+  const int64_t n = communicator_.size();
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+    TensorView* x = shard(makeContigTensor(2), mesh, 0);  // [S, H]
+    TensorView* w1 = shard(makeContigTensor(2), mesh, -1);
+    TensorView* w2 = shard(makeContigTensor(2), mesh, -1);
+    fusion.addInput(x);
+    fusion.addInput(w1);
+    fusion.addInput(w2);
+    TensorView* gathered = shard(set(x), mesh, -1);
+    for (TensorView* w : {w1, w2}) {
+      TensorView* out = shard(linear(gathered, w), mesh, -1);
+      out->split(0, 2, /*inner_split=*/false);
+      out->axis(0)->parallelize(ParallelType::Stream);
+      fusion.addOutput(out);
+    }
+  }
+  MultiDeviceExecutor executor(fusion, communicator_, {.number_of_streams = 2});
+  for (int64_t rows : {4 * n - 1, int64_t{1}, 2 * n}) {
+    at::manual_seed(rows);
+    at::Tensor x = at::randn({rows, 8});
+    at::Tensor w1 = at::randn({5, 8});
+    at::Tensor w2 = at::randn({3, 8});
+    const RowChunk mine = rowChunk(rows, n, me_);
+    std::vector<at::Tensor> outs =
+        executor.run({x.narrow(0, mine.start, mine.rows).contiguous(), w1, w2});
+    EXPECT_TRUE(at::allclose(outs[0], at::linear(x, w1), 1e-5, 1e-5)) << rows << " rows";
+    EXPECT_TRUE(at::allclose(outs[1], at::linear(x, w2), 1e-5, 1e-5)) << rows << " rows";
+  }
+}
+
+// A Stream split that no pipelined allgather + GEMM cuts, read by a
+// collective: chunks of the rows reduce-scattered as they are computed
+// (the attention's), onto rows that do not split evenly. Its chunks would
+// differ in size across ranks, so every rank raises, naming the tensor
+// and the collective; an even shape still runs.
+TEST_F(MultiRankReliabilityTest, UnevenShardsOfAChunkedReduceScatterRaiseOnEveryRank) {
+  const int64_t n = communicator_.size();
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+    TensorView* x = shard(makeContigTensor(2), mesh, 1);  // [R, C], C sharded
+    fusion.addInput(x);
+    TensorView* y = shard(relu(x), mesh, 1);
+    y->split(0, 2, /*inner_split=*/false);
+    y->axis(0)->parallelize(ParallelType::Stream);
+    fusion.addOutput(shard(sum(y, {1}), mesh, 0));  // a reduce-scatter of R
+  }
+  MultiDeviceExecutor executor(fusion, communicator_, {.number_of_streams = 2});
+  at::Tensor x = at::randn({4 * n - 1, 2 * n});
   expectErrorOnThisRank(
-      [&] {
-        executor.run({x.chunk(n, 0)[me_].contiguous(), at::randn({6, 8})});
-      },
-      {"uneven shards: T0_g_float", "(an input) axis 0 has extent " + std::to_string(4 * n - 1),
-       "Stream chunks", "pad the axis"});
+      [&] { executor.run({x.chunk(n, 1)[me_].contiguous()}); },
+      {"uneven shards: ", "axis 0 has extent " + std::to_string(4 * n - 1),
+       "into Stream chunks, read by", "only a pipelined allgather + GEMM", "pad the axis"});
+  at::Tensor even = at::randn({4 * n, 2 * n});
+  std::vector<at::Tensor> outs = executor.run({even.chunk(n, 1)[me_].contiguous()});
+  EXPECT_TRUE(at::allclose(outs[0], at::relu(even).sum(1).chunk(n, 0)[me_], 1e-5, 1e-5));
 }
 
 // Found by the sharded fuzzer with Stream axes on computed values: a Stream

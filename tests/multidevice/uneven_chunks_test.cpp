@@ -1,6 +1,7 @@
 // Stream chunk counts that do not divide a rank's token rows (issue 37,
-// items 2 and 3), run by every rank of a job started with `hostir launch -n
-// K` (K = 1, 2, 3): the sequence-parallel MLP block (forward and a training
+// items 2 and 3), and token counts that do not divide by the ranks (item 1:
+// torch.chunk's pieces), run by every rank of a job started with `hostir
+// launch -n K` (K = 1, 2, 3): the sequence-parallel MLP block (forward and a training
 // step) and the transformer layer of tools/megatron_blocks.h, pipelined in
 // 1, 3 and 7 chunks, against single-process ATen and autograd. Chunk j of a
 // rank's rows holds ceilDiv(rows, chunks) of them and the last ones fewer,
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "hostir/autodiff/differentiate.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/multidevice_executor.h"
 #include "megatron_blocks.h"
@@ -27,27 +29,46 @@ namespace {
 
 class UnevenChunksTest : public ::testing::Test {
  protected:
-  // Token counts whose rows split evenly over the ranks (uneven shards are
-  // refused: rank_agreement.cpp), with 2, 7 and ~1000 / n rows per rank:
-  // every chunk count below then leaves a shorter last chunk somewhere,
-  // and 3 and 7 chunks of 2 rows leave empty ones.
+  // Token counts whose rows split evenly over the ranks, with 2, 7 and
+  // ~1000 / n rows per rank: every chunk count below then leaves a shorter
+  // last chunk somewhere, and 3 and 7 chunks of 2 rows leave empty ones.
   std::vector<int64_t> tokenCounts() const {
     return {2 * n_, 7 * n_, 1000 - 1000 % n_};
   }
+  // Token counts the ranks do not divide (torch.chunk's pieces, issue 37
+  // item 1: the last ranks hold fewer rows, or none with 1 token on 2 or 3
+  // ranks). The MLP block pipelines them; the layer's attention refuses.
+  std::vector<int64_t> unevenTokenCounts() const {
+    return {1, 7 * n_ - 1, 1000 - 1000 % n_ + 1};
+  }
   static constexpr int64_t kChunkCounts[] = {1, 3, 7};
 
+  std::vector<int64_t> allTokenCounts() const {
+    std::vector<int64_t> all = tokenCounts();
+    for (int64_t tokens : unevenTokenCounts()) {
+      all.push_back(tokens);
+    }
+    return all;
+  }
+
   std::string describe(int64_t tokens, int64_t chunks) const {
-    return std::to_string(tokens) + " tokens (" + std::to_string(tokens / n_) +
-           " rows per rank) in " + std::to_string(chunks) + " chunks on " + std::to_string(n_) +
+    return std::to_string(tokens) + " tokens (" + std::to_string(rowChunk(tokens, n_, me_).rows) +
+           " rows on this rank) in " + std::to_string(chunks) + " chunks on " + std::to_string(n_) +
            " ranks";
   }
 
+  // torch.chunk's piece of `t` along `dim` for this rank (empty past the
+  // pieces torch.chunk makes).
   at::Tensor rows(const at::Tensor& t, int64_t dim) const {
-    return t.chunk(n_, dim)[me_].contiguous();
+    const RowChunk piece = rowChunk(t.size(dim), n_, me_);
+    return t.narrow(dim, piece.start, piece.rows).contiguous();
   }
 
   static void expectClose(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
     ASSERT_EQ(got.sizes(), want.sizes()) << what;
+    if (want.numel() == 0) {
+      return;  // a rank torch.chunk leaves no rows
+    }
     const double scale = std::max(want.abs().max().item<double>(), 1e-30);
     const double diff = (got - want).abs().max().item<double>() / scale;
     EXPECT_LE(diff, 1e-5) << what << ": max |diff| / max |want| = " << diff;
@@ -61,7 +82,7 @@ class UnevenChunksTest : public ::testing::Test {
 };
 
 TEST_F(UnevenChunksTest, MlpBlockMatchesSingleProcessAten) {
-  for (int64_t tokens : tokenCounts()) {
+  for (int64_t tokens : allTokenCounts()) {
     for (int64_t chunks : kChunkCounts) {
       const std::string what = describe(tokens, chunks);
       at::manual_seed(tokens + chunks);
@@ -81,7 +102,12 @@ TEST_F(UnevenChunksTest, MlpBlockMatchesSingleProcessAten) {
 // allgather of the output grad into the input-grad GEMM is chunked too),
 // against single-process autograd, every input's grad.
 TEST_F(UnevenChunksTest, MlpTrainingStepMatchesSingleProcessAutograd) {
-  for (int64_t tokens : tokenCounts()) {
+  // Even token counts only: with uneven ones this test's backward binds the
+  // token extent from x's shard (local x ranks) and refuses the saved h
+  // (left open, docs/multidevice.md); hostir sp-mlp --train runs them
+  // (cli.uneven_tokens).
+  const std::vector<int64_t> token_counts = tokenCounts();
+  for (int64_t tokens : token_counts) {
     for (int64_t chunks : kChunkCounts) {
       const std::string what = describe(tokens, chunks);
       at::manual_seed(tokens * chunks);

@@ -11,6 +11,7 @@
 #include "hostir/multidevice/communication_plan.h"
 #include "hostir/multidevice/row_chunks.h"
 #include "hostir/multidevice/sharding.h"
+#include "hostir/multidevice/uneven_stream_splits.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/expression_evaluator.h"
@@ -66,35 +67,15 @@ std::string rankValues(const at::Tensor& values) {
   return text;
 }
 
-// The first tensor of `fusion` that has a Stream-parallel axis, or nullptr:
-// its pipelined loops cut every device's rows alike.
-const TensorView* firstStreamParallelTensor(const Fusion& fusion) {
-  for (const std::unique_ptr<Statement>& statement : fusion.statements()) {
-    const auto* tv = dynamic_cast<const TensorView*>(statement.get());
-    if (tv == nullptr) {
-      continue;
-    }
-    for (const IterDomain* id : tv->getLoopDomain()) {
-      if (id->getParallelType() == ParallelType::Stream) {
-        return tv;
-      }
-    }
-  }
-  return nullptr;
-}
-
 // What in `fusion` cannot yet take `tv` sharded unevenly (empty: all of it
-// can): a Stream split anywhere (the pipelined allgather + GEMM and its
-// reduce-scatter tail view the gathered rows as [devices, local rows]), a
-// reshape of it (a device's rows of one shape need not be whole rows of the
-// other). Allgather, reduce-scatter, gather and scatter move torch.chunk's
-// pieces (collectives.cpp).
+// can): a Stream split other than a pipelined allgather + GEMM and its tail
+// (streamSplitsRefusingUnevenShards), a reshape of it (a device's rows of
+// one shape need not be whole rows of the other). Allgather,
+// reduce-scatter, gather and scatter move torch.chunk's pieces
+// (collectives.cpp).
 std::string unevenShardsUnsupportedBy(const Fusion& fusion, const TensorView* tv) {
-  if (const TensorView* streamed = firstStreamParallelTensor(fusion)) {
-    return "the program splits " + streamed->toInlineString() +
-           " into Stream chunks, and its pipelined collectives still exchange equal shards "
-           "(issue 37); run it without Stream splits (no ParallelType::Stream, "
-           "HOSTIR_OVERLAP=off)";
+  if (std::string reason = streamSplitsRefusingUnevenShards(fusion); !reason.empty()) {
+    return reason;
   }
   std::vector<const Expr*> uses(tv->uses().begin(), tv->uses().end());
   if (tv->definition() != nullptr) {

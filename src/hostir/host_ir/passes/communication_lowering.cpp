@@ -8,6 +8,7 @@
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/collective_scheduling.h"
+#include "hostir/host_ir/passes/gather_pipeline.h"
 #include "hostir/host_ir/passes/pipeline_tail.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/passes/stream_loop.h"
@@ -24,21 +25,6 @@ namespace hostir {
 
 namespace {
 
-CommunicationParams paramsOf(const CommunicationPlan& plan, const Collective& collective) {
-  CommunicationParams params{.type = collective.type, .team = collective.team};
-  if (hasRoot(params.type)) {
-    params.root = collective.root;
-  }
-  if (isReduction(params.type)) {
-    HOSTIR_ASSERT(plan.reduce_op.has_value(), "a reducing plan without a reduce op");
-    params.reduce_op = *plan.reduce_op;
-  }
-  if (params.type == CommunicationType::ReduceScatter) {
-    params.scattered_axis = plan.scattered_axis;
-  }
-  return params;
-}
-
 // `like`'s logical axes, unsharded, on `mesh`: where a device keeps its
 // partial result before the collective combines them.
 TensorView* unshardedLike(const TensorView* like, const TensorView* mesh_of) {
@@ -47,16 +33,6 @@ TensorView* unshardedLike(const TensorView* like, const TensorView* mesh_of) {
     tv->setDeviceMesh(mesh_of->getDeviceMesh());
   }
   return tv;
-}
-
-// A view of `in` with other extents (the evaluator binds it without a copy
-// when `in` is contiguous).
-TensorView* reshapeView(HostIrContainer& container, TensorView* in,
-                        const std::vector<Val*>& extents, std::vector<Expr*>& emitted) {
-  TensorView* out = makeTensorOfExtents(&container, extents, in->dtype());
-  emitted.push_back(IrBuilder::createInContainer<ReshapeOp>(
-      &container, std::vector<Val*>{in}, std::vector<Val*>{out}, std::vector<Attribute>{}));
-  return out;
 }
 
 // Posts `plan`'s collectives of `my_device` (without Waits); returns them.
@@ -83,153 +59,6 @@ void appendCollectives(HostIrContainer& container, const CommunicationPlan& plan
 bool isProgramOutput(const HostIrContainer& container, const Val* val) {
   const std::vector<Val*>& outputs = container.outputs();
   return std::find(outputs.begin(), outputs.end(), val) != outputs.end();
-}
-
-// The allgather half of a pipeline: A's local rows in chunks, every chunk's
-// rows of every device gathered into a slot of its own, all posted up front.
-class GatherPipeline {
- public:
-  GatherPipeline(HostIrContainer& container, TensorView* a, int64_t devices, IterDomain* loop_id)
-      : container_(container),
-        a_(a),
-        loop_id_(loop_id),
-        devices_(IrBuilder::createInContainer<Scalar>(&container, devices)),
-        local_rows_(localExtent(a, a->shapeDomain()[0])),
-        chunk_rows_(ceilDiv(local_rows_, loop_id->extent())) {
-    slots_extents_ = {loop_id->extent(), mul(devices_, chunk_rows_)};
-    for (size_t i = 1; i < a->shapeDomain().size(); ++i) {
-      slots_extents_.push_back(a->shapeDomain()[i]->extent());
-    }
-    slots_ = makeTensorOfExtents(&container, slots_extents_, a->dtype());
-  }
-
-  // Everything before the compute loop: the slots every chunk is gathered
-  // into ([chunks, devices * chunk rows, ...]: the prefetch loop fills slot
-  // i, the compute loop reads it), the workers' sync with `caller`, and the
-  // prefetch loop. Returns the allgathers, for the compute loop's Waits.
-  std::vector<Communication*> start(Stream* caller, const CommunicationPlan& plan,
-                                    int64_t my_device, std::vector<Expr*>& emitted) const {
-    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container_, slots_));
-    appendWorkerSync(container_, loop_id_->extent(), caller, emitted);
-    return appendPrefetchLoop(plan, my_device, emitted);
-  }
-
-  Val* devices() const {
-    return devices_;
-  }
-  Val* localRows() const {
-    return local_rows_;
-  }
-  // `whole` (rows in token order, device-major) seen as [devices, local
-  // rows, ...]: chunk i of every device's rows is blocks[:, chunk i rows].
-  TensorView* blocksOf(TensorView* whole, std::vector<Expr*>& emitted) const {
-    std::vector<IterDomain*> shape = whole->shapeDomain();
-    std::vector<Val*> block_extents{devices_, local_rows_};
-    for (size_t i = 1; i < shape.size(); ++i) {
-      block_extents.push_back(localExtent(whole, shape[i]));
-    }
-    return reshapeView(container_, whole, block_extents, emitted);
-  }
-
-  // [start, stop) of chunk `index` of this device's rows.
-  std::pair<Val*, Val*> bounds(Val* index) const {
-    return chunkBounds(index, chunk_rows_, local_rows_);
-  }
-
-  // In the compute loop: chunk `index`'s gathered rows once they are here
-  // (the Waits match the prefetch loop's posts in order: iteration i waits
-  // for chunk i only, on the stream that computes it), seen as [devices,
-  // rows, ...].
-  TensorView* arrivedBlocks(Val* index, Val* rows, const std::vector<Communication*>& allgathers,
-                            std::vector<Expr*>& exprs) const {
-    TensorView* slot = gathered(index, rows, exprs);
-    for (Communication* communication : allgathers) {
-      exprs.push_back(IrBuilder::createInContainer<Wait>(&container_, communication));
-    }
-    return reshapeView(container_, slot, {devices_, rows, a_->shapeDomain()[1]->extent()}, exprs);
-  }
-
- private:
-  // Where chunk `index`'s `rows` rows of every device are gathered:
-  // [devices * rows, ...], device-major.
-  TensorView* gathered(Val* index, Val* rows, std::vector<Expr*>& exprs) const {
-    std::vector<Val*> slot_extents(slots_extents_.begin() + 1, slots_extents_.end());
-    TensorView* slot = makeTensorOfExtents(&container_, slot_extents, a_->dtype());
-    exprs.push_back(
-        IrBuilder::createInContainer<HirAliasSelect>(&container_, slots_, slot, 0, index));
-    std::vector<Val*> gathered_extents = slot_extents;
-    gathered_extents[0] = mul(devices_, rows);
-    TensorView* gathered = makeTensorOfExtents(&container_, gathered_extents, a_->dtype());
-    Val* zero = IrBuilder::createInContainer<Scalar>(&container_, int64_t{0});
-    exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-        &container_, std::vector<Val*>{slot, zero, gathered_extents[0]},
-        std::vector<Val*>{gathered}, std::vector<Attribute>{int64_t{0}}));
-    return gathered;
-  }
-
-  // The prefetch loop: every chunk's allgather posted up front, in chunk
-  // order, from the stream that holds A. The team's channel puts them on
-  // the link one after another, ahead of later collectives, so chunk i+1's
-  // rows arrive while chunk i computes. Every rank posts in this one order:
-  // it is the program's.
-  std::vector<Communication*> appendPrefetchLoop(const CommunicationPlan& plan, int64_t my_device,
-                                                 std::vector<Expr*>& emitted) const {
-    std::vector<Communication*> allgathers;
-    ForLoop* prefetch = makeStreamIndexLoop(container_, loop_id_);
-    Val* index = prefetch->index();
-    std::vector<Expr*> exprs;
-    auto [start, stop] = bounds(index);
-    Val* rows = sub(stop, start);
-    TensorView* a_chunk =
-        makeTensorOfExtents(&container_, {rows, a_->shapeDomain()[1]->extent()}, a_->dtype());
-    exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-        &container_, std::vector<Val*>{a_, start, stop}, std::vector<Val*>{a_chunk},
-        std::vector<Attribute>{int64_t{0}}));
-    TensorView* slot = gathered(index, rows, exprs);
-    for (const Collective& collective : plan.collectivesFor(my_device)) {
-      auto* communication = IrBuilder::createInContainer<Communication>(&container_, a_chunk, slot,
-                                                                        paramsOf(plan, collective));
-      exprs.push_back(communication);
-      allgathers.push_back(communication);
-    }
-    for (Expr* expr : exprs) {
-      prefetch->body().push_back(expr);
-    }
-    emitted.push_back(prefetch);
-    return allgathers;
-  }
-
-  HostIrContainer& container_;
-  TensorView* a_;
-  IterDomain* loop_id_;
-  Val* devices_;
-  Val* local_rows_;
-  Val* chunk_rows_;
-  std::vector<Val*> slots_extents_;
-  TensorView* slots_ = nullptr;
-};
-
-// The [devices, local rows, ...] views of the whole tensors `tail` writes
-// (its kept tensors, allocated here) or reads (its whole operands) chunk by
-// chunk.
-std::unordered_map<const Val*, TensorView*> allocateTailBlocks(HostIrContainer& container,
-                                                               const PipelineTail& tail,
-                                                               const GatherPipeline& pipeline,
-                                                               std::vector<Expr*>& emitted) {
-  std::unordered_map<const Val*, TensorView*> blocks;
-  for (const Expr* op : tail.pointwise) {
-    auto* whole = op->output(0)->as<TensorView>();
-    if (tail.kept.count(whole) != 0) {
-      emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, whole));
-      blocks[whole] = pipeline.blocksOf(whole, emitted);
-    }
-  }
-  for (TensorView* operand : tail.operands) {
-    if (blocks.count(operand) == 0) {
-      blocks[operand] = pipeline.blocksOf(operand, emitted);
-    }
-  }
-  return blocks;
 }
 
 // Copies `chunk` ([devices, rows, ...]) into its rows of `blocks`.
@@ -275,31 +104,27 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   std::vector<Expr*> emitted;
   // With a tail, the GEMM's output lives one chunk at a time (unless
   // read after the loop too); the tail's output is what the loop fills.
-  TensorView* filled = tail ? tensorOutput(tail->contraction) : out;
   const bool out_kept = !tail || tail->kept.count(out) != 0;
-  emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, filled));
-  if (filled != out && out_kept) {
-    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
-  }
+  const auto devices_count = static_cast<int64_t>(plan.collectives[0].team.size());
+  GatherPipeline pipeline(container, a, devices_count, stream->loop_id);
+  // The tail's output: this device's rows, each chunk's reduce-scattered
+  // into tail_rows.
+  TensorView* tail_rows =
+      tail ? pipeline.shardToFill(tensorOutput(tail->contraction), emitted) : nullptr;
   auto* get_caller = IrBuilder::createInContainer<GetCurrentStream>(&container);
   auto* caller = get_caller->output(0)->as<Stream>();
   emitted.push_back(get_caller);
-  const auto devices_count = static_cast<int64_t>(plan.collectives[0].team.size());
-  GatherPipeline pipeline(container, a, devices_count, stream->loop_id);
   // The output's chunk i of every device's rows lands in
   // out_blocks[:, chunk i rows].
-  TensorView* out_blocks = out_kept ? pipeline.blocksOf(out, emitted) : nullptr;
+  TensorView* out_blocks = out_kept ? pipeline.blocksToFill(out, emitted) : nullptr;
   std::unordered_map<const Val*, TensorView*> tail_blocks;
   if (tail) {
-    tail_blocks = allocateTailBlocks(container, *tail, pipeline, emitted);
+    tail_blocks = allocateTailBlocks(*tail, pipeline, emitted);
   }
   // The whole gathered A: each chunk's arrived rows are copied into it, for
   // the later reader that would otherwise gather A a second time.
-  TensorView* shared_blocks = nullptr;
-  if (shared_gather != nullptr) {
-    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, shared_gather));
-    shared_blocks = pipeline.blocksOf(shared_gather, emitted);
-  }
+  TensorView* shared_blocks =
+      shared_gather == nullptr ? nullptr : pipeline.blocksToFill(shared_gather, emitted);
   std::vector<Communication*> allgathers = pipeline.start(caller, plan, my_device, emitted);
   // An allgather of a program input lowered right after this GEMM: posted
   // behind the prefetched chunks, ahead of the tail's reduce-scatters,
@@ -341,7 +166,7 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   if (tail) {
     TailChunk chunk =
         appendTailChunk(container, *tail, out_chunk, out_chunk_extents, pipeline.devices(),
-                        {start, stop, rows}, tail_blocks, body_exprs);
+                        {start, stop, rows}, tail_blocks, tail_rows, body_exprs);
     reduce_scatters =
         postCollectives(container, tail->plan, my_device, chunk.partial, chunk.rows, body_exprs);
   }
@@ -357,6 +182,11 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   }
   if (tail) {
     dropStreamSplitsOfTail(*tail);
+  }
+  if (out_kept) {
+    // A whole tensor now, the view of the loop's buffer: a Stream split
+    // left on it would chunk its view again.
+    stream->loop_id->parallelize(ParallelType::Serial);
   }
   return emitted;
 }
@@ -426,13 +256,18 @@ std::vector<Expr*> lowerPipelinedGatheredGemms(HostIrContainer& container, Expr*
   StreamAxis stream = *findStreamAxis(tensorOutput(gemms.front()));
   const auto devices = static_cast<int64_t>(plan.collectives[0].team.size());
   std::vector<Expr*> emitted;
+  GatherPipeline pipeline(container, a, devices, stream.loop_id);
+  // Each GEMM's output, a view of the first rows of a buffer of every
+  // device's c rows (device p's at p * c).
+  std::unordered_map<const Expr*, TensorView*> buffers;
   for (Expr* gemm : gemms) {
-    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, tensorOutput(gemm)));
+    TensorView* out = tensorOutput(gemm);
+    buffers[gemm] =
+        pipeline.rowsToFill(out, logicalToShape(out, findStreamAxis(out)->logical_pos), emitted);
   }
   auto* get_caller = IrBuilder::createInContainer<GetCurrentStream>(&container);
   auto* caller = get_caller->output(0)->as<Stream>();
   emitted.push_back(get_caller);
-  GatherPipeline pipeline(container, a, devices, stream.loop_id);
   std::vector<Communication*> allgathers = pipeline.start(caller, plan, my_device, emitted);
 
   StreamMainLoop main_loop(container, stream.loop_id, caller);
@@ -449,7 +284,7 @@ std::vector<Expr*> lowerPipelinedGatheredGemms(HostIrContainer& container, Expr*
     Val* position = IrBuilder::createInContainer<Scalar>(&container, device);
     body.push_back(
         IrBuilder::createInContainer<HirAliasSelect>(&container, blocks, block, 0, position));
-    Val* offset = mul(position, pipeline.localRows());
+    Val* offset = mul(position, pipeline.blockRows());
     for (Expr* gemm : gemms) {
       TensorView* out = tensorOutput(gemm);
       const int64_t dim = logicalToShape(out, findStreamAxis(out)->logical_pos);
@@ -460,7 +295,7 @@ std::vector<Expr*> lowerPipelinedGatheredGemms(HostIrContainer& container, Expr*
       }
       TensorView* rows_out = makeTensorOfExtents(&container, extents, out->dtype());
       body.push_back(IrBuilder::createInContainer<SliceOp>(
-          &container, std::vector<Val*>{out, add(offset, start), add(offset, stop)},
+          &container, std::vector<Val*>{buffers.at(gemm), add(offset, start), add(offset, stop)},
           std::vector<Val*>{rows_out}, std::vector<Attribute>{dim}));
       std::vector<Val*> inputs = gemm->inputs();
       inputs[0] = block;

@@ -175,7 +175,7 @@ TailChunk appendTailChunk(HostIrContainer& container, const PipelineTail& tail,
                           TensorView* gemm_chunk, const std::vector<Val*>& chunk_extents,
                           Val* devices, const ChunkRows& chunk_rows,
                           const std::unordered_map<const Val*, TensorView*>& blocks,
-                          std::vector<Expr*>& body_exprs) {
+                          TensorView* output_rows, std::vector<Expr*>& body_exprs) {
   auto [start, stop, rows] = chunk_rows;
   // This chunk's rows of a whole tensor, through its [devices, local rows,
   // ...] view.
@@ -224,7 +224,7 @@ TailChunk appendTailChunk(HostIrContainer& container, const PipelineTail& tail,
   }
   TensorView* y_chunk = makeTensorOfExtents(&container, y_chunk_extents, y->dtype());
   body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-      &container, std::vector<Val*>{y, start, stop}, std::vector<Val*>{y_chunk},
+      &container, std::vector<Val*>{output_rows, start, stop}, std::vector<Val*>{y_chunk},
       std::vector<Attribute>{int64_t{0}}));
   return {partial, y_chunk};
 }

@@ -67,13 +67,15 @@ struct TailChunk {
 // One chunk of a pipelined GEMM's tail, appended to `body_exprs`: the
 // pointwise ops on the GEMM's chunk (`chunk_extents`: [devices, rows, ...]),
 // then its partial product. `blocks` holds the [devices, local rows, ...]
-// views of the tail's kept tensors and whole operands. The caller posts the
+// views of the tail's kept tensors and whole operands; the returned rows are
+// chunk `chunk_rows` of `output_rows` (the tail's output, or a buffer of at
+// least as many rows whose first ones it is). The caller posts the
 // reduce-scatter of the returned partial into the returned rows.
 TailChunk appendTailChunk(HostIrContainer& container, const PipelineTail& tail,
                           TensorView* gemm_chunk, const std::vector<Val*>& chunk_extents,
                           Val* devices, const ChunkRows& chunk_rows,
                           const std::unordered_map<const Val*, TensorView*>& blocks,
-                          std::vector<Expr*>& body_exprs);
+                          TensorView* output_rows, std::vector<Expr*>& body_exprs);
 
 // The tail's tensors are whole once its loop computes them: a Stream split
 // carried onto them (the backward's) would chunk them again. Drops it.
