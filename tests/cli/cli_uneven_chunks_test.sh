@@ -6,6 +6,10 @@
 # --baselines' communication-only run of such chunks; every rank's check
 # against single-process ATen / autograd passes; 3 and 6 heads on 3 ranks
 # run (4 are refused before any rank starts: cli_sp_mlp_args_test.sh).
+# Item 1: sp-mlp with --tokens the ranks do not divide (torch.chunk's
+# pieces through the pipelined allgather + GEMM and its reduce-scatter
+# tail), forward and --train, on 2 and 3 ranks, 1 token on 3 ranks (two
+# ranks empty); sp-layer refuses such --tokens, saying why.
 # Usage: cli_uneven_chunks_test.sh HOSTIR_BINARY
 source "${0%/*}/cli_helpers.sh"
 
@@ -43,5 +47,17 @@ grep -qE "^\[rank 0\] pipelined, (2|4|8|16) chunks on the rows: allgather of T0_
   <<<"$last_output" || fail "--chunks none, 255 rows per rank: want the allgather pipelined"
 expect_checks 3 3 sp-layer --tokens 21 --hidden 24 --heads 3 --ffn 48 --chunks 3,7
 expect_checks 3 2 sp-layer --tokens 15 --hidden 24 --heads 6 --ffn 48 --chunks 7 --train
+
+# Item 1: tokens the ranks do not divide. 4,095 on 2 ranks (2,048 + 2,047),
+# 4,097 on 3 (1,366 + 1,366 + 1,365), 1 on 3 (1 + 0 + 0).
+expect_checks 2 3 sp-mlp --tokens 4095 --hidden 16 --ffn 32 --chunks 3,16
+expect_checks 2 2 sp-mlp --tokens 4095 --hidden 16 --ffn 32 --chunks 7 --train
+expect_checks 3 2 sp-mlp --tokens 4097 --hidden 16 --ffn 48 --chunks 7
+expect_checks 3 2 sp-mlp --tokens 4097 --hidden 16 --ffn 48 --chunks 3 --train
+expect_checks 3 2 sp-mlp --tokens 1 --hidden 16 --ffn 48 --chunks 3 --train
+output=$("$hostir" sp-layer --tokens 7 --hidden 16 --heads 2 --ffn 32 --ranks 2 --runs 1 2>&1) &&
+  fail "sp-layer --tokens 7 --ranks 2: want a refusal"
+grep -q "^hostir: error: --tokens (7) must divide by the number of ranks (2) here: the layer's" \
+  <<<"$output" || fail "sp-layer --tokens 7 --ranks 2: want the reason, got: $output"
 
 finish
