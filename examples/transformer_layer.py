@@ -18,10 +18,10 @@ tokens allgathered for attention and for the MLP, the partial sums
 reduce-scattered back onto the tokens). Every rank checks its shard against
 the same layer written the usual way in torch in this process.
 
-By default (--chunks none) that is all it writes: with
-fd.sched.automatic_stream_splits() hostir decides at the first execute which
+By default (--chunks none) that is all it writes, and hostir's automatic
+stream splits (on by default) decide at the first execute which
 collectives to pipeline with their GEMMs and in how many chunks, from the
-sizes and this rank's measured link and GEMM rate, or leaves the program as
+sizes and this rank's measured link and GEMM rate, or leave the program as
 written where pipelining does not pay (fd.overlap_report() says why; rank 0
 prints it). A chunk count instead (--chunks 4) adds the Stream splits by
 hand (schedule()), for comparison.
@@ -105,10 +105,11 @@ class TransformerLayer(hostir.FusionDefinition):
         sharded_axes = [0, None, None, 0, 0, 0, 0, None, None, 0, 1]
         for tensor, axis in zip(self.inputs, sharded_axes):
             self.shard(tensor, axis)
-        automatic = self.chunks == "none"
-        chunked = not automatic and self.chunks > 1
-        if automatic:
-            self.sched.automatic_stream_splits()
+        chunked = self.chunks != "none" and self.chunks > 1
+        if self.chunks == 1:
+            # The unchunked baseline, as written: hostir's automatic stream
+            # splits (on by default) would pipeline a program without splits.
+            self.sched.automatic_stream_splits(False)
         self.shard(self.gathered, None)  # replicated: the allgather
         for tensor in (self.q, self.k, self.v):
             self.shard(tensor, 0)  # this rank's heads

@@ -30,8 +30,10 @@ struct ShardedJobOptions {
   int64_t tokens = 1024;
   int64_t hidden = 512;
   int64_t ffn = 2048;
-  // Pipelined variants to run: chunk counts and/or "auto".
-  std::vector<std::string> chunks = {"auto"};
+  // Pipelined variants to run: chunk counts, "auto" (the model picks the
+  // count of the annotated split) and/or "none" (no annotation: hostir's
+  // automatic stream splits decide, as for a user who writes only shardings).
+  std::vector<std::string> chunks = {"auto", "none"};
   int streams = 4;
   int runs = 5;
   bool dump = false;

@@ -206,7 +206,14 @@ std::vector<StreamSplitDecision> CalibratedStreamSplitPlanner::decide(
   for (size_t i = 0; i < inputs_.size() && i < fusion_.inputs().size(); ++i) {
     const auto* tv = dynamic_cast<const TensorView*>(fusion_.inputs()[i]);
     if (tv != nullptr && inputs_[i].defined()) {
-      ee.bindTensor(tv, inputs_[i]);
+      // Uneven shards (torch.chunk's) can disagree on a shared extent from
+      // this rank's view (0 rows here, 1 in a full tensor): the sizes only
+      // price the candidates, so the first binding stands and the run's
+      // agreement checks the inputs.
+      try {
+        ee.bindTensor(tv, inputs_[i]);
+      } catch (const Error&) {
+      }
     }
   }
   bool probed = false;
