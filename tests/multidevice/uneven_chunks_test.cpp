@@ -102,12 +102,7 @@ TEST_F(UnevenChunksTest, MlpBlockMatchesSingleProcessAten) {
 // allgather of the output grad into the input-grad GEMM is chunked too),
 // against single-process autograd, every input's grad.
 TEST_F(UnevenChunksTest, MlpTrainingStepMatchesSingleProcessAutograd) {
-  // Even token counts only: with uneven ones this test's backward binds the
-  // token extent from x's shard (local x ranks) and refuses the saved h
-  // (left open, docs/multidevice.md); hostir sp-mlp --train runs them
-  // (cli.uneven_tokens).
-  const std::vector<int64_t> token_counts = tokenCounts();
-  for (int64_t tokens : token_counts) {
+  for (int64_t tokens : allTokenCounts()) {
     for (int64_t chunks : kChunkCounts) {
       const std::string what = describe(tokens, chunks);
       at::manual_seed(tokens * chunks);
