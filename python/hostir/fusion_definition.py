@@ -562,9 +562,11 @@ class _Sched:
         annotations"): at the first execute, when every size is known, it
         inserts the Stream splits a user would write, or none where they do
         not pay. Only for a definition with no Stream split of its own; its
-        choice is in fd.overlap_report() after that execute. enabled=False
-        keeps the program as written even under HOSTIR_OVERLAP=auto. Part of
-        the definition's identity, like the other schedule calls."""
+        choice is in fd.overlap_report() after that execute. On by default
+        (HOSTIR_OVERLAP=off turns the default off); enabled=False keeps the
+        program as written whatever HOSTIR_OVERLAP says, and lets
+        fd.host_ir() read it before the first execute. Part of the
+        definition's identity, like the other schedule calls."""
         if not isinstance(enabled, bool):
             raise self._fd._error(f"automatic_stream_splits: enabled must be True or False, got "
                                   f"{enabled!r}", None)
@@ -927,8 +929,8 @@ class FusionDefinition:
         return self._cdef.fusion_ir()
 
     def overlap_report(self):
-        """What the automatic stream splits (fd.sched.automatic_stream_splits
-        or HOSTIR_OVERLAP=auto) found and chose, a line per collective:
+        """What the automatic stream splits (on by default; see
+        fd.sched.automatic_stream_splits) found and chose, a line per collective:
         pipelined with its chunk count and predicted times, or not and why.
         Empty before the first execute, or when they did not run."""
         self._ensure_defined()

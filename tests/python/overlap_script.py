@@ -1,9 +1,10 @@
 """Run by test_overlap.py on every rank under `hostir launch`: a sharded
-allgather + linear written with shardings only, and
-fd.sched.automatic_stream_splits() letting hostir pipeline it (or not) at
-the first execute. The link model comes from HOSTIR_LINK_MODEL; the script's
-argument says what to expect: "pipelined" or "declined". Checks every
-rank's shard against single-process torch and prints "rank R of D: OK"."""
+allgather + linear written with shardings only, which hostir's automatic
+stream splits (on by default) pipeline (or not) at the first execute. The
+link model comes from HOSTIR_LINK_MODEL; the script's argument says what to
+expect: "pipelined", "declined", or "off" (HOSTIR_OVERLAP=off: prepared as
+written). Checks every rank's shard against single-process torch and prints
+"rank R of D: OK"."""
 
 import sys
 
@@ -16,7 +17,8 @@ from sharding_helpers import shard
 
 def allgather_linear(mesh, automatic):
     """h = linear(x, w), x sharded on its rows, w on its output features:
-    the rows of x are allgathered into the GEMM. No Stream split."""
+    the rows of x are allgathered into the GEMM. No Stream split;
+    automatic None: no call to the switch, the default."""
     with hostir.FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
         w = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
@@ -24,7 +26,8 @@ def allgather_linear(mesh, automatic):
         shard(fd, w, mesh, 0)
         h = fd.ops.linear(x, w)
         shard(fd, h, mesh, 1)
-        fd.sched.automatic_stream_splits(automatic)
+        if automatic is not None:
+            fd.sched.automatic_stream_splits(automatic)
         fd.add_output(h)
     return fd
 
@@ -40,7 +43,14 @@ def main(expect):
     inputs = [full_x.chunk(d, 0)[rank].contiguous(), full_w.chunk(d, 0)[rank].contiguous()]
     expected = torch.nn.functional.linear(full_x, full_w).chunk(d, 1)[rank]
 
-    fd = allgather_linear(mesh, automatic=True)
+    fd = allgather_linear(mesh, automatic=None)  # shardings only
+    if expect == "off":
+        assert "FOR StreamIdx" not in fd.host_ir(inputs)  # known at once
+        (h,) = fd.execute(inputs)
+        torch.testing.assert_close(h, expected)
+        assert fd.overlap_report() == ""
+        print(f"rank {rank} of {d}: OK", flush=True)
+        return
     try:
         fd.host_ir(inputs)
         raise AssertionError("host_ir() before the first execute should say it is not known yet")

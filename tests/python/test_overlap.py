@@ -1,7 +1,7 @@
-"""fd.sched.automatic_stream_splits() from Python (issue 36): a sharded
-definition written with shardings only is pipelined at its first execute
-where the link is slow, left as written where it is fast, and the choice is
-in fd.overlap_report()."""
+"""The automatic stream splits from Python (issue 36): a sharded definition
+written with shardings only is pipelined at its first execute where the link
+is slow (by default: no call needed), left as written where it is fast or
+with HOSTIR_OVERLAP=off, and the choice is in fd.overlap_report()."""
 
 import os
 import pathlib
@@ -16,13 +16,15 @@ from conftest import build_dir
 HERE = pathlib.Path(__file__).resolve().parent
 
 
-def run(expect, link_model):
+def run(expect, link_model, overlap=None):
     launcher = build_dir() / "tools" / "hostir"
     if not launcher.exists():
         pytest.skip(f"{launcher} is not built")
     env = dict(os.environ, HOSTIR_COMM_TIMEOUT_S="60", OMP_NUM_THREADS="1",
                HOSTIR_LINK_MODEL=link_model)
     env.pop("HOSTIR_OVERLAP", None)
+    if overlap is not None:
+        env["HOSTIR_OVERLAP"] = overlap
     env["PYTHONPATH"] = os.pathsep.join(
         [str(pathlib.Path(hostir.__file__).resolve().parents[1]), str(HERE)]
         + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
@@ -41,6 +43,10 @@ def test_a_slow_link_pipelines_a_definition_written_with_shardings_only():
 
 def test_a_fast_link_leaves_it_as_written():
     run("declined", "1000000:0")
+
+
+def test_hostir_overlap_off_keeps_the_program_as_written():
+    run("off", "64:0", overlap="off")
 
 
 def test_the_switch_takes_a_bool():
