@@ -92,7 +92,7 @@ TEST_F(CollectiveSchedulingTest, TheMlpBackwardWaitsForTheInputGradAfterTheWgrad
     CHECK-NEXT: Wait Communication 12
     CHECK-NEXT: T11_l_float
     CHECK-NEXT: Communication 15 (type=Allgather, team=(0 1), input=T0_g_float
-    CHECK:      output=T10_g_float
+    CHECK:      output=T9_g_float
     CHECK-NEXT: Wait Communication 19
   )")) << before;
   // Both gathers are posted first, under the dgrad GEMMs, the reduce-scatter
@@ -107,7 +107,7 @@ TEST_F(CollectiveSchedulingTest, TheMlpBackwardWaitsForTheInputGradAfterTheWgrad
     CHECK:      = matmul( T6_l_float
     CHECK:      Communication 19 (type=ReduceScatter
     CHECK-NOT:  Wait Communication 19
-    CHECK:      = matmul( T9_l_float
+    CHECK:      = matmul( T10_l_float
     CHECK-NOT:  Communication
     CHECK:      = matmul( T13_l_float
     CHECK-NEXT: Wait Communication 19
@@ -163,7 +163,8 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
   // the dgrad GEMM of w2, dy * gelu'(h) on the chunk's rows of gelu'(h)
   // (T6, computed before the loop, seen as T18), written into the whole
   // GELU grad (T7, which the wgrad of w1 reads), the dgrad GEMM of w1 and
-  // the chunk's reduce-scatter of dx. The wgrads read T12 and T7 after it.
+  // the chunk's reduce-scatter of dx. The wgrads read T12 and T7 after it,
+  // transposed as views.
   EXPECT_TRUE(irCheck(text, R"(
     CHECK:      PostOnStream (HostUnit 5, inputs=(T4_g_float
     CHECK:      T12_l_float[iS30{i0}, iS31{i4}] = ALLOCATE(
@@ -182,9 +183,9 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
     CHECK:           = mul( T27_l_float
     CHECK:           = matmul( T28_l_float
     CHECK:        Communication 77 (type=ReduceScatter
-    CHECK:      PostOnStream (HostUnit 11, inputs=(T7_l_float
+    CHECK:      = permute( T7_l_float
     CHECK:      Wait Communication 53
-    CHECK:      PostOnStream (HostUnit 16, inputs=(T12_l_float
+    CHECK:      = permute( T12_l_float
   )")) << text;
 }
 
