@@ -55,6 +55,10 @@ expect_checks 2 2 sp-mlp --tokens 4095 --hidden 16 --ffn 32 --chunks 7 --train
 expect_checks 3 2 sp-mlp --tokens 4097 --hidden 16 --ffn 48 --chunks 7
 expect_checks 3 2 sp-mlp --tokens 4097 --hidden 16 --ffn 48 --chunks 3 --train
 expect_checks 3 2 sp-mlp --tokens 1 --hidden 16 --ffn 48 --chunks 3 --train
+# The automatic stream splits pipeline uneven shards too (511 + 510 rows).
+HOSTIR_LINK_MODEL=100:0 expect_checks 2 2 sp-mlp --tokens 1021 --hidden 256 --ffn 1024 --chunks none
+grep -qE "^\[rank 0\] pipelined, (2|4|8|16) chunks on the rows: allgather of T0_g_float" \
+  <<<"$last_output" || fail "--chunks none, 1,021 tokens: want the allgather pipelined"
 output=$("$hostir" sp-layer --tokens 7 --hidden 16 --heads 2 --ffn 32 --ranks 2 --runs 1 2>&1) &&
   fail "sp-layer --tokens 7 --ranks 2: want a refusal"
 grep -q "^hostir: error: --tokens (7) must divide by the number of ranks (2) here: the layer's" \
