@@ -215,9 +215,7 @@ class AtenOpEvaluator final : public OptInDispatch {
       result = out.copy_(at::matmul(a, b));
       return;
     }
-    // A B the program computed is packed for this GEMM alone: a cached
-    // copy would outlive it, read by no later run.
-    if ((b.dim() == 2 && matmulThroughDnnlOut(out, a, b, RhsPacking::ThisCallOnly)) ||
+    if ((b.dim() == 2 && matmulThroughDnnlOut(out, a, b)) ||
         (b.dim() == 3 && batchedMatmulThroughDnnlOut(out, a, b))) {
       result = out;
       return;

@@ -94,10 +94,6 @@ ReadOnlyRunInputs::~ReadOnlyRunInputs() {
   }
 }
 
-bool isReadOnlyRunInput(const at::Tensor& plain) {
-  return plain.has_storage() && readOnlyScopeOf(plain.storage().unsafeGetStorageImpl()) != 0;
-}
-
 at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
   const c10::StorageImpl* storage =
       plain.has_storage() ? plain.storage().unsafeGetStorageImpl() : nullptr;

@@ -30,10 +30,6 @@ namespace hostir {
 // rewrite of the same memory replaces the entry, freeing the storage drops it.
 at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout);
 
-// Whether `plain` is (a view of) an input of a running program: a live
-// ReadOnlyRunInputs holds its storage.
-bool isReadOnlyRunInput(const at::Tensor& plain);
-
 // While one lives, `inputs` are a run's inputs, unwritten until it ends: a
 // packed copy of (a view of) one is compared with it once per scope.
 // Scopes may nest and overlap (ranks in threads); a storage stays read-only

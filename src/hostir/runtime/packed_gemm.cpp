@@ -8,7 +8,6 @@
 
 #include "hostir/ir/error.h"
 #include "hostir/ir/tensor_view.h"
-#include "hostir/runtime/pack_cache.h"
 #include "hostir/runtime/target_detection.h"
 
 namespace hostir {
@@ -175,8 +174,7 @@ std::optional<std::string> whyNotThroughDnnl(const at::Tensor& out, const at::Te
 }
 
 bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& rhs,
-                        int64_t n_axis, const MatmulEpilogue& epilogue, std::string* why_not,
-                        RhsPacking packing = RhsPacking::Cached) {
+                        int64_t n_axis, const MatmulEpilogue& epilogue, std::string* why_not) {
   int64_t n_block = 0;
   if (std::optional<std::string> why = whyNotThroughDnnl(out, in, rhs, n_axis, epilogue, n_block)) {
     if (why_not != nullptr) {
@@ -185,9 +183,7 @@ bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::T
     return false;
   }
   const Layout layout = Layout::dnnlBlocked(n_block, n_axis);
-  const bool cached = packing == RhsPacking::Cached || isReadOnlyRunInput(rhs);
-  packedMatmulOut(out, in, cached ? packMatmulRhsCached(rhs, layout) : packMatmulRhs(rhs, layout),
-                  layout, epilogue);
+  packedMatmulOut(out, in, packMatmulRhsCached(rhs, layout), layout, epilogue);
   return true;
 }
 
@@ -211,9 +207,8 @@ std::string describeGemmPath(int64_t k, int64_t n) {
          dnnlImplementationFor(Layout::dnnlBlocked(n_block, /*n_axis=*/0), k, n) + ")";
 }
 
-bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs,
-                          RhsPacking packing) {
-  return gemmThroughDnnlOut(out, lhs, rhs, /*n_axis=*/1, MatmulEpilogue{}, nullptr, packing);
+bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
+  return gemmThroughDnnlOut(out, lhs, rhs, /*n_axis=*/1, MatmulEpilogue{}, nullptr);
 }
 
 bool batchedMatmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs,

@@ -49,16 +49,10 @@ bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at:
                           const MatmulEpilogue& epilogue, std::string* why_not = nullptr);
 bool linearThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
                           const c10::optional<at::Tensor>& bias);
-// How a matmul's right operand is packed: remembered in the pack cache (a
-// GEMM per chunk against one B packs it once; the cache keeps a plain copy
-// beside the packed one), or, for an operand a running program computed
-// (no run input: isReadOnlyRunInput), packed for this call alone: no later
-// run reads it again, and its cache entry would hold two more copies of it
-// (64 MiB at the MLP backward's dw2 = dyᵀ @ gelu(h), docs/training.md).
-enum class RhsPacking { Cached, ThisCallOnly };
-// The same for a matmul, out = lhs @ rhs with rhs a 2-D [K, N] operand.
-bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs,
-                          RhsPacking packing = RhsPacking::Cached);
+// The same for a matmul, out = lhs @ rhs with rhs a 2-D [K, N] operand
+// (packed once per tensor and version: a GEMM per chunk against one B
+// packs it once).
+bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs);
 // A batched matmul, out[b] = lhs[b] @ rhs[b], all three 3-D float tensors
 // of one batch size (views of any strides: the attention's q·kᵀ and p·v),
 // through oneDNN with its operands as they are (nothing packed: one is an

@@ -12,7 +12,6 @@
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/fusion_executor.h"
 #include "hostir/runtime/host_ir_evaluator.h"
-#include "hostir/runtime/pack_cache.h"
 #include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/target_detection.h"
 
@@ -206,34 +205,6 @@ TEST(PlainMatmulThroughDnnlTest, EqualsAtenAndPacksTheRightOperandOnce) {
   EXPECT_FALSE(
       matmulThroughDnnlOut(at::empty({50, 130}, at::kDouble), a.to(at::kDouble), b.to(at::kDouble)))
       << "double is ATen's";
-}
-
-// Inside a run, a right operand the program computed is packed for its
-// GEMM alone (ThisCallOnly): the cache, which keeps a plain copy beside each
-// packed operand, gets no entry for it, so the MLP backward's dw2 = dyᵀ @
-// gelu(h) holds no two extra copies of gelu(h). A run input (a weight, or a
-// view of one) is still packed once and reused.
-TEST(PlainMatmulThroughDnnlTest, AComputedRightOperandIsPackedForItsCallAlone) {
-  at::Tensor a = at::randn({50, 96});
-  at::Tensor weight = at::randn({96, 130});
-  at::Tensor computed = at::relu(at::randn({96, 130}));
-  const ReadOnlyRunInputs run({a, weight});
-  const int64_t entries = packCacheEntries();
-  at::Tensor out = at::empty({50, 130});
-  if (dnnlPreferredNBlock(96, 130) == 0) {  // avx2: oneDNN keeps B plain
-    EXPECT_FALSE(matmulThroughDnnlOut(out, a, computed, RhsPacking::ThisCallOnly)) << "ATen's";
-    EXPECT_EQ(packCacheEntries(), entries);
-    return;
-  }
-  ASSERT_TRUE(matmulThroughDnnlOut(out, a, computed, RhsPacking::ThisCallOnly));
-  EXPECT_TRUE(at::allclose(out, at::matmul(a, computed), 1e-4, 1e-5));
-  EXPECT_EQ(packCacheEntries(), entries) << "the computed operand was cached";
-  const int64_t hits = packCacheHits();
-  for (int call = 0; call < 2; ++call) {
-    ASSERT_TRUE(matmulThroughDnnlOut(out, a, weight.narrow(1, 0, 130), RhsPacking::ThisCallOnly));
-  }
-  EXPECT_TRUE(at::allclose(out, at::matmul(a, weight), 1e-4, 1e-5));
-  EXPECT_EQ(packCacheHits(), hits + 1) << "the run input's view was packed once";
 }
 
 // A batched matmul on views of bigger buffers (the attention's q·kᵀ: a
