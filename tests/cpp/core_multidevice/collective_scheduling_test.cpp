@@ -159,32 +159,35 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
   EXPECT_EQ(count("(type=ReduceScatter"), 1U) << text;
   // The prefetch loop (dy's chunks), x's gather (posted behind them, ahead
   // of the loop's reduce-scatters), then one loop: wait for the chunk, copy
-  // it into the whole dy (T12, seen as T19 [2 devices, local rows, ...]),
-  // the dgrad GEMM of w2, dy * gelu'(h) on the chunk's rows of gelu'(h)
-  // (T6, computed before the loop, seen as T18), written into the whole
-  // GELU grad (T7, which the wgrad of w1 reads), the dgrad GEMM of w1 and
-  // the chunk's reduce-scatter of dx. The wgrads read T12 and T7 after it,
-  // transposed as views.
+  // it into the whole dy (T12: the first rows of a [devices * largest
+  // shard] buffer, T22, seen as T23 [2 devices, rows, ...], since shards
+  // may be uneven), the dgrad GEMM of w2, dy * gelu'(h) on the chunk's rows
+  // of gelu'(h) (T6, computed before the loop, copied into the padded T19,
+  // seen as T21), written into the whole GELU grad (T7, viewed as T18), the
+  // dgrad GEMM of w1 and the chunk's reduce-scatter of dx. The wgrads read
+  // T12 and T7 after it, transposed as views.
   EXPECT_TRUE(irCheck(text, R"(
     CHECK:      PostOnStream (HostUnit 5, inputs=(T4_g_float
-    CHECK:      T12_l_float[iS30{i0}, iS31{i4}] = ALLOCATE(
-    CHECK:      Communication 51 (type=Allgather, team=(0 1), input=T20_l_float
-    CHECK:      Communication 53 (type=Allgather, team=(0 1), input=T0_g_float
+    CHECK:      T12_l_float[iS30{i0}, iS31{i4}]
+    CHECK-NEXT:    = slice( T22_l_float
+    CHECK:      Communication 60 (type=Allgather, team=(0 1), input=T24_l_float
+    CHECK:      Communication 62 (type=Allgather, team=(0 1), input=T0_g_float
     CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
-    CHECK:        Wait Communication 51
-    CHECK-NEXT:   T25_l_float[iS62{2}, iS63{i46}, iS64{i4}]
+    CHECK:        Wait Communication 60
+    CHECK-NEXT:   T29_l_float[iS70{2}, iS71{i58}, iS72{i4}]
     CHECK-NEXT:      = reshape(
-    CHECK-NEXT:   T26_l_float
-    CHECK-NEXT:      = slice( T19_l_float[iS49{2}, iS50{ceilDiv(i0, 2)}, iS51{i4}], i43, i45, dim = 1 )
-    CHECK-NEXT:   T26_l_float
-    CHECK-NEXT:      = Set( T25_l_float
-    CHECK:           = matmul( T25_l_float
+    CHECK-NEXT:   T30_l_float
+    CHECK-NEXT:      = slice( T23_l_float[iS57{2}, iS58{ceilDiv(i0, 2)}, iS59{i4}], i55, i57, dim = 1 )
+    CHECK-NEXT:   T30_l_float
+    CHECK-NEXT:      = Set( T29_l_float
+    CHECK:           = matmul( T29_l_float
     CHECK:           = slice( T18_l_float
-    CHECK:           = mul( T27_l_float
-    CHECK:           = matmul( T28_l_float
-    CHECK:        Communication 77 (type=ReduceScatter
+    CHECK:           = slice( T21_l_float
+    CHECK:           = mul( T31_l_float
+    CHECK:           = matmul( T32_l_float
+    CHECK:        Communication 86 (type=ReduceScatter
     CHECK:      = permute( T7_l_float
-    CHECK:      Wait Communication 53
+    CHECK:      Wait Communication 62
     CHECK:      = permute( T12_l_float
   )")) << text;
 }
