@@ -157,39 +157,44 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
   };
   EXPECT_EQ(count("(type=Allgather"), 2U) << text;
   EXPECT_EQ(count("(type=ReduceScatter"), 1U) << text;
-  // The prefetch loop (dy's chunks), x's gather (posted behind them, ahead
+  // gelu'(h) (T6) is computed first, by its segment, straight into the
+  // first rows of a padded [devices * largest shard] block (T19, seen as
+  // T20 [2 devices, rows, ...], since shards may be uneven): no copy. Then
+  // the prefetch loop (dy's chunks), x's gather (posted behind them, ahead
   // of the loop's reduce-scatters), then one loop: wait for the chunk, copy
-  // it into the whole dy (T12: the first rows of a [devices * largest
-  // shard] buffer, T22, seen as T23 [2 devices, rows, ...], since shards
-  // may be uneven), the dgrad GEMM of w2, dy * gelu'(h) on the chunk's rows
-  // of gelu'(h) (T6, computed before the loop, copied into the padded T19,
-  // seen as T21), written into the whole GELU grad (T7, viewed as T18), the
-  // dgrad GEMM of w1 and the chunk's reduce-scatter of dx. The wgrads read
-  // T12 and T7 after it, transposed as views.
+  // it into the whole dy (T12: the first rows of the padded T21, seen as
+  // T22), the dgrad GEMM of w2, dy * gelu'(h) on the chunk's rows, written
+  // into the whole GELU grad (T7, viewed as T18), the dgrad GEMM of w1 and
+  // the chunk's reduce-scatter of dx. The wgrads read T12 and T7 after it,
+  // transposed as views.
   EXPECT_TRUE(irCheck(text, R"(
-    CHECK:      PostOnStream (HostUnit 5, inputs=(T4_g_float
+    CHECK:      T19_l_float[iS48{i18}, iS49{ceilDiv(i2, 2)}] = ALLOCATE(
+    CHECK-NEXT: T6_l_float[iS16{i0}, ideviceIdx.x17{i2}]
+    CHECK-NEXT:    = slice( T19_l_float
+    CHECK-NEXT: PostOnStream (HostUnit 5, inputs=(T4_g_float
     CHECK:      T12_l_float[iS30{i0}, iS31{i4}]
-    CHECK-NEXT:    = slice( T22_l_float
-    CHECK:      Communication 60 (type=Allgather, team=(0 1), input=T24_l_float
-    CHECK:      Communication 62 (type=Allgather, team=(0 1), input=T0_g_float
+    CHECK-NEXT:    = slice( T21_l_float
+    CHECK:      Communication 59 (type=Allgather, team=(0 1), input=T23_l_float
+    CHECK:      Communication 61 (type=Allgather, team=(0 1), input=T0_g_float
     CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
-    CHECK:        Wait Communication 60
-    CHECK-NEXT:   T29_l_float[iS70{2}, iS71{i58}, iS72{i4}]
+    CHECK:        Wait Communication 59
+    CHECK-NEXT:   T28_l_float[iS68{2}, iS69{i58}, iS70{i4}]
     CHECK-NEXT:      = reshape(
-    CHECK-NEXT:   T30_l_float
-    CHECK-NEXT:      = slice( T23_l_float[iS57{2}, iS58{ceilDiv(i0, 2)}, iS59{i4}], i55, i57, dim = 1 )
-    CHECK-NEXT:   T30_l_float
-    CHECK-NEXT:      = Set( T29_l_float
-    CHECK:           = matmul( T29_l_float
+    CHECK-NEXT:   T29_l_float
+    CHECK-NEXT:      = slice( T22_l_float[iS55{2}, iS56{ceilDiv(i0, 2)}, iS57{i4}], i55, i57, dim = 1 )
+    CHECK-NEXT:   T29_l_float
+    CHECK-NEXT:      = Set( T28_l_float
+    CHECK:           = matmul( T28_l_float
     CHECK:           = slice( T18_l_float
-    CHECK:           = slice( T21_l_float
-    CHECK:           = mul( T31_l_float
-    CHECK:           = matmul( T32_l_float
-    CHECK:        Communication 86 (type=ReduceScatter
+    CHECK:           = slice( T20_l_float
+    CHECK:           = mul( T30_l_float
+    CHECK:           = matmul( T31_l_float
+    CHECK:        Communication 85 (type=ReduceScatter
     CHECK:      = permute( T7_l_float
-    CHECK:      Wait Communication 62
+    CHECK:      Wait Communication 61
     CHECK:      = permute( T12_l_float
   )")) << text;
+  EXPECT_EQ(text.find("= Set( T6_l_float"), std::string::npos) << "gelu'(h) copied:\n" << text;
 }
 
 // Found by the gradient fuzzer (seed 37 on 2 ranks, issue 38): a collective

@@ -477,6 +477,15 @@ void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_devic
             .empty()) {
       input_gather = *std::next(it);
     }
+    if (tail) {
+      // The operands its pointwise ops read whole are computed first (before
+      // the lowering, which may bind what they write to padded blocks ahead
+      // of them: GatherPipeline::blocksToRead).
+      for (Expr* hoisted : tail->hoisted) {
+        top.erase(std::find(std::next(it), top.end(), hoisted));
+        top.insert(it, hoisted);
+      }
+    }
     std::vector<Expr*> replacement =
         lowerResharding(container, expr, my_device, tail,
                         shared_set == nullptr ? nullptr : tensorOutput(shared_set), input_gather);
@@ -484,14 +493,9 @@ void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_devic
       top.erase(std::find(std::next(it), top.end(), shared_set));
     }
     if (input_gather != nullptr) {
-      top.erase(std::next(it));
+      top.erase(input_gather);
     }
     if (tail) {
-      // The operands its pointwise ops read whole are computed first.
-      for (Expr* hoisted : tail->hoisted) {
-        top.erase(std::find(std::next(it), top.end(), hoisted));
-      }
-      replacement.insert(replacement.begin(), tail->hoisted.begin(), tail->hoisted.end());
       // The tail now runs chunk by chunk inside the loop: drop its
       // whole-tensor exprs.
       for (Expr* done : tail->absorbed) {

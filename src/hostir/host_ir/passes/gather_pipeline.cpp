@@ -1,5 +1,7 @@
 #include "hostir/host_ir/passes/gather_pipeline.h"
 
+#include <algorithm>
+
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/pipeline_tail.h"
 #include "hostir/host_ir/passes/stream_loop.h"
@@ -146,16 +148,43 @@ TensorView* GatherPipeline::shardToFill(TensorView* shard, std::vector<Expr*>& e
   return buffer;
 }
 
+// The top-level segment that computes `whole` (its one writer), or nullptr.
+PostOnStream* GatherPipeline::topLevelSegmentWriting(const TensorView* whole) const {
+  PostOnStream* writer = nullptr;
+  for (Expr* expr : container_.topLevel()) {
+    if (std::find(expr->outputs().begin(), expr->outputs().end(), whole) == expr->outputs().end()) {
+      continue;
+    }
+    auto* segment = dynamic_cast<PostOnStream*>(expr);
+    if (segment == nullptr || writer != nullptr) {
+      return nullptr;
+    }
+    writer = segment;
+  }
+  return writer;
+}
+
 TensorView* GatherPipeline::blocksToRead(TensorView* whole, std::vector<Expr*>& emitted) const {
-  TensorView* buffer = paddedBuffer(whole, 0, /*zero_init=*/true, emitted);
   std::vector<Val*> extents = localShape(whole);
-  TensorView* real_rows = makeTensorOfExtents(&container_, extents, whole->dtype());
-  emitted.push_back(IrBuilder::createInContainer<SliceOp>(
-      &container_, std::vector<Val*>{buffer, zeroVal(container_), extents[0]},
-      std::vector<Val*>{real_rows}, std::vector<Attribute>{int64_t{0}}));
-  emitted.push_back(IrBuilder::createInContainer<LoadStoreOp>(&container_, std::vector<Val*>{whole},
-                                                              std::vector<Val*>{real_rows},
-                                                              std::vector<Attribute>{}));
+  PostOnStream* writer = topLevelSegmentWriting(whole);
+  // The segment that computes `whole` writes it straight into the blocks'
+  // first rows (a view bound before it runs): no copy, no second buffer.
+  std::vector<Expr*> ahead;
+  TensorView* buffer = paddedBuffer(whole, 0, /*zero_init=*/true, writer ? ahead : emitted);
+  TensorView* real_rows =
+      writer ? whole : makeTensorOfExtents(&container_, extents, whole->dtype());
+  (writer ? ahead : emitted)
+      .push_back(IrBuilder::createInContainer<SliceOp>(
+          &container_, std::vector<Val*>{buffer, zeroVal(container_), extents[0]},
+          std::vector<Val*>{real_rows}, std::vector<Attribute>{int64_t{0}}));
+  for (Expr* expr : ahead) {
+    container_.topLevel().insertBefore(writer, expr);
+  }
+  if (writer == nullptr) {
+    emitted.push_back(IrBuilder::createInContainer<LoadStoreOp>(
+        &container_, std::vector<Val*>{whole}, std::vector<Val*>{real_rows},
+        std::vector<Attribute>{}));
+  }
   extents[0] = block_rows_;
   extents.insert(extents.begin(), devices_);
   return reshapeView(container_, buffer, extents, emitted);

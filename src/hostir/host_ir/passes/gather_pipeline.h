@@ -12,6 +12,7 @@ namespace hostir {
 class Expr;
 class HostIrContainer;
 class IterDomain;
+class PostOnStream;
 class Stream;
 class TensorView;
 class Val;
@@ -76,9 +77,11 @@ class GatherPipeline {
   // chunk by chunk: `shard` itself, or on a device that may hold fewer
   // than c rows a [c, ...] buffer whose first rows `shard` is a view of.
   TensorView* shardToFill(TensorView* shard, std::vector<Expr*>& emitted) const;
-  // `whole`, computed before the loop and read chunk by chunk, copied into
-  // zero-padded [devices, c, ...] blocks.
+  // `whole`, computed before the loop and read chunk by chunk, as
+  // zero-padded [devices, c, ...] blocks: the top-level segment computing
+  // it writes into them (their first n rows are `whole`), else a copy.
   TensorView* blocksToRead(TensorView* whole, std::vector<Expr*>& emitted) const;
+  PostOnStream* topLevelSegmentWriting(const TensorView* whole) const;
 
   // [start, stop) of chunk `index` of a device's c rows.
   std::pair<Val*, Val*> bounds(Val* index) const;
