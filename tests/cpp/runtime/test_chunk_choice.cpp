@@ -208,5 +208,60 @@ TEST(ChunkChoice, RejectsNoCandidatesAndAnUncalibratedRate) {
   EXPECT_THROW(chooseChunks(mlpBlock(), link, {0}), Error);
 }
 
+// Loopback probes on 2 ranks: 64 KiB in 0.1 ms and 4 MiB in 2.1 ms (about
+// 2 GB/s), each repetition's CPU half its wall time.
+LinkProbeSamples probes(int64_t floats, std::vector<double> wall_ms) {
+  std::vector<double> cpu_ms;
+  for (double wall : wall_ms) {
+    cpu_ms.push_back(wall / 2);
+  }
+  return {.floats_per_rank = floats, .wall_ms = std::move(wall_ms), .cpu_ms = std::move(cpu_ms)};
+}
+
+constexpr int64_t kSmallProbe = 16 * 1024;
+constexpr int64_t kLargeProbe = 1024 * 1024;
+
+TEST(ChunkChoice, TheLinkModelIsTheFastestProbeOfEachSize) {
+  LinkCalibration quiet = linkFromProbes(probes(kSmallProbe, {0.1, 0.1, 0.1}),
+                                         probes(kLargeProbe, {2.1, 2.1, 2.1}), 2, 1);
+  EXPECT_NEAR(quiet.bandwidth_mb_per_s, (4.0 * kLargeProbe - 4.0 * kSmallProbe) / 1e6 / 2e-3, 1e-6);
+  EXPECT_NEAR(quiet.comm_cpu_fraction, 0.5, 1e-12);
+  // On a loaded machine most repetitions are slowed; the undisturbed one
+  // still gives the same model (a median of 3 would have read 6.3 ms here,
+  // a link three times slower).
+  LinkCalibration loaded = linkFromProbes(probes(kSmallProbe, {0.9, 0.1, 0.4, 0.7, 1.2, 0.3}),
+                                          probes(kLargeProbe, {6.3, 9.0, 2.1}), 2, 1);
+  EXPECT_DOUBLE_EQ(loaded.bandwidth_mb_per_s, quiet.bandwidth_mb_per_s);
+  EXPECT_DOUBLE_EQ(loaded.latency_ms, quiet.latency_ms);
+  EXPECT_DOUBLE_EQ(loaded.comm_cpu_fraction, quiet.comm_cpu_fraction);
+}
+
+TEST(ChunkChoice, SlowedProbesDoNotMakeASmallLoopbackProgramChunk) {
+  // tokens 256, hidden 256, ffn 1024 on 2 ranks: 2 * 128 KiB over the link.
+  PipelineCost small_block{.link_bytes = 2.0 * 128 * 256 * 4,
+                           .flops = 4.0 * 256 * 256 * 512,
+                           .collectives_per_chunk = 2,
+                           .ops_per_chunk = 6,
+                           .flops_by_chunks = {},
+                           .causal_scores = {},
+                           .host_instructions_per_chunk = 0};
+  LinkCalibration link = linkFromProbes(probes(kSmallProbe, {0.1, 0.3, 0.1, 0.2, 0.1, 0.4}),
+                                        probes(kLargeProbe, {40.0, 2.1, 35.0}), 2, 1);
+  link.gemm_gflops = flatRate(50);
+  EXPECT_EQ(chooseChunks(small_block, link, kCandidates).chunks, 1);
+  // What the median read from the same probes (0.1 and 35 ms: a link of 128 MB/s) does chunk:
+  // the case this guards against.
+  LinkCalibration median_read =
+      linkFromProbes(probes(kSmallProbe, {0.1}), probes(kLargeProbe, {35.0}), 2, 1);
+  median_read.gemm_gflops = flatRate(50);
+  EXPECT_GT(chooseChunks(small_block, median_read, kCandidates).chunks, 1);
+}
+
+TEST(ChunkChoice, TheLinkModelRejectsMissingProbes) {
+  EXPECT_THROW(linkFromProbes(probes(kSmallProbe, {}), probes(kLargeProbe, {2.1}), 2, 1), Error);
+  EXPECT_THROW(linkFromProbes(probes(kSmallProbe, {0.1}), probes(kLargeProbe, {2.1}), 1, 1), Error);
+  EXPECT_THROW(linkFromProbes(probes(kLargeProbe, {0.1}), probes(kSmallProbe, {2.1}), 2, 1), Error);
+}
+
 }  // namespace
 }  // namespace hostir

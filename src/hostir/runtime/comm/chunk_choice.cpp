@@ -25,25 +25,14 @@ double processCpuSeconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-struct ProbeResult {
-  double wall_ms = 0;
-  double cpu_ms = 0;
-};
-
-ProbeResult probeAllgather(Communicator& communicator, const std::vector<int64_t>& team,
-                           int64_t floats) {
+LinkProbeSamples probeAllgather(Communicator& communicator, const std::vector<int64_t>& team,
+                                int64_t floats, int repetitions) {
   const auto members = static_cast<int64_t>(team.size());
   at::Tensor in = at::ones({floats});
   at::Tensor out = at::empty({members * floats});
   CommunicationParams params{.type = CommunicationType::Allgather, .team = team};
-  std::vector<double> wall;
-  std::vector<double> cpu;
-  for (int i = 0; i < 4; ++i) {
+  LinkProbeSamples samples{.floats_per_rank = floats, .wall_ms = {}, .cpu_ms = {}};
+  for (int i = 0; i <= repetitions; ++i) {
     auto start = std::chrono::steady_clock::now();
     double cpu_start = processCpuSeconds();
     auto work =
@@ -52,12 +41,12 @@ ProbeResult probeAllgather(Communicator& communicator, const std::vector<int64_t
     if (i == 0) {
       continue;  // warm-up: connections, page faults
     }
-    wall.push_back(
+    samples.wall_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
-    cpu.push_back((processCpuSeconds() - cpu_start) * 1e3);
+    samples.cpu_ms.push_back((processCpuSeconds() - cpu_start) * 1e3);
   }
-  return {median(wall), median(cpu)};
+  return samples;
 }
 
 // The unchunked GEMM's rate as the reason prints it: "95 GFLOP/s whole", or,
@@ -124,32 +113,57 @@ void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64
             static_cast<double>(repeats));
       }
     }
-    link.gemm_gflops[chunks] =
-        2.0 * static_cast<double>(rows * gemm_k * gemm_n) / median(times) / 1e9;
+    link.gemm_gflops[chunks] = 2.0 * static_cast<double>(rows * gemm_k * gemm_n) /
+                               *std::min_element(times.begin(), times.end()) / 1e9;
   }
 }
 
 }  // namespace
 
-LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int64_t>& team) {
+LinkCalibration linkFromProbes(const LinkProbeSamples& small, const LinkProbeSamples& large,
+                               int64_t members, int compute_threads) {
+  HOSTIR_CHECK(!small.wall_ms.empty() && small.wall_ms.size() == small.cpu_ms.size() &&
+                   !large.wall_ms.empty() && large.wall_ms.size() == large.cpu_ms.size(),
+               "linkFromProbes: each probe size needs at least one repetition with its wall and "
+               "CPU time, got ",
+               small.wall_ms.size(), " and ", large.wall_ms.size());
+  HOSTIR_CHECK(
+      members >= 2 && large.floats_per_rank > small.floats_per_rank && small.floats_per_rank > 0,
+      "linkFromProbes: needs 2 or more members and a large probe above the small one, got ",
+      members, " members, ", small.floats_per_rank, " and ", large.floats_per_rank,
+      " floats per rank");
   LinkCalibration link;
-  link.compute_threads = at::get_num_threads();
-  const auto others = static_cast<double>(team.size()) - 1;
-  if (others > 0) {
-    constexpr int64_t kSmall = 16 * 1024;    // floats: 64 KiB
-    constexpr int64_t kLarge = 1024 * 1024;  // floats: 4 MiB
-    ProbeResult small = probeAllgather(communicator, team, kSmall);
-    ProbeResult large = probeAllgather(communicator, team, kLarge);
-    const double small_bytes = others * kSmall * 4;
-    const double large_bytes = others * kLarge * 4;
-    const double slope_ms = std::max(1e-6, large.wall_ms - small.wall_ms);
-    link.bandwidth_mb_per_s = (large_bytes - small_bytes) / 1e6 / (slope_ms / 1e3);
-    link.latency_ms =
-        std::max(0.0, small.wall_ms - small_bytes / 1e6 / link.bandwidth_mb_per_s * 1e3);
-    link.comm_cpu_fraction =
-        std::clamp(large.cpu_ms / large.wall_ms / link.compute_threads, 0.0, 1.0);
-  }
+  link.compute_threads = compute_threads;
+  const auto fastest = [](const std::vector<double>& times) {
+    return static_cast<size_t>(std::min_element(times.begin(), times.end()) - times.begin());
+  };
+  const double small_ms = small.wall_ms[fastest(small.wall_ms)];
+  const size_t large_at = fastest(large.wall_ms);
+  const double large_ms = large.wall_ms[large_at];
+  const auto others = static_cast<double>(members - 1);
+  const double small_bytes = others * static_cast<double>(small.floats_per_rank) * 4;
+  const double large_bytes = others * static_cast<double>(large.floats_per_rank) * 4;
+  const double slope_ms = std::max(1e-6, large_ms - small_ms);
+  link.bandwidth_mb_per_s = (large_bytes - small_bytes) / 1e6 / (slope_ms / 1e3);
+  link.latency_ms = std::max(0.0, small_ms - small_bytes / 1e6 / link.bandwidth_mb_per_s * 1e3);
+  link.comm_cpu_fraction =
+      std::clamp(large.cpu_ms[large_at] / large_ms / compute_threads, 0.0, 1.0);
   return link;
+}
+
+LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int64_t>& team) {
+  const auto members = static_cast<int64_t>(team.size());
+  if (members < 2) {
+    LinkCalibration link;
+    link.compute_threads = at::get_num_threads();
+    return link;
+  }
+  constexpr int64_t kSmall = 16 * 1024;    // floats: 64 KiB
+  constexpr int64_t kLarge = 1024 * 1024;  // floats: 4 MiB
+  // Small probes are cheap, so more of them; the large one sets the rate.
+  LinkProbeSamples small = probeAllgather(communicator, team, kSmall, 6);
+  LinkProbeSamples large = probeAllgather(communicator, team, kLarge, 3);
+  return linkFromProbes(small, large, members, at::get_num_threads());
 }
 
 LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>& team,

@@ -76,13 +76,31 @@ struct ChunkChoice {
   std::map<int64_t, double> predicted_exposed_ms;
 };
 
-// Probes `team`'s link (two allgathers of 64 KiB and 4 MiB per rank, each
-// the median of 3, on the team's process group) and, for each candidate
-// chunk count C, a GEMM of [gemm_m / C, gemm_k] x [gemm_k, gemm_n] (one
-// chunk's). Every member must call it (it posts collectives).
+// Probes `team`'s link (allgathers of 64 KiB and 4 MiB per rank, repeated,
+// on the team's process group; linkFromProbes reads them) and, for each
+// candidate chunk count C, a GEMM of [gemm_m / C, gemm_k] x [gemm_k, gemm_n]
+// (one chunk's, its fastest of 2). Every member must call it (it posts
+// collectives).
 LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>& team,
                           int64_t gemm_m, int64_t gemm_k, int64_t gemm_n,
                           const std::vector<int64_t>& candidates);
+
+// Timed allgathers of one size: each rank's piece and the wall and process
+// CPU time of each repetition (warm-up dropped).
+struct LinkProbeSamples {
+  int64_t floats_per_rank = 0;
+  std::vector<double> wall_ms;
+  std::vector<double> cpu_ms;
+};
+
+// The link model from probes of a small and a large size across `members`
+// ranks. It reads the fastest repetition of each size: other processes on a
+// shared machine only ever add time to a probe, so the fastest is the one
+// closest to the link itself (a median of 3 moved with two disturbed
+// repetitions, and a slow-looking link made the model chunk programs that
+// then lost). Throws when a size has no samples.
+LinkCalibration linkFromProbes(const LinkProbeSamples& small, const LinkProbeSamples& large,
+                               int64_t members, int compute_threads);
 
 // calibrate's link half alone (a property of the team, measured once; the
 // automatic stream splits cache it per process).
