@@ -42,6 +42,7 @@
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/executor.h"
 #include "hostir/runtime/finite_check.h"
+#include "hostir/runtime/streams/number_of_streams.h"
 #include "hostir/runtime/streams/stream_queue.h"
 #include "hostir/runtime/tensor_memory.h"
 #include "hostir/segment/host_lowering_policy.h"
@@ -1035,7 +1036,11 @@ PYBIND11_MODULE(_C, m) {
   using hostir::python::Definition;
   m.doc() = "hostir's C++ core: fusion builder and executors (use the `hostir` package)";
   m.attr("__version__") = HOSTIR_VERSION;
-  m.attr("default_number_of_streams") = runtime::StreamPool::kDefaultNumberOfStreams;
+  // The one default and the one check of number_of_streams (streams/number_of_streams.h).
+  m.attr("default_number_of_streams") = runtime::kDefaultNumberOfStreams;
+  m.def("checked_number_of_streams", &runtime::checkedNumberOfStreams,
+        py::arg("number_of_streams"));
+  m.def("number_of_streams_error", &runtime::numberOfStreamsError, py::arg("given"));
 
   hostir::python::bindErrors(m);
   hostir::python::bindProcessHooks(m);

@@ -248,17 +248,17 @@ class FusionState:
                 f"extents={self.extents}, val_to_fid={self.val_to_fid})")
 
 
-_DEFAULT_STREAMS = _C.default_number_of_streams
+_DEFAULT_STREAMS = _C.default_number_of_streams  # the C++ default (number_of_streams.h)
 
 
 def _streams(number_of_streams):
     """The number of worker streams to run on: the default for None, else a
-    positive int (0 is an error, never the default)."""
+    positive int (0 is an error, never the default). C++ checks the value,
+    with the same message as its own entry points; a bool, a float or an int
+    beyond 64 bits never reaches it."""
     if number_of_streams is None:
         return _DEFAULT_STREAMS
-    valid = isinstance(number_of_streams, numbers.Integral) and \
-        not isinstance(number_of_streams, bool)
-    if not valid or not 1 <= number_of_streams <= 2**31 - 1:
-        raise Error(f"number_of_streams must be a positive int (at least 1; None means the "
-                    f"default, {_DEFAULT_STREAMS}), got {number_of_streams!r}")
-    return int(number_of_streams)
+    if isinstance(number_of_streams, numbers.Integral) and \
+            not isinstance(number_of_streams, bool) and -2**63 <= number_of_streams < 2**63:
+        return _C.checked_number_of_streams(int(number_of_streams))
+    raise Error(_C.number_of_streams_error(repr(number_of_streams)))

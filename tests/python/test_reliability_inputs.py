@@ -217,6 +217,25 @@ def test_number_of_streams_none_is_the_documented_default_of_four(cache):
     assert _streams(1) == 1
 
 
+@pytest.mark.parametrize("bad", [0, -1, 2**40, True, 2.0])
+def test_number_of_streams_error_is_the_one_cpp_gives(cache, bad):
+    # One check (C++'s checkedNumberOfStreams): Python's message for a bad
+    # number is the one the C++ executor gives for it, word for word, and
+    # Python's default is C++'s. (fd.execute appends a repro after the cause.)
+    with hostir.FusionDefinition(cache) as fd:
+        fd.add_output(fd.ops.relu(fd.define_tensor(1)))
+    with pytest.raises(hostir.Error) as from_python:
+        fd.execute([torch.ones(2)], number_of_streams=bad)
+    cause = str(from_python.value).split("\n\nrepro:")[0]
+    assert cause == hostir._C.number_of_streams_error(repr(bad))
+    if not isinstance(bad, bool) and isinstance(bad, int) and bad < 2**31:
+        with pytest.raises(hostir.Error) as from_cpp:
+            fd._cdef.execute([torch.ones(2)], [], bad)  # past Python's check
+        assert str(from_cpp.value) == cause
+    from hostir.fusion_definition import _streams
+    assert _streams(None) == hostir._C.default_number_of_streams
+
+
 # --- item 10: bad launch environment values ------------------------------------------
 
 _CACHE_SCRIPT = (

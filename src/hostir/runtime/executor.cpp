@@ -18,6 +18,7 @@
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/comm/stream_split_planning.h"
 #include "hostir/runtime/segment_engines.h"
+#include "hostir/runtime/streams/number_of_streams.h"
 #include "hostir/runtime/streams/wait_exposure.h"
 
 namespace hostir {
@@ -85,8 +86,9 @@ std::string describeExposure(const runtime::RunExposure& run, const HostIrContai
 }  // namespace
 
 Executor::Executor(const Fusion& fusion, ExecutorParams params)
-    : number_of_streams_(params.number_of_streams) {
-  // The evaluator checks params.number_of_streams when it is built.
+    : number_of_streams_(runtime::checkedNumberOfStreams(params.number_of_streams)) {
+  // Checked before anything is compiled, whichever entry point built it (a
+  // sharded program prepared at its first run builds its evaluator then).
   Communicator* communicator = params.communicator;
   if (communicator == nullptr) {
     CompiledProgram compiled = compile(fusion);
@@ -162,6 +164,11 @@ void Executor::checkPrepared(const char* what) const {
 
 Executor::~Executor() = default;
 
+int Executor::streamsOfRun(std::optional<int> number_of_streams) const {
+  // Checked here, before a sharded run's first collective.
+  return runtime::checkedNumberOfStreams(number_of_streams.value_or(number_of_streams_));
+}
+
 const FusionChecks& Executor::checks() const {
   HOSTIR_ASSERT(checks_ != nullptr, "a sharded run has no single-process fusion checks");
   return *checks_;
@@ -175,10 +182,7 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs,
 std::vector<at::Tensor> Executor::run(const std::vector<PolymorphicValue>& inputs,
                                       const std::vector<at::Tensor>& outputs,
                                       std::optional<int> number_of_streams) {
-  const int streams = number_of_streams.value_or(number_of_streams_);
-  // Checked here, before a sharded run's first collective.
-  HOSTIR_CHECK(streams > 0, "number_of_streams must be positive, got ", streams,
-               " (the default is ", runtime::StreamPool::kDefaultNumberOfStreams, ")");
+  const int streams = streamsOfRun(number_of_streams);
   std::lock_guard<std::mutex> lock(run_mutex_);
   if (deferred_communicator_ != nullptr) {
     std::vector<at::Tensor> tensors;
@@ -268,9 +272,7 @@ std::vector<at::Tensor> Executor::runCommunicationOnly(const std::vector<at::Ten
 std::vector<at::Tensor> Executor::runWithout(const std::vector<at::Tensor>& tensors,
                                              std::optional<int> number_of_streams,
                                              HostIrRunOptions options) {
-  const int streams = number_of_streams.value_or(number_of_streams_);
-  HOSTIR_CHECK(streams > 0, "number_of_streams must be positive, got ", streams,
-               " (the default is ", runtime::StreamPool::kDefaultNumberOfStreams, ")");
+  const int streams = streamsOfRun(number_of_streams);
   std::lock_guard<std::mutex> lock(run_mutex_);
   prepareIfDeferred(tensors);
   const std::vector<PolymorphicValue> inputs(tensors.begin(), tensors.end());

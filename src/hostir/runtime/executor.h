@@ -20,7 +20,7 @@ class Communicator;
 
 struct ExecutorParams {
   // The streams a run rotates over when run() is not given a number.
-  int number_of_streams = runtime::StreamPool::kDefaultNumberOfStreams;
+  int number_of_streams = runtime::kDefaultNumberOfStreams;
   // Set: the fusion runs sharded over this communicator's ranks (its
   // presegmentation passes run, the program is lowered for this rank).
   Communicator* communicator = nullptr;
@@ -157,6 +157,8 @@ class Executor {
   std::vector<at::Tensor> runWithout(const std::vector<at::Tensor>& inputs,
                                      std::optional<int> number_of_streams,
                                      HostIrRunOptions options);
+  // The run's number of streams: its own, else the params', checked.
+  int streamsOfRun(std::optional<int> number_of_streams) const;
   int number_of_streams_;
   std::unique_ptr<Fusion> prepared_;
   std::unique_ptr<FusionChecks> checks_;           // single process

@@ -35,7 +35,7 @@ class Stream;
 struct HostIrEvaluatorParams {
   // Worker streams a program rotates over; bound to `numberOfStreams`
   // (a run may give another number: RunOptions).
-  int number_of_streams = runtime::StreamPool::kDefaultNumberOfStreams;
+  int number_of_streams = runtime::kDefaultNumberOfStreams;
   // Needed only by programs with communications.
   Communicator* communicator = nullptr;
   // This rank's device id.

@@ -7,7 +7,7 @@
 namespace hostir {
 
 struct MultiDeviceExecutorParams {
-  int number_of_streams = runtime::StreamPool::kDefaultNumberOfStreams;
+  int number_of_streams = runtime::kDefaultNumberOfStreams;
   // ExecutorParams::automatic_stream_splits.
   bool automatic_stream_splits = ExecutorParams::automaticStreamSplitsFromEnvironment();
 };

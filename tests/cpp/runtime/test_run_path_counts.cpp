@@ -69,7 +69,7 @@ TEST(RunPathCounts, EveryNumberOfStreamsRunsTheOneProgram) {
   // The caller's stream and one per chunk of the 2-chunk loop, at most.
   EXPECT_LE(executor.evaluator().streamPool().createdStreamCount(), 3u);
   EXPECT_HOSTIR_ERROR(executor.run({PolymorphicValue(x)}, {}, 0),
-                      {"number_of_streams must be positive, got 0"});
+                      {"number_of_streams must be a positive int", "got 0"});
 }
 
 // `hostir lower` and `hostir run` (tools/main.cpp) call lowerToHostIr and

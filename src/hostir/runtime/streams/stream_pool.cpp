@@ -17,9 +17,7 @@ StreamPool::StreamPool(int number_of_streams, Tracer& tracer)
 }
 
 void StreamPool::setNumberOfStreams(int number_of_streams) {
-  HOSTIR_CHECK(number_of_streams >= 1, "numberOfStreams must be at least 1, got ",
-               number_of_streams);
-  number_of_streams_.store(number_of_streams, std::memory_order_relaxed);
+  number_of_streams_.store(checkedNumberOfStreams(number_of_streams), std::memory_order_relaxed);
 }
 
 StreamPool::~StreamPool() {

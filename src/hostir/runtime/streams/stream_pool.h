@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hostir/ir/error.h"
+#include "hostir/runtime/streams/number_of_streams.h"
 #include "hostir/runtime/streams/stream_queue.h"
 #include "hostir/runtime/streams/stream_timeout.h"
 #include "hostir/runtime/streams/tracer.h"
@@ -28,7 +29,6 @@ namespace hostir::runtime {
 // it also sizes the thread budget (thread_budget.h).
 class StreamPool {
  public:
-  static constexpr int kDefaultNumberOfStreams = 4;
   // A larger index is almost surely a loop index used without `% numberOfStreams`;
   // refusing it beats silently starting thousands of threads.
   static constexpr std::int64_t kMaxStreamIndex = 1023;
@@ -46,6 +46,7 @@ class StreamPool {
   }
   // A run's number (the evaluator sets it when a run starts): streams are
   // made on first use and kept, so runs with different numbers share them.
+  // Throws hostir::Error below 1 (checkedNumberOfStreams).
   void setNumberOfStreams(int number_of_streams);
   Tracer& tracer() {
     return tracer_;
