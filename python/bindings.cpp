@@ -45,8 +45,7 @@
 #include "hostir/runtime/streams/number_of_streams.h"
 #include "hostir/runtime/streams/stream_queue.h"
 #include "hostir/runtime/tensor_memory.h"
-#include "hostir/segment/host_lowering_policy.h"
-#include "hostir/segment/segment_candidate_finder.h"
+#include "program_segments.h"
 
 #ifndef HOSTIR_VERSION
 #define HOSTIR_VERSION "0.0.0"
@@ -56,17 +55,6 @@ namespace py = pybind11;
 
 namespace hostir::python {
 namespace {
-
-// "T3" for tensor 3, "S5" for scalar 5: a Val's identity inside its fusion,
-// stable across rebuilds of the same records (names are given in creation
-// order) and across copies (copyFusion keeps names).
-std::string valKey(const Val* val) {
-  // Appended, not `"T" + std::to_string(...)`: GCC 12 warns (-Wrestrict) on
-  // that form, falsely (GCC PR 105329).
-  std::string key(1, val->isA<TensorView>() ? 'T' : 'S');
-  key += std::to_string(val->name());
-  return key;
-}
 
 class Definition {
  public:
@@ -387,7 +375,7 @@ class Definition {
   std::map<std::string, int64_t> valToFid() const {
     std::map<std::string, int64_t> result;
     for (const auto& [v, fid] : fid_of_) {
-      result.emplace(valKey(v), fid);
+      result.emplace(irKey(v), fid);
     }
     return result;
   }
@@ -397,59 +385,29 @@ class Definition {
 
   // --- segments ---------------------------------------------------------------
 
-  // The segments the host lowering would form, in run order: per segment the
-  // fids of its inputs (values it reads, including scalars such as extents:
-  // negative fids), of its outputs, and of the tensors its exprs compute.
-  // A group input without a fid (a derived scalar) is reported as its IR
-  // string in `unmapped`.
-  py::list segments() const {
-    // Segmentation only reads the definition: no copy.
-    SegmentOptions options;
-    options.should_merge = hostLoweringMergePolicy();
-    std::unique_ptr<SegmentedFusion> segmented =
-        SegmentCandidateFinder::segment(fusion_.get(), options);
-    auto fidOf = [&](const Val* v) -> py::object {
-      auto it = fid_of_.find(v);
-      if (it == fid_of_.end()) {
-        return py::str(v->toInlineString());
+  // The segments of the program this definition runs (its executor's: the
+  // compile stage's, engines decided), in run order: per segment a
+  // Definition of its fusion, the values it reads and writes (an int: a fid
+  // of this definition; a str: the program's name of an intermediate) and
+  // its engine with the detail (program_segments.h).
+  py::list compiledSegments() {
+    std::vector<ProgramSegment> segments = programSegments(
+        prepared().hostProgram(),
+        DefinitionFids{.inputs = input_fids_, .outputs = output_fids_, .extents = extent_fids_});
+    auto keys = [](const std::vector<SegmentValue>& values) {
+      py::list list;
+      for (const SegmentValue& value : values) {
+        std::visit([&list](const auto& key) { list.append(key); }, value);
       }
-      return py::int_(it->second);
+      return list;
     };
-    py::list groups;
-    for (const SegmentedGroup* group : segmented->runOrder()) {
-      py::list inputs, outputs, computed;
-      for (const Val* in : group->inputs()) {
-        inputs.append(fidOf(in));
-      }
-      for (const Val* out : group->outputs()) {
-        outputs.append(fidOf(out));
-      }
-      for (const Expr* expr : group->exprs()) {
-        for (const Val* out : expr->outputs()) {
-          computed.append(fidOf(out));
-        }
-      }
-      // A group reads an extent it does not list as an input from the shape
-      // of a tensor input carrying it: (extent fid, tensor fid, axis).
-      py::list extents_of_inputs;
-      for (const Val* in : group->inputs()) {
-        const auto* tv = dynamic_cast<const TensorView*>(in);
-        auto tensor_fid = fid_of_.find(in);
-        if (tv == nullptr || tensor_fid == fid_of_.end()) {
-          continue;
-        }
-        std::vector<IterDomain*> shape = tv->shapeDomain();
-        for (size_t axis = 0; axis < shape.size(); ++axis) {
-          auto extent_fid = fid_of_.find(shape[axis]->extent());
-          if (extent_fid != fid_of_.end()) {
-            extents_of_inputs.append(
-                py::make_tuple(extent_fid->second, tensor_fid->second, static_cast<int64_t>(axis)));
-          }
-        }
-      }
-      groups.append(py::make_tuple(inputs, outputs, computed, extents_of_inputs));
+    py::list result;
+    for (ProgramSegment& segment : segments) {
+      result.append(py::make_tuple(std::make_unique<Definition>(std::move(segment.fusion)),
+                                   keys(segment.inputs), keys(segment.outputs), segment.engine,
+                                   segment.detail));
     }
-    return groups;
+    return result;
   }
 
   // --- running ------------------------------------------------------------------
@@ -1010,7 +968,7 @@ void bindDefinition(py::module_& m) {
       .def("extent_fids", &Definition::extentFids)
       .def("val_to_fid", &Definition::valToFid)
       .def("num_fids", &Definition::numFids)
-      .def("segments", &Definition::segments)
+      .def("compiled_segments", &Definition::compiledSegments)
       .def("execute", &Definition::execute)
       .def("execute_compute_only", &Definition::executeComputeOnly)
       .def("execute_measuring_exposure", &Definition::executeMeasuringExposure)

@@ -28,7 +28,7 @@ from .fusion_state import (
 )
 from .nvfuser_spellings import NvFuserSpellings
 from .records import BINARY_OPS, REDUCTION_OPS, UNARY_OPS, Record, apply, format_record, ref
-from .segments import build_segments, run_segments
+from .program_segments import compiled_segments, run_segments
 
 
 def _describe(value):
@@ -1140,21 +1140,22 @@ class FusionDefinition:
     # --- segments -------------------------------------------------------------------------
 
     def segment(self, inputs=None):
-        """The segments hostir's lowering forms for this fusion, in run order, as
-        FusionDefinitions (an empty list when one segment covers everything).
-        Each has `segment_inputs` and `segment_outputs` (the original fids of its
-        inputs and outputs, in its own input/output order) and `fid_map` (its
-        fid -> the original fid). Segmentation does not depend on the inputs;
-        `inputs` is accepted for symmetry with execute."""
+        """The segments of the program this fusion compiles to (the one
+        fd.host_ir() prints and execute runs), in run order, as Segments (an
+        empty list when one segment covers everything): each with
+        `segment_inputs` and `segment_outputs` (the definition's fids, or the
+        program's name of an intermediate), `engine` and `engine_detail`,
+        `fusion_ir()` and `execute(inputs)`. Segmentation does not depend on
+        the inputs; `inputs` is accepted for symmetry with execute."""
         self._ensure_defined()
         if self._entry.segments is None:
-            self._entry.segments = build_segments(self)
+            self._entry.segments = compiled_segments(self)
         return list(self._entry.segments)
 
     def execute_segments(self, inputs, number_of_streams=None):
-        """Runs the segments one by one from Python through their fid maps,
-        freeing each intermediate after its last use; returns what execute
-        returns."""
+        """Runs the segments one by one from Python on the values they name,
+        freeing each intermediate tensor after its last use; returns what
+        execute returns."""
         segments = self.segment(inputs)
         if not segments:
             return self.execute(inputs, number_of_streams)

@@ -1,5 +1,9 @@
-"""Segments from Python: fd.segment() and fd.execute_segments()."""
+"""Segments from Python: fd.segment() and fd.execute_segments(), read from
+the program the definition compiles to (the one fd.host_ir() prints)."""
 
+import re
+
+import pytest
 import torch
 
 import hostir
@@ -30,18 +34,23 @@ def test_two_segments(cache):
     segments = fd.segment([torch.randn(4, 3), torch.randn(3, 5)])
     assert len(segments) == 2
     first, second = segments
-    assert first.segment_inputs == [0, 1] and first.segment_outputs == [y.fid]
-    assert second.segment_inputs == [y.fid] and second.segment_outputs == fd.state.outputs
-    # Each segment maps its fids onto the original's.
-    assert first.fid_map[first.state.inputs[0]] == 0
-    assert second.fid_map[second.state.outputs[0]] == fd.state.outputs[0]
+    # The matmul's output is an intermediate of the compiled program: named
+    # as fd.host_ir() prints it.
+    (y_name,) = first.segment_outputs
+    assert first.segment_inputs == [0, 1] and re.fullmatch(r"T\d+", y_name)
+    assert f"{y_name}_l_float" in fd.host_ir()
+    assert second.segment_inputs == [y_name] and second.segment_outputs == fd.state.outputs
     assert "matmul" in first.fusion_ir() and "gelu" in second.fusion_ir()
+    # The host program runs the matmul itself; the lone gelu runs through
+    # ATen, and says why, as fd.host_ir() does.
+    assert first.engine == "host_op" and second.engine == "aten"
+    assert f"(ATen: {second.engine_detail})" in fd.host_ir()
     check_same_as_execute(fd, [torch.randn(4, 3), torch.randn(3, 5)])
     # The intermediate y was freed after its last use (segment 1).
-    assert fd.last_freed == [(1, y.fid)]
+    assert fd.last_freed == [(1, y_name)]
 
 
-def test_many_segments_and_freeing(cache):
+def define_many_segments(cache):
     with hostir.FusionDefinition(cache) as fd:
         x, y = fd.define_tensor(2), fd.define_tensor(2)
         a = x + y
@@ -52,6 +61,11 @@ def test_many_segments_and_freeing(cache):
         f = fd.ops.matmul(c, fd.ops.permute(a, [1, 0]))
         fd.add_output(e)
         fd.add_output(f)
+    return fd
+
+
+def test_many_segments_and_freeing(cache):
+    fd = define_many_segments(cache)
     segments = fd.segment()
     # The pointwise ops and the reduction compile into one kernel segment;
     # the matmul (a host-lowered op) is a segment of its own.
@@ -62,20 +76,20 @@ def test_many_segments_and_freeing(cache):
     ref_c = torch.relu((xa + ya) * 2.0)
     torch.testing.assert_close(outs[0], ref_c.sum(1) - 1.0)
     torch.testing.assert_close(outs[1], ref_c @ (xa + ya).t())
-    freed = [fid for _, fid in fd.last_freed]
-    crossing = {fid for seg in segments for fid in seg.segment_inputs if fd._cdef.is_tensor(fid)}
-    crossing -= set(fd._state.inputs)
-    assert crossing and crossing <= set(freed)
-    # Freed right after the last segment that reads each.
+    freed = [key for _, key in fd.last_freed]
+    # Every intermediate crossing segments (a name of the compiled program)
+    # is freed, right after the last segment that reads it.
+    crossing = {key for seg in segments for key in seg.segment_inputs if isinstance(key, str)}
+    assert crossing and crossing == set(freed)
     last_reader = {}
     for number, seg in enumerate(segments):
-        for fid in seg.segment_inputs:
-            last_reader[fid] = number
-    assert all(last_reader[fid] == number for number, fid in fd.last_freed)
-    # Segments are definitions like any other: cached, so a second segment()
-    # of an equal definition reuses them.
-    ids = [s.id() for s in segments]
-    assert [s.id() for s in fd.segment()] == ids
+        for key in seg.segment_inputs:
+            last_reader[key] = number
+    assert all(last_reader[key] == number for number, key in fd.last_freed)
+    # The segments are read once per definition: an equal definition (a cache
+    # hit) gives the same ones.
+    again = define_many_segments(cache)
+    assert again.id() == fd.id() and again.segment() == segments
 
 
 def test_segment_needing_an_extent_no_tensor_input_carries(cache):
@@ -92,8 +106,7 @@ def test_segment_needing_an_extent_no_tensor_input_carries(cache):
     # It reads the extents of x (axis 0: fid -1) and w (axis 0: fid -3) as
     # scalar inputs and has no tensor input of its own.
     assert sorted(f for f in seg.segment_inputs if f < 0) == [-3, -1]
-    assert not any(f >= 0 and fd._cdef.is_tensor(f) for f in seg.segment_inputs)
-    assert all(not seg._cdef.is_tensor(s) for s in seg.state.inputs)
+    assert all(isinstance(f, int) and f < 0 for f in seg.segment_inputs)
     xs, ws = torch.randn(5, 4), torch.randn(6, 4)
     outs = check_same_as_execute(fd, [xs, ws])
     torch.testing.assert_close(outs[0], torch.full((5, 6), 0.5))
@@ -112,8 +125,80 @@ def test_segment_reading_an_extent_from_a_tensor_input(cache):
     segments = fd.segment()
     assert len(segments) == 2
     second = segments[1]
-    assert not any(f < 0 for f in second.segment_inputs)
+    assert not any(isinstance(f, int) and f < 0 for f in second.segment_inputs)
     xs, ws = torch.randn(5, 4), torch.randn(6, 4)
     outs = check_same_as_execute(fd, [xs, ws])
     torch.testing.assert_close(outs[0], torch.full((5, 6), 0.5))
     torch.testing.assert_close(outs[1], xs @ ws.t() + 0.5)
+
+
+def test_segments_are_the_compiled_programs(cache):
+    # The compile stage's passes shape the program: gemm_epilogues makes the
+    # linear, its bias and the gelu one GEMM with post-ops. Segments built
+    # again from the records (before) were the segmenter's alone: three
+    # (linear, gelu, matmul), none with an engine.
+    with hostir.FusionDefinition(cache) as fd:
+        x, w, b, v = (fd.define_tensor(2), fd.define_tensor(2), fd.define_tensor(1),
+                      fd.define_tensor(2))
+        fd.add_output(fd.ops.matmul(fd.ops.gelu(fd.ops.linear(x, w, b)), v))
+    segments = fd.segment()
+    program = fd.host_ir()
+    steps = [line for line in program.split("} // %HostIrContainer")[0].splitlines()
+             if line.startswith("  PostOnStream") or line.startswith("     = ")]
+    assert len(segments) == len(steps) == 2
+    assert [s.engine for s in segments] == ["gemm_post_ops", "host_op"]
+    assert f"(GEMM with post-ops: {segments[0].engine_detail})" in program
+    assert "linear" in segments[0].fusion_ir() and "gelu" in segments[0].fusion_ir()
+    inputs = [torch.randn(4, 3), torch.randn(5, 3), torch.randn(5), torch.randn(5, 2)]
+    (out,) = check_same_as_execute(fd, inputs)
+    x_, w_, b_, v_ = inputs
+    expected = torch.nn.functional.gelu(x_ @ w_.t() + b_) @ v_
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_kernel_segment_names_the_kernel_the_program_compiled(cache):
+    with hostir.FusionDefinition(cache) as fd:
+        x, w = fd.define_tensor(2), fd.define_tensor(2)
+        y = fd.ops.matmul(x, w)
+        fd.add_output(fd.ops.sum(fd.ops.relu(y) * 2.0, [1]))
+    segments = fd.segment()
+    kernels = [s for s in segments if s.engine == "kernel"]
+    assert kernels, segments
+    assert f"(compiled kernel {kernels[0].engine_detail})" in fd.host_ir()
+    check_same_as_execute(fd, [torch.randn(4, 3), torch.randn(3, 5)])
+
+
+def test_a_segment_reading_a_computed_extent_computes_it(cache):
+    # full's extent x.size(0) * x.size(1) is a scalar the host program
+    # computes; its segment reads the two extents and computes the product.
+    with hostir.FusionDefinition(cache) as fd:
+        x, w = fd.define_tensor(2), fd.define_tensor(2)
+        rows = fd.ops.size(x, 0) * fd.ops.size(x, 1)
+        fd.add_output(fd.ops.matmul(fd.ops.full([rows, 2], 1.0), w))
+    segments = fd.segment()
+    assert segments[0].segment_inputs == [-1, -2]
+    ws = torch.randn(2, 5)
+    (out,) = check_same_as_execute(fd, [torch.randn(3, 4), ws])
+    torch.testing.assert_close(out, torch.ones(12, 2) @ ws)
+
+
+def test_a_segment_runs_alone(cache):
+    with hostir.FusionDefinition(cache) as fd:
+        x, w = fd.define_tensor(2), fd.define_tensor(2)
+        fd.add_output(fd.ops.gelu(fd.ops.matmul(x, w)))
+    first, second = fd.segment()
+    xs, ws = torch.randn(4, 3), torch.randn(3, 5)
+    (y,) = first.execute([xs, ws])
+    torch.testing.assert_close(y, xs @ ws)
+    (out,) = second.execute([y])
+    torch.testing.assert_close(out, torch.nn.functional.gelu(xs @ ws))
+    assert "Segment(1, aten:" in repr(second)
+
+
+def test_a_sharded_definition_is_not_segmented(cache):
+    with hostir.FusionDefinition(cache) as fd:
+        x = fd.define_tensor(2)
+        fd.add_output(fd.ops.relu(x))
+        fd.sched.set_device_mesh(x, hostir.DeviceMesh([0]))
+    with pytest.raises(hostir.Error, match="^segment: fusions with a device mesh"):
+        fd.segment()
