@@ -202,3 +202,20 @@ def test_a_sharded_definition_is_not_segmented(cache):
         fd.sched.set_device_mesh(x, hostir.DeviceMesh([0]))
     with pytest.raises(hostir.Error, match="^segment: fusions with a device mesh"):
         fd.segment()
+
+
+def test_a_program_with_a_stream_loop_is_not_segmented(cache):
+    class StreamSplit(hostir.FusionDefinition):
+        def definition(self):
+            x = self.define_tensor(2)
+            h = self.ops.exp(x)
+            self.add_output(self.ops.relu(h))
+            self.sched.split(h, 0, 2)
+            self.sched.parallelize(h, 0, hostir.ParallelType.Stream)
+
+    fd = StreamSplit(cache)
+    with pytest.raises(hostir.Error, match=r"^segment: step \d+ of the compiled program is "
+                       r"GetCurrentStream, not a compute segment"):
+        fd.segment()
+    (out,) = fd.execute([torch.ones(4, 3)])
+    torch.testing.assert_close(out, torch.exp(torch.ones(4, 3)))
