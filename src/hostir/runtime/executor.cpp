@@ -225,11 +225,11 @@ std::vector<at::Tensor> Executor::run(const std::vector<PolymorphicValue>& input
   if (agreement_ != nullptr && ++runs_ == 2 && isDumpEnabled("overlap") &&
       !runtime::Tracer::global().isEnabled()) {
     std::vector<at::Tensor> result =
-        measuringExposure([&] { return evaluator_->run(inputs, outputs, options); });
+        measuringExposure([&] { return evaluator_->runSerialized(inputs, outputs, options); });
     std::cout << "=== exposed communication:\n" << exposure_report_ << std::flush;
     return result;
   }
-  return evaluator_->run(inputs, outputs, options);
+  return evaluator_->runSerialized(inputs, outputs, options);
 }
 
 std::vector<at::Tensor> Executor::runMeasuringExposure(const std::vector<at::Tensor>& inputs) {
@@ -289,7 +289,7 @@ std::vector<at::Tensor> Executor::runWithout(const std::vector<at::Tensor>& tens
     checks_->check(inputs, inputSignature(inputs));
     options.inputs_validated = true;
   }
-  return evaluator_->run(inputs, {}, options);
+  return evaluator_->runSerialized(inputs, {}, options);
 }
 
 }  // namespace hostir

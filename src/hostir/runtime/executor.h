@@ -120,6 +120,8 @@ class Executor {
     checkPrepared("segmentExecution");
     return evaluator_->segmentExecution();
   }
+  // For inspection (its stream pool, pooled buffers): run through the
+  // executor, whose lock its runs take, not through the evaluator's run().
   HostIrEvaluator& evaluator() {
     checkPrepared("evaluator");
     return *evaluator_;
@@ -171,6 +173,9 @@ class Executor {
   int64_t automatic_chunks_ = 1;
   int64_t runs_ = 0;
   std::unique_ptr<HostIrEvaluator> evaluator_;  // last: destroyed first
+  // The one lock of a run through the executor, held from the first check
+  // to the drained streams (the deferred preparation, the ranks' agreement
+  // and the evaluator's run, which takes no lock of its own here).
   std::mutex run_mutex_;
 };
 

@@ -1,54 +1,38 @@
 #include "hostir/runtime/host_ir_evaluator.h"
 
 #include "hostir/host_ir/host_ir.h"
-#include "hostir/host_ir/program_exprs.h"
-#include "hostir/ir/cloner.h"
-#include "hostir/ir/device_mesh.h"
-#include "hostir/ir/one_line.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/aten_op_evaluator.h"
-#include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/finite_check.h"
 #include "hostir/runtime/input_validation.h"
 #include "hostir/runtime/op_error.h"
 #include "hostir/runtime/packed_gemm.h"
-#include "hostir/runtime/streams/stream_failure.h"
 #include "hostir/runtime/target_detection.h"
-#include "hostir/runtime/thread_budget_aten.h"
 
 #include <algorithm>
-#include <atomic>
 
 namespace hostir {
 
+namespace {
+// The program, refused when null before any member reads it.
+std::unique_ptr<HostIrContainer> checkedProgram(std::unique_ptr<HostIrContainer> container) {
+  HOSTIR_CHECK(container != nullptr, "HostIrEvaluator needs a host program");
+  return container;
+}
+}  // namespace
+
 HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
                                  HostIrEvaluatorParams params)
-    : container_(std::move(container)), params_(params), pool_(params.number_of_streams) {
-  HOSTIR_CHECK(container_ != nullptr, "HostIrEvaluator needs a host program");
-  // params_.number_of_streams below 1 was rejected by the pool (pool_).
-  // The program owns the segments' fusions and outlives their executors
-  // (container_ is declared before them), so the executors borrow them.
-  for (HostUnit* unit : container_->hostUnits()) {
-    unit_executors_[unit] = FusionExecutor::borrowing(*unit->fusion());
-  }
-  for (int64_t id = 0; id < container_->numKernels(); ++id) {
-    kernel_executors_.push_back(FusionExecutor::borrowing(*container_->kernel(id)));
-  }
-  communicates_ = params_.communicator != nullptr && postsCommunication(container_->topLevel());
-}
-
-std::string HostIrEvaluator::segmentExecution() const {
-  std::string report;
-  for (HostUnit* unit : container_->postedHostUnits()) {
-    report += "  " + unit->toInlineString() + ": " + unit_executors_.at(unit)->execution() + "\n";
-  }
-  for (size_t id = 0; id < kernel_executors_.size(); ++id) {
-    report += "  kernel " + std::to_string(id) + ": " + kernel_executors_[id]->execution() + "\n";
-  }
-  return report;
+    : container_(checkedProgram(std::move(container))),
+      params_(params),
+      segments_(*container_),
+      buffers_(*container_),
+      collectives_(pool_, params.communicator, params.my_device),
+      pool_(params.number_of_streams) {  // checks the number
+  communicates_ = collectives_.communicates(*container_);
 }
 
 std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<at::Tensor>& inputs,
@@ -71,12 +55,25 @@ void HostIrEvaluator::validate(const std::vector<PolymorphicValue>& inputs,
 std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>& inputs,
                                              const std::vector<at::Tensor>& outputs,
                                              const HostIrRunOptions& options) {
-  const int number_of_streams = options.number_of_streams.value_or(params_.number_of_streams);
-  // Runs are serialized: the per-run state below (bindings, current stream,
+  // Runs are serialized: the per-run state (bindings, current stream,
   // pending works) and the streams themselves belong to one run at a time.
   std::lock_guard<std::mutex> run_lock(run_mutex_);
-  pool_.setNumberOfStreams(number_of_streams);  // rejects a number below 1
-  int64_t my_device = params_.communicator != nullptr ? params_.my_device : -1;
+  return runSerialized(inputs, outputs, options);
+}
+
+std::vector<at::Tensor> HostIrEvaluator::runSerialized(const std::vector<PolymorphicValue>& inputs,
+                                                       const std::vector<at::Tensor>& outputs,
+                                                       const HostIrRunOptions& options) {
+  const int number_of_streams = options.number_of_streams.value_or(params_.number_of_streams);
+  StreamSchedule schedule{.number_of_streams = number_of_streams,
+                          .communicates = communicates_,
+                          .skip_compute = options.skip_compute};
+  if (communicates_) {
+    schedule.ranks_sharing_cores =
+        static_cast<int>(params_.communicator->environment().local_world_size);
+    schedule.communication_timeout = collectives_.timeout();
+  }
+  scheduler_.startRun(schedule);  // checks the number of streams
   if (!options.inputs_validated) {
     validate(inputs, outputs);
   }
@@ -89,24 +86,34 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
     }
   }
   const ReadOnlyRunInputs read_only_inputs(input_tensors);
-  const std::vector<Val*>& program_outputs = container_->outputs();
-  ee_ = ExpressionEvaluator();
-  ee_.setDevice(my_device);
-  ee_.bindNamed(kNumberOfStreams, int64_t{number_of_streams});
-  bound_streams_.clear();
-  channels_.startRun();
-  local_collectives_ = options.local_collectives;
-  skip_compute_ = options.skip_compute;
+  collectives_.startRun(options.local_collectives);
   check_finite_ = runtime::checkFiniteEnabled();
-  // The last run's bindings are gone: its buffers that nobody holds any more
-  // can serve this run.
-  buffers_.recycle();
+  buffers_.startRun();
+  bindRun(inputs, outputs, options, number_of_streams);
+  try {
+    runScope(container_->topLevel());
+  } catch (...) {
+    // Work already queued may still use our buffers: let it finish first.
+    scheduler_.drainAfterFailure();
+    throw;
+  }
+  scheduler_.finishRun();
+  return takeOutputs(outputs, params_.communicator != nullptr ? params_.my_device : -1);
+}
+
+void HostIrEvaluator::bindRun(const std::vector<PolymorphicValue>& inputs,
+                              const std::vector<at::Tensor>& outputs,
+                              const HostIrRunOptions& options, int number_of_streams) {
+  ee_ = ExpressionEvaluator();
+  ee_.setDevice(params_.communicator != nullptr ? params_.my_device : -1);
+  ee_.bindNamed(kNumberOfStreams, int64_t{number_of_streams});
   for (const auto& [symbol, value] : options.symbols) {
     ee_.bind(symbol, value);
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     ee_.bind(container_->inputs()[i], inputs[i]);
   }
+  const std::vector<Val*>& program_outputs = container_->outputs();
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto* tv = program_outputs[i]->as<TensorView>();
     // An output whose mesh does not hold this device has no buffer here.
@@ -116,40 +123,6 @@ std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<PolymorphicValue>
     }
     ee_.bind(tv, outputs[i]);
   }
-
-  const int ranks_sharing_cores =
-      communicates_ ? static_cast<int>(params_.communicator->environment().local_world_size) : 1;
-  const runtime::ThreadBudget budget =
-      runtime::applyThreadBudget(pool_, communicates_, ranks_sharing_cores);
-  if (budget.compute_slots >= budget.concurrent_streams) {
-    gate_.reset();
-  } else if (gate_ == nullptr || gate_->slots() != budget.compute_slots) {
-    gate_ = std::make_unique<runtime::ComputeGate>(budget.compute_slots);
-  }
-  // One rule for every wait of the run (docs/reliability.md): a program that
-  // communicates may wait for a collective, which is bounded by the
-  // communication timeout, so its stream-side waits get the stream timeout
-  // plus that; the collective's own timeout ends a dead peer's wait first,
-  // with the message that names it.
-  wait_timeout_ = runtime::defaultWaitTimeout();
-  if (communicates_) {
-    wait_timeout_ +=
-        std::chrono::duration_cast<runtime::WaitTimeout>(params_.communicator->timeout());
-  }
-  current_ = &pool_.callerStream();
-  inline_on_caller_ = !communicates_;
-  try {
-    runScope(container_->topLevel());
-  } catch (...) {
-    // Work already queued may still use our buffers: let it finish first.
-    try {
-      pool_.synchronizeAll(wait_timeout_);
-    } catch (const std::exception&) {  // the host-side error is the one to report
-    }
-    throw;
-  }
-  pool_.synchronizeAll(wait_timeout_);
-  return takeOutputs(outputs, my_device);
 }
 
 std::vector<at::Tensor> HostIrEvaluator::takeOutputs(const std::vector<at::Tensor>& outputs,
@@ -196,6 +169,15 @@ void HostIrEvaluator::runScope(const Scope& scope) {
   }
 }
 
+void HostIrEvaluator::unbindDeadAfter(const Scope& scope, size_t index) {
+  if (&scope != &container_->topLevel()) {
+    return;
+  }
+  for (const Val* dead : buffers_.deadAfter(index)) {
+    ee_.unbind(dead);
+  }
+}
+
 const std::shared_ptr<const std::string>& HostIrEvaluator::sharedLabel(const Expr* expr) {
   auto it = labels_.find(expr);
   if (it == labels_.end()) {
@@ -208,47 +190,12 @@ const std::shared_ptr<const std::string>& HostIrEvaluator::sharedLabel(const Exp
   return it->second;
 }
 
-runtime::Stream& HostIrEvaluator::resolveStream(const Stream* stream) {
-  auto bound = bound_streams_.find(stream);
-  if (bound != bound_streams_.end()) {
-    return *bound->second;
-  }
-  HOSTIR_CHECK(stream->hasIndex(), stream->toInlineString(),
-               " is not bound: get it with GetCurrentStream or give it an index");
-  int64_t index = ee_.evaluateInt(stream->index());
-  HOSTIR_CHECK(index >= 0, stream->toInlineString(), " evaluates to index ", index,
-               "; stream indices must be non-negative");
-  return pool_.stream(index + 1);
-}
-
 at::Tensor HostIrEvaluator::boundOrAllocated(const Val* tensor, bool zero_init) {
   if (ee_.isBound(tensor)) {
     return ee_.evaluateTensor(tensor);
   }
   auto* tv = tensor->as<TensorView>();
-  std::optional<Layout> layout;
-  if (tv->hasEncoding() && tv->encoding()->isResolved()) {
-    layout = tv->encoding()->resolved;  // e.g. what a collective delivers
-  }
-  return allocate(tv, layout.value_or(Layout::identity()), zero_init);
-}
-
-at::Tensor HostIrEvaluator::allocate(const TensorView* tv, const Layout& layout, bool zero_init) {
-  auto options = at::TensorOptions().dtype(toAtenType(tv->dtype()));
-  std::vector<int64_t> shape = ee_.evaluateShape(tv);
-  if (!layout.isIdentity()) {
-    // An encoded tensor held in oneDNN's blocked layout (docs/targets.md).
-    HOSTIR_CHECK(shape.size() == 2, tv->toInlineString(), " is laid out as ", layout.toString(),
-                 " but has ", shape.size(), " axes; a blocked layout holds a 2-D tensor");
-    std::vector<int64_t> blocked = layout.blockedShape(
-        shape[static_cast<size_t>(layout.n_axis)], shape[static_cast<size_t>(1 - layout.n_axis)]);
-    at::Tensor buffer = zero_init ? at::zeros(blocked, options) : at::empty(blocked, options);
-    rememberPlainSizes(buffer, shape);
-    ee_.bind(tv, buffer);
-    return buffer;
-  }
-  at::Tensor buffer =
-      zero_init ? at::zeros(shape, options) : buffers_.take(shape, toAtenType(tv->dtype()));
+  at::Tensor buffer = buffers_.allocate(tv, ee_.evaluateShape(tv), std::nullopt, zero_init);
   ee_.bind(tv, buffer);
   return buffer;
 }
@@ -299,8 +246,8 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
                                      : ee_.evaluate(input));
   }
   const bool cheap = isCheapOp(expr, out, operands);
-  enqueueCompute(
-      expr,
+  scheduler_.enqueueCompute(
+      sharedLabel(expr),
       [expr, operands = std::move(operands), out, check_finite = check_finite_] {
         ExpressionEvaluator local;
         for (const auto& [val, value] : operands) {
@@ -313,66 +260,6 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
         }
       },
       cheap);
-}
-
-template <typename Work>
-void HostIrEvaluator::enqueueCompute(const Expr* expr, Work work, bool cheap) {
-  if (skip_compute_) {
-    return;  // the buffers exist; nothing is computed into them
-  }
-  // An ATen error on a stream without its backtrace: the cause, then the
-  // stream and the op (StreamFailure::describe).
-  auto named = [work = std::move(work)] {
-    try {
-      work();
-    } catch (const Error& error) {
-      if (std::string(error.what()).rfind("ATen failed to evaluate\n", 0) != 0) {
-        throw;
-      }
-      throw Error(causeOf(error));
-    } catch (const std::exception& error) {
-      throw Error(causeOf(error));
-    }
-  };
-  if (inline_on_caller_ && current_ == &pool_.callerStream()) {
-    runInline(expr, named);
-    return;
-  }
-  if (gate_ == nullptr) {
-    if (cheap) {
-      current_->enqueueCheap(sharedLabel(expr), std::move(named));
-    } else {
-      current_->enqueue(sharedLabel(expr), std::move(named));
-    }
-    return;
-  }
-  // Two items, so a trace shows the wait for the turn apart from the work.
-  auto ticket = gate_->take(label(expr));
-  current_->enqueue(
-      "wait for the compute turn of " + label(expr),
-      [ticket, timeout = wait_timeout_] { ticket->enter(timeout); }, "wait");
-  current_->enqueue(sharedLabel(expr), std::move(named), "compute", [ticket] { ticket->leave(); });
-}
-
-template <typename Work>
-void HostIrEvaluator::runInline(const Expr* expr, const Work& work) {
-  runtime::Tracer& tracer = pool_.tracer();
-  const int64_t start_us = tracer.isEnabled() ? tracer.nowUs() : 0;
-  try {
-    work();
-  } catch (const std::exception& error) {
-    // The message the caller's stream would have given.
-    HOSTIR_THROW(runtime::makeStreamFailure(current_->id(), label(expr), error.what()).describe());
-  }
-  if (tracer.isEnabled()) {
-    tracer.record(runtime::TraceEvent{label(expr), current_->id(), start_us, tracer.nowUs()});
-  }
-}
-
-void HostIrEvaluator::postOnChannel(const Expr* expr, const std::vector<int64_t>& team,
-                                    CollectiveChannels::Post post) {
-  leaveInline();
-  channels_.post(expr, sharedLabel(expr), team, *current_, wait_timeout_, std::move(post));
 }
 
 void HostIrEvaluator::bindViewOrCopy(const Expr* expr) {
@@ -404,38 +291,15 @@ void HostIrEvaluator::enqueueSegment(const Expr* expr, FusionExecutor& executor,
     outputs.push_back(boundOrAllocated(output));
   }
   if (!check_finite_) {
-    enqueueCompute(
-        expr, [&executor, inputs = std::move(inputs), outputs] { executor.run(inputs, outputs); });
+    scheduler_.enqueueCompute(sharedLabel(expr), [&executor, inputs = std::move(inputs), outputs] {
+      executor.run(inputs, outputs);
+    });
     return;
   }
-  enqueueCompute(expr, [expr, unit, &executor, inputs = std::move(inputs), outputs] {
-    executor.run(inputs, outputs);
-    runtime::NamedTensors read;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (isTensor(inputs[i])) {
-        read.emplace_back(expr->inputs()[i]->toInlineString(), std::get<at::Tensor>(inputs[i]));
-      }
-    }
-    runtime::NamedTensors written;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string name = expr->outputs()[i]->toInlineString();
-      if (unit != nullptr) {
-        name += " (the segment's output " + unit->fusion()->outputs().at(i)->toInlineString() + ")";
-      }
-      written.emplace_back(std::move(name), outputs[i]);
-    }
-    // The segment's ops name it: the HostUnit's fusion, or the launch itself
-    // for a kernel.
-    runtime::checkOutputsFinite(written, read, [expr, unit] {
-      return unit != nullptr ? unit->toString(1) : expr->toString(1);
-    });
-  });
-}
-
-Communicator& HostIrEvaluator::communicator(const Expr* expr) {
-  HOSTIR_CHECK(params_.communicator != nullptr, "the host program posts\n", expr->toString(1),
-               "but the evaluator has no Communicator; pass one in HostIrEvaluatorParams");
-  return *params_.communicator;
+  scheduler_.enqueueCompute(sharedLabel(expr),
+                            [expr, unit, &executor, inputs = std::move(inputs), outputs] {
+                              runSegmentCheckingFinite(expr, unit, executor, inputs, outputs);
+                            });
 }
 
 void HostIrEvaluator::handle(const HostUnit* /*expr*/) {
@@ -445,17 +309,17 @@ void HostIrEvaluator::handle(const HostUnit* /*expr*/) {
 void HostIrEvaluator::handle(const PostOnStream* expr) {
   // The executable variant for this rank's device (specialize_encodings).
   const HostUnit* unit = expr->hostUnitFor(params_.my_device);
-  auto it = unit_executors_.find(unit);
-  HOSTIR_ASSERT(it != unit_executors_.end(), "HostUnit of PostOnStream is not registered");
+  FusionExecutor& executor = segments_.forUnit(unit);
   // A result the variant writes in panels gets a buffer laid out so.
   for (size_t i = 0; i < expr->outputs().size(); ++i) {
     const auto* writer = dynamic_cast<const TensorView*>(unit->fusion()->outputs().at(i));
     if (writer != nullptr && writer->hasEncoding() && writer->encoding()->isResolved() &&
         !writer->encoding()->resolved->isIdentity() && !ee_.isBound(expr->outputs()[i])) {
-      allocate(expr->outputs()[i]->as<TensorView>(), *writer->encoding()->resolved);
+      auto* tv = expr->outputs()[i]->as<TensorView>();
+      ee_.bind(tv, buffers_.allocate(tv, ee_.evaluateShape(tv), writer->encoding()->resolved));
     }
   }
-  enqueueSegment(expr, *it->second, unit);
+  enqueueSegment(expr, executor, unit);
 }
 
 namespace {
@@ -484,14 +348,15 @@ void HostIrEvaluator::handle(const SetEncoding* expr) {
   at::Tensor packed = at::empty(layout.blockedShape(n, k), plain.options());
   rememberPlainSizes(packed, plain.sizes().vec());
   ee_.bind(expr->out(), packed);
-  enqueueCompute(expr, [plain, packed, layout] { packed.copy_(packMatmulRhs(plain, layout)); });
+  scheduler_.enqueueCompute(
+      sharedLabel(expr), [plain, packed, layout] { packed.copy_(packMatmulRhs(plain, layout)); });
 }
 
 void HostIrEvaluator::handle(const UnsetEncoding* expr) {
   at::Tensor encoded = boundInput(expr->in(), expr);
   at::Tensor out = boundOrAllocated(expr->out());
   Layout layout = layoutOnThisDevice(expr->layoutFor(params_.my_device), expr->in());
-  enqueueCompute(expr, [encoded, out, layout] {
+  scheduler_.enqueueCompute(sharedLabel(expr), [encoded, out, layout] {
     out.copy_(layout.isIdentity() || encoded.dim() == out.dim()
                   ? encoded
                   : unpackMatmulRhs(encoded, layout, out.sizes().vec()));
@@ -499,11 +364,7 @@ void HostIrEvaluator::handle(const UnsetEncoding* expr) {
 }
 
 void HostIrEvaluator::handle(const LaunchKernel* expr) {
-  HOSTIR_CHECK(
-      expr->kernelId() >= 0 && expr->kernelId() < static_cast<int64_t>(kernel_executors_.size()),
-      "LaunchKernel refers to kernel ", expr->kernelId(), " but the program has ",
-      kernel_executors_.size(), " kernels");
-  enqueueSegment(expr, *kernel_executors_[static_cast<size_t>(expr->kernelId())]);
+  enqueueSegment(expr, segments_.forKernel(expr->kernelId()));
 }
 
 void HostIrEvaluator::handle(const Allocate* expr) {
@@ -560,22 +421,15 @@ void HostIrEvaluator::handle(const ForLoop* expr) {
 }
 
 void HostIrEvaluator::handle(const GetCurrentStream* expr) {
-  bound_streams_[expr->output(0)] = current_;
+  scheduler_.bindCurrent(expr->output(0));
 }
 
 void HostIrEvaluator::handle(const SetCurrentStream* expr) {
-  current_ = &resolveStream(expr->stream());
-  if (current_ != &pool_.callerStream()) {
-    leaveInline();
-  }
+  scheduler_.switchTo(expr->stream(), ee_);
 }
 
 void HostIrEvaluator::handle(const Synchronize* expr) {
-  runtime::Stream& other = resolveStream(expr->stream());
-  if (&other != current_) {
-    leaveInline();
-    current_->waitStream(other, wait_timeout_);
-  }
+  scheduler_.synchronizeWith(expr->stream(), ee_);
 }
 
 void HostIrEvaluator::handle(const HirAliasSelect* expr) {
@@ -589,57 +443,33 @@ void HostIrEvaluator::handle(const HirAliasSelect* expr) {
 }
 
 void HostIrEvaluator::handle(const Communication* expr) {
-  Communicator& comm = communicator(expr);
   at::Tensor in = ee_.isBound(expr->in()) ? ee_.evaluateTensor(expr->in()) : at::Tensor();
   at::Tensor out = ee_.isBound(expr->out()) ? ee_.evaluateTensor(expr->out()) : at::Tensor();
-  int64_t my_device = params_.my_device;
-  if (local_collectives_) {
-    postOnChannel(expr, expr->team(), [expr, in, out, my_device] {
-      localStandIn(*expr, my_device, in, out);
-      return c10::intrusive_ptr<c10d::Work>();
-    });
-    return;
-  }
-  postOnChannel(expr, expr->team(), [expr, &comm, in, out, my_device] {
-    return postCollective(*expr, my_device, in, out, comm);
-  });
+  runtime::Stream& current = scheduler_.leaveInline();
+  collectives_.post(expr, sharedLabel(expr), in, out, current, scheduler_.waitTimeout());
 }
 
 void HostIrEvaluator::handle(const P2PCommunication* expr) {
-  Communicator& comm = communicator(expr);
+  collectives_.communicator(expr);  // refused before anything is allocated
   at::Tensor buffer = boundOrAllocated(expr->buffer());
   int64_t peer = ee_.evaluateInt(expr->peer());
-  int64_t my_device = params_.my_device;
-  auto type = expr->type();
-  if (local_collectives_) {
-    // The stand-in of a receive: defined values, nothing received.
-    postOnChannel(expr, {my_device, peer}, [type, buffer] {
-      if (type == P2PCommunicationType::Recv) {
-        buffer.zero_();
-      }
-      return c10::intrusive_ptr<c10d::Work>();
-    });
-    return;
-  }
-  postOnChannel(expr, {my_device, peer}, [type, peer, buffer, &comm, my_device] {
-    return postP2P(type, peer, my_device, buffer, comm);
-  });
+  runtime::Stream& current = scheduler_.leaveInline();
+  collectives_.post(expr, sharedLabel(expr), buffer, peer, current, scheduler_.waitTimeout());
 }
 
 void HostIrEvaluator::handle(const Wait* expr) {
-  Communicator& comm = communicator(expr);
   // Only this stream waits: first for the channel to post, then for the data.
-  leaveInline();
-  channels_.wait(expr->communication(), sharedLabel(expr), *current_, wait_timeout_,
-                 comm.timeout());
+  runtime::Stream& current = scheduler_.leaveInline();
+  collectives_.wait(expr, expr->communication(), sharedLabel(expr), current,
+                    scheduler_.waitTimeout());
 }
 
 void HostIrEvaluator::handle(const StartCoalescing* expr) {
-  channels_.startCoalescing(label(expr));
+  collectives_.startCoalescing(label(expr));
 }
 
 void HostIrEvaluator::handle(const EndCoalescing* expr) {
-  channels_.endCoalescing(expr, label(expr));
+  collectives_.endCoalescing(expr, label(expr));
 }
 
 void HostIrEvaluator::handle(const LoadStoreOp* expr) {

@@ -1,0 +1,32 @@
+#include "hostir/runtime/run_buffers.h"
+
+#include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/binding_lifetimes.h"
+#include "hostir/runtime/packed_gemm.h"
+#include "hostir/runtime/polymorphic_value.h"
+
+namespace hostir {
+
+RunBuffers::RunBuffers(const HostIrContainer& program) : dead_after_(tensorsDeadAfter(program)) {}
+
+at::Tensor RunBuffers::allocate(const TensorView* tv, const std::vector<int64_t>& shape,
+                                const std::optional<Layout>& layout, bool zero_init) {
+  std::optional<Layout> chosen = layout;
+  if (!chosen.has_value() && tv->hasEncoding() && tv->encoding()->isResolved()) {
+    chosen = tv->encoding()->resolved;
+  }
+  auto options = at::TensorOptions().dtype(toAtenType(tv->dtype()));
+  if (chosen.has_value() && !chosen->isIdentity()) {
+    // An encoded tensor held in oneDNN's blocked layout (docs/targets.md).
+    HOSTIR_CHECK(shape.size() == 2, tv->toInlineString(), " is laid out as ", chosen->toString(),
+                 " but has ", shape.size(), " axes; a blocked layout holds a 2-D tensor");
+    std::vector<int64_t> blocked = chosen->blockedShape(
+        shape[static_cast<size_t>(chosen->n_axis)], shape[static_cast<size_t>(1 - chosen->n_axis)]);
+    at::Tensor buffer = zero_init ? at::zeros(blocked, options) : at::empty(blocked, options);
+    rememberPlainSizes(buffer, shape);
+    return buffer;
+  }
+  return zero_init ? at::zeros(shape, options) : pool_.take(shape, toAtenType(tv->dtype()));
+}
+
+}  // namespace hostir
