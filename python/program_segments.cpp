@@ -28,13 +28,6 @@ bool isHostOnlyStep(const Expr* expr) {
   return false;
 }
 
-// Scalar arithmetic (an extent a Stream split computes), not a host node.
-bool computesScalarsOnly(const Expr* expr) {
-  return !isHostOnlyStep(expr) && !expr->outputs().empty() &&
-         std::none_of(expr->outputs().begin(), expr->outputs().end(),
-                      [](const Val* output) { return output->isA<TensorView>(); });
-}
-
 bool isConstant(const Val* val) {
   const auto* scalar = dynamic_cast<const Scalar*>(val);
   return scalar != nullptr && scalar->isConst();
@@ -194,9 +187,8 @@ std::vector<ProgramSegment> programSegments(const HostIrContainer& program,
   std::vector<Expr*> steps = program.topLevel().toVector();
   for (size_t step = 0; step < steps.size(); ++step) {
     const Expr* expr = steps[step];
-    // A segment run alone allocates its outputs: buffers are no segment;
-    // nor is scalar arithmetic, which the program evaluates where read.
-    if (expr->isA<Allocate>() || expr->isA<Deallocate>() || computesScalarsOnly(expr)) {
+    // A segment run alone allocates its outputs: buffers are no segment.
+    if (expr->isA<Allocate>() || expr->isA<Deallocate>()) {
       continue;
     }
     HOSTIR_CHECK(expr->isA<PostOnStream>() || !isHostOnlyStep(expr), "segment: step ", step,
