@@ -219,3 +219,62 @@ def test_a_program_with_a_stream_loop_is_not_segmented(cache):
         fd.segment()
     (out,) = fd.execute([torch.ones(4, 3)])
     torch.testing.assert_close(out, torch.exp(torch.ones(4, 3)))
+
+
+def printed_steps(program):
+    """(engine, detail) per compute step of a printed host program, in order:
+    a posted HostUnit with the engine its header names, or an op the program
+    runs itself."""
+    body, units = program.split("} // %HostIrContainer")
+    headers = dict(re.findall(r"^HostUnit (\d+) \((.*)\):$", units, re.MULTILINE))
+    words = {"compiled kernel ": "kernel", "GEMM with post-ops: ": "gemm_post_ops",
+             "ATen: ": "aten"}
+    steps = []
+    for line in body.splitlines():
+        posted = re.match(r"^  PostOnStream \(HostUnit (\d+),", line)
+        if posted:
+            header = headers[posted.group(1)]
+            prefix = next(p for p in words if header.startswith(p))
+            steps.append((words[prefix], header[len(prefix):]))
+        elif re.match(r"^     = (\w+)\(", line):
+            steps.append(("host_op", None))
+    return steps
+
+
+def define_linear_gelu_matmul(fd):
+    x, w, b, v = fd.define_tensor(2), fd.define_tensor(2), fd.define_tensor(1), fd.define_tensor(2)
+    fd.add_output(fd.ops.matmul(fd.ops.gelu(fd.ops.linear(x, w, b)), v))
+
+
+def define_attention(fd):
+    q, k, v = fd.define_tensor(3), fd.define_tensor(3), fd.define_tensor(3)
+    scores = (q @ fd.ops.permute(k, [0, 2, 1])) * 0.5
+    mask = fd.ops.causal_mask(fd.ops.size(q, 1), fd.ops.size(k, 1))
+    fd.add_output(fd.ops.softmax(fd.ops.where(mask, scores, float("-inf")), -1) @ v)
+
+
+def define_mlp_with_norm(fd):
+    x, w1, w2 = fd.define_tensor(2), fd.define_tensor(2), fd.define_tensor(2)
+    mean = fd.ops.sum(x, [1]) * 0.25
+    centered = x - fd.ops.broadcast_in_dim(mean, [2, 4], [0])
+    h = fd.ops.relu(fd.ops.linear(centered, w1))
+    fd.add_output(fd.ops.sin(fd.ops.linear(h, w2)))
+
+
+@pytest.mark.parametrize("define, inputs", [
+    (define_linear_gelu_matmul, lambda: [torch.randn(4, 3), torch.randn(5, 3), torch.randn(5),
+                                         torch.randn(5, 2)]),
+    (define_attention, lambda: [torch.randn(2, 6, 8) for _ in range(3)]),
+    (define_mlp_with_norm, lambda: [torch.randn(2, 4), torch.randn(8, 4), torch.randn(3, 8)]),
+])
+def test_segments_are_the_steps_the_printed_program_runs(cache, define, inputs):
+    # Same count, same order, same engines (and their details) as fd.host_ir()
+    # prints: the program the compile stage made, passes and engines included.
+    with hostir.FusionDefinition(cache) as fd:
+        define(fd)
+    segments = fd.segment()
+    steps = printed_steps(fd.host_ir())
+    assert len(steps) > 1
+    assert [(s.engine, None if s.engine == "host_op" else s.engine_detail)
+            for s in segments] == steps
+    check_same_as_execute(fd, inputs())
