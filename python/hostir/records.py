@@ -63,33 +63,6 @@ class Record:
             raise ValueError(f"record outputs must be fids, got {outputs!r}")
         return cls(kind, args, outputs)
 
-    def refs(self):
-        """The fids this record reads, in argument order."""
-        found = []
-
-        def walk(value):
-            if is_ref(value):
-                found.append(value["fid"])
-            elif isinstance(value, list):
-                for item in value:
-                    walk(item)
-
-        for value in self.args.values():
-            walk(value)
-        return found
-
-    def remapped(self, fid_map):
-        """Args with every fid replaced through `fid_map`."""
-
-        def walk(value):
-            if is_ref(value):
-                return ref(fid_map[value["fid"]])
-            if isinstance(value, list):
-                return [walk(item) for item in value]
-            return value
-
-        return {name: walk(value) for name, value in self.args.items()}
-
     def __repr__(self):
         return f"Record({self.key})"
 
