@@ -298,17 +298,28 @@ class AtenOpEvaluator final : public OptInDispatch {
     result = out.copy_(values);
   }
 
-  // torch.nn.functional.pad's constant mode; ATen takes the widths from the
-  // last axis backwards.
+  // torch.nn.functional.pad's constant mode, written as a fill and a copy of
+  // the part of `in` that stays (a negative run-time width crops, as torch's
+  // does): ATen 1.13's constant_pad_nd refuses an empty axis even under
+  // widths (0, 0), which every axis has here.
   void handle(const PadOp* op) override {
     at::Tensor out = outputBuffer(op->out());
-    std::vector<int64_t> widths;
-    for (int64_t axis = op->in()->rank() - 1; axis >= 0; --axis) {
-      widths.push_back(ee_.evaluateInt(op->left(axis)));
-      widths.push_back(ee_.evaluateInt(op->right(axis)));
+    at::Tensor kept_in = tensor(op->in());
+    at::Tensor kept_out = out;
+    for (int64_t axis = 0; axis < op->in()->rank(); ++axis) {
+      const int64_t left = ee_.evaluateInt(op->left(axis));
+      const int64_t right = ee_.evaluateInt(op->right(axis));
+      const int64_t from = std::max<int64_t>(0, -left);
+      const int64_t kept = kept_in.size(axis) - from - std::max<int64_t>(0, -right);
+      HOSTIR_CHECK(kept >= 0, "pad: widths (", left, ", ", right, ") of axis ", axis,
+                   " crop more than its ", kept_in.size(axis),
+                   " elements; valid: widths whose sum is at least minus the extent");
+      kept_in = kept_in.narrow(axis, from, kept);
+      kept_out = kept_out.narrow(axis, std::max<int64_t>(0, left), kept);
     }
-    at::Scalar value = toAtenScalar(ee_.evaluate(op->value()));
-    result = out.copy_(at::constant_pad_nd(tensor(op->in()), widths, value));
+    out.fill_(toAtenScalar(ee_.evaluate(op->value())));
+    kept_out.copy_(kept_in);
+    result = out;
   }
 
   void handle(const CatOp* op) override {

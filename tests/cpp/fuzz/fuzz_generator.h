@@ -36,6 +36,11 @@
 
 #include "hostir/ir/arith.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/gather_ops.h"
+#include "hostir/ir/op_traits.h"
+#include "hostir/ir/resize_ops.h"
+#include "hostir/ir/scan_ops.h"
+#include "hostir/ir/scatter_ops.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
 
@@ -67,6 +72,10 @@ struct GeneratorOptions {
   // Also draw slices whose bounds are Int64 scalar inputs (the single-device
   // fuzzer; the sharded one passes tensors only).
   bool runtime_slices = false;
+  // Also draw the ops nvFuser's frontend brought (issue 41): pad, cat,
+  // index_select, take_along_axis, scatter, cumsum, where, and a complex
+  // round trip (single-device only: index inputs are not sharded).
+  bool frontend_ops = false;
 };
 
 class Generator {
@@ -157,8 +166,8 @@ class Generator {
   }
 
   // A new fusion input of `rank` axes (its data is pushed by the caller).
-  TensorView* newInput(int64_t rank) {
-    TensorView* tv = makeContigTensor(rank);
+  TensorView* newInput(int64_t rank, DataType dtype = DataType::Float) {
+    TensorView* tv = makeContigTensor(rank, dtype);
     fusion_->addInput(tv);
     if (options_.on_input) {
       options_.on_input(tv);
@@ -228,10 +237,106 @@ class Generator {
     values_.push_back({tv, std::move(ref), false});
   }
 
+  // push, annotated only where the stream lowering can chunk the op (the
+  // others' refusal is tested elsewhere; here they are to run).
+  void pushFrontendValue(TensorView* tv, at::Tensor ref, const std::string& what) {
+    if (hasTrait(tv->definition(), OpTrait::StreamParallelizable)) {
+      push(tv, std::move(ref), what);
+      return;
+    }
+    log(what);
+    values_.push_back({tv, std::move(ref), false});
+  }
+
+  // A new Int64 input of `sizes` with values in [0, bound).
+  TensorView* newIndexInput(const std::vector<int64_t>& sizes, int64_t bound) {
+    TensorView* tv = newInput(static_cast<int64_t>(sizes.size()), DataType::Int64);
+    at::Generator generator = at::detail::createCPUGenerator(rng_());
+    const auto options = at::TensorOptions().dtype(at::kLong);
+    inputs_.push_back(bound > 0 ? at::randint(bound, sizes, generator, options)
+                                : at::zeros(sizes, options));
+    log("input " + std::to_string(inputs_.size() - 1) + " (indices below " + std::to_string(bound) +
+        ")");
+    return tv;
+  }
+
+  // One op of nvFuser's frontend on [rows, cols] values, kept [rows, cols].
+  void frontendStep(const Value& a, const Value& b) {
+    switch (uniform(0, 7)) {
+      case 0: {
+        // Columns padded by (left, right) with 1.5, then cut back to cols.
+        const int64_t left = uniform(0, 2);
+        const int64_t right = uniform(0, 2);
+        const int64_t start = uniform(0, static_cast<int>(left + right));
+        TensorView* padded = pad(a.tv, {left, right}, IrBuilder::create<Scalar>(1.5));
+        pushFrontendValue(
+            slice(padded, 1, start, start + cols_),
+            at::constant_pad_nd(a.ref, {left, right}, 1.5).slice(1, start, start + cols_),
+            "pad columns (" + std::to_string(left) + ", " + std::to_string(right) +
+                ") with 1.5, columns from " + std::to_string(start));
+        break;
+      }
+      case 1: {
+        const int64_t dim = uniform(0, 1);
+        const int64_t extent = dim == 0 ? rows_ : cols_;
+        const int64_t start = uniform(0, static_cast<int>(extent));
+        pushFrontendValue(slice(cat({a.tv, b.tv}, dim), dim, start, start + extent),
+                          at::cat({a.ref, b.ref}, dim).slice(dim, start, start + extent),
+                          "cat on axis " + std::to_string(dim) + ", from " + std::to_string(start));
+        break;
+      }
+      case 2: {
+        TensorView* index = newIndexInput({cols_}, cols_);
+        pushFrontendValue(indexSelect(a.tv, index, 1), at::index_select(a.ref, 1, inputs_.back()),
+                          "index_select columns");
+        break;
+      }
+      case 3: {
+        const int64_t dim = uniform(0, 1);
+        TensorView* index = newIndexInput({rows_, cols_}, dim == 0 ? rows_ : cols_);
+        pushFrontendValue(takeAlongAxis(a.tv, index, dim), at::gather(a.ref, dim, inputs_.back()),
+                          "take_along_axis " + std::to_string(dim));
+        break;
+      }
+      case 4: {
+        const int64_t written = uniform(0, static_cast<int>(cols_));
+        TensorView* index = newIndexInput({rows_, written}, cols_);
+        pushFrontendValue(scatter(a.tv, index, IrBuilder::create<Scalar>(-0.25), 1),
+                          a.ref.scatter(1, inputs_.back(), -0.25),
+                          "scatter -0.25 into " + std::to_string(written) + " columns per row");
+        break;
+      }
+      case 5: {
+        const int64_t dim = uniform(0, 1);
+        pushFrontendValue(cumsum(a.tv, dim), at::cumsum(a.ref, dim),
+                          "cumsum " + std::to_string(dim));
+        break;
+      }
+      case 6:
+        pushFrontendValue(where(gt(a.tv, b.tv), a.tv, mul(b.tv, 2.0)),
+                          at::where(a.ref > b.ref, a.ref, b.ref * 2), "where(a > b, a, 2b)");
+        break;
+      default: {
+        TensorView* product =
+            mul(castOp(DataType::ComplexFloat, a.tv), castOp(DataType::ComplexFloat, b.tv));
+        pushFrontendValue(real(product),
+                          at::real(a.ref.to(at::kComplexFloat) * b.ref.to(at::kComplexFloat)),
+                          "real of a complex product");
+        break;
+      }
+    }
+  }
+
   void step() {
     const Value a = values_[pickValue()];
     const Value b = values_[pickValue()];
-    switch (uniform(0, options_.runtime_slices ? 12 : 11)) {
+    const int last = options_.runtime_slices ? 12 : 11;
+    const int drawn = uniform(0, options_.frontend_ops ? last + 3 : last);
+    if (drawn > last) {
+      frontendStep(a, b);
+      return;
+    }
+    switch (drawn) {
       case 0: {
         switch (uniform(0, 8)) {
           case 0: push(neg(a.tv), -a.ref, "neg"); break;

@@ -127,6 +127,7 @@ TEST(Fuzz, DifferentialAgainstAten) {
   for (int64_t seed = first_seed; seed < first_seed + programs; ++seed) {
     GeneratorOptions options;
     options.runtime_slices = true;
+    options.frontend_ops = true;
     FuzzProgram program = Generator(static_cast<uint64_t>(seed), std::move(options)).generate();
     Result result = runProgram(program);
     ++ran;
