@@ -16,6 +16,7 @@
 #include "hostir/runtime/comm/block_communication.h"
 #include "hostir/runtime/comm/block_costs.h"
 #include "hostir/runtime/comm/chunk_choice.h"
+#include "hostir/runtime/streams/number_of_streams.h"
 
 // What the sharded main jobs (`hostir sp-mlp`, `hostir sp-layer`) share:
 // their common flags and checks, and the run on a rank: build the program
@@ -34,7 +35,7 @@ struct ShardedJobOptions {
   // count of the annotated split) and/or "none" (no annotation: hostir's
   // automatic stream splits decide, as for a user who writes only shardings).
   std::vector<std::string> chunks = {"auto", "none"};
-  int streams = 4;
+  int streams = runtime::kDefaultNumberOfStreams;
   int runs = 5;
   bool dump = false;
   // Also time a communication-only and a compute-only program (the ideal
