@@ -1,7 +1,9 @@
 #include "hostir/kernels/kernel_cache.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +165,28 @@ void storeEntry(const fs::path& dir, const std::string& name, const std::string&
   writeFileAtomically(dir / (name + ".key"), keyFileText(key, *bytes));
 }
 
+// Holds an exclusive lock on `path` (created if missing) for its lifetime:
+// processes sharing the cache folder compile a key one at a time. Where the
+// lock file cannot be made, nothing is held (the entries' atomic renames
+// still keep the folder consistent; the work is only done twice).
+class KeyFileLock {
+ public:
+  explicit KeyFileLock(const fs::path& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT, 0644)) {
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~KeyFileLock() {
+    if (fd_ >= 0) {
+      ::close(fd_);  // releases the lock
+    }
+  }
+  KeyFileLock(const KeyFileLock&) = delete;
+  KeyFileLock& operator=(const KeyFileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 std::string fullKey(const KernelSignature& signature, const KernelTarget& target) {
   return std::string("format:") + kFormat + "\ntarget:" + target.toString() + "\n" +
          signature.canonical;
@@ -236,7 +260,13 @@ void KernelCache::clearMemory() {
   kernels_.clear();
 }
 
+void KernelCache::setHooksForTesting(KernelCacheHooks hooks) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  hooks_ = std::move(hooks);
+}
+
 void KernelCache::ensureRuntime(const fs::path& dir, const KernelTarget& target) {
+  std::lock_guard<std::mutex> lock(runtime_mutex_);
   if (runtimes_.count(target.engine_target) != 0) {
     return;
   }
@@ -269,23 +299,18 @@ void KernelCache::ensureRuntime(const fs::path& dir, const KernelTarget& target)
   runtimes_[target.engine_target] = handle;
 }
 
-std::shared_ptr<CompiledKernel> KernelCache::load(const fs::path& dir, const std::string& hash,
-                                                  const std::string& key,
+std::shared_ptr<CompiledKernel> KernelCache::load(const fs::path& library, const std::string& hash,
                                                   const KernelTarget& target) {
-  std::optional<fs::path> library = verifiedEntry(dir, hash, key);
-  if (!library.has_value()) {
-    return nullptr;
-  }
-  void* handle = dlopen(library->c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    warn("cannot load the cached kernel " + library->string() + " (" + dlerror() +
+    warn("cannot load the cached kernel " + library.string() + " (" + dlerror() +
          "); recompiling it");
     return nullptr;
   }
   auto entry =
       reinterpret_cast<int (*)(void**)>(dlsym(handle, (std::string(kEntry) + "_argv").c_str()));
   if (entry == nullptr) {
-    warn("the cached kernel " + library->string() + " has no entry point; recompiling it");
+    warn("the cached kernel " + library.string() + " has no entry point; recompiling it");
     return nullptr;
   }
   return std::make_shared<CompiledKernel>(handle, entry, hash, target);
@@ -295,45 +320,113 @@ std::shared_ptr<const CompiledKernel> KernelCache::get(const Fusion& fusion,
                                                        const KernelSignature& signature,
                                                        const KernelTarget& target) {
   HOSTIR_ASSERT(!signature.unsupported.has_value(), "compiling an unsupported segment");
-  std::string key = fullKey(signature, target);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = kernels_.find(key); it != kernels_.end()) {
-    return it->second;
+  const std::string key = fullKey(signature, target);
+  const std::string hash = hex(fnv1a(key));
+  std::promise<std::shared_ptr<const CompiledKernel>> promise;
+  std::shared_ptr<Entry> entry;
+  KernelCacheHooks hooks;
+  bool compiles_here = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    hooks = hooks_;
+    auto [it, inserted] = kernels_.try_emplace(key);
+    if (inserted) {
+      it->second = std::make_shared<Entry>(Entry{promise.get_future().share()});
+      compiles_here = true;
+    }
+    entry = it->second;
   }
+  if (!compiles_here) {
+    if (hooks.waiting &&
+        entry->kernel.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      hooks.waiting(hash);
+    }
+    return entry->kernel.get();  // the first caller's kernel, or its error
+  }
+  try {
+    if (hooks.compiling) {
+      hooks.compiling(hash);
+    }
+    std::shared_ptr<const CompiledKernel> kernel =
+        loadOrCompile(fusion, signature, target, key, hash);
+    promise.set_value(kernel);
+    return kernel;
+  } catch (...) {
+    {
+      // Not kept: the next caller of the key compiles it again.
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = kernels_.find(key); it != kernels_.end() && it->second == entry) {
+        kernels_.erase(it);
+      }
+    }
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+std::shared_ptr<const CompiledKernel> KernelCache::loadOrCompile(const Fusion& fusion,
+                                                                 const KernelSignature& signature,
+                                                                 const KernelTarget& target,
+                                                                 const std::string& key,
+                                                                 const std::string& hash) {
   auto start = std::chrono::steady_clock::now();
   fs::path dir = directory();
   std::error_code error;
   fs::create_directories(dir, error);
   HOSTIR_CHECK(!error, "cannot create the kernel cache directory ", dir.string(), ": ",
                error.message(), "; set HOSTIR_KERNEL_CACHE_DIR to a writable directory");
-  ensureRuntime(dir, target);
-  std::string hash = hex(fnv1a(key));
-  std::shared_ptr<CompiledKernel> kernel = load(dir, hash, key, target);
-  bool from_disk = kernel != nullptr;
+  std::shared_ptr<CompiledKernel> kernel = loadFromDisk(dir, hash, key, target);
   if (kernel == nullptr) {
-    HalideKernel lowered = lowerToHalide(fusion, signature, target);
-    fs::path object = temporaryName(dir, ".o");
-    fs::path built = temporaryName(dir, ".so");
-    try {
-      lowered.pipeline.compile_to_object(object.string(), lowered.arguments, kEntry,
-                                         engineTarget(target, false));
-    } catch (const std::exception& e) {
-      HOSTIR_THROW("the kernel compiler (Halide) failed on the segment\n", fusion.toString(),
-                   e.what());
+    // One process compiles a key at a time: ranks sharing the folder wait
+    // for the first and load its entry instead of compiling it again.
+    KeyFileLock key_lock(dir / (hash + ".lock"));
+    kernel = loadFromDisk(dir, hash, key, target);
+    if (kernel == nullptr) {
+      compileEntry(fusion, signature, target, dir, hash, key);
+      // The engine's runtime is built (once) while other threads compile
+      // their kernels: only loading a kernel needs it.
+      ensureRuntime(dir, target);
+      kernel = load(dir / (hash + ".so"), hash, target);
+      HOSTIR_CHECK(kernel != nullptr, "the kernel just compiled into ", dir.string(),
+                   " cannot be loaded");
+      ++compiled_;
+      kernel->setOrigin(false, secondsSince(start));
+      return kernel;
     }
-    linkSharedLibrary(object, built);
-    fs::remove(object);
-    storeEntry(dir, hash, key, built);
-    kernel = load(dir, hash, key, target);
-    HOSTIR_CHECK(kernel != nullptr, "the kernel just compiled into ", dir.string(),
-                 " cannot be loaded");
-    ++compiled_;
-  } else {
-    ++loaded_from_disk_;
   }
-  kernel->setOrigin(from_disk, secondsSince(start));
-  kernels_[key] = kernel;
+  ++loaded_from_disk_;
+  kernel->setOrigin(true, secondsSince(start));
   return kernel;
+}
+
+std::shared_ptr<CompiledKernel> KernelCache::loadFromDisk(const fs::path& dir,
+                                                          const std::string& hash,
+                                                          const std::string& key,
+                                                          const KernelTarget& target) {
+  std::optional<fs::path> library = verifiedEntry(dir, hash, key);
+  if (!library.has_value()) {
+    return nullptr;
+  }
+  ensureRuntime(dir, target);
+  return load(*library, hash, target);
+}
+
+void KernelCache::compileEntry(const Fusion& fusion, const KernelSignature& signature,
+                               const KernelTarget& target, const fs::path& dir,
+                               const std::string& hash, const std::string& key) {
+  HalideKernel lowered = lowerToHalide(fusion, signature, target);
+  fs::path object = temporaryName(dir, ".o");
+  fs::path built = temporaryName(dir, ".so");
+  try {
+    lowered.pipeline.compile_to_object(object.string(), lowered.arguments, kEntry,
+                                       engineTarget(target, false));
+  } catch (const std::exception& e) {
+    HOSTIR_THROW("the kernel compiler (Halide) failed on the segment\n", fusion.toString(),
+                 e.what());
+  }
+  linkSharedLibrary(object, built);
+  fs::remove(object);
+  storeEntry(dir, hash, key, built);
 }
 
 size_t KernelCache::crossCompile(const Fusion& fusion, const KernelSignature& signature,

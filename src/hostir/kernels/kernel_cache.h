@@ -1,6 +1,9 @@
 #pragma once
 
+#include <atomic>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,8 +64,22 @@ class CompiledKernel {
   double seconds_ = 0.0;
 };
 
+// What a test can watch of a compile in flight (kernel_cache_test): called
+// outside the cache's lock with the entry's hash, `compiling` by the caller
+// that compiles (or loads) a key, `waiting` by one that finds that key in
+// flight and waits for it. A throw from `compiling` is a failed compile.
+struct KernelCacheHooks {
+  std::function<void(const std::string& hash)> compiling;
+  std::function<void(const std::string& hash)> waiting;
+};
+
 // Kernels by canonical form: in memory for the process, on disk across
-// processes (docs/kernels.md, "The cache"). The directory is
+// processes (docs/kernels.md, "The cache"). The lock is per key (and per
+// key across processes sharing the folder, by a lock file): distinct
+// kernels compile at once on several threads (the compile stage compiles a
+// program's kernels in parallel), a second caller of a key in flight waits
+// for the first and gets its kernel, or its error (a failed compile is not
+// kept: the next caller tries again). The directory is
 // HOSTIR_KERNEL_CACHE_DIR, else $XDG_CACHE_HOME/hostir/kernels, else
 // ~/.cache/hostir/kernels, with one subfolder per format version. Entries
 // are written to a temporary name and renamed, so ranks compiling the same
@@ -74,7 +91,7 @@ class KernelCache {
 
   // The kernel of `fusion` (analyzed as `signature`) for `target`, which
   // must run on this machine: from memory, else from disk, else compiled.
-  // Throws hostir::Error when the engine fails.
+  // Throws hostir::Error when the engine fails. Thread-safe.
   std::shared_ptr<const CompiledKernel> get(const Fusion& fusion, const KernelSignature& signature,
                                             const KernelTarget& target);
 
@@ -93,24 +110,49 @@ class KernelCache {
 
   // Counters, for tests and `hostir lower`.
   int compiled() const {
-    return compiled_;
+    return compiled_.load();
   }
   int loadedFromDisk() const {
-    return loaded_from_disk_;
+    return loaded_from_disk_.load();
   }
   // Forgets the in-memory kernels (tests: the next get reads the disk).
   void clearMemory();
+  // Tests only; empty hooks to stop watching.
+  void setHooksForTesting(KernelCacheHooks hooks);
 
  private:
-  std::shared_ptr<CompiledKernel> load(const std::filesystem::path& dir, const std::string& hash,
-                                       const std::string& key, const KernelTarget& target);
+  using KernelFuture = std::shared_future<std::shared_ptr<const CompiledKernel>>;
+  // One key's kernel, ready or in flight.
+  struct Entry {
+    KernelFuture kernel;
+  };
+
+  // From disk, else compiled; runs outside mutex_.
+  std::shared_ptr<const CompiledKernel> loadOrCompile(const Fusion& fusion,
+                                                      const KernelSignature& signature,
+                                                      const KernelTarget& target,
+                                                      const std::string& key,
+                                                      const std::string& hash);
+  // The verified entry of `hash` in `dir`, loaded; null where there is none
+  // (or it is bad: warned about).
+  std::shared_ptr<CompiledKernel> loadFromDisk(const std::filesystem::path& dir,
+                                               const std::string& hash, const std::string& key,
+                                               const KernelTarget& target);
+  // Compiles, links and stores the entry of `hash` in `dir`.
+  void compileEntry(const Fusion& fusion, const KernelSignature& signature,
+                    const KernelTarget& target, const std::filesystem::path& dir,
+                    const std::string& hash, const std::string& key);
+  std::shared_ptr<CompiledKernel> load(const std::filesystem::path& library,
+                                       const std::string& hash, const KernelTarget& target);
   void ensureRuntime(const std::filesystem::path& dir, const KernelTarget& target);
 
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels_;
+  std::mutex mutex_;  // guards kernels_ and hooks_, never held while compiling
+  std::unordered_map<std::string, std::shared_ptr<Entry>> kernels_;
+  KernelCacheHooks hooks_;
+  std::mutex runtime_mutex_;  // guards runtimes_ (the engine's runtime, built once)
   std::unordered_map<std::string, void*> runtimes_;
-  int compiled_ = 0;
-  int loaded_from_disk_ = 0;
+  std::atomic<int> compiled_{0};
+  std::atomic<int> loaded_from_disk_{0};
 };
 
 // HOSTIR_KERNELS: "compiled" (default) or "aten" (every segment through the

@@ -1,11 +1,77 @@
 #include "hostir/runtime/segment_engines.h"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+#include <unordered_map>
+
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/kernels/kernel_cache.h"
+#include "hostir/kernels/kernel_signature.h"
 #include "hostir/runtime/compiled_segment.h"
 
 namespace hostir {
+
+namespace {
+
+// Runs task(0) .. task(count - 1) on up to hardware_concurrency threads (the
+// caller's among them); rethrows the first exception once all are done.
+template <typename Task>
+void forEachConcurrently(size_t count, const Task& task) {
+  const size_t threads =
+      std::min<size_t>(count, std::max<size_t>(1, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    for (size_t i = next++; i < count; i = next++) {
+      try {
+        task(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (failure == nullptr) {
+          failure = std::current_exception();
+        }
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) {
+    helpers.emplace_back(work);
+  }
+  work();
+  for (std::thread& helper : helpers) {
+    helper.join();
+  }
+  if (failure != nullptr) {
+    std::rethrow_exception(failure);
+  }
+}
+
+// The units of `program` by the kernel they would compile to: units of one
+// canonical form share one kernel, so one engine decision; a unit the
+// kernels do not take is a group of its own.
+std::vector<std::vector<HostUnit*>> unitsByKernel(const HostIrContainer& program) {
+  std::vector<std::vector<HostUnit*>> groups;
+  std::unordered_map<std::string, size_t> group_of;
+  for (HostUnit* unit : program.postedHostUnits()) {
+    KernelSignature signature = analyzeSegment(*unit->fusion());
+    if (signature.unsupported.has_value()) {
+      groups.push_back({unit});
+      continue;
+    }
+    auto [it, inserted] = group_of.try_emplace(signature.canonical, groups.size());
+    if (inserted) {
+      groups.emplace_back();
+    }
+    groups[it->second].push_back(unit);
+  }
+  return groups;
+}
+
+}  // namespace
 
 std::optional<GemmEpilogue> gemmEpilogueToRun(const Fusion& segment) {
   std::optional<GemmEpilogue> gemm = matchGemmEpilogue(segment);
@@ -35,8 +101,18 @@ SegmentEngine decideSegmentEngine(const Fusion& segment) {
 }
 
 void decideSegmentEngines(HostIrContainer& program) {
-  for (HostUnit* unit : program.postedHostUnits()) {
-    unit->setEngine(decideSegmentEngine(*unit->fusion()));
+  // The distinct kernels compile at once, one per thread (the kernel cache
+  // locks per key; Halide's ahead-of-time compile is thread-safe,
+  // docs/kernels.md, "The cache").
+  const std::vector<std::vector<HostUnit*>> groups = unitsByKernel(program);
+  std::vector<SegmentEngine> engines(groups.size());
+  forEachConcurrently(groups.size(), [&](size_t g) {
+    engines[g] = decideSegmentEngine(*groups[g].front()->fusion());
+  });
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (HostUnit* unit : groups[g]) {
+      unit->setEngine(engines[g]);
+    }
   }
 }
 
