@@ -36,12 +36,17 @@ FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> fusion)
   prepare();
 }
 
-std::unique_ptr<FusionExecutor> FusionExecutor::borrowing(const Fusion& fusion) {
-  return std::unique_ptr<FusionExecutor>(new FusionExecutor(&fusion));
+std::unique_ptr<FusionExecutor> FusionExecutor::borrowing(const Fusion& fusion,
+                                                          std::optional<SegmentEngine> engine) {
+  return std::unique_ptr<FusionExecutor>(new FusionExecutor(&fusion, std::move(engine)));
 }
 
-FusionExecutor::FusionExecutor(const Fusion* fusion) : fusion_(fusion) {
+FusionExecutor::FusionExecutor(const Fusion* fusion, std::optional<SegmentEngine> engine)
+    : fusion_(fusion), engine_(std::move(engine)) {
   prepare();
+  HOSTIR_ASSERT(!engine_.has_value() || engine_->kind != SegmentEngineKind::GemmWithPostOps ||
+                    gemm_epilogue_.has_value(),
+                "a segment recorded as a GEMM with post-ops has no linear and epilogue");
 }
 
 void FusionExecutor::prepare() {
@@ -93,18 +98,24 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>&
     ee.bind(fusion_->inputs()[i], inputs[i]);
   }
   std::string why_not;
-  if (CompiledSegment* segment = compiled()) {
+  const SegmentEngineKind kind = engine().kind;
+  if (kind != SegmentEngineKind::Aten && !kernelsEnabled()) {
+    // Turned off after the compile stage chose the engine: honoured, and
+    // reported as a fall back.
+    recordRun("HOSTIR_KERNELS=aten");
+  } else if (kind == SegmentEngineKind::Kernel) {
+    CompiledSegment* segment = compiled();
     std::vector<at::Tensor> results(outputs);
-    for (size_t i = 0; i < results.size(); ++i) {
+    for (size_t i = 0; segment != nullptr && i < results.size(); ++i) {
       validateOutputBuffer(fusion_outputs[i], results[i],
                            ee.evaluateShape(fusion_outputs[i]->as<TensorView>()));
     }
-    if (segment->run(ee, inputs, results, &why_not)) {
+    if (segment != nullptr && segment->run(ee, inputs, results, &why_not)) {
       recordRun(std::nullopt);
       return results;
     }
-    recordRun(why_not);
-  } else if (gemm_epilogue_.has_value() && kernelsEnabled()) {
+    recordRun(segment != nullptr ? why_not : kernel_lost_);
+  } else if (kind == SegmentEngineKind::GemmWithPostOps) {
     std::vector<at::Tensor> results(outputs);
     if (runGemmEpilogue(ee, results, why_not)) {
       recordRun(std::nullopt);
@@ -171,11 +182,24 @@ int64_t gemmsWithPostOpsRun() {
   return gemms_with_post_ops.load();
 }
 
+const SegmentEngine& FusionExecutor::engine() {
+  std::lock_guard<std::mutex> lock(compile_mutex_);
+  if (!engine_.has_value()) {
+    engine_ = decideSegmentEngine(*fusion_);  // run alone: no compile stage decided it
+  }
+  return *engine_;
+}
+
 CompiledSegment* FusionExecutor::compiled() {
   std::lock_guard<std::mutex> lock(compile_mutex_);
   if (!compile_tried_) {
     compile_tried_ = true;
-    compiled_ = CompiledSegment::compile(*fusion_, &why_aten_);
+    // The compile stage compiled it: this takes it from the kernel cache.
+    std::string why_not;
+    compiled_ = CompiledSegment::compile(*fusion_, &why_not);
+    if (compiled_ == nullptr) {
+      kernel_lost_ = "the recorded kernel is not available: " + why_not;
+    }
   }
   return compiled_.get();
 }
@@ -189,14 +213,10 @@ std::string times(int64_t n) {
 }  // namespace
 
 std::string FusionExecutor::execution() {
-  std::string plan;
-  if (CompiledSegment* segment = compiled()) {
-    plan = "compiled kernel " + segment->kernel().hash() + " for " +
-           segment->kernel().target().toString();
-  } else if (gemm_epilogue_.has_value() && kernelsEnabled()) {
-    plan = describeSegmentExecution(*fusion_);
-  } else {
-    return "ATen: " + why_aten_;
+  const SegmentEngine& planned = engine();
+  const std::string plan = describe(planned);
+  if (planned.kind == SegmentEngineKind::Aten) {
+    return plan;
   }
   const SegmentRuns done = runs();
   if (done.on_planned_engine == 0 && done.fallbacks.empty()) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hostir/host_ir/gemm_epilogue.h"
+#include "hostir/host_ir/segment_engine.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/runtime/compiled_segment.h"
@@ -28,11 +29,14 @@ struct SegmentRuns {
 };
 
 // Runs a whole fusion on one device: validates the inputs, binds them, and
-// runs the fusion as one compiled kernel (compiled on the first run, from
-// the kernel cache) where the kernel layer takes all its ops, as one GEMM
-// with post-ops where it is a linear and its epilogue (GemmEpilogue), else
-// evaluates every op in topological order with ATen. Preallocated outputs
-// are written in place.
+// runs the fusion on its engine: as one compiled kernel (from the kernel
+// cache) where the kernel layer takes all its ops, as one GEMM with post-ops
+// where it is a linear and its epilogue (GemmEpilogue), else evaluating
+// every op in topological order with ATen. A segment of a host program runs
+// on the engine the compile stage recorded on its HostUnit (given to
+// `borrowing`), never decided again; a fusion run alone has its engine
+// decided on first use (decideSegmentEngine). Preallocated outputs are
+// written in place.
 class FusionExecutor {
  public:
   // Takes ownership of the fusion (the executor keeps it alive).
@@ -42,7 +46,10 @@ class FusionExecutor {
   explicit FusionExecutor(const Fusion& fusion) : FusionExecutor(copyOf(fusion)) {}
   // Runs `fusion` without copying it; the caller keeps it alive for the
   // executor's lifetime (the host IR evaluator: a HostUnit owns its fusion).
-  static std::unique_ptr<FusionExecutor> borrowing(const Fusion& fusion);
+  // `engine`: the one the compile stage recorded (HostUnit::engine), which
+  // runs it; the run-time fallbacks to ATen still apply (SegmentRuns).
+  static std::unique_ptr<FusionExecutor> borrowing(
+      const Fusion& fusion, std::optional<SegmentEngine> engine = std::nullopt);
 
   std::vector<at::Tensor> run(const std::vector<PolymorphicValue>& inputs,
                               const std::vector<at::Tensor>& outputs = {});
@@ -71,11 +78,14 @@ class FusionExecutor {
     return copy;
   }
 
-  explicit FusionExecutor(const Fusion* fusion);  // borrows
+  FusionExecutor(const Fusion* fusion, std::optional<SegmentEngine> engine);  // borrows
   // Checks the fusion and computes the run order, once per executor.
   void prepare();
-  // The compiled form, made on first use; null when the fusion runs through
-  // ATen.
+  // The engine: the recorded one, else decided here on first use.
+  const SegmentEngine& engine();
+  // The compiled kernel of a Kernel engine, taken from the kernel cache on
+  // first use; null for another engine, or where the kernel cannot be had
+  // now (the reason in kernel_lost_).
   CompiledSegment* compiled();
   std::vector<at::Tensor> runWithAten(ExpressionEvaluator& ee,
                                       const std::vector<at::Tensor>& outputs);
@@ -93,10 +103,11 @@ class FusionExecutor {
   // Per expr: intermediates no later expr reads.
   std::vector<std::vector<const Val*>> dead_after_;
   std::optional<GemmEpilogue> gemm_epilogue_;
-  std::mutex compile_mutex_;
+  std::mutex compile_mutex_;  // guards engine_ and compiled_ on first use
+  std::optional<SegmentEngine> engine_;
   bool compile_tried_ = false;
   std::unique_ptr<CompiledSegment> compiled_;
-  std::string why_aten_;
+  std::string kernel_lost_;
   mutable std::mutex runs_mutex_;
   SegmentRuns runs_;
 };

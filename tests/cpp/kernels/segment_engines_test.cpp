@@ -8,6 +8,7 @@
 #include "hostir/host_ir/text/host_ir_text_printer.h"
 #include "hostir/ir/arith.h"
 #include "hostir/kernels/kernel_cache.h"
+#include "hostir/runtime/fusion_executor.h"
 #include "hostir/runtime/host_executor.h"
 #include "runtime/runtime_test_utils.h"
 
@@ -75,6 +76,55 @@ TEST(SegmentEngineTest, AnOpWithoutAKernelLoweringRecordsAtenAndWhy) {
     EXPECT_EQ(unit->engine()->kind, SegmentEngineKind::Aten) << describe(*unit->engine());
     EXPECT_FALSE(unit->engine()->detail.empty()) << "a fallback names its reason";
   }
+}
+
+// A segment runs on the engine the compile stage recorded on its unit, not
+// on one decided again at run time: recorded as ATen (with its reason), a
+// segment the kernels would take runs op by op through ATen and compiles
+// nothing.
+TEST(SegmentEngineTest, TheRecordedEngineRunsEvenWhereAKernelWouldTakeTheSegment) {
+  FreshCacheDir cache;
+  std::unique_ptr<Fusion> fusion = expPlusOne();
+  const int compiled_before = KernelCache::global().compiled();
+  const int loaded_before = KernelCache::global().loadedFromDisk();
+  auto executor = FusionExecutor::borrowing(
+      *fusion, SegmentEngine{SegmentEngineKind::Aten, "recorded by the compile stage"});
+  at::Tensor x = at::randn({3, 5});
+  EXPECT_TRUE(at::allclose(executor->run({x}).at(0), at::exp(x) + 1));
+  EXPECT_EQ(executor->execution(), "ATen: recorded by the compile stage");
+  EXPECT_EQ(KernelCache::global().compiled(), compiled_before) << "the engine was decided again";
+  EXPECT_EQ(KernelCache::global().loadedFromDisk(), loaded_before);
+  EXPECT_EQ(executor->runs().on_planned_engine, 0);
+}
+
+// A unit recorded as a kernel whose kernel cannot be had at run time (here:
+// a segment the kernels do not take, recorded as a kernel) still runs,
+// through ATen, and says so as a run-time fallback.
+TEST(SegmentEngineTest, ARecordedKernelThatCannotBeHadFallsBackVisibly) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* a = makeContigTensor(2);
+    TensorView* b = makeContigTensor(2);
+    fusion->addInput(a);
+    fusion->addInput(b);
+    fusion->addOutput(matmul(a, b));
+  }
+  auto executor = FusionExecutor::borrowing(
+      *fusion, SegmentEngine{SegmentEngineKind::Kernel, "0123456789abcdef for the test"});
+  at::Tensor a = at::randn({3, 4});
+  at::Tensor b = at::randn({4, 2});
+  EXPECT_TRUE(at::allclose(executor->run({a, b}).at(0), at::matmul(a, b)));
+  const std::string report = executor->execution();
+  const std::string why = kernelsEnabled() ? "the recorded kernel is not available: matmul has no "
+                                             "kernel lowering"
+                                           : "HOSTIR_KERNELS=aten";
+  EXPECT_EQ(report.rfind("compiled kernel 0123456789abcdef for the test; ran it 0 times, fell "
+                         "back to ATen 1 time: " +
+                             why,
+                         0),
+            0u)
+      << report;
 }
 
 }  // namespace
