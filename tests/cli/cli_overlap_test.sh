@@ -64,8 +64,11 @@ grep -qE "^\[rank 0\]     predicted .* with 1 chunk\(s\)" <<<"$out" || fail "sp-
 grep -q "FOR StreamIdx in iStreamIdx" <<<"$out" && fail "sp-mlp, fast link: want no stream loop"
 
 # The layer: the attention's gathered tokens (read by the Q, K and V
-# projections) and the MLP's allgather, each pipelined.
-out=$(HOSTIR_LINK_MODEL=100:0 run sp-layer --chunks none)
+# projections) and the MLP's allgather, each pipelined. 1024 tokens: at 512
+# the projections' GEMMs (about 1 ms) bound what chunking can hide near the
+# 1 ms a chunked program must gain.
+out=$(HOSTIR_LINK_MODEL=100:0 "$hostir" sp-layer --chunks none --ranks 2 --tokens 1024 --hidden 256 \
+  --ffn 1024 --runs 1 2>&1)
 expect_checks "sp-layer, slow link" "$out" 4
 pipelined=$(grep -cE "^\[rank 0\] pipelined, [0-9]+ chunks on the rows: allgather of" <<<"$out")
 [[ $pipelined == 2 ]] || fail "sp-layer, slow link: want 2 pipelined allgathers, got $pipelined"

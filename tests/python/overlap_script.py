@@ -37,9 +37,11 @@ def main(expect):
     d = dist.world_size()
     mesh = hostir.DeviceMesh(list(range(d)))
     torch.manual_seed(0)  # every rank draws the same whole tensors
-    # Each rank receives 128 KiB of x and runs a 17 MFLOP GEMM: the link model
-    # of the slow case (64 MB/s) makes the two comparable, so pipelining pays.
-    full_x, full_w = torch.randn(128 * d, 256), torch.randn(128 * d, 256)
+    # Each rank receives 1 MiB of x and runs a 0.5 GFLOP GEMM: on the link
+    # model of the slow case (64 MB/s) the transfer takes longer than the
+    # GEMM, so pipelining hides several milliseconds (the planner takes no
+    # predicted gain under 1 ms).
+    full_x, full_w = torch.randn(1024 * d, 256), torch.randn(512 * d, 256)
     inputs = [full_x.chunk(d, 0)[rank].contiguous(), full_w.chunk(d, 0)[rank].contiguous()]
     expected = torch.nn.functional.linear(full_x, full_w).chunk(d, 1)[rank]
 

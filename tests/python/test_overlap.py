@@ -38,7 +38,7 @@ def run(expect, link_model, overlap=None):
 
 
 def test_a_slow_link_pipelines_a_definition_written_with_shardings_only():
-    run("pipelined", "64:0")  # 64 MB/s: the allgather takes about as long as the GEMM
+    run("pipelined", "64:0")  # 64 MB/s: the allgather takes longer than the GEMM
 
 
 def test_a_fast_link_leaves_it_as_written():

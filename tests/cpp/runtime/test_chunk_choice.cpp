@@ -115,9 +115,39 @@ TEST(ChunkChoice, ANearTieIsNotChunked) {
   EXPECT_LT(choice.predicted_ms.at(2), choice.predicted_ms.at(1));
   // The reason says what one chunk was weighed against, and why it won.
   EXPECT_NE(choice.reason.find("with 1 chunk(s) ("), std::string::npos) << choice.reason;
-  EXPECT_NE(choice.reason.find("(the best chunked: a gain under 2 % is not taken)"),
+  EXPECT_NE(choice.reason.find("(the best chunked: a gain under 2 % or 1 ms is not taken)"),
             std::string::npos)
       << choice.reason;
+}
+
+TEST(ChunkChoice, AGainUnderAMillisecondIsNotChunked) {
+  // A small block (tokens 256, hidden 256, ffn 1024 per rank on 2 ranks) on
+  // a link slow enough that chunking wins well over 2 %, but less than 1 ms.
+  PipelineCost small_block{.link_bytes = 2.0 * 128 * 256 * 4,
+                           .flops = 4.0 * 256 * 256 * 512,
+                           .collectives_per_chunk = 2,
+                           .ops_per_chunk = 6,
+                           .flops_by_chunks = {},
+                           .causal_scores = {},
+                           .host_instructions_per_chunk = 0};
+  LinkCalibration link{.latency_ms = 0.01,
+                       .bandwidth_mb_per_s = 400,
+                       .comm_cpu_fraction = 0.1,
+                       .gemm_gflops = flatRate(50)};
+  ChunkChoice choice = chooseChunks(small_block, link, kCandidates);
+  EXPECT_EQ(choice.chunks, 1) << choice.reason;
+  double best_chunked = choice.predicted_ms.at(2);
+  for (int64_t chunks : kCandidates) {
+    if (chunks > 1) {
+      best_chunked = std::min(best_chunked, choice.predicted_ms.at(chunks));
+    }
+  }
+  EXPECT_LT(best_chunked, 0.9 * choice.predicted_ms.at(1)) << choice.reason;
+  EXPECT_GT(best_chunked, choice.predicted_ms.at(1) - kMinimumGainMs) << choice.reason;
+  // The same block ten times longer gains more than 1 ms: chunked.
+  small_block.link_bytes *= 10;
+  small_block.flops *= 10;
+  EXPECT_GT(chooseChunks(small_block, link, kCandidates).chunks, 1);
 }
 
 TEST(ChunkChoice, TheReasonComparesWithOneChunkOrTheBestChunkedOne) {
@@ -237,9 +267,9 @@ TEST(ChunkChoice, TheLinkModelIsTheFastestProbeOfEachSize) {
 }
 
 TEST(ChunkChoice, SlowedProbesDoNotMakeASmallLoopbackProgramChunk) {
-  // tokens 256, hidden 256, ffn 1024 on 2 ranks: 2 * 128 KiB over the link.
-  PipelineCost small_block{.link_bytes = 2.0 * 128 * 256 * 4,
-                           .flops = 4.0 * 256 * 256 * 512,
+  // tokens 1024, hidden 256, ffn 1024 on 2 ranks: 2 * 512 KiB over the link.
+  PipelineCost small_block{.link_bytes = 2.0 * 512 * 256 * 4,
+                           .flops = 4.0 * 1024 * 256 * 512,
                            .collectives_per_chunk = 2,
                            .ops_per_chunk = 6,
                            .flops_by_chunks = {},

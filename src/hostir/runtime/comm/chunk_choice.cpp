@@ -204,11 +204,15 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
     }
   }
   // Chunking has costs the model only estimates (host work, more, smaller
-  // transfers): on a predicted gain under 2 % it is not worth it.
+  // transfers, the OS waking each stream's thread): on a predicted gain
+  // under 2 %, or under 1 ms, it is not worth it. The absolute floor is for
+  // small programs on a shared machine, where a probe slowed by other
+  // processes predicts a fraction of a millisecond that the chunks' thread
+  // handoffs then lose several times over.
   constexpr double kMinimumGain = 0.02;
   auto single = choice.predicted_ms.find(1);
   if (choice.chunks != 1 && single != choice.predicted_ms.end() &&
-      best > (1.0 - kMinimumGain) * single->second) {
+      best > std::min((1.0 - kMinimumGain) * single->second, single->second - kMinimumGainMs)) {
     choice.chunks = 1;
     best = single->second;
   }
@@ -231,7 +235,7 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
   if (other != choice.predicted_ms.end()) {
     reason << " vs " << other->second << " ms with " << other->first;
     if (choice.chunks == 1) {
-      reason << (other->second < best ? " (the best chunked: a gain under 2 % is not taken)"
+      reason << (other->second < best ? " (the best chunked: a gain under 2 % or 1 ms is not taken)"
                                       : " (the best chunked)");
     }
   }

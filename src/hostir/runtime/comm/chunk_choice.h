@@ -65,6 +65,9 @@ constexpr double kHostMicrosecondsPerInstruction = 0.56;
 // 127 for the layer's 16 (HOSTIR_DUMP=host_ir, 4 chunks): 8 per op at most.
 constexpr int64_t kHostInstructionsPerOp = 8;
 
+// The least predicted gain, in milliseconds, that chunking must bring.
+constexpr double kMinimumGainMs = 1.0;
+
 struct ChunkChoice {
   int64_t chunks = 1;
   std::string reason;
@@ -113,8 +116,9 @@ LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int6
 //   T(C) = link(C) + compute(C) + (C - 1) * max(compute(C) + cpu(C), link(C))
 // with cpu(C) = comm_cpu_fraction * link(C). Picks the candidate with the
 // least T (ties go to fewer chunks), and 1 unless that beats one chunk by at
-// least 2 %: when the link is so cheap or so CPU-bound that chunking cannot
-// win, or wins too little to pay for what the model does not see.
+// least 2 % and at least kMinimumGainMs: when the link is so cheap or so
+// CPU-bound that chunking cannot win, or wins too little to pay for what the
+// model does not see.
 ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
                          const std::vector<int64_t>& candidates);
 
