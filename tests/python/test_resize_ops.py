@@ -69,6 +69,23 @@ def test_cat_of_an_empty_tensor_and_pad_then_cat(cache):
     assert torch.equal(out[1], torch.cat([F.pad(a, [0, 0, 0, 8]), F.pad(b, [0, 0, 0, 7])], 1))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_pad_of_a_tensor_with_an_empty_axis(cache, dtype):
+    # ATen 1.13's constant_pad_nd refuses an empty axis even under widths
+    # (0, 0), which hostir's pad gives every axis (the differential fuzzer
+    # found it: seed 117).
+    x = make((0, 3), dtype)
+    fill = True if dtype == torch.bool else 5
+    with hostir.FusionDefinition(cache) as fd:
+        t = fd.define_tensor(2, dtype=dtype)
+        fd.add_output(fd.ops.pad(t, [1, 2], fill))
+        fd.add_output(fd.ops.pad(t, [0, 0, 2, 1], fill))
+    out = fd.execute([x])
+    assert out[0].shape == (0, 6)
+    assert torch.equal(out[1], F.pad(x, [0, 0, 2, 1], value=fill))
+    assert out[1].shape == (3, 3)
+
+
 @pytest.mark.parametrize("build, message", [
     (lambda fd, t: fd.ops.pad(t, [1, -1]), r"pad\(.*\): width -1 of axis 1 is negative; valid: >= 0"),
     (lambda fd, t: fd.ops.pad(t, [1, 1, 1, 1, 1, 1]), r"pad\(.*\): got 6 widths; give pairs"),
