@@ -7,7 +7,9 @@ namespace hostir {
 
 SegmentExecutors::SegmentExecutors(const HostIrContainer& program) {
   for (HostUnit* unit : program.hostUnits()) {
-    units_[unit] = FusionExecutor::borrowing(*unit->fusion());
+    // The engine the compile stage recorded, if it ran (not for a program
+    // only lowered): run on it, not decided again.
+    units_[unit] = FusionExecutor::borrowing(*unit->fusion(), unit->engine());
   }
   for (int64_t id = 0; id < program.numKernels(); ++id) {
     kernels_.push_back(FusionExecutor::borrowing(*program.kernel(id)));

@@ -3,6 +3,7 @@
 // first run, so the first run compiles nothing.
 
 #include "fresh_cache_dir.h"
+#include "hostir/compiler/compile.h"
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/text/host_ir_text_parser.h"
 #include "hostir/host_ir/text/host_ir_text_printer.h"
@@ -10,6 +11,7 @@
 #include "hostir/kernels/kernel_cache.h"
 #include "hostir/runtime/fusion_executor.h"
 #include "hostir/runtime/host_executor.h"
+#include "hostir/runtime/host_ir_evaluator.h"
 #include "runtime/runtime_test_utils.h"
 
 namespace hostir::test {
@@ -95,6 +97,24 @@ TEST(SegmentEngineTest, TheRecordedEngineRunsEvenWhereAKernelWouldTakeTheSegment
   EXPECT_EQ(KernelCache::global().compiled(), compiled_before) << "the engine was decided again";
   EXPECT_EQ(KernelCache::global().loadedFromDisk(), loaded_before);
   EXPECT_EQ(executor->runs().on_planned_engine, 0);
+}
+
+// The host program's evaluator runs each unit on the engine recorded on it:
+// a unit recorded as ATen runs through ATen though a kernel would take it.
+TEST(SegmentEngineTest, TheEvaluatorRunsEachUnitOnItsRecordedEngine) {
+  FreshCacheDir cache;
+  std::unique_ptr<Fusion> fusion = expPlusOne();
+  CompiledProgram compiled = compile(*fusion);
+  std::vector<HostUnit*> units = compiled.program->postedHostUnits();
+  ASSERT_EQ(units.size(), 1u) << compiled.program->toString();
+  units[0]->setEngine(SegmentEngine{SegmentEngineKind::Aten, "recorded by the compile stage"});
+  const int compiled_before = KernelCache::global().compiled();
+  HostIrEvaluator evaluator(std::move(compiled.program));
+  at::Tensor x = at::randn({3, 5});
+  EXPECT_TRUE(at::allclose(evaluator.run({x}).at(0), at::exp(x) + 1));
+  const std::string report = evaluator.segmentExecution();
+  EXPECT_NE(report.find(": ATen: recorded by the compile stage"), std::string::npos) << report;
+  EXPECT_EQ(KernelCache::global().compiled(), compiled_before) << "the engine was decided again";
 }
 
 // A unit recorded as a kernel whose kernel cannot be had at run time (here:
