@@ -75,9 +75,12 @@ TEST(KernelCacheTest, TwoProcessesCompilingTheSameKernelAtOnce) {
   FreshCacheDir dir;
   std::string probe = HOSTIR_KERNEL_CACHE_PROBE;
   std::string output = run("(" + probe + " & " + probe + " & wait) 2>&1");
-  // Each compiled (or one loaded what the other finished first); both ran
-  // correctly and the folder holds one complete entry, no temporary files.
+  // One compiled; the other waited on the key's lock file (or came after)
+  // and loaded its entry. Both ran correctly and the folder holds one
+  // complete entry, no temporary files.
   EXPECT_EQ(std::count(output.begin(), output.end(), '\n'), 2) << output;
+  EXPECT_NE(output.find("compiled=1 loaded=0 ok=1\n"), std::string::npos) << output;
+  EXPECT_NE(output.find("compiled=0 loaded=1 ok=1\n"), std::string::npos) << output;
   EXPECT_EQ(output.find("ok=0"), std::string::npos) << output;
   EXPECT_EQ(output.find("warning"), std::string::npos) << output;
   EXPECT_EQ(kernelLibraries(dir.path()).size(), 1u);
