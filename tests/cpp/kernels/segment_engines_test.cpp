@@ -27,6 +27,18 @@ std::unique_ptr<Fusion> expPlusOne() {
   return fusion;
 }
 
+// a @ b: an op without a kernel lowering.
+std::unique_ptr<Fusion> aMatmul() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  TensorView* b = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addInput(b);
+  fusion->addOutput(matmul(a, b));
+  return fusion;
+}
+
 const HostUnit& onlyUnit(const HostIrContainer& program) {
   std::vector<HostUnit*> units = program.postedHostUnits();
   EXPECT_EQ(units.size(), 1u) << program.toString();
@@ -63,15 +75,7 @@ TEST(SegmentEngineTest, TheKernelIsCompiledWhenTheExecutorIsMadeAndRecordedOnIts
 }
 
 TEST(SegmentEngineTest, AnOpWithoutAKernelLoweringRecordsAtenAndWhy) {
-  auto fusion = std::make_unique<Fusion>();
-  {
-    FusionGuard fg(fusion.get());
-    TensorView* a = makeContigTensor(2);
-    TensorView* b = makeContigTensor(2);
-    fusion->addInput(a);
-    fusion->addInput(b);
-    fusion->addOutput(matmul(a, b));
-  }
+  std::unique_ptr<Fusion> fusion = aMatmul();
   HostExecutor executor(*fusion);
   for (const HostUnit* unit : executor.hostProgram().postedHostUnits()) {
     ASSERT_TRUE(unit->engine().has_value());
@@ -121,15 +125,7 @@ TEST(SegmentEngineTest, TheEvaluatorRunsEachUnitOnItsRecordedEngine) {
 // a segment the kernels do not take, recorded as a kernel) still runs,
 // through ATen, and says so as a run-time fallback.
 TEST(SegmentEngineTest, ARecordedKernelThatCannotBeHadFallsBackVisibly) {
-  auto fusion = std::make_unique<Fusion>();
-  {
-    FusionGuard fg(fusion.get());
-    TensorView* a = makeContigTensor(2);
-    TensorView* b = makeContigTensor(2);
-    fusion->addInput(a);
-    fusion->addInput(b);
-    fusion->addOutput(matmul(a, b));
-  }
+  std::unique_ptr<Fusion> fusion = aMatmul();
   auto executor = FusionExecutor::borrowing(
       *fusion, SegmentEngine{SegmentEngineKind::Kernel, "0123456789abcdef for the test"});
   at::Tensor a = at::randn({3, 4});
