@@ -42,8 +42,15 @@ struct Program {
   std::unique_ptr<MultiDeviceExecutor> backward;
 
   // The forward's outputs, or with --train one step's grads of the inputs.
+  // What each program allocates is named after it (--memory-breakdown).
   std::vector<at::Tensor> run(const ShardedJob& job) const {
-    std::vector<at::Tensor> outputs = executor->run(job.inputs);
+    static const std::string forward_site = "forward", backward_site = "backward";
+    std::vector<at::Tensor> outputs;
+    {
+      const runtime::AllocationSite site(&forward_site);
+      outputs = executor->run(job.inputs);
+    }
+    const runtime::AllocationSite site(&backward_site);
     return backward ? backward->run(backwardInputs(job, outputs)) : outputs;
   }
   // run() with the tracer recording; then each executor's exposureReport()
@@ -244,6 +251,8 @@ void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options) {
   app.add_option("--link", options.link, "how the output names the link");
   app.add_flag("--train", options.train,
                "time a training step (forward + hostir's backward), check every input's grad");
+  app.add_flag("--memory-breakdown", options.memory_breakdown,
+               "with --train: print what is alive at each step's peak memory, by tensor (rank 0)");
 }
 
 void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices, bool uneven_tokens) {
@@ -468,9 +477,11 @@ Timings timePrograms(const ShardedJobOptions& options, const ShardedJob& job,
 // during the step above those alive before it, counted at c10's CPU
 // allocator. Every program's pooled buffers are let go first, so the step
 // allocates what it keeps for the next step too.
-std::vector<int64_t> stepMemory(const ShardedJob& job, const std::vector<Program>& programs,
-                                Communicator& communicator) {
+// --memory-breakdown: rank 0 prints what is alive at each peak.
+std::vector<int64_t> stepMemory(const ShardedJobOptions& options, const ShardedJob& job,
+                                const std::vector<Program>& programs, Communicator& communicator) {
   runtime::countTensorMemory();
+  runtime::traceTensorMemory(options.memory_breakdown);
   std::vector<int64_t> bytes;
   for (const Program& program : programs) {
     for (const Program& each : programs) {
@@ -478,7 +489,13 @@ std::vector<int64_t> stepMemory(const ShardedJob& job, const std::vector<Program
     }
     communicator.barrier();
     bytes.push_back(runtime::peakTensorBytesOf([&] { program.run(job); }));
+    if (options.memory_breakdown && communicator.deviceId() == 0) {
+      std::cout << "alive at the peak of a step, " << programTitle(program)
+                << " (made during the step; by program and tensor):\n"
+                << runtime::describeLiveAtPeak();
+    }
   }
+  runtime::traceTensorMemory(false);
   return bytes;
 }
 
@@ -625,7 +642,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   }
   Timings timings = timePrograms(options, job, programs, communicator);
   if (options.train) {
-    timings.step_bytes = stepMemory(job, programs, communicator);
+    timings.step_bytes = stepMemory(options, job, programs, communicator);
   }
   if (!options.trace_path.empty()) {
     // One more run of the first program, traced (a stretch of HOSTIR_TRACE's

@@ -51,6 +51,9 @@ struct ShardedJobOptions {
   // returns what the backward saves) and hostir's backward program
   // (autodiff/differentiate.h), checked against single-process autograd.
   bool train = false;
+  // With --train: rank 0 prints what is alive at each step's peak memory, by
+  // program and tensor (runtime/tensor_memory.h's trace).
+  bool memory_breakdown = false;
 };
 
 // Adds the common flags to `app` (each with its range check).

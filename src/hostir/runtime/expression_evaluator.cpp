@@ -1,5 +1,6 @@
 #include "hostir/runtime/expression_evaluator.h"
 
+#include "hostir/host_ir/host_ir_container.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/scalar_arithmetic.h"
@@ -8,6 +9,7 @@
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/aten_op_evaluator.h"
 #include "hostir/runtime/packed_gemm.h"
+#include "hostir/runtime/tensor_memory.h"
 
 namespace hostir {
 
@@ -61,6 +63,12 @@ void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& ten
   if (!tensor.defined()) {
     bindings_[tv] = tensor;  // a tensor absent on this device
     return;
+  }
+  // A host program's tensor (not a segment's own, which the segment's
+  // executor binds): its memory is named in the tensor-memory trace.
+  if (runtime::tracingTensorMemory() && tensor.has_storage() &&
+      dynamic_cast<const HostIrContainer*>(tv->container()) != nullptr) {
+    runtime::nameTensorMemory(tensor.storage().data(), "T" + std::to_string(tv->name()));
   }
   if (isPacked(tv, tensor)) {
     // An encoded tensor in a panel layout (docs/targets.md): its extents are

@@ -3,7 +3,10 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -22,15 +25,46 @@ void raisePeak(int64_t live) {
   }
 }
 
+// A counted allocation: the base allocator's DataPtr, which frees it, its
+// size, and, tracing, when and where it was made.
+struct Allocation {
+  c10::DataPtr base;
+  int64_t bytes = 0;
+  int64_t order = 0;
+  std::string site;
+  std::string caller;   // the site without work items' (currentCallerSite)
+  std::string tensors;  // "T5 T8": the tensors of a program bound to it, in order
+};
+
 // Every counted allocation by its address (which is also its DataPtr's
-// context, as c10's raw_allocate requires): the base allocator's DataPtr,
-// which frees it, and its size.
+// context, as c10's raw_allocate requires).
 struct Allocations {
   std::mutex mutex;
   // Frees memory allocated before counting started but handed back through
   // this allocator's raw_deleter (a raw_allocate'd scratch buffer).
   c10::DeleterFnPtr base_raw_deleter = nullptr;
-  std::unordered_map<void*, std::pair<c10::DataPtr, int64_t>> by_address;
+  std::unordered_map<void*, Allocation> by_address;
+  // Tracing: allocations are numbered; those numbered from `traced_from`
+  // on (made since the last resetPeakTensorBytes) and alive at the highest
+  // live count since then, `traced_peak`, are `at_peak`.
+  int64_t next_order = 0;
+  int64_t traced_from = 0;
+  int64_t traced_peak = 0;
+  std::vector<LiveAllocation> at_peak;
+
+  void keepIfPeak(int64_t live) {
+    if (live <= traced_peak) {
+      return;
+    }
+    traced_peak = live;
+    at_peak.clear();
+    for (const auto& [address, allocation] : by_address) {
+      if (allocation.order >= traced_from) {
+        at_peak.push_back(
+            {allocation.bytes, allocation.order, allocation.site, allocation.tensors});
+      }
+    }
+  }
 };
 Allocations& allocations() {
   static auto* all = new Allocations();  // never destroyed: frees may come at exit
@@ -47,8 +81,8 @@ void freeCounted(void* data) {
       all.base_raw_deleter(data);
       return;
     }
-    live_bytes.fetch_sub(found->second.second, std::memory_order_relaxed);
-    base = std::move(found->second.first);
+    live_bytes.fetch_sub(found->second.bytes, std::memory_order_relaxed);
+    base = std::move(found->second.base);
     all.by_address.erase(found);
   }
   // `base` frees the memory through the base allocator's deleter here.
@@ -67,13 +101,23 @@ class CountingAllocator final : public c10::Allocator {
     if (data == nullptr) {
       return base;  // zero bytes: nothing to count or free
     }
+    const auto size = static_cast<int64_t>(bytes);
     {
       Allocations& all = allocations();
       std::lock_guard<std::mutex> lock(all.mutex);
-      all.by_address.emplace(data, std::make_pair(std::move(base), static_cast<int64_t>(bytes)));
+      Allocation allocation{std::move(base), size, all.next_order++, {}, {}, {}};
+      const bool traced = recordingAllocationSites();
+      if (traced) {
+        allocation.site = currentAllocationSite();
+        allocation.caller = currentCallerSite();
+      }
+      all.by_address.emplace(data, std::move(allocation));
+      const int64_t live = live_bytes.fetch_add(size, std::memory_order_relaxed) + size;
+      raisePeak(live);
+      if (traced) {
+        all.keepIfPeak(live);
+      }
     }
-    raisePeak(live_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed) +
-              static_cast<int64_t>(bytes));
     return {data, data, &freeCounted, device};
   }
   c10::DeleterFnPtr raw_deleter() const override {
@@ -110,7 +154,13 @@ int64_t peakTensorBytes() {
 }
 
 void resetPeakTensorBytes() {
-  peak_bytes.store(live_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  Allocations& all = allocations();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  const int64_t live = live_bytes.load(std::memory_order_relaxed);
+  peak_bytes.store(live, std::memory_order_relaxed);
+  all.traced_from = all.next_order;
+  all.traced_peak = live;
+  all.at_peak.clear();
 }
 
 int64_t peakTensorBytesOf(const std::function<void()>& body) {
@@ -119,6 +169,97 @@ int64_t peakTensorBytesOf(const std::function<void()>& body) {
   resetPeakTensorBytes();
   body();
   return peakTensorBytes() - before;
+}
+
+void traceTensorMemory(bool on) {
+  countTensorMemory();
+  recordAllocationSites(on);
+}
+
+bool tracingTensorMemory() {
+  return recordingAllocationSites();
+}
+
+void nameTensorMemory(const void* data, const std::string& tensor) {
+  if (!tracingTensorMemory()) {
+    return;
+  }
+  Allocations& all = allocations();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  auto found = all.by_address.find(const_cast<void*>(data));
+  if (found == all.by_address.end()) {
+    return;  // not counted, or made before counting started
+  }
+  // Bound by another caller than the one that made it (a pooled buffer of
+  // the forward reused by the backward): the name says which.
+  const std::string site = currentCallerSite();
+  const bool same_caller = site.empty() || site == found->second.caller;
+  const std::string name = same_caller ? tensor : site + ": " + tensor;
+  std::string& tensors = found->second.tensors;
+  // Named once: a tensor bound again (a loop's body each iteration, a
+  // worker binding what its caller bound) adds nothing.
+  const std::string padded = " " + tensors + " ";
+  if (padded.find(" " + name + " ") != std::string::npos ||
+      (site.empty() && padded.find(": " + tensor + " ") != std::string::npos)) {
+    return;
+  }
+  tensors += (tensors.empty() ? "" : " ") + name;
+  // The peak may have been reached by this very allocation, the latest,
+  // before the program bound it. (A name an older allocation gets later is
+  // not one it had at the peak.)
+  auto at_peak = std::ranges::find(all.at_peak, found->second.order, &LiveAllocation::order);
+  if (found->second.order == all.next_order - 1 && at_peak != all.at_peak.end()) {
+    at_peak->tensors = tensors;
+  }
+}
+
+std::vector<LiveAllocation> liveAtPeak() {
+  std::vector<LiveAllocation> live;
+  {
+    Allocations& all = allocations();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    live = all.at_peak;
+  }
+  std::ranges::stable_sort(
+      live, [](const LiveAllocation& a, const LiveAllocation& b) { return a.bytes > b.bytes; });
+  return live;
+}
+
+std::string describeLiveAtPeak() {
+  struct Site {
+    int64_t bytes = 0;
+    int64_t count = 0;
+  };
+  auto named = [](const LiveAllocation& allocation) {
+    std::string name = allocation.site.empty() ? "(no site: c10d/Gloo's threads)" : allocation.site;
+    return allocation.tensors.empty() ? name : name + ": " + allocation.tensors;
+  };
+  std::map<std::string, Site> by_site;
+  int64_t total = 0;
+  const std::vector<LiveAllocation> live = liveAtPeak();
+  for (const LiveAllocation& allocation : live) {
+    Site& site = by_site[named(allocation)];
+    site.bytes += allocation.bytes;
+    ++site.count;
+    total += allocation.bytes;
+  }
+  std::vector<std::pair<std::string, Site>> sites(by_site.begin(), by_site.end());
+  std::ranges::stable_sort(
+      sites, [](const auto& a, const auto& b) { return a.second.bytes > b.second.bytes; });
+  constexpr double kMiB = 1 << 20;
+  std::string text;
+  if (!live.empty()) {
+    text = "  reached allocating " +
+           named(*std::ranges::max_element(live, {}, &LiveAllocation::order)) + "\n";
+  }
+  char line[64];
+  for (const auto& [name, site] : sites) {
+    std::snprintf(line, sizeof(line), "%8.1f MiB %3lld x  ", static_cast<double>(site.bytes) / kMiB,
+                  static_cast<long long>(site.count));
+    text += line + name + "\n";
+  }
+  std::snprintf(line, sizeof(line), "%8.1f MiB in all\n", static_cast<double>(total) / kMiB);
+  return text + line;
 }
 
 }  // namespace hostir::runtime

@@ -2,6 +2,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
+
+#include "hostir/runtime/streams/allocation_site.h"
 
 namespace hostir::runtime {
 
@@ -25,5 +29,35 @@ void resetPeakTensorBytes();
 // Counting on, the peak live bytes while `body` runs above those live before
 // it: what `body` needed at most on top of what existed already.
 int64_t peakTensorBytesOf(const std::function<void()>& body);
+
+// What is alive at the peak, by what allocated it (docs/training.md, "Peak
+// memory of a step": the breakdown). With tracing on, every counted
+// allocation records the site its thread was in (AllocationSite,
+// streams/allocation_site.h) and the tensors bound to it, and each new peak
+// keeps the list of the allocations alive then; that copy per new peak
+// makes tracing a tool for reports (`hostir sp-mlp --train
+// --memory-breakdown`), not for timed runs.
+void traceTensorMemory(bool on);
+bool tracingTensorMemory();
+// Tracing: the counted allocation that starts at `data` (a storage's data)
+// is bound to `tensor` (e.g. "T7"): a host program's evaluator names the
+// memory of every tensor it binds (a pooled buffer reused, or a view: more
+// than one name; bound by another caller than the one that made it, the
+// name is "<caller's site>: T7"). Does nothing when not tracing.
+void nameTensorMemory(const void* data, const std::string& tensor);
+struct LiveAllocation {
+  int64_t bytes = 0;
+  int64_t order = 0;    // allocations are numbered: a later one, a larger number
+  std::string site;     // "" when no AllocationSite was set
+  std::string tensors;  // "T5 T8": nameTensorMemory's names, in order
+};
+// Tracing on: the allocations alive at the highest peak since the last
+// resetPeakTensorBytes() that were made after it (those before it are not
+// in peakTensorBytesOf's figure either), largest first.
+std::vector<LiveAllocation> liveAtPeak();
+// liveAtPeak() summed by site and tensors, one line each
+// ("    32.0 MiB   2 x  backward: T6"), largest first, then the total; first
+// the allocation that reached the peak ("  reached allocating backward: T15").
+std::string describeLiveAtPeak();
 
 }  // namespace hostir::runtime

@@ -38,5 +38,55 @@ TEST(TensorMemoryTest, ScratchMemoryOfAtenKernelsIsFreedThroughTheCounter) {
   EXPECT_GE(peak, 2 * kMiB);
 }
 
+TEST(TensorMemoryTest, TheTraceListsWhatIsAliveAtThePeakBySiteAndTensor) {
+  runtime::traceTensorMemory(true);
+  const std::string outer = "backward", forward = "forward",
+                    inner = "T7_l_float[iS0{i0}]\n   = matmul( T6, T2 )";
+  at::Tensor kept;
+  const int64_t peak = runtime::peakTensorBytesOf([&] {
+    const runtime::AllocationSite in_backward(&outer);
+    kept = at::empty({2 * kMiB / 4});  // 2 MiB, alive to the end
+    runtime::nameTensorMemory(kept.storage().data(), "T3");
+    {
+      const runtime::AllocationSite in_matmul(&inner, runtime::AllocationSite::Kind::kWorkItem);
+      runtime::nameTensorMemory(kept.storage().data(), "T4");  // the same caller binds it
+      const runtime::AllocationSite in_forward(&forward);
+      runtime::nameTensorMemory(kept.storage().data(), "T5");  // another caller binds it
+      at::Tensor dropped = at::empty({4 * kMiB / 4});          // the peak: 6 MiB
+      runtime::nameTensorMemory(dropped.storage().data(), "T7");
+      runtime::nameTensorMemory(dropped.storage().data(), "T7");  // named once
+    }
+    const runtime::AllocationSite none(nullptr);             // adds nothing
+    at::Tensor later = at::empty({3 * kMiB / 4});            // 5 MiB: not the peak
+    runtime::nameTensorMemory(kept.storage().data(), "T9");  // after the peak
+  });
+  runtime::traceTensorMemory(false);
+  EXPECT_EQ(peak, 6 * kMiB);
+  const std::vector<runtime::LiveAllocation> live = runtime::liveAtPeak();
+  ASSERT_EQ(live.size(), 2U);
+  EXPECT_EQ(live[0].bytes, 4 * kMiB);
+  EXPECT_EQ(live[0].site, "backward > T7_l_float[iS0{i0}] = matmul( T6, T2 ) > forward");
+  EXPECT_EQ(live[0].tensors, "T7");
+  EXPECT_EQ(live[1].bytes, 2 * kMiB);
+  EXPECT_EQ(live[1].site, "backward");
+  EXPECT_EQ(live[1].tensors, "T3 T4 backward > forward: T5");
+  const std::string described = runtime::describeLiveAtPeak();
+  EXPECT_NE(described.find("4.0 MiB   1 x  backward > T7_l_float[iS0{i0}] = matmul( T6, T2 ) > "
+                           "forward: T7"),
+            std::string::npos)
+      << described;
+  EXPECT_NE(described.find("6.0 MiB in all"), std::string::npos) << described;
+}
+
+TEST(TensorMemoryTest, WithoutTracingNoSiteIsRecorded) {
+  runtime::traceTensorMemory(false);
+  const std::string site = "forward";
+  runtime::peakTensorBytesOf([&] {
+    const runtime::AllocationSite in_forward(&site);
+    at::Tensor buffer = at::empty({kMiB / 4});
+  });
+  EXPECT_TRUE(runtime::liveAtPeak().empty());
+}
+
 }  // namespace
 }  // namespace hostir::test

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "hostir/ir/error.h"
+#include "hostir/runtime/streams/allocation_site.h"
 
 namespace hostir::runtime {
 
@@ -417,6 +418,9 @@ void Stream::runWork(const Item& item) {
   if (!failure()) {  // sticky error: later work on a failed stream is skipped
     const std::int64_t start_us = tracer_.isEnabled() ? tracer_.nowUs() : kNotTraced;
     try {
+      // Tracing tensor memory, what the work allocates is named after it.
+      const AllocationSite site(recordingAllocationSites() ? item.label.get() : nullptr,
+                                AllocationSite::Kind::kWorkItem);
       item.work();
     } catch (const std::exception& error) {
       fail(item.describe(), error.what());
