@@ -1,6 +1,7 @@
 // When the host IR evaluator lets go of a tensor's binding: after the last
 // top-level expr that refers to it (binding_lifetimes.h).
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "hostir/host_ir/communication.h"
@@ -72,6 +73,49 @@ TEST(BindingLifetimesTest, AnIntermediateIsLetGoAfterItsLastReference) {
     }
   }
   EXPECT_GT(intermediates, 0);
+}
+
+// The index of the top-level expr after which `dead` lists `val`, or -1.
+int64_t letGoAfter(const std::vector<std::vector<const Val*>>& dead, const Val* val) {
+  for (size_t i = 0; i < dead.size(); ++i) {
+    if (std::ranges::find(dead[i], val) != dead[i].end()) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
+// relu(x) @ w, then (relu(x) @ w) @ w2: relu(x) is read by the first GEMM
+// only; the second GEMM reads the first's output, which the program
+// computed. relu(x) is let go after the first GEMM, not kept as long as its
+// output (before, every definition's inputs were followed: a training
+// step's dy @ w2 lived as long as the dh computed from it).
+TEST(BindingLifetimesTest, AnOperandIsNotKeptAsLongAsTheOutputComputedFromIt) {
+  Fusion fusion;
+  {
+    FusionGuard fg(&fusion);
+    TensorView* x = makeContigTensor(2);
+    TensorView* w = makeContigTensor(2);
+    TensorView* w2 = makeContigTensor(2);
+    fusion.addInput(x);
+    fusion.addInput(w);
+    fusion.addInput(w2);
+    fusion.addOutput(matmul(matmul(relu(x), w), w2));
+  }
+  HostExecutor executor(fusion);
+  const at::Tensor x = at::randn({8, 16}), w = at::randn({16, 4}), w2 = at::randn({4, 2});
+  EXPECT_TRUE(
+      allClose(executor.run({x, w, w2}).at(0), at::matmul(at::matmul(at::relu(x), w), w2), 1e-4));
+  const HostIrContainer& program = executor.hostProgram();
+  const std::vector<std::vector<const Val*>> dead = tensorsDeadAfter(program);
+  const std::vector<Expr*> exprs = program.exprs();
+  const auto first = std::ranges::find_if(
+      exprs, [](const Expr* expr) { return dynamic_cast<const MatmulOp*>(expr) != nullptr; });
+  ASSERT_NE(first, exprs.end()) << program.toString();
+  const Val* operand = (*first)->input(0);
+  ASSERT_FALSE(operand->isFusionInput()) << program.toString();
+  EXPECT_EQ(letGoAfter(dead, operand), first - exprs.begin()) << program.toString();
+  EXPECT_GT(letGoAfter(dead, (*first)->output(0)), first - exprs.begin()) << program.toString();
 }
 
 }  // namespace
