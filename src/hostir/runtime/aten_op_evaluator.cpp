@@ -1,10 +1,12 @@
 #include "hostir/runtime/aten_op_evaluator.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Dispatch.h>
 #include <ATen/ScalarOps.h>
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -17,6 +19,7 @@
 #include "hostir/ir/scan_ops.h"
 #include "hostir/ir/scatter_ops.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/packed_gemm.h"
 
@@ -138,6 +141,44 @@ class AtenOpEvaluator final : public OptInDispatch {
     result = out;
   }
 
+  // A max or min over a sharded axis of which this device holds no rows
+  // (torch.chunk gives the last devices none: 1 column on 2 devices): its
+  // part before the allreduce is the op's identity, which ATen's amax/amin
+  // refuse to give for an empty axis. An unsharded empty axis stays an
+  // error, as in torch.
+  static bool isExtremumOfAnEmptyShard(const ReductionOp* op, const at::Tensor& in) {
+    if ((op->type() != ReductionOpType::Max && op->type() != ReductionOpType::Min) ||
+        in.numel() != 0) {
+      return false;
+    }
+    const auto* tv = dynamic_cast<const TensorView*>(op->in());
+    if (tv == nullptr) {
+      return false;
+    }
+    const std::vector<int64_t> divisors = shardDivisors(tv);
+    return std::any_of(op->axes().begin(), op->axes().end(), [&](int64_t axis) {
+      return axis < static_cast<int64_t>(divisors.size()) && in.size(axis) == 0 &&
+             divisors[static_cast<size_t>(axis)] > 1;
+    });
+  }
+
+  // The identity of max (`of_max`) or min in `dtype`.
+  static at::Scalar extremumIdentity(at::ScalarType dtype, bool of_max) {
+    if (at::isFloatingType(dtype)) {
+      const double infinity = std::numeric_limits<double>::infinity();
+      return of_max ? -infinity : infinity;
+    }
+    if (dtype == at::kBool) {
+      return !of_max;
+    }
+    int64_t value = 0;
+    AT_DISPATCH_INTEGRAL_TYPES(dtype, "extremumIdentity", [&] {
+      value = of_max ? static_cast<int64_t>(std::numeric_limits<scalar_t>::lowest())
+                     : static_cast<int64_t>(std::numeric_limits<scalar_t>::max());
+    });
+    return value;
+  }
+
   // A shift by a count outside [0, width) shifts every bit out (0, or -1
   // for a negative arithmetic right shift), as nvFuser's; ATen's left shift
   // leaves that undefined. The logical right shift is the arithmetic one
@@ -166,6 +207,11 @@ class AtenOpEvaluator final : public OptInDispatch {
     at::Tensor in = tensor(op->in());
     at::Tensor out = outputBuffer(op->out());
     const std::vector<int64_t>& axes = op->axes();
+    if (isExtremumOfAnEmptyShard(op, in)) {
+      out.fill_(extremumIdentity(out.scalar_type(), op->type() == ReductionOpType::Max));
+      result = out;
+      return;
+    }
     switch (op->type()) {
       case ReductionOpType::Sum:
         at::sum_out(out, in, axes, /*keepdim=*/false, out.scalar_type());
