@@ -94,13 +94,12 @@ TEST(BindingLifetimesTest, AnOperandIsNotKeptAsLongAsTheOutputComputedFromIt) {
   Fusion fusion;
   {
     FusionGuard fg(&fusion);
-    TensorView* x = makeContigTensor(2);
-    TensorView* w = makeContigTensor(2);
-    TensorView* w2 = makeContigTensor(2);
-    fusion.addInput(x);
-    fusion.addInput(w);
-    fusion.addInput(w2);
-    fusion.addOutput(matmul(matmul(relu(x), w), w2));
+    std::vector<TensorView*> in;  // x, w, w2
+    for (int i = 0; i < 3; ++i) {
+      in.push_back(makeContigTensor(2));
+      fusion.addInput(in.back());
+    }
+    fusion.addOutput(matmul(matmul(relu(in[0]), in[1]), in[2]));
   }
   HostExecutor executor(fusion);
   const at::Tensor x = at::randn({8, 16}), w = at::randn({16, 4}), w2 = at::randn({4, 2});
