@@ -17,6 +17,7 @@
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/fusion_executor.h"
 #include "hostir/runtime/multidevice_executor.h"
+#include "hostir/runtime/pack_cache.h"
 #include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/streams/stream_pool.h"
 #include "hostir/runtime/streams/thread_budget.h"
@@ -475,8 +476,9 @@ Timings timePrograms(const ShardedJobOptions& options, const ShardedJob& job,
 // benchmarks/overlap's torch steps measure theirs (docs/training.md, "Peak
 // memory of a step"): the most bytes of CPU tensor memory alive at once
 // during the step above those alive before it, counted at c10's CPU
-// allocator. Every program's pooled buffers are let go first, so the step
-// allocates what it keeps for the next step too.
+// allocator. Every program's pooled buffers are let go first, with the
+// pack-cache entries of operands that lived in them, so the step allocates
+// what it keeps for the next step too.
 // --memory-breakdown: rank 0 prints what is alive at each peak.
 std::vector<int64_t> stepMemory(const ShardedJobOptions& options, const ShardedJob& job,
                                 const std::vector<Program>& programs, Communicator& communicator) {
@@ -487,6 +489,9 @@ std::vector<int64_t> stepMemory(const ShardedJobOptions& options, const ShardedJ
     for (const Program& each : programs) {
       each.releasePooledBuffers();
     }
+    // The packings of operands that lived in those buffers go now, not
+    // inside the step (where their memory would be subtracted from it).
+    dropStalePackCacheEntries();
     communicator.barrier();
     bytes.push_back(runtime::peakTensorBytesOf([&] { program.run(job); }));
     if (options.memory_breakdown && communicator.deviceId() == 0) {

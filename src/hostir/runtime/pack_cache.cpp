@@ -150,6 +150,12 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
   return fresh;
 }
 
+int64_t dropStalePackCacheEntries() {
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  return static_cast<int64_t>(
+      std::erase_if(cache, [](const CacheEntry& entry) { return entry.storage.expired(); }));
+}
+
 int64_t packCacheHits() {
   return cache_hits.load();
 }

@@ -45,6 +45,13 @@ class ReadOnlyRunInputs {
   std::vector<const void*> storages_;
 };
 
+// Frees the entries whose operand's memory is gone (packMatmulRhsCached
+// drops them only at its next call): the measure of a step's peak memory
+// calls it first, so that no earlier step's entries are freed inside the
+// step and subtracted from its figure (docs/training.md, "Peak memory of a
+// step"). Returns how many it dropped.
+int64_t dropStalePackCacheEntries();
+
 // Calls of packMatmulRhsCached that reused a packed tensor (for tests).
 int64_t packCacheHits();
 // Of those, the ones that compared the operand's bits (for tests).
