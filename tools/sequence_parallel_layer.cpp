@@ -19,7 +19,7 @@ namespace {
 // The arguments' checks that need no ranks, for `devices` ranks (see
 // checkShardedJobOptions).
 void checkOptions(const SequenceParallelLayerOptions& options, int64_t devices) {
-  checkShardedJobOptions(options, devices);
+  checkShardedJobOptions(options, devices, /*uneven_tokens=*/true);
   HOSTIR_CHECK(options.heads % devices == 0, "--heads (", options.heads,
                ") must divide by the number of ranks (", devices,
                "): each rank computes whole heads");
@@ -45,7 +45,7 @@ int runOnRank(const SequenceParallelLayerOptions& options) {
   job.build = [&](int64_t chunks) { return buildTransformerLayer(devices, head_dim, chunks); };
   job.inputs = transformerLayerLocalInputs(tensors, options.heads, devices, rank);
   job.expected =
-      transformerLayerReference(tensors, options.heads).chunk(devices, 0)[rank].contiguous();
+      torchChunkPiece(transformerLayerReference(tensors, options.heads), 0, devices, rank);
   job.title = "sequence + tensor-parallel transformer layer on " + std::to_string(devices) +
               " ranks over " + options.link + ": x[" + std::to_string(options.tokens) + ", " +
               std::to_string(options.hidden) + "] sharded on tokens, " +
@@ -109,7 +109,7 @@ int runOnRank(const SequenceParallelLayerOptions& options) {
     for (size_t i = 0; i < grads.size(); ++i) {
       *grad_slots[i] = grads[i];
     }
-    job.output_grad = output_grad.chunk(devices, 0)[rank].contiguous();
+    job.output_grad = torchChunkPiece(output_grad, 0, devices, rank);
     job.expected_grads = transformerLayerLocalInputs(grad_tensors, options.heads, devices, rank);
   }
   return runShardedJob(options, job);

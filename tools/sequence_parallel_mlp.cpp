@@ -7,10 +7,10 @@
 #include <cstdlib>
 
 #include "cli_arguments.h"
-#include "hostir/multidevice/row_chunks.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "launch_command.h"
 #include "megatron_blocks.h"
+#include "transformer_layer_reference.h"
 
 namespace hostir::tools {
 
@@ -28,10 +28,8 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
   at::Tensor w1 = at::randn({options.ffn, options.hidden}) / std::sqrt(options.hidden);
   at::Tensor w2 = at::randn({options.hidden, options.ffn}) / std::sqrt(options.ffn);
   at::Tensor reference = at::linear(at::gelu(at::linear(x, w1)), w2);
-  // torch.chunk's piece (none past the pieces it makes: 1 token on 2 ranks).
   auto rows = [&](const at::Tensor& t, int64_t dim) {
-    const RowChunk piece = rowChunk(t.size(dim), devices, rank);
-    return t.narrow(dim, piece.start, piece.rows).contiguous();
+    return torchChunkPiece(t, dim, devices, rank);
   };
 
   ShardedJob job;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "hostir/multidevice/row_chunks.h"
 #include "megatron_blocks.h"
 
 namespace hostir::tools {
@@ -73,13 +74,18 @@ std::vector<at::Tensor> transformerLayerFusionInputs(const TransformerLayerTenso
           t.w2};
 }
 
+at::Tensor torchChunkPiece(const at::Tensor& t, int64_t dim, int64_t devices, int64_t rank) {
+  const RowChunk piece = rowChunk(t.size(dim), devices, rank);
+  return t.narrow(dim, piece.start, piece.rows).contiguous();
+}
+
 std::vector<at::Tensor> transformerLayerLocalInputs(const TransformerLayerTensors& t, int64_t heads,
                                                     int64_t devices, int64_t rank) {
   std::vector<at::Tensor> inputs = transformerLayerFusionInputs(t, heads);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const int64_t axis = kLayerShardedAxis[i];
     if (axis >= 0) {
-      inputs[i] = inputs[i].chunk(devices, axis)[rank].contiguous();
+      inputs[i] = torchChunkPiece(inputs[i], axis, devices, rank);
     }
   }
   return inputs;

@@ -35,6 +35,11 @@ at::Tensor transformerLayerReference(const TransformerLayerTensors& t, int64_t h
 std::vector<at::Tensor> transformerLayerFusionInputs(const TransformerLayerTensors& t,
                                                      int64_t heads);
 
+// torch.chunk's piece of `t` along `dim` for `rank` of `devices` (empty
+// past the pieces torch.chunk makes: 1 row on 3 ranks is 1 + 0 + 0), as
+// the program's shards are cut.
+at::Tensor torchChunkPiece(const at::Tensor& t, int64_t dim, int64_t devices, int64_t rank);
+
 // This rank's shards of transformerLayerFusionInputs for `devices` ranks.
 std::vector<at::Tensor> transformerLayerLocalInputs(const TransformerLayerTensors& t, int64_t heads,
                                                     int64_t devices, int64_t rank);

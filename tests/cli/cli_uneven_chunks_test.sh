@@ -9,7 +9,7 @@
 # Item 1: sp-mlp with --tokens the ranks do not divide (torch.chunk's
 # pieces through the pipelined allgather + GEMM and its reduce-scatter
 # tail), forward and --train, on 2 and 3 ranks, 1 token on 3 ranks (two
-# ranks empty); sp-layer refuses such --tokens, saying why.
+# ranks empty); the same for sp-layer.
 # Usage: cli_uneven_chunks_test.sh HOSTIR_BINARY
 source "${0%/*}/cli_helpers.sh"
 
@@ -59,9 +59,13 @@ expect_checks 3 2 sp-mlp --tokens 1 --hidden 16 --ffn 48 --chunks 3 --train
 HOSTIR_LINK_MODEL=100:0 expect_checks 2 2 sp-mlp --tokens 1021 --hidden 256 --ffn 1024 --chunks none
 grep -qE "^\[rank 0\] pipelined, (2|4|8|16) chunks on the rows: allgather of T0_g_float" \
   <<<"$last_output" || fail "--chunks none, 1,021 tokens: want the allgather pipelined"
-output=$("$hostir" sp-layer --tokens 7 --hidden 16 --heads 2 --ffn 32 --ranks 2 --runs 1 2>&1) &&
-  fail "sp-layer --tokens 7 --ranks 2: want a refusal"
-grep -q "^hostir: error: --tokens (7) must divide by the number of ranks (2) here: the layer's" \
-  <<<"$output" || fail "sp-layer --tokens 7 --ranks 2: want the reason, got: $output"
+# The transformer layer: the attention's sums reduce-scattered chunk by
+# chunk onto uneven rows (the rows the last rank lacks after the loop),
+# forward and --train, chunked and not (refused before).
+expect_checks 2 3 sp-layer --tokens 4095 --hidden 32 --heads 2 --ffn 32 --chunks 3,16
+expect_checks 2 2 sp-layer --tokens 4095 --hidden 32 --heads 2 --ffn 32 --chunks 7 --train
+expect_checks 3 2 sp-layer --tokens 4097 --hidden 24 --heads 3 --ffn 48 --chunks 7
+expect_checks 3 2 sp-layer --tokens 4097 --hidden 24 --heads 3 --ffn 48 --chunks 3 --train
+expect_checks 3 2 sp-layer --tokens 1 --hidden 24 --heads 3 --ffn 48 --chunks 3 --train
 
 finish

@@ -286,10 +286,13 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsOfPipelinedGatheredGemmsRunAsTorchC
 
 // A Stream split that no pipelined allgather + GEMM cuts, read by a
 // collective: chunks of the rows reduce-scattered as they are computed
-// (the attention's), onto rows that do not split evenly. Its chunks would
-// differ in size across ranks, so every rank raises, naming the tensor
-// and the collective; an even shape still runs.
-TEST_F(MultiRankReliabilityTest, UnevenShardsOfAChunkedReduceScatterRaiseOnEveryRank) {
+// (the attention's sum over the heads), onto rows that need not split
+// evenly (torch.chunk: the last ranks hold fewer, or none). Every rank's
+// chunks are cut from the whole rows and every member's rows sit in a
+// padded [ranks, ceilDiv(R, ranks), ...] buffer; the rows the last rank
+// lacks are reduce-scattered after the loop. Raised "uneven shards" on
+// every rank before.
+TEST_F(MultiRankReliabilityTest, UnevenShardsOfAChunkedReduceScatterRunAsTorchChunkPieces) {
   const int64_t n = communicator_.size();
   Fusion fusion;
   {
@@ -298,19 +301,20 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsOfAChunkedReduceScatterRaiseOnEvery
     TensorView* x = shard(makeContigTensor(2), mesh, 1);  // [R, C], C sharded
     fusion.addInput(x);
     TensorView* y = shard(relu(x), mesh, 1);
-    y->split(0, 2, /*inner_split=*/false);
+    y->split(0, 3, /*inner_split=*/false);
     y->axis(0)->parallelize(ParallelType::Stream);
     fusion.addOutput(shard(sum(y, {1}), mesh, 0));  // a reduce-scatter of R
   }
   MultiDeviceExecutor executor(fusion, communicator_, {.number_of_streams = 2});
-  at::Tensor x = at::randn({4 * n - 1, 2 * n});
-  expectErrorOnThisRank(
-      [&] { executor.run({x.chunk(n, 1)[me_].contiguous()}); },
-      {"uneven shards: ", "axis 0 has extent " + std::to_string(4 * n - 1),
-       "into Stream chunks, read by", "only a pipelined allgather + GEMM", "pad the axis"});
-  at::Tensor even = at::randn({4 * n, 2 * n});
-  std::vector<at::Tensor> outs = executor.run({even.chunk(n, 1)[me_].contiguous()});
-  EXPECT_TRUE(at::allclose(outs[0], at::relu(even).sum(1).chunk(n, 0)[me_], 1e-5, 1e-5));
+  for (int64_t rows : {4 * n - 1, int64_t{1}, n + 1, 2 * n - 1, 4 * n}) {
+    at::manual_seed(rows);
+    at::Tensor x = at::randn({rows, 2 * n});
+    std::vector<at::Tensor> outs = executor.run({x.chunk(n, 1)[me_].contiguous()});
+    const RowChunk mine = rowChunk(rows, n, me_);
+    at::Tensor want = at::relu(x).sum(1).narrow(0, mine.start, mine.rows);
+    EXPECT_EQ(outs[0].sizes(), want.sizes()) << rows << " rows";
+    EXPECT_TRUE(at::allclose(outs[0], want, 1e-5, 1e-5)) << rows << " rows";
+  }
 }
 
 // Found by the sharded fuzzer with Stream axes on computed values: a Stream

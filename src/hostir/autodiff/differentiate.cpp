@@ -181,6 +181,11 @@ class BackwardBuilder : public PrimalValues {
           id->parallelize(ParallelType::Serial);
         }
       }
+      // As the forward left it: with uneven shards a pipelined GEMM's output
+      // is a view of a padded buffer, strided when its rows are not the
+      // outermost axis (host_ir/passes/gather_pipeline.h).
+      saved->domain()->setContiguity(
+          std::vector<bool>(saved->domain()->contiguity().size(), false));
       backward_.addInput(saved);
       saved_.push_back(val);
       available_.insert(val);

@@ -209,6 +209,21 @@ Val* localExtent(const TensorView* tv, const IterDomain* logical_id) {
                      mesh.idxOf(device, parallel_type));
 }
 
+Val* largestLocalExtent(const TensorView* tv, const IterDomain* logical_id) {
+  LoweringDeviceScope no_device(-1);
+  return localExtent(tv, logical_id);
+}
+
+bool mayHoldFewerRows(const TensorView* tv, const IterDomain* logical_id) {
+  const int64_t device = loweringDevice();
+  if (device < 0 || !tv->hasDeviceMesh() || !tv->getDeviceMesh().has(device)) {
+    return false;
+  }
+  ParallelType parallel_type = shardingParallelType(tv, logical_id);
+  return parallel_type != ParallelType::Serial &&
+         tv->getDeviceMesh().idxOf(device, parallel_type) > 0;
+}
+
 std::vector<Val*> localShape(const TensorView* tv) {
   std::vector<Val*> shape;
   for (IterDomain* id : tv->shapeDomain()) {

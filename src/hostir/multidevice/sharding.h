@@ -91,6 +91,14 @@ int64_t loweringDevice();
 // itself outside a lowering, for a device off the mesh, and for p = 0.
 // Scalar arithmetic lives in tv's container.
 Val* localExtent(const TensorView* tv, const IterDomain* logical_id);
+// c = ceilDiv(n, d), the rows of the first (largest) shard of a sharded
+// logical axis, the same on every device (localExtent outside a lowering);
+// the extent when unsharded. Buffers padded to it line up across ranks.
+Val* largestLocalExtent(const TensorView* tv, const IterDomain* logical_id);
+// Whether the device being lowered may hold fewer than largestLocalExtent
+// rows of `logical_id`: the axis is sharded, and the device is on the mesh
+// but not first along the mesh dimension.
+bool mayHoldFewerRows(const TensorView* tv, const IterDomain* logical_id);
 // The local extents of the tensor's shape (reduction axes skipped): what a
 // device allocates for its shard.
 std::vector<Val*> localShape(const TensorView* tv);

@@ -44,6 +44,18 @@ bool isPointwise(const Expr* def) {
          def->isA<LoadStoreOp>();
 }
 
+// A sum over the sharded axis (the attention's sum over the heads, and in
+// the backward its input grad's) allreduced, or reduce-scattered onto the
+// rows: chunk by chunk, its chunks are cut from the whole rows (the same on
+// every rank) and every member's rows sit in a [devices, c, ...] padded
+// buffer (stream_parallelization's addRowsReduceScatter); else whole, after
+// the loop.
+bool isRowsReduction(const Expr* use) {
+  const CommunicationPlan plan = classifyResharding(use);
+  return plan.pattern == ReshardingPattern::ReductionOverShardedAxis &&
+         (plan.type == CollectiveType::ReduceScatter || plan.type == CollectiveType::Allreduce);
+}
+
 // Why `tv`, Stream-parallel, cannot run with uneven shards, or empty; adds
 // it to `cut_alike` when its chunks follow a pipelined allgather + GEMM.
 std::string refusalOf(const TensorView* tv, std::unordered_set<const TensorView*>& cut_alike) {
@@ -62,7 +74,7 @@ std::string refusalOf(const TensorView* tv, std::unordered_set<const TensorView*
            def->toInlineString() + ", which moves it between devices";
   }
   for (const Expr* use : tv->uses()) {
-    if (isResharding(use)) {
+    if (isResharding(use) && !isRowsReduction(use)) {
       return "the program splits " + tv->toInlineString() + " into Stream chunks, read by " +
              use->toInlineString() +
              ", which would move each device's chunks of its own rows (of different sizes)";

@@ -14,21 +14,25 @@ namespace hostir {
 
 namespace {
 
-// c = ceilDiv(n, devices), A's first device's rows: what localExtent gives
-// outside a lowering.
-Val* largestShardRows(const TensorView* a) {
-  LoweringDeviceScope no_device(-1);
-  return localExtent(a, a->shapeDomain()[0]);
-}
-
-bool mayHoldFewerRowsThanTheFirst(const TensorView* a) {
-  const int64_t device = loweringDevice();
-  if (device < 0 || !a->hasDeviceMesh() || !a->getDeviceMesh().has(device)) {
-    return false;
+// With uneven shards a view of a padded buffer's first rows along an axis
+// that is not the outermost is not contiguous (the attention's q, k, v
+// [heads, tokens, hd]): the segments that read `whole` whole take it with
+// its strides (a compiled kernel binds every stride but the innermost at
+// run time; ATen takes any), so their inputs do not claim contiguity.
+void acceptStridedReadsOf(HostIrContainer& container, const TensorView* whole) {
+  for (Expr* expr : container.topLevel()) {
+    auto* segment = dynamic_cast<PostOnStream*>(expr);
+    if (segment == nullptr) {
+      continue;
+    }
+    for (size_t i = 0; i < segment->inputs().size(); ++i) {
+      if (segment->input(i) == whole) {
+        TensorDomain* domain =
+            segment->hostUnit()->fusion()->inputs().at(i)->as<TensorView>()->domain();
+        domain->setContiguity(std::vector<bool>(domain->contiguity().size(), false));
+      }
+    }
   }
-  ParallelType parallel_type = shardingParallelType(a, a->shapeDomain()[0]);
-  return parallel_type != ParallelType::Serial &&
-         a->getDeviceMesh().idxOf(device, parallel_type) > 0;
 }
 
 Val* zeroVal(HostIrContainer& container) {
@@ -66,8 +70,8 @@ GatherPipeline::GatherPipeline(HostIrContainer& container, TensorView* a, int64_
       a_(a),
       loop_id_(loop_id),
       devices_(IrBuilder::createInContainer<Scalar>(&container, devices)),
-      block_rows_(largestShardRows(a)),
-      may_hold_fewer_rows_(mayHoldFewerRowsThanTheFirst(a)),
+      block_rows_(largestLocalExtent(a, a->shapeDomain()[0])),
+      may_hold_fewer_rows_(hostir::mayHoldFewerRows(a, a->shapeDomain()[0])),
       chunk_rows_(ceilDiv(block_rows_, loop_id->extent())) {
   slots_extents_ = {loop_id->extent(), mul(devices_, chunk_rows_)};
   for (size_t i = 1; i < a->shapeDomain().size(); ++i) {
@@ -117,6 +121,9 @@ TensorView* GatherPipeline::paddedBuffer(TensorView* whole, int64_t dim, bool ze
 TensorView* GatherPipeline::rowsToFill(TensorView* whole, int64_t dim,
                                        std::vector<Expr*>& emitted) const {
   TensorView* buffer = paddedBuffer(whole, dim, /*zero_init=*/false, emitted);
+  if (dim > 0) {
+    acceptStridedReadsOf(container_, whole);
+  }
   Val* rows = localShape(whole).at(static_cast<size_t>(dim));
   emitted.push_back(IrBuilder::createInContainer<SliceOp>(
       &container_, std::vector<Val*>{buffer, zeroVal(container_), rows}, std::vector<Val*>{whole},

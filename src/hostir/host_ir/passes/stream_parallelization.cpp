@@ -184,6 +184,26 @@ class StreamLoopBuilder {
     return outputs_;
   }
 
+  // Appends `allocation` (an Allocate, or another expr run before the loop)
+  // to `exprs`, or for a tensor the loop pads, the padded buffer's
+  // allocation and the view.
+  void appendBeforeLoop(Expr* allocation, std::vector<Expr*>& exprs) const {
+    const auto* allocate = dynamic_cast<const Allocate*>(allocation);
+    auto padded = allocate == nullptr ? padded_allocations_.end()
+                                      : padded_allocations_.find(allocate->buffer());
+    if (padded == padded_allocations_.end()) {
+      exprs.push_back(allocation);
+      return;
+    }
+    exprs.insert(exprs.end(), padded->second.begin(), padded->second.end());
+  }
+
+  // What runs after the loop and its Waits: the uneven reduce-scatters'
+  // last rows.
+  const std::vector<Expr*>& afterLoop() const {
+    return after_loop_;
+  }
+
   // Whether the loop computes or writes `val` (an op's output, or a buffer
   // a chunked collective fills).
   bool writes(const Val* val) const {
@@ -206,37 +226,73 @@ class StreamLoopBuilder {
   }
 
   // The loop walks the rows of the d members' outputs in order: member r's
-  // rows are rows [r·L, (r+1)·L) of the input, L = rows per member. Chunk
-  // j's rows of the last member, local rows [lo, hi), complete the
-  // reduce-scatter of local rows [lo, hi) of every member, whose other
+  // rows are rows [r·c, r·c + its rows) of the input, c = ceilDiv(n, d) the
+  // first member's rows (torch.chunk: the last members may hold fewer, or
+  // none). Chunk j's rows of the last member, local rows [lo, hi), complete
+  // the reduce-scatter of local rows [lo, hi) of every member, whose other
   // rows earlier iterations computed (on other worker streams: the
-  // iterations holding rows r·L + lo and r·L + hi - 1 are synced with).
+  // iterations holding rows r·c + lo and r·c + hi - 1 are synced with).
   // So iteration j reduce-scatters those rows right after computing them;
   // iterations before the last member's rows post an empty one (nothing
   // moves). On 2 members the first half of the loop computes and the
   // second half also reduces, each chunk's rows while the next computes.
+  // With uneven shards the local rows the last member does not hold, [its
+  // rows, c), are reduce-scattered after the loop (paddedReduceScatter).
   void addRowsReduceScatter(const Communication* communication) {
     TensorView* in = communication->in();
     TensorView* out = communication->out();
     const auto members = static_cast<int64_t>(communication->team().size());
-    auto constant = [&](int64_t value) {
-      return IrBuilder::createInContainer<Scalar>(&container_, value);
-    };
     Val* zero = constant(0);
-    std::vector<IterDomain*> out_shape = out->shapeDomain();
-    Val* member_rows = localExtent(out, out_shape[0]);
+    Val* block_rows = largestLocalExtent(out, out->shapeDomain()[0]);
     const int64_t in_axis = produced_.at(in);
     Val* rows_in = in->getLogicalDomain()[static_cast<size_t>(in_axis)]->extent();
     auto [start, stop] = chunkBounds(index_, axis_.chunk_size, rows_in);
-    Val* last_member_start = mul(constant(members - 1), member_rows);
+    Val* last_member_start = mul(constant(members - 1), block_rows);
     auto local = [&](Val* row) {
-      return minimum(maximum(sub(row, last_member_start), zero), member_rows);
+      return minimum(maximum(sub(row, last_member_start), zero), block_rows);
     };
     Val* lo = local(start);
     Val* hi = local(stop);
-    Val* rows = sub(hi, lo);
+    PaddedReduceScatter padded = paddedReduceScatter(communication, members, block_rows);
+    Scope& body = loop_->body();
+    for (int64_t member = 0; member + 1 < members; ++member) {
+      Val* offset = mul(constant(member), block_rows);
+      for (Val* row : {lo, maximum(sub(hi, constant(1)), lo)}) {
+        Val* iteration = div(hostir::add(offset, row), axis_.chunk_size);
+        body.push_back(IrBuilder::createInContainer<Synchronize>(
+            &container_, makeWorkerStream(container_, iteration)));
+      }
+    }
+    std::vector<Expr*> exprs;
+    Expr* chunked = postRows(communication, padded, lo, hi, exprs);
+    for (Expr* expr : exprs) {
+      body.push_back(expr);
+    }
+    chunked_communications_[communication] = chunked;
+    communicated_.insert(out);
+    // After the loop (every iteration synced with the caller): the rows the
+    // last member lacks, [min(its rows, c), c); none when shards are even.
+    Val* last_member_rows = minimum(maximum(sub(rows_in, last_member_start), zero), block_rows);
+    Expr* tail = postRows(communication, padded, last_member_rows, block_rows, after_loop_);
+    after_loop_.push_back(IrBuilder::createInContainer<Wait>(&container_, tail));
+  }
 
+  // A chunked reduce-scatter's input (n rows, unsharded) as the first n rows
+  // of a [d·c, ...] buffer viewed [d, c, ...], and its output (this
+  // member's rows) as the first rows of a [c, ...] buffer (the output
+  // itself on the first member), allocated before the loop in place of
+  // their Allocates (allocate): every member slices the same rows of both.
+  struct PaddedReduceScatter {
+    TensorView* in_blocks;
+    TensorView* out_rows;
+  };
+
+  PaddedReduceScatter paddedReduceScatter(const Communication* communication, int64_t members,
+                                          Val* block_rows) {
+    TensorView* in = communication->in();
+    TensorView* out = communication->out();
     std::vector<Val*> rest;
+    std::vector<IterDomain*> out_shape = out->shapeDomain();
     for (size_t i = 1; i < out_shape.size(); ++i) {
       rest.push_back(localExtent(out, out_shape[i]));
     }
@@ -244,33 +300,55 @@ class StreamLoopBuilder {
       extents.insert(extents.end(), rest.begin(), rest.end());
       return makeTensorOfExtents(&container_, extents, like->dtype());
     };
-    Scope& body = loop_->body();
-    TensorView* in_members = tensor({constant(members), member_rows}, in);
-    body.push_back(IrBuilder::createInContainer<ReshapeOp>(&container_, std::vector<Val*>{in},
-                                                           std::vector<Val*>{in_members},
-                                                           std::vector<Attribute>{}));
-    TensorView* in_rows = tensor({constant(members), rows}, in);
-    body.push_back(IrBuilder::createInContainer<SliceOp>(
-        &container_, std::vector<Val*>{in_members, lo, hi}, std::vector<Val*>{in_rows},
-        std::vector<Attribute>{int64_t{1}}));
-    TensorView* out_rows = tensor({rows}, out);
-    body.push_back(IrBuilder::createInContainer<SliceOp>(
-        &container_, std::vector<Val*>{out, lo, hi}, std::vector<Val*>{out_rows},
-        std::vector<Attribute>{int64_t{0}}));
-    for (int64_t member = 0; member + 1 < members; ++member) {
-      Val* offset = mul(constant(member), member_rows);
-      for (Val* row : {lo, maximum(sub(hi, constant(1)), lo)}) {
-        Val* iteration = div(hostir::add(offset, row), axis_.chunk_size);
-        body.push_back(IrBuilder::createInContainer<Synchronize>(
-            &container_, makeWorkerStream(container_, iteration)));
-      }
+    std::vector<Expr*>& in_allocation = padded_allocations_[in];
+    TensorView* in_buffer = tensor({mul(constant(members), block_rows)}, in);
+    in_allocation.push_back(IrBuilder::createInContainer<Allocate>(&container_, in_buffer));
+    in_allocation.push_back(firstRows(in_buffer, in));
+    TensorView* in_blocks = tensor({constant(members), block_rows}, in);
+    in_allocation.push_back(IrBuilder::createInContainer<ReshapeOp>(
+        &container_, std::vector<Val*>{in_buffer}, std::vector<Val*>{in_blocks},
+        std::vector<Attribute>{}));
+    if (!mayHoldFewerRows(out, out_shape[0])) {
+      return {in_blocks, out};
     }
-    Expr* chunked =
+    TensorView* out_buffer = tensor({block_rows}, out);
+    padded_allocations_[out] = {IrBuilder::createInContainer<Allocate>(&container_, out_buffer),
+                                firstRows(out_buffer, out)};
+    return {in_blocks, out_buffer};
+  }
+
+  // `view` = the first rows of `buffer` (as many as `view` has).
+  Expr* firstRows(TensorView* buffer, TensorView* view) {
+    return IrBuilder::createInContainer<SliceOp>(
+        &container_, std::vector<Val*>{buffer, constant(0), localShape(view).at(0)},
+        std::vector<Val*>{view}, std::vector<Attribute>{int64_t{0}});
+  }
+
+  // Appends to `exprs` the reduce-scatter of local rows [lo, hi) of every
+  // member; returns it.
+  Expr* postRows(const Communication* communication, const PaddedReduceScatter& padded, Val* lo,
+                 Val* hi, std::vector<Expr*>& exprs) {
+    Val* rows = sub(hi, lo);
+    auto rowsOf = [&](TensorView* tv, int64_t dim) {
+      std::vector<Val*> extents = localShape(tv);
+      extents.at(static_cast<size_t>(dim)) = rows;
+      TensorView* slice = makeTensorOfExtents(&container_, extents, tv->dtype());
+      exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+          &container_, std::vector<Val*>{tv, lo, hi}, std::vector<Val*>{slice},
+          std::vector<Attribute>{dim}));
+      return slice;
+    };
+    TensorView* in_rows = rowsOf(padded.in_blocks, 1);
+    TensorView* out_rows = rowsOf(padded.out_rows, 0);
+    Expr* posted =
         communication->newObject(&container_, {in_rows}, {out_rows}, communication->attributes(),
                                  communication->attributeVals());
-    body.push_back(chunked);
-    chunked_communications_[communication] = chunked;
-    communicated_.insert(out);
+    exprs.push_back(posted);
+    return posted;
+  }
+
+  Val* constant(int64_t value) {
+    return IrBuilder::createInContainer<Scalar>(&container_, value);
   }
 
   // The logical axis of `input` that feeds the output's axis, or -1.
@@ -348,6 +426,10 @@ class StreamLoopBuilder {
   std::unordered_map<const Expr*, Expr*> chunked_communications_;
   std::unordered_set<const Val*> communicated_;
   std::vector<Expr*> deferred_waits_;
+  // Per tensor a chunked reduce-scatter reads or writes: the exprs that
+  // allocate it as a view of a padded buffer (paddedReduceScatter).
+  std::unordered_map<const Val*, std::vector<Expr*>> padded_allocations_;
+  std::vector<Expr*> after_loop_;
 };
 
 // Whether `expr` can run before the loop `builder` is building: an op
@@ -428,15 +510,20 @@ void parallelizeStreams(HostIrContainer& container) {
         break;
       }
     }
-    std::vector<Expr*> replacement = hoisted;
+    std::vector<Expr*> replacement;
+    for (Expr* done : hoisted) {
+      builder.appendBeforeLoop(done, replacement);
+    }
     for (TensorView* output : builder.outputs()) {
-      replacement.push_back(IrBuilder::createInContainer<Allocate>(&container, output));
+      builder.appendBeforeLoop(IrBuilder::createInContainer<Allocate>(&container, output),
+                               replacement);
     }
     appendWorkerSync(container, axis->loop_id->extent(), caller, replacement);
     replacement.push_back(builder.finish());
     if (ForLoop* waits = builder.waitsAfter()) {
       replacement.push_back(waits);
     }
+    replacement.insert(replacement.end(), builder.afterLoop().begin(), builder.afterLoop().end());
     // Drop the whole-tensor exprs the loop now computes slice by slice, and
     // the hoisted ones from where they were.
     for (Expr* done : joined) {
