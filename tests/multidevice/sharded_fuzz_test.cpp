@@ -442,6 +442,21 @@ TEST_F(ShardedFuzz, Seed136AMinOverAShardWithNoColumnsMatches) {
   EXPECT_TRUE(run.result.uneven_shards);
 }
 
+// Found by the long run with uneven shards (seed 1394, 5 rows on 2
+// devices): a segment that reads a replicated [5, 3] value and the input
+// sharded on its rows. The segment's evaluator bound the rows' extent (5)
+// from the replicated one, then expected device 1 to hold torch.chunk's
+// first piece (3 rows; it did not know its device) and refused its 2 rows
+// while device 0 waited. Segments now evaluate on the rank's device.
+TEST_F(ShardedFuzz, Seed1394ASegmentReadingAReplicatedAndAnUnevenShardMatches) {
+  if (n_ != 2) {
+    GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
+  }
+  SeedRun run = runSeed(1394, /*streams=*/false);
+  EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
+  EXPECT_TRUE(run.result.uneven_shards);
+}
+
 // Found with HOSTIR_FUZZ_STREAMS=1 on 2 ranks (docs/reliability.md): a
 // matmul in a stream loop of a sharded program. The pipelined allgather +
 // GEMM took both; neither fits it.

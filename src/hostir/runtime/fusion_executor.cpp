@@ -94,6 +94,7 @@ std::vector<at::Tensor> FusionExecutor::run(const std::vector<PolymorphicValue>&
                " preallocated buffers were given; give all or none");
 
   ExpressionEvaluator ee;
+  ee.setDevice(device_);
   for (size_t i = 0; i < inputs.size(); ++i) {
     ee.bind(fusion_->inputs()[i], inputs[i]);
   }

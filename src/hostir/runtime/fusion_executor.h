@@ -64,6 +64,14 @@ class FusionExecutor {
     return *fusion_;
   }
 
+  // The device whose shards the fusion's sharded tensors hold (-1: none),
+  // as the host program's evaluator has it: an uneven axis holds that
+  // device's torch.chunk piece, which a replicated input sharing the
+  // extent does not tell (ExpressionEvaluator::setDevice).
+  void setDevice(int64_t device) {
+    device_ = device;
+  }
+
   // How the fusion runs: "compiled kernel <hash> for <target>", "GEMM with
   // post-ops: <epilogue>" or "ATen: <why>" (compiles it if it has not been
   // yet); after runs of a kernel or a GEMM with post-ops, what they ran on:
@@ -99,6 +107,7 @@ class FusionExecutor {
 
   std::unique_ptr<Fusion> owned_;  // null when borrowed
   const Fusion* fusion_ = nullptr;
+  int64_t device_ = -1;
   std::vector<Expr*> exprs_;  // topological order, computed once
   // Per expr: intermediates no later expr reads.
   std::vector<std::vector<const Val*>> dead_after_;

@@ -28,7 +28,7 @@ HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
                                  HostIrEvaluatorParams params)
     : container_(checkedProgram(std::move(container))),
       params_(params),
-      segments_(*container_),
+      segments_(*container_, params.communicator != nullptr ? params.my_device : -1),
       buffers_(*container_),
       collectives_(pool_, params.communicator, params.my_device),
       pool_(params.number_of_streams) {  // checks the number

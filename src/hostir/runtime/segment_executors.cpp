@@ -5,14 +5,16 @@
 
 namespace hostir {
 
-SegmentExecutors::SegmentExecutors(const HostIrContainer& program) {
+SegmentExecutors::SegmentExecutors(const HostIrContainer& program, int64_t device) {
   for (HostUnit* unit : program.hostUnits()) {
     // The engine the compile stage recorded, if it ran (not for a program
     // only lowered): run on it, not decided again.
     units_[unit] = FusionExecutor::borrowing(*unit->fusion(), unit->engine());
+    units_[unit]->setDevice(device);
   }
   for (int64_t id = 0; id < program.numKernels(); ++id) {
     kernels_.push_back(FusionExecutor::borrowing(*program.kernel(id)));
+    kernels_.back()->setDevice(device);
   }
 }
 

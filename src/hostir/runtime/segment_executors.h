@@ -17,10 +17,11 @@ class HostUnit;
 // The executors of a host program's segments: one per HostUnit and one per
 // LaunchKernel kernel, made once with the program. The program owns the
 // segments' fusions and outlives this (the evaluator declares it first), so
-// the executors borrow them.
+// the executors borrow them. `device`: the rank's device, whose shards the
+// segments' sharded tensors hold (-1: none).
 class SegmentExecutors {
  public:
-  explicit SegmentExecutors(const HostIrContainer& program);
+  SegmentExecutors(const HostIrContainer& program, int64_t device);
 
   FusionExecutor& forUnit(const HostUnit* unit);
   // Throws hostir::Error for a kernel id the program does not have.
