@@ -11,6 +11,7 @@
 #include "examples.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/pass_registry.h"
+#include "hostir/host_ir/passes/stream_split_insertion.h"
 #include "hostir/host_ir/passes/verifier.h"
 #include "hostir/host_ir/text/host_ir_text_parser.h"
 #include "hostir/host_ir/text/host_ir_text_printer.h"
@@ -21,37 +22,41 @@ namespace hostir {
 
 namespace {
 
-std::vector<const RegisteredPass*> hostIrPasses() {
-  std::vector<const RegisteredPass*> passes;
-  for (const RegisteredPass& pass : registeredPasses()) {
-    if (pass.stage == PassStage::HostIr) {
-      passes.push_back(&pass);
-    }
-  }
-  return passes;
-}
-
-std::string hostIrPassNames() {
+std::string passNames() {
   std::string names;
-  for (const RegisteredPass* pass : hostIrPasses()) {
-    names += (names.empty() ? "" : ", ") + pass->name;
+  for (const RegisteredPass& pass : registeredPasses()) {
+    names += (names.empty() ? "" : ", ") + pass.name;
   }
   return names;
 }
 
-const RegisteredPass& hostIrPassNamed(const std::string& name) {
-  for (const RegisteredPass* pass : hostIrPasses()) {
-    if (pass->name == name) {
-      return *pass;
+const RegisteredPass& passNamed(const std::string& name) {
+  for (const RegisteredPass& pass : registeredPasses()) {
+    if (pass.name == name) {
+      return pass;
     }
   }
-  for (const RegisteredPass& pass : registeredPasses()) {
-    HOSTIR_CHECK(pass.name != name, "--pass ", name,
-                 " is a presegmentation pass: it runs on the user's fusion, not on a host "
-                 "program; hostir opt runs the host IR passes: ",
-                 hostIrPassNames());
+  HOSTIR_THROW("--pass ", name, " names no pass; the passes are: ", passNames());
+}
+
+// The pass `name`, which must be able to run on the input: a presegmentation
+// pass on a fusion, a host IR pass on a host program.
+const RegisteredPass& passForInput(const std::string& name, bool input_is_fusion) {
+  const RegisteredPass& pass = passNamed(name);
+  if (input_is_fusion) {
+    HOSTIR_CHECK(pass.stage == PassStage::Presegmentation, "--pass ", name,
+                 " is a host IR pass: it runs on a host program, and the input is a fusion "
+                 "before segmentation; give it a program (`hostir opt --example NAME "
+                 "--stop-before ",
+                 name, "`)");
+  } else {
+    HOSTIR_CHECK(pass.stage == PassStage::HostIr, "--pass ", name,
+                 " is a presegmentation pass: it runs on a fusion before segmentation, and the "
+                 "input is a host program; give it a fusion (`hostir opt --example NAME "
+                 "--stop-before ",
+                 name, "`)");
   }
-  HOSTIR_THROW("--pass ", name, " names no pass; the host IR passes are: ", hostIrPassNames());
+  return pass;
 }
 
 std::string readInput(const std::string& path) {
@@ -59,12 +64,32 @@ std::string readInput(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(std::cin), {});
   }
   std::ifstream file(path);
-  HOSTIR_CHECK(file.good(), "cannot read the host program ", path,
-               ": give a file of textual host IR, or - for stdin");
+  HOSTIR_CHECK(file.good(), "cannot read the input ", path,
+               ": give a file of textual host IR (a host program or a fusion), or - for stdin");
   std::ostringstream text;
   text << file.rdbuf();
   return text.str();
 }
+
+// insert_stream_splits' planner under `hostir opt`, which knows neither the
+// sizes nor the link the runtime's planner prices: every candidate the pass
+// finds chunkable gets the --stream-chunks the user gave.
+class FixedStreamSplitPlanner : public StreamSplitPlanner {
+ public:
+  explicit FixedStreamSplitPlanner(int64_t chunks) : chunks_(chunks) {}
+  std::vector<StreamSplitDecision> decide(
+      const std::vector<StreamSplitCandidate>& candidates) override {
+    std::vector<StreamSplitDecision> decisions;
+    for (const StreamSplitCandidate& candidate : candidates) {
+      decisions.push_back(
+          {candidate.not_chunkable.empty() ? chunks_ : 1, "--stream-chunks of hostir opt", {}});
+    }
+    return decisions;
+  }
+
+ private:
+  int64_t chunks_;
+};
 
 // The fusion `name` names: a built-in example, or a Megatron block on 2
 // ranks with `chunks` Stream chunks.
@@ -80,36 +105,52 @@ std::unique_ptr<Fusion> exampleFusion(const std::string& name, int64_t chunks) {
   return fusion;
 }
 
-// `name`'s host program on `device`, the host IR passes before
-// `stop_before` run ("" runs them all).
-std::unique_ptr<HostIrContainer> lowerExample(const std::string& name, int64_t chunks,
-                                              int64_t device, const std::string& stop_before) {
-  std::unique_ptr<Fusion> fusion = exampleFusion(name, chunks);
+// Whether a lowering of one device (`multidevice` false) or many runs `pass`.
+bool runsPass(const RegisteredPass& pass, bool multidevice) {
+  return pass.scope == PassScope::Always || multidevice;
+}
+
+// The example `name` with the passes before `stop_before` run ("" runs them
+// all), for --device: a fusion when `stop_before` is a presegmentation pass,
+// otherwise its host program. What a lit test of that pass starts from.
+ParsedIr lowerExample(const std::string& name, int64_t chunks, int64_t device,
+                      const std::string& stop_before) {
+  const RegisteredPass* stop = stop_before.empty() ? nullptr : &passNamed(stop_before);
+  ParsedIr result;
+  result.fusion = exampleFusion(name, chunks);
   bool multidevice = name == "sp-mlp" || name == "sp-layer";
-  runPresegmentationPasses(fusion.get(), multidevice);
-  std::unique_ptr<HostIrContainer> program = lowerSegmentsToHostIr(*fusion);
+  for (const RegisteredPass& pass : registeredPasses()) {
+    if (&pass == stop) {
+      return result;
+    }
+    if (pass.stage == PassStage::Presegmentation && runsPass(pass, multidevice)) {
+      pass.run_on_fusion(*result.fusion);
+    }
+  }
+  result.program = lowerSegmentsToHostIr(*result.fusion);
+  result.fusion.reset();
   std::optional<MultiDeviceLowering> lowering;
   if (multidevice) {
     lowering = MultiDeviceLowering{device, {}};
   }
-  if (!stop_before.empty()) {
-    hostIrPassNamed(stop_before);
-  }
-  for (const RegisteredPass* pass : hostIrPasses()) {
-    if (pass->name == stop_before) {
+  for (const RegisteredPass& pass : registeredPasses()) {
+    if (&pass == stop) {
       break;
     }
-    if (pass->scope == PassScope::Always || multidevice) {
-      pass->run_on_host_program(*program, lowering);
+    if (pass.stage == PassStage::HostIr && runsPass(pass, multidevice)) {
+      pass.run_on_host_program(*result.program, lowering);
     }
   }
-  return program;
+  return result;
 }
 
 }  // namespace
 
 int runOptCommand(const std::vector<std::string>& args) {
-  CLI::App app{"run host IR passes on a host program in the textual host IR", "hostir opt"};
+  CLI::App app{
+      "run passes on IR text: host IR passes on a host program, presegmentation passes "
+      "on a fusion",
+      "hostir opt"};
   std::string input = "-";
   std::vector<std::string> passes;
   bool verify = false;
@@ -119,43 +160,62 @@ int runOptCommand(const std::vector<std::string>& args) {
   std::string example;
   std::string stop_before;
   int64_t chunks = 4;
-  app.add_option("FILE", input, "the host program's text; - (the default) reads stdin");
+  int64_t stream_chunks = 0;
+  app.add_option("FILE", input,
+                 "the text of a host program or of a fusion; - (the default) reads stdin");
   // One name per --pass, so `--pass X FILE` leaves FILE positional.
-  app.add_option("--pass", passes, "a host IR pass to run (repeat it for several, in order)")
+  app.add_option("--pass", passes, "a pass to run (repeat it for several, in order)")
       ->allow_extra_args(false);
-  app.add_flag("--verify", verify, "run the host program verifier after parsing and each pass");
-  app.add_flag("--list-passes", list_passes, "list the host IR passes --pass takes");
-  app.add_flag("--readable", readable, "print the program as `hostir lower` does (not parsable)");
+  app.add_flag("--verify", verify,
+               "run the host program verifier after parsing and each pass (host programs)");
+  app.add_flag("--list-passes", list_passes, "list the passes --pass takes, with their stage");
+  app.add_flag("--readable", readable, "print the IR as `hostir lower` does (not parsable)");
   app.add_option("--device", device, "the rank a multi-device pass lowers for (0)");
   app.add_option("--example", example,
                  "instead of reading FILE, lower a built-in example, sp-mlp or sp-layer");
   app.add_option("--stop-before", stop_before,
-                 "with --example: run the host IR passes before this one only");
+                 "with --example: run the passes before this one only (before a presegmentation "
+                 "pass: print the fusion)");
   app.add_option("--chunks", chunks, "with --example sp-mlp or sp-layer: Stream chunks (4)")
       ->check(CLI::Range(1, 1024));
+  app.add_option("--stream-chunks", stream_chunks,
+                 "insert_stream_splits gives each collective it can pipeline this many chunks "
+                 "(without it, it has no planner and changes nothing)")
+      ->check(CLI::Range(2, 1024));
   if (!tools::parseArguments(app, args, "hostir opt")) {
     return 0;
   }
   if (list_passes) {
-    for (const RegisteredPass* pass : hostIrPasses()) {
-      std::cout << pass->name << "  " << pass->summary << "\n";
+    for (const RegisteredPass& pass : registeredPasses()) {
+      std::cout << pass.name << "  "
+                << (pass.stage == PassStage::Presegmentation ? "presegmentation" : "host-IR")
+                << "  " << pass.summary << "\n";
     }
     return 0;
   }
-  std::unique_ptr<HostIrContainer> program =
-      example.empty() ? parseHostIrText(readInput(input), input == "-" ? "<stdin>" : input)
-                      : lowerExample(example, chunks, device, stop_before);
-  if (verify) {
-    verifyHostProgram(*program);
+  FixedStreamSplitPlanner planner(stream_chunks);
+  StreamSplitPlannerScope planner_scope(stream_chunks > 0 ? &planner : nullptr);
+  ParsedIr ir = example.empty() ? parseIrText(readInput(input), input == "-" ? "<stdin>" : input)
+                                : lowerExample(example, chunks, device, stop_before);
+  if (verify && ir.program != nullptr) {
+    verifyHostProgram(*ir.program);
   }
   for (const std::string& name : passes) {
-    const RegisteredPass& pass = hostIrPassNamed(name);
-    pass.run_on_host_program(*program, MultiDeviceLowering{device, program->deviceTargets()});
+    const RegisteredPass& pass = passForInput(name, ir.fusion != nullptr);
+    if (ir.fusion != nullptr) {
+      pass.run_on_fusion(*ir.fusion);
+      continue;
+    }
+    pass.run_on_host_program(*ir.program, MultiDeviceLowering{device, ir.program->deviceTargets()});
     if (verify) {
-      verifyHostProgram(*program);
+      verifyHostProgram(*ir.program);
     }
   }
-  std::cout << (readable ? program->toString() : printHostIrText(*program));
+  if (ir.fusion != nullptr) {
+    std::cout << (readable ? ir.fusion->toString() : printFusionText(*ir.fusion));
+  } else {
+    std::cout << (readable ? ir.program->toString() : printHostIrText(*ir.program));
+  }
   return 0;
 }
 

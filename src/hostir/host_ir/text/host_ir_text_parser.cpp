@@ -56,6 +56,19 @@ class Parser {
   Parser(const std::string& source, std::string source_name)
       : source_name_(std::move(source_name)), tokens_(text::tokenize(source, source_name_)) {}
 
+  // A user's fusion alone: "fusion { ... }" and the end.
+  std::unique_ptr<Fusion> fusionAlone() {
+    expectWord("fusion");
+    std::unique_ptr<Fusion> result = fusion();
+    expectKind(TokenKind::End, "the end of the fusion");
+    return result;
+  }
+
+  // Whether the text starts with "fusion" (else it is taken for a program).
+  bool startsWithFusion() const {
+    return peek().kind == TokenKind::Word && peek().text == "fusion";
+  }
+
   std::unique_ptr<HostIrContainer> program() {
     auto program = std::make_unique<HostIrContainer>();
     Symbols symbols(program.get());
@@ -536,6 +549,21 @@ class Parser {
 std::unique_ptr<HostIrContainer> parseHostIrText(const std::string& text,
                                                  const std::string& source_name) {
   return Parser(text, source_name).program();
+}
+
+std::unique_ptr<Fusion> parseFusionText(const std::string& text, const std::string& source_name) {
+  return Parser(text, source_name).fusionAlone();
+}
+
+ParsedIr parseIrText(const std::string& text, const std::string& source_name) {
+  Parser parser(text, source_name);
+  ParsedIr parsed;
+  if (parser.startsWithFusion()) {
+    parsed.fusion = parser.fusionAlone();
+  } else {
+    parsed.program = parser.program();
+  }
+  return parsed;
 }
 
 }  // namespace hostir

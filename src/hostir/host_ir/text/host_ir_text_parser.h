@@ -19,4 +19,19 @@ namespace hostir {
 std::unique_ptr<HostIrContainer> parseHostIrText(const std::string& text,
                                                  const std::string& source_name = "<input>");
 
+// Reads a fusion alone as printFusionText writes it ("fusion { vals {...}
+// inputs (...) outputs (...) exprs {...} }"): a user's fusion before
+// segmentation, what the presegmentation passes transform. Same rules and
+// errors as parseHostIrText.
+std::unique_ptr<Fusion> parseFusionText(const std::string& text,
+                                        const std::string& source_name = "<input>");
+
+// Either text: a fusion when it starts with "fusion", a host program
+// otherwise (exactly one of the two is set).
+struct ParsedIr {
+  std::unique_ptr<HostIrContainer> program;
+  std::unique_ptr<Fusion> fusion;
+};
+ParsedIr parseIrText(const std::string& text, const std::string& source_name = "<input>");
+
 }  // namespace hostir

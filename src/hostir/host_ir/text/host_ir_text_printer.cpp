@@ -208,6 +208,26 @@ std::vector<const Expr*> exprsByName(const Fusion& fusion, const std::set<const 
   return exprs;
 }
 
+// The exprs a pass replaced in a fusion (mutation.h's detachExpr): no output
+// names them as its definition. A user's fusion prints without them: read
+// back, they would be uses of their inputs again.
+std::set<const Expr*> detachedExprs(const Fusion& fusion) {
+  std::set<const Expr*> detached;
+  for (const auto& statement : fusion.statements()) {
+    if (statement->isVal()) {
+      continue;
+    }
+    const auto* expr = static_cast<const Expr*>(statement.get());
+    const std::vector<Val*>& outputs = expr->outputs();
+    if (!outputs.empty() && std::none_of(outputs.begin(), outputs.end(), [&](const Val* output) {
+          return output->definition() == expr;
+        })) {
+      detached.insert(expr);
+    }
+  }
+  return detached;
+}
+
 void collectScope(const Scope& scope, std::set<const Expr*>& exprs) {
   for (const Expr* expr : scope.exprs()) {
     exprs.insert(expr);
@@ -295,9 +315,11 @@ class TextPrinter {
     line(0, "}");
   }
 
+  // A fusion alone: a user's, before segmentation.
   void fusion(const Fusion& fusion, int indent) {
     line(indent, "fusion {");
-    fusionBody(fusion, indent + 1);
+    valsAndSignature(fusion, indent + 1);
+    exprBlock("exprs", exprsByName(fusion, detachedExprs(fusion)), indent + 1);
     line(indent, "}");
   }
 

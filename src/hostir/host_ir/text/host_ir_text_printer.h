@@ -18,7 +18,10 @@ class HostIrContainer;
 std::string printHostIrText(const HostIrContainer& program);
 
 // A fusion alone, as a HostUnit's body prints: "fusion { vals {...}
-// inputs (...) outputs (...) exprs {...} }".
+// inputs (...) outputs (...) exprs {...} }" — a user's fusion between
+// presegmentation passes: the exprs a pass replaced (detached from the
+// dataflow) are left out, so that parseFusionText reads back the fusion the
+// next pass would see.
 std::string printFusionText(const Fusion& fusion);
 
 }  // namespace hostir
