@@ -1,6 +1,6 @@
-# lit configuration of the host IR pass tests: one .hir file per pass, a
-# host program in the textual host IR (docs/lowering.md, "Textual host IR
-# and `hostir opt`") with RUN lines that run the pass with `hostir opt` and
+# lit configuration of the pass tests: one .hir file per pass, its input in
+# the textual host IR (docs/lowering.md, "Textual host IR and `hostir
+# opt`"), a host program or, for a presegmentation pass, a fusion, with RUN lines that run the pass with `hostir opt` and
 # CHECK lines that FileCheck matches against what it prints.
 #
 # CTest runs it (`lit.host_ir_passes`, tests/CMakeLists.txt) with
