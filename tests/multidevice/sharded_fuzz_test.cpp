@@ -499,6 +499,24 @@ TEST_F(ShardedFuzz, StreamsSeed8809AReplicatedWeightBesideAShardedBiasIsNotPipel
   EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
 }
 
+// Found by the long run with Stream axes and uneven shards (5 rows on 2
+// devices): a Stream-split matmul output read by a `sub` that computes and
+// moves its result to the reversed mesh at once. The check of which Stream
+// splits take uneven shards asked the lowering to classify that `sub`,
+// which throws `cannot lower the resharding expr` for an expr the
+// presegmentation would split, at the first run instead of naming the
+// limit. It is now refused as `uneven shards` with the reason on every
+// rank.
+TEST_F(ShardedFuzz, StreamsSeed1060AStreamSplitReadByAComputeThatReshardsIsRefusedAsUneven) {
+  if (n_ != 2) {
+    GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
+  }
+  SeedRun run = runSeed(1060, /*streams=*/true);
+  EXPECT_EQ(run.result.outcome, Outcome::kUneven) << run.result.message << "\n" << run.program;
+  EXPECT_NE(run.result.message.find("into Stream chunks, read by"), std::string::npos)
+      << run.result.message;
+}
+
 // Found by the sanitizer job's long run (`./hostir.sh sanitize --long`,
 // seeds 301..2300 with Stream axes; not a sanitizer report): a replicated
 // value moved onto device 1 alone with a Stream split on it. Only device 1

@@ -49,8 +49,12 @@ bool isPointwise(const Expr* def) {
 // rows: chunk by chunk, its chunks are cut from the whole rows (the same on
 // every rank) and every member's rows sit in a [devices, c, ...] padded
 // buffer (stream_parallelization's addRowsReduceScatter); else whole, after
-// the loop.
+// the loop. An expr that computes and reshards at once (split in two by
+// the presegmentation passes) is none: classifyResharding would throw.
 bool isRowsReduction(const Expr* use) {
+  if (!isLoweredDirectly(use)) {
+    return false;
+  }
   const CommunicationPlan plan = classifyResharding(use);
   return plan.pattern == ReshardingPattern::ReductionOverShardedAxis &&
          (plan.type == CollectiveType::ReduceScatter || plan.type == CollectiveType::Allreduce);
