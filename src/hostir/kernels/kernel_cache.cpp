@@ -341,8 +341,23 @@ std::shared_ptr<const CompiledKernel> KernelCache::get(const Fusion& fusion,
         entry->kernel.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
       hooks.waiting(hash);
     }
-    return entry->kernel.get();  // the first caller's kernel, or its error
+    std::shared_ptr<const CompiledKernel> kernel = entry->kernel.get();
+    // The first caller's error: each waiter throws an exception of its own
+    // (one exception object is not shared between threads).
+    HOSTIR_CHECK(kernel != nullptr, entry->failure);
+    return kernel;
   }
+  auto fail = [&](const char* what) {
+    {
+      // Not kept: the next caller of the key compiles it again.
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = kernels_.find(key); it != kernels_.end() && it->second == entry) {
+        kernels_.erase(it);
+      }
+    }
+    entry->failure = what;  // published to the waiters by set_value
+    promise.set_value(nullptr);
+  };
   try {
     if (hooks.compiling) {
       hooks.compiling(hash);
@@ -351,15 +366,11 @@ std::shared_ptr<const CompiledKernel> KernelCache::get(const Fusion& fusion,
         loadOrCompile(fusion, signature, target, key, hash);
     promise.set_value(kernel);
     return kernel;
+  } catch (const std::exception& error) {
+    fail(error.what());
+    throw;
   } catch (...) {
-    {
-      // Not kept: the next caller of the key compiles it again.
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = kernels_.find(key); it != kernels_.end() && it->second == entry) {
-        kernels_.erase(it);
-      }
-    }
-    promise.set_exception(std::current_exception());
+    fail("the kernel's compile failed with an exception that is not a std::exception");
     throw;
   }
 }

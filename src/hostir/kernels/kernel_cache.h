@@ -122,9 +122,11 @@ class KernelCache {
 
  private:
   using KernelFuture = std::shared_future<std::shared_ptr<const CompiledKernel>>;
-  // One key's kernel, ready or in flight.
+  // One key's kernel, ready or in flight; null with `failure` set (before
+  // the future is made ready) when its compile failed.
   struct Entry {
     KernelFuture kernel;
+    std::string failure;
   };
 
   // From disk, else compiled; runs outside mutex_.
