@@ -22,9 +22,9 @@ std::string toString(GatherKind kind);
 
 // out = in read at the integer (Int64 or Int32) positions of `index` along
 // `dim`. Inputs: {in, index}; attribute 0: dim, 1: GatherKind. An index
-// outside [0, extent) is an error when it runs (ATen's). Evaluated by ATen;
-// the kernel layer has no lowering for it yet (its segment runs through
-// ATen, which the segment's kernel signature names).
+// outside [0, extent) is an error when it runs (ATen's). Evaluated by ATen
+// or compiled into the segment's kernel when the index is a segment input
+// (kernels/resize_gather_lowering.h).
 class GatherOp : public TensorOp {
   HOSTIR_DECLARE_TENSOR_OP(GatherOp)
   static void validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes);

@@ -11,9 +11,8 @@ class TensorView;
 
 // The ops that change an axis's extent by placing data in a larger tensor:
 // pad (torch.nn.functional.pad, mode "constant") and cat (torch.cat). Both
-// are fusion ops: merged into segments and evaluated by ATen (the kernel
-// layer has no lowering for them yet, so a segment holding one runs through
-// ATen, which its kernel signature names: "pad has no kernel lowering").
+// are fusion ops: merged into segments, evaluated by ATen or compiled into
+// the segment's kernel (kernels/resize_gather_lowering.h).
 
 // out = in with `left[a]` elements of `value` before and `right[a]` after
 // each axis a. Inputs: {in, value, left_0, right_0, ..., left_{r-1},

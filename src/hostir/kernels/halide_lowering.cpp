@@ -12,6 +12,7 @@
 #include "hostir/ir/ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/kernels/resize_gather_lowering.h"
 #include "hostir/kernels/vector_math.h"
 
 namespace hostir {
@@ -236,6 +237,13 @@ class Lowering {
     return Halide::cast(Halide::Int(32), scalar(val));
   }
 
+  // The reads of resize_gather_lowering.h through this lowering.
+  KernelReads reads() {
+    return {[this](const TensorView* tv, const Index& i) { return load(tv, i); },
+            [this](const TensorView* tv, int64_t axis) { return extent(tv, axis); },
+            [this](const Val* val) { return scalar(val); }};
+  }
+
   // Defines `out`'s Func from its value at an output index.
   void define(const TensorView* out, const std::function<Expr(const Index&)>& body) {
     Func func(numbered("T", out->name()));
@@ -334,6 +342,13 @@ class Lowering {
       });
     } else if (const auto* op = dynamic_cast<const ReshapeOp*>(expr)) {
       lowerReshape(op);
+    } else if (const auto* op = dynamic_cast<const PadOp*>(expr)) {
+      Expr fill = scalarAs(op->value(), op->out()->dtype());
+      define(op->out(), [&](const Index& i) { return padValue(op, i, reads(), fill); });
+    } else if (const auto* op = dynamic_cast<const CatOp*>(expr)) {
+      define(op->out(), [&](const Index& i) { return catValue(op, i, reads()); });
+    } else if (const auto* op = dynamic_cast<const GatherOp*>(expr)) {
+      define(op->out(), [&](const Index& i) { return gatherValue(op, i, reads()); });
     } else if (const auto* op = dynamic_cast<const FullOp*>(expr)) {
       Expr value = scalar(op->fillValue());
       define(op->out(),

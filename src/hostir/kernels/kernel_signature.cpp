@@ -1,11 +1,14 @@
 #include "hostir/kernels/kernel_signature.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <unordered_map>
 
+#include "hostir/ir/gather_ops.h"
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/resize_ops.h"
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
 
@@ -80,7 +83,8 @@ bool isCompilableOp(const Expr* expr) {
   return expr->isA<LoadStoreOp>() || expr->isA<UnaryOp>() || expr->isA<ReductionOp>() ||
          expr->isA<BroadcastOp>() || expr->isA<SelectOp>() || expr->isA<SliceOp>() ||
          expr->isA<PermuteOp>() || expr->isA<ReshapeOp>() || expr->isA<FullOp>() ||
-         expr->isA<WhereOp>() || expr->isA<IotaOp>();
+         expr->isA<WhereOp>() || expr->isA<IotaOp>() || expr->isA<PadOp>() || expr->isA<CatOp>() ||
+         expr->isA<GatherOp>();
 }
 
 std::string exactDouble(double value) {
@@ -153,6 +157,16 @@ void addExtentArguments(const Expr* expr, KernelSignature& signature) {
     signature.extentArgument(slice->in(), slice->dim());
   } else if (const auto* select = dynamic_cast<const SelectOp*>(expr)) {
     signature.extentArgument(select->in(), select->dim());
+  } else if (const auto* pad = dynamic_cast<const PadOp*>(expr)) {
+    for (int64_t axis = 0; axis < pad->in()->rank(); ++axis) {
+      signature.extentArgument(pad->in(), axis);
+    }
+  } else if (const auto* cat = dynamic_cast<const CatOp*>(expr)) {
+    for (const Val* input : cat->inputs()) {
+      signature.extentArgument(input->as<TensorView>(), cat->dim());
+    }
+  } else if (const auto* gather = dynamic_cast<const GatherOp*>(expr)) {
+    signature.extentArgument(gather->in(), gather->dim());
   }
 }
 
@@ -209,6 +223,21 @@ std::optional<std::string> complexValue(const Fusion& fusion) {
   return std::nullopt;
 }
 
+// A gather's indices are checked against the extent before the kernel runs
+// (runtime/resize_gather_checks.h: an index out of range is ATen's error),
+// which needs them before the kernel computes anything: a gather whose index
+// the segment computes runs through ATen.
+std::optional<std::string> computedGatherIndex(const Fusion& fusion, const Expr* expr) {
+  const auto* gather = dynamic_cast<const GatherOp*>(expr);
+  if (gather == nullptr || std::find(fusion.inputs().begin(), fusion.inputs().end(),
+                                     gather->index()) != fusion.inputs().end()) {
+    return std::nullopt;
+  }
+  return gather->displayName() + " reads the index " + gather->index()->toInlineString() +
+         " computed in its segment; the kernel checks indices against the extent before it "
+         "runs, so it takes them from the segment's inputs only";
+}
+
 }  // namespace
 
 KernelSignature analyzeSegment(const Fusion& fusion) {
@@ -228,6 +257,12 @@ KernelSignature analyzeSegment(const Fusion& fusion) {
   for (const Expr* expr : fusion.exprs()) {
     if (expr->outputs().empty() || expr->output(0)->vtype() != ValType::TensorView) {
       continue;  // scalar arithmetic: evaluated by the caller where an op reads it
+    }
+    if (std::optional<std::string> why = computedGatherIndex(fusion, expr)) {
+      if (!signature.unsupported.has_value()) {
+        signature.unsupported = *why;
+      }
+      continue;
     }
     if (!isCompilableOp(expr)) {
       if (!signature.unsupported.has_value()) {

@@ -15,6 +15,7 @@
 #include "hostir/ir/options.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/expression_evaluator.h"
+#include "hostir/runtime/resize_gather_checks.h"
 #include "hostir/runtime/target_detection.h"
 
 namespace hostir {
@@ -189,6 +190,12 @@ bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<Polymorphic
   HOSTIR_ASSERT(tensors.size() == signature_.tensor_inputs.size(),
                 "compiled segment: tensor inputs do not match its signature");
   checkShapes(ee);
+  if (std::optional<std::string> why = whyResizeOrGatherNeedsAten(*fusion_, ee, inputs)) {
+    if (why_not != nullptr) {
+      *why_not = *why;
+    }
+    return false;
+  }
   union ScalarSlot {
     int64_t integer;
     double floating;

@@ -9,6 +9,8 @@
 
 #include "common/scoped_env.h"
 #include "hostir/ir/arith.h"
+#include "hostir/ir/gather_ops.h"
+#include "hostir/ir/resize_ops.h"
 #include "runtime/runtime_test_utils.h"
 
 namespace hostir::test {
@@ -213,6 +215,48 @@ TEST_P(KernelDtypeTest, IotaArangeAndCausalMask) {
                                     arange(rows, dtype), mask,
                                     where(mask, t[0], castOp(dtype, t[0]))};
   });
+}
+
+// pad (constant widths, a fill value), cat along either axis, index_select
+// and take_along_axis (Int64 and Int32 indices, repeated and shorter than
+// the input off the gather axis), alone and between pointwise ops: one
+// kernel, no ATen fallback.
+std::vector<TensorView*> padCatAndGathers(const std::vector<TensorView*>& t) {
+  TensorView* x = t[0];
+  TensorView* y = t[1];
+  Val* fill = IrBuilder::create<Scalar>(int64_t{3});
+  return {pad(x, std::vector<int64_t>{1, 2}),
+          pad(x, std::vector<int64_t>{0, 0, 2, 1}, fill),
+          mul(pad(add(x, 1), std::vector<int64_t>{2, 0, 1, 3}), 2),
+          cat({x, y}, 0),
+          cat({x, neg(x)}, -1),
+          add(cat({y, x, y}, 0), 1),
+          indexSelect(x, t[2], 0),
+          indexSelect(neg(x), t[2], 1),
+          takeAlongAxis(x, t[3], 1),
+          add(takeAlongAxis(add(x, 2), t[4], 0), 1)};
+}
+
+std::vector<PolymorphicValue> padCatAndGathersInputs(at::ScalarType type) {
+  at::manual_seed(2);
+  at::TensorOptions longs = at::TensorOptions().dtype(at::kLong);
+  return {randomTensor({5, 7}, type), randomTensor({3, 7}, type), at::tensor({4, 0, 4, 2}, longs),
+          at::randint(0, 7, {5, 3}, longs),
+          at::randint(0, 5, {2, 7}, at::TensorOptions().dtype(at::kInt))};
+}
+
+const std::vector<Shaped> padCatAndGathersShapes(DataType dtype) {
+  return {{{5, 7}, dtype},
+          {{3, 7}, dtype},
+          {{4}, DataType::Int64},
+          {{5, 3}, DataType::Int64},
+          {{2, 7}, DataType::Int32}};
+}
+
+TEST_P(KernelDtypeTest, PadCatAndGathersJoinTheKernel) {
+  DataType dtype = GetParam();
+  expectCompiledMatchesAtenOn(padCatAndGathersShapes(dtype), padCatAndGathers,
+                              padCatAndGathersInputs(toAtenType(dtype)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, KernelDtypeTest,
@@ -785,6 +829,111 @@ INSTANTIATE_TEST_SUITE_P(Integers, KernelIntegerTest,
                          [](const ::testing::TestParamInfo<DataType>& info) {
                            return toString(info.param);
                          });
+
+}  // namespace
+}  // namespace hostir::test
+
+namespace hostir::test {
+namespace {
+
+// Bool tensors pad (with false, or true), cat and gather in the kernel too.
+TEST(KernelTest, PadCatAndGathersOnBoolsCompile) {
+  std::vector<Shaped> shapes = padCatAndGathersShapes(DataType::Bool);
+  expectCompiledMatchesAtenOn(
+      shapes,
+      [](const std::vector<TensorView*>& t) {
+        TensorView* x = t[0];
+        return std::vector<TensorView*>{
+            pad(x, std::vector<int64_t>{1, 2}),
+            pad(x, std::vector<int64_t>{2, 1, 0, 1}, IrBuilder::create<Scalar>(true)),
+            cat({x, t[1]}, 0), indexSelect(x, t[2], 0), takeAlongAxis(x, t[3], 1)};
+      },
+      padCatAndGathersInputs(at::kBool));
+}
+
+// Pad widths given at run time: one kernel serves every width (one size
+// class), a negative width crops as torch's; a crop past the extent, and an
+// empty operand, run through ATen (its error, its result) and say why.
+TEST(KernelTest, PadWidthsAtRunTime) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{4, 6}, DataType::Float});
+  Scalar* left = scalarInput(DataType::Int64);
+  Scalar* right = scalarInput(DataType::Int64);
+  Scalar* value = scalarInput(DataType::Double);
+  TensorView* rows = slice(x, 0, IrBuilder::create<Scalar>(int64_t{0}), left);
+  fusion->addOutput(neg(pad(abs(x), std::vector<Val*>{left, right}, value)));
+  fusion->addOutput(pad(rows, std::vector<int64_t>{0, 0, 1, 1}));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor input = at::randn({4, 6});
+  int64_t runs = 0;
+  for (auto [l, r] : {std::pair<int64_t, int64_t>{1, 2}, {3, 0}, {-2, 1}, {2, -3}}) {
+    std::vector<at::Tensor> out = executor.run({input, l, r, 0.5});
+    expectKernelRan(executor, ++runs);
+    EXPECT_TRUE(at::equal(out[0], -at::constant_pad_nd(input.abs(), {l, r}, 0.5))) << l << r;
+  }
+  // left = 0: the sliced rows are empty, so the second pad reads nothing.
+  std::vector<at::Tensor> out = executor.run({input, int64_t{0}, int64_t{1}, 0.5});
+  EXPECT_TRUE(at::equal(out[1], at::zeros({2, 6})));
+  EXPECT_NE(executor.execution().find("pad reads the empty T"), std::string::npos)
+      << executor.execution();
+  EXPECT_THROW(executor.run({input, int64_t{-1}, int64_t{-6}, 0.5}), std::exception);
+  EXPECT_NE(executor.execution().find("pad's widths (-1, -6) crop more than the 6 elements"),
+            std::string::npos)
+      << executor.execution();
+}
+
+// An index outside [0, extent) is ATen's error, as op by op: the kernel
+// checks the index before it runs and leaves such a call to ATen.
+TEST(KernelTest, AGatherIndexOutOfRangeIsAtensError) {
+  for (GatherKind kind : {GatherKind::IndexSelect, GatherKind::TakeAlongAxis}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard guard(fusion.get());
+    TensorView* x = inputOf({{5, 3}, DataType::Float});
+    TensorView* index = inputOf(
+        {kind == GatherKind::IndexSelect ? std::vector<int64_t>{4} : std::vector<int64_t>{2, 3},
+         DataType::Int64});
+    TensorView* read =
+        kind == GatherKind::IndexSelect ? indexSelect(x, index, 0) : takeAlongAxis(x, index, 0);
+    fusion->addOutput(add(read, 1));
+    FusionExecutor executor(std::move(fusion));
+    at::Tensor input = at::randn({5, 3});
+    at::TensorOptions longs = at::TensorOptions().dtype(at::kLong);
+    at::Tensor good = kind == GatherKind::IndexSelect
+                          ? at::tensor({4, 0, 1, 4}, longs)
+                          : at::tensor({4, 0, 1, 2, 3, 0}, longs).view({2, 3});
+    at::Tensor out = executor.run({input, good}).at(0);
+    expectKernelRan(executor, 1);
+    at::Tensor expected = kind == GatherKind::IndexSelect ? at::index_select(input, 0, good)
+                                                          : at::gather(input, 0, good);
+    EXPECT_TRUE(at::equal(out, expected + 1));
+    for (int64_t bad : {5, -1}) {
+      at::Tensor index_value = good.clone();
+      index_value.view({-1})[1] = bad;
+      EXPECT_THROW(executor.run({input, index_value}), std::exception) << bad;
+      EXPECT_NE(executor.execution().find("'s index T"), std::string::npos) << executor.execution();
+      EXPECT_NE(executor.execution().find("holds " + std::to_string(bad) + ", outside [0, 5)"),
+                std::string::npos)
+          << executor.execution();
+    }
+  }
+}
+
+// A gather whose index the segment computes runs through ATen and says why.
+TEST(KernelTest, AGatherOfAComputedIndexRunsThroughAten) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{5, 3}, DataType::Float});
+  TensorView* index = inputOf({{4}, DataType::Int64});
+  fusion->addOutput(indexSelect(x, add(index, 1), 0));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor input = at::randn({5, 3});
+  at::TensorOptions longs = at::TensorOptions().dtype(at::kLong);
+  at::Tensor out = executor.run({input, at::tensor({0, 3, 2, 3}, longs)}).at(0);
+  EXPECT_TRUE(at::equal(out, at::index_select(input, 0, at::tensor({1, 4, 3, 4}, longs))));
+  EXPECT_NE(executor.execution().find("ATen: index_select reads the index T"), std::string::npos)
+      << executor.execution();
+}
 
 }  // namespace
 }  // namespace hostir::test
