@@ -230,3 +230,32 @@ def test_gathers_have_no_grad_rule_yet_and_say_so(cache):
         fd.add_output(fd.ops.exp(fd.ops.index_select(x, i, 0)))
     with pytest.raises(hostir.Error, match="no gradient rule for .*index_select"):
         Differentiable(fd)
+
+
+def test_pad_cat_and_gathers_join_the_segments_kernel(cache):
+    # They ran through ATen before ("pad has no kernel lowering"): now each
+    # segment, pointwise ops around them included, is a compiled kernel, and an index out of range is still torch's error (that call runs
+    # through ATen, and the report says why).
+    with hostir.FusionDefinition(cache) as fd:
+        x = fd.define_tensor(2, dtype=hostir.DataType.Float)
+        index = fd.define_tensor(1, dtype=hostir.DataType.Int64)
+        along = fd.define_tensor(2, dtype=hostir.DataType.Int64)
+        padded = fd.ops.pad(fd.ops.abs(x), [1, 2], 0.5)
+        joined = fd.ops.cat([padded, fd.ops.neg(padded)], 0)
+        fd.add_output(fd.ops.mul(joined, 2.0))
+        fd.add_output(fd.ops.add(fd.ops.index_select(x, index, 0), 1.0))
+        fd.add_output(fd.ops.take_along_axis(fd.ops.exp(x), along, 1))
+    x_in = torch.randn(4, 5)
+    index_in = torch.tensor([3, 0, 3])
+    along_in = torch.randint(0, 5, (4, 2))
+    out = fd.execute([x_in, index_in, along_in])
+    padded_ref = F.pad(x_in.abs(), [1, 2], value=0.5)
+    torch.testing.assert_close(out[0], torch.cat([padded_ref, -padded_ref], 0) * 2.0)
+    torch.testing.assert_close(out[1], x_in.index_select(0, index_in) + 1.0)
+    torch.testing.assert_close(out[2], torch.gather(x_in.exp(), 1, along_in))
+    report = fd.execution()
+    assert "ATen" not in report, report
+    assert report.count(": compiled kernel ") == report.count("HostUnit") > 0, report
+    with pytest.raises(Exception, match="index"):
+        fd.execute([x_in, torch.tensor([3, 4, 0]), along_in])
+    assert "index_select's index T" in fd.execution() and "holds 4, outside [0, 4)" in fd.execution()
