@@ -32,7 +32,10 @@ bool isPipelinedGemm(const Expr* def) {
     return false;
   }
   if (isResharding(def)) {
-    return classifyResharding(def).pattern == ReshardingPattern::PipelinedAllgatherGemm;
+    // One that computes and reshards at once is split by the
+    // presegmentation passes (classifyResharding would throw).
+    return isLoweredDirectly(def) &&
+           classifyResharding(def).pattern == ReshardingPattern::PipelinedAllgatherGemm;
   }
   const Expr* gather = def->input(0)->definition();
   return gather != nullptr && gather->isA<LoadStoreOp>() && isResharding(gather) &&
