@@ -317,6 +317,30 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsOfAChunkedReduceScatterRunAsTorchCh
   }
 }
 
+// A reshape of an uneven tensor that keeps the sharded rows outermost ([S,
+// H] sharded on S viewed [S, heads, hd], as an attention splits its heads)
+// runs: every device's rows are whole rows of both shapes.
+TEST_F(MultiRankReliabilityTest, UnevenShardsOfAReshapedTensorRunAsTorchChunkPieces) {
+  const int64_t n = communicator_.size();
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+    TensorView* x = shard(makeContigTensor(2), mesh, 0);  // [S, 8], S sharded
+    fusion.addInput(x);
+    fusion.addOutput(shard(relu(reshape(x, {-1, 2, 4})), mesh, 0));
+  }
+  MultiDeviceExecutor executor(fusion, communicator_);
+  for (int64_t rows : {4 * n - 1, int64_t{1}, n + 1, 4 * n}) {
+    at::Tensor x = at::randn({rows, 8});
+    const RowChunk mine = rowChunk(rows, n, me_);
+    std::vector<at::Tensor> outs = executor.run({x.narrow(0, mine.start, mine.rows).contiguous()});
+    at::Tensor want = at::relu(x.view({-1, 2, 4})).narrow(0, mine.start, mine.rows);
+    EXPECT_EQ(outs[0].sizes(), want.sizes()) << rows << " rows";
+    EXPECT_TRUE(at::allclose(outs[0], want)) << rows << " rows";
+  }
+}
+
 // Found by the sharded fuzzer with Stream axes on computed values: a Stream
 // axis on a tensor computed by an op stream parallelization does not
 // support (here a permute) was rejected by the lowering only on the devices
