@@ -1,7 +1,8 @@
 // Differential fuzzing of sharded fusions (issue 11), run by every rank of a
 // job started with `hostir launch -n K` (the smoke run: K = 2). The programs
 // are those of the single-device fuzzer (tests/cpp/fuzz/fuzz_generator.h,
-// the same op set and shapes drawn from multiples of K, sometimes not),
+// the same op set and shapes drawn from multiples of K, in one program in
+// three from extents K mostly does not divide: torch.chunk's pieces),
 // with the Stream axes replaced by meshes and DIDx shardings: every input is
 // replicated or sharded on a random axis of the full mesh (on the axis
 // itself or through an outer split), every value a step computes is left to
@@ -14,11 +15,11 @@
 // lowered program) and compares each output shard with the same shard of
 // plain ATen's result.
 //
-// Outcomes: matched; rejected by the lowering (a hostir::Error when the
-// executor is built: an unsupported resharding, on every rank alike);
-// rejected as uneven (a shape that the device count does not divide, on a
-// sharded axis: the run raises the `uneven shards` hostir::Error on every
-// rank); failed (anything else: a mismatch, another error, a crash). The
+// Outcomes: matched (uneven shards included); rejected by the lowering (a
+// hostir::Error when the executor is built: an unsupported resharding, on
+// every rank alike); refused as uneven (an uneven shard hostir cannot run
+// yet: the run raises `uneven shards: ..., but <why>` on every rank);
+// failed (anything else: a mismatch, another error, a crash). The
 // smoke run is ctest `multidevice.sharded_fuzz_2_ranks`; the long run is
 //   tests/fuzz/sharded_long_run.sh BUILD_DIR [N] [FIRST]
 // (HOSTIR_FUZZ_PROGRAMS, HOSTIR_FUZZ_FIRST_SEED; HOSTIR_FUZZ_STREAMS=1 adds
