@@ -26,8 +26,9 @@ class CompiledSegment {
   // Runs the kernel on `inputs` (the fusion's inputs, bound in `ee`) into
   // `outputs` (allocated here where undefined). Returns false, touching
   // nothing, for a call the kernel does not take (an empty tensor, a
-  // tensor past 2^31 bytes, a stride beyond int32), with the tensor and the
-  // reason in `why_not`; the caller then runs the segment through ATen.
+  // tensor past 2^31 bytes, a stride beyond int32, a pad, cat or gather
+  // call of runtime/resize_gather_checks.h: an index out of range...), with
+  // the reason in `why_not`; the caller then runs the segment through ATen.
   bool run(ExpressionEvaluator& ee, const std::vector<PolymorphicValue>& inputs,
            std::vector<at::Tensor>& outputs, std::string* why_not = nullptr);
 
