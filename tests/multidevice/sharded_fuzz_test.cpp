@@ -356,6 +356,16 @@ class ShardedFuzz : public ::testing::Test {
     return run;
   }
 
+  // Runs one seed's program (drawn for 2 ranks) and expects `outcome`,
+  // with a message that holds `message_part`; returns the run.
+  SeedRun expectSeedOutcome(int64_t seed, bool streams, Outcome outcome,
+                            const std::string& message_part = "") {
+    SeedRun run = runSeed(seed, streams);
+    EXPECT_EQ(run.result.outcome, outcome) << run.result.message << "\n" << run.program;
+    EXPECT_TRUE(contains(run.result.message, message_part)) << run.result.message;
+    return run;
+  }
+
   Communicator& communicator_ = Communicator::getInstance();
   const int64_t n_ = communicator_.size();
   const int64_t me_ = communicator_.deviceId();
@@ -438,9 +448,7 @@ TEST_F(ShardedFuzz, Seed136AMinOverAShardWithNoColumnsMatches) {
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
-  SeedRun run = runSeed(136, /*streams=*/false);
-  EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
-  EXPECT_TRUE(run.result.uneven_shards);
+  EXPECT_TRUE(expectSeedOutcome(136, /*streams=*/false, Outcome::kMatched).result.uneven_shards);
 }
 
 // Found by the long run with uneven shards (seed 1394, 5 rows on 2
@@ -453,9 +461,7 @@ TEST_F(ShardedFuzz, Seed1394ASegmentReadingAReplicatedAndAnUnevenShardMatches) {
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
-  SeedRun run = runSeed(1394, /*streams=*/false);
-  EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
-  EXPECT_TRUE(run.result.uneven_shards);
+  EXPECT_TRUE(expectSeedOutcome(1394, /*streams=*/false, Outcome::kMatched).result.uneven_shards);
 }
 
 // Found with HOSTIR_FUZZ_STREAMS=1 on 2 ranks (docs/reliability.md): a
@@ -470,10 +476,8 @@ TEST_F(ShardedFuzz, StreamsSeed10295AReplicatedWeightForAShardedOutputIsRejected
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
-  SeedRun run = runSeed(10295, /*streams=*/true);
-  EXPECT_EQ(run.result.outcome, Outcome::kRejected) << run.result.message << "\n" << run.program;
-  EXPECT_NE(run.result.message.find("cannot lower the resharding expr"), std::string::npos)
-      << run.result.message;
+  expectSeedOutcome(10295, /*streams=*/true, Outcome::kRejected,
+                    "cannot lower the resharding expr");
 }
 
 // The weight's contracted axis (K) is sharded while A's rows are: the
@@ -484,8 +488,7 @@ TEST_F(ShardedFuzz, StreamsSeed11870AShardedContractedAxisIsNotPipelined) {
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
-  SeedRun run = runSeed(11870, /*streams=*/true);
-  EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
+  expectSeedOutcome(11870, /*streams=*/true, Outcome::kMatched);
 }
 
 // A linear whose bias is sharded on the output's columns but whose weight is
@@ -496,8 +499,7 @@ TEST_F(ShardedFuzz, StreamsSeed8809AReplicatedWeightBesideAShardedBiasIsNotPipel
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
-  SeedRun run = runSeed(8809, /*streams=*/true);
-  EXPECT_EQ(run.result.outcome, Outcome::kMatched) << run.result.message << "\n" << run.program;
+  expectSeedOutcome(8809, /*streams=*/true, Outcome::kMatched);
 }
 
 // Found by the long run with Stream axes and uneven shards (5 rows on 2
@@ -512,10 +514,7 @@ TEST_F(ShardedFuzz, StreamsSeed1060AStreamSplitReadByAComputeThatReshardsIsRefus
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
-  SeedRun run = runSeed(1060, /*streams=*/true);
-  EXPECT_EQ(run.result.outcome, Outcome::kUneven) << run.result.message << "\n" << run.program;
-  EXPECT_NE(run.result.message.find("into Stream chunks, read by"), std::string::npos)
-      << run.result.message;
+  expectSeedOutcome(1060, /*streams=*/true, Outcome::kUneven, "into Stream chunks, read by");
 }
 
 // The same check (seed 1124, 4 rows on 2 devices): a Stream-split linear
@@ -525,8 +524,7 @@ TEST_F(ShardedFuzz, StreamsSeed1124AStreamSplitLinearThatReshardsIsRefusedAsUnev
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
-  SeedRun run = runSeed(1124, /*streams=*/true);
-  EXPECT_EQ(run.result.outcome, Outcome::kUneven) << run.result.message << "\n" << run.program;
+  expectSeedOutcome(1124, /*streams=*/true, Outcome::kUneven);
 }
 
 // Found by the sanitizer job's long run (`./hostir.sh sanitize --long`,
@@ -539,11 +537,8 @@ TEST_F(ShardedFuzz, StreamsSeed371AStreamAxisOnAOneDeviceCollectiveIsRejectedOnE
   if (n_ != 2) {
     GTEST_SKIP() << "the seed's program is drawn for 2 ranks";
   }
-  SeedRun run = runSeed(371, /*streams=*/true);
-  EXPECT_EQ(run.result.outcome, Outcome::kRejected) << run.result.message << "\n" << run.program;
-  EXPECT_NE(run.result.message.find("a Stream axis on a collective's output is not pipelined"),
-            std::string::npos)
-      << run.result.message;
+  expectSeedOutcome(371, /*streams=*/true, Outcome::kRejected,
+                    "a Stream axis on a collective's output is not pipelined");
 }
 
 }  // namespace
