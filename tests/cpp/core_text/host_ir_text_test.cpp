@@ -7,16 +7,20 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "hostir/autodiff/differentiate.h"
 #include "hostir/compiler/compile.h"
 #include "hostir/host_ir/host_unit.h"
 #include "hostir/host_ir/lowering.h"
+#include "hostir/host_ir/passes/pass_registry.h"
 #include "hostir/host_ir/text/host_ir_text_parser.h"
 #include "hostir/host_ir/text/host_ir_text_printer.h"
 #include "hostir/ir/cloner.h"
+#include "hostir/ir/error.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/tensor_view.h"
 #include "megatron_blocks.h"
 
 namespace hostir::test {
@@ -152,6 +156,54 @@ const char* kEmptyProgram = R"(host_program {
 )";
 
 }  // namespace
+
+// A user's fusion between presegmentation passes (what `hostir opt` runs
+// them on) reads back as the fusion the next pass sees: the same text, and
+// every tensor with the same uses — an expr a pass replaced
+// (insert_reshardings' linear on the sharded input) is not read back as a
+// use of its inputs.
+TEST(FusionTextRoundTrip, TheUserFusionBetweenPresegmentationPasses) {
+  std::unique_ptr<Fusion> fusion = tools::buildSequenceParallelMlp(2, 1);
+  for (const RegisteredPass& pass : registeredPasses()) {
+    if (pass.stage != PassStage::Presegmentation) {
+      continue;
+    }
+    pass.run_on_fusion(*fusion);
+    SCOPED_TRACE("after " + pass.name);
+    std::string text = printFusionText(*fusion);
+    std::unique_ptr<Fusion> parsed = parseFusionText(text, "round_trip");
+    EXPECT_EQ(printFusionText(*parsed), text);
+    EXPECT_EQ(parsed->toString(), fusion->toString());
+    auto uses = [](const Fusion& of) {
+      std::ostringstream lines;
+      for (const auto& statement : of.statements()) {
+        if (auto* tv = dynamic_cast<const TensorView*>(statement.get())) {
+          lines << tv->toString() << " used by";
+          for (const Expr* use : tv->uses()) {
+            lines << " " << use->name();
+          }
+          lines << "\n";
+        }
+      }
+      return lines.str();
+    };
+    EXPECT_EQ(uses(*parsed), uses(*fusion));
+  }
+}
+
+TEST(HostIrTextErrors, AFusionIsReadAloneOrAsTheStartOfAText) {
+  ParsedIr parsed = parseIrText("fusion { vals { } inputs () outputs () exprs { } }");
+  EXPECT_NE(parsed.fusion, nullptr);
+  EXPECT_EQ(parsed.program, nullptr);
+  try {
+    parseFusionText("host_program {", "in.hir");
+    FAIL() << "a host program was read as a fusion";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("in.hir:1:1: expected 'fusion', got 'host_program'"),
+              std::string::npos)
+        << error.what();
+  }
+}
 
 TEST(HostIrTextErrors, AProgramWithNothingParses) {
   EXPECT_EQ(parseError(kEmptyProgram), "");
