@@ -58,7 +58,12 @@ def main(expect):
         raise AssertionError("host_ir() before the first execute should say it is not known yet")
     except hostir.Error as error:
         assert "first run" in str(error), error
+    # The first execute plans (GEMM-rate probes included) and leaves torch's
+    # generator as it was: scripts draw the same whole tensors on every rank
+    # after it (a probe drawing from it made the ranks' draws differ).
+    rng = torch.get_rng_state()
     (h,) = fd.execute(inputs)
+    assert torch.equal(torch.get_rng_state(), rng), "planning drew from torch's generator"
     torch.testing.assert_close(h, expected)
     report, program = fd.overlap_report(), fd.host_ir(inputs)
     if expect == "pipelined":

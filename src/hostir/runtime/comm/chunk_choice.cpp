@@ -1,6 +1,7 @@
 #include "hostir/runtime/comm/chunk_choice.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
 #include <time.h>
@@ -66,6 +67,12 @@ std::string gemmRateWhole(const LinkCalibration& link) {
 
 }  // namespace
 
+at::Tensor probeOperand(int64_t rows, int64_t cols) {
+  constexpr uint64_t kProbeSeed = 20261129;
+  at::Generator generator = at::detail::createCPUGenerator(kProbeSeed);
+  return at::randn({rows, cols}, generator);
+}
+
 double PipelineCost::flopsWith(int64_t chunks) const {
   if (auto given = flops_by_chunks.find(chunks); given != flops_by_chunks.end()) {
     return given->second;
@@ -93,10 +100,10 @@ void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64
                     const std::vector<int64_t>& candidates) {
   HOSTIR_CHECK(gemm_m > 0 && gemm_k > 0 && gemm_n > 0, "calibrate: the probe GEMM [", gemm_m, ", ",
                gemm_k, "] x [", gemm_k, ", ", gemm_n, "] needs positive extents");
-  at::Tensor b = at::randn({gemm_k, gemm_n});
+  at::Tensor b = probeOperand(gemm_k, gemm_n);
   for (int64_t chunks : candidates) {
     const int64_t rows = std::max<int64_t>(1, gemm_m / chunks);
-    at::Tensor a = at::randn({rows, gemm_k});
+    at::Tensor a = probeOperand(rows, gemm_k);
     at::Tensor c = at::empty({rows, gemm_n});
     // Repeat small GEMMs up to ~the work of one whole one, so every probe
     // takes long enough to time.

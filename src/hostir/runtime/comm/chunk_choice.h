@@ -1,5 +1,7 @@
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -64,6 +66,14 @@ constexpr double kHostMicrosecondsPerInstruction = 0.56;
 // main jobs' pipelined programs have 28 per chunk for the MLP's 6 ops and
 // 127 for the layer's 16 (HOSTIR_DUMP=host_ir, 4 chunks): 8 per op at most.
 constexpr int64_t kHostInstructionsPerOp = 8;
+
+// A random [rows, cols] operand for a GEMM-rate probe, drawn from a
+// generator of its own: probing must leave torch's default generator (the
+// user's seed) as it was. Ranks probe different GEMMs (a rank with no rows
+// probes none), so draws from the default generator made the ranks' next
+// torch.randn differ, and a script drawing the same whole tensor on every
+// rank then fed hostir shards of different tensors.
+at::Tensor probeOperand(int64_t rows, int64_t cols);
 
 // The least predicted gain, in milliseconds, that chunking must bring.
 constexpr double kMinimumGainMs = 1.0;

@@ -175,10 +175,10 @@ std::optional<CandidateSizes> sizesOf(ExpressionEvaluator& ee,
 // than the link term across candidates.
 double probeGemmGflops(int64_t max_rows, int64_t k, int64_t n) {
   constexpr double kEnoughMs = 4;
-  at::Tensor b = at::randn({k, n});
+  at::Tensor b = probeOperand(k, n);
   double gflops = 0;
   for (int64_t rows = std::min<int64_t>(64, max_rows);; rows = std::min(2 * rows, max_rows)) {
-    at::Tensor a = at::randn({rows, k});
+    at::Tensor a = probeOperand(rows, k);
     at::Tensor c = at::empty({rows, n});
     at::matmul_out(c, a, b);  // warm-up: packing, page faults
     const auto start = std::chrono::steady_clock::now();
