@@ -541,5 +541,22 @@ TEST_F(ShardedFuzz, StreamsSeed371AStreamAxisOnAOneDeviceCollectiveIsRejectedOnE
                     "a Stream axis on a collective's output is not pipelined");
 }
 
+// Found with HOSTIR_FUZZ_STREAMS=1 on 3 ranks (seed 5171, even [9, 9]): a
+// matmul of row-sharded A and column-sharded B pipelined in one chunk, its
+// output preallocated. The program writes the product into a padded block
+// and defines the output as the block's first rows, a view made before the
+// loop fills the block; with the caller's buffer bound to the output, that
+// view was copied into the buffer on the spot, before the loop ran, so the
+// caller got uninitialised memory (NaN or wrong values, every rank). A
+// program output defined by a view is now the view, copied into the
+// caller's buffer when the run returns. Run on 3 ranks by
+// multidevice.sharded_fuzz_seeds_3_ranks.
+TEST_F(ShardedFuzz, StreamsSeed5171APreallocatedOutputViewingAPaddedBlockGetsItsData) {
+  if (n_ != 3) {
+    GTEST_SKIP() << "the seed's program is drawn for 3 ranks";
+  }
+  expectSeedOutcome(5171, /*streams=*/true, Outcome::kMatched);
+}
+
 }  // namespace
 }  // namespace hostir::fuzz

@@ -265,8 +265,15 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
 void HostIrEvaluator::bindViewOrCopy(const Expr* expr) {
   // A view is metadata: the host makes it now, even if the data is not
   // computed yet. When the output is already bound (a buffer to fill), the
-  // view's data is copied into it on the stream instead.
-  if (ee_.isBound(expr->output(0))) {
+  // view's data is copied into it on the stream instead, except for a
+  // program output: the program may write the view's base after this point
+  // (a padded block sliced to the output, filled by a loop after), so a
+  // caller's buffer for it gets the view's data when the run returns
+  // (takeOutputs), not a copy of what the base held here.
+  const std::vector<Val*>& program_outputs = container_->outputs();
+  const bool program_output = std::find(program_outputs.begin(), program_outputs.end(),
+                                        expr->output(0)) != program_outputs.end();
+  if (ee_.isBound(expr->output(0)) && !program_output) {
     enqueueFusionOp(expr);
     return;
   }
