@@ -22,6 +22,18 @@ PipelineCost mlpBlock() {
                       .host_instructions_per_chunk = 0};
 }
 
+// The block at hidden 256, ffn 1024 with `tokens` tokens, per rank on 2
+// ranks: half the tokens' rows twice over the link.
+PipelineCost smallMlpBlock(int64_t tokens) {
+  return PipelineCost{.link_bytes = 2.0 * static_cast<double>(tokens / 2) * 256 * 4,
+                      .flops = 4.0 * static_cast<double>(tokens) * 256 * 512,
+                      .collectives_per_chunk = 2,
+                      .ops_per_chunk = 6,
+                      .flops_by_chunks = {},
+                      .causal_scores = {},
+                      .host_instructions_per_chunk = 0};
+}
+
 const std::vector<int64_t> kCandidates{1, 2, 4, 8, 16};
 
 // The same GEMM rate at every chunk count.
@@ -123,13 +135,7 @@ TEST(ChunkChoice, ANearTieIsNotChunked) {
 TEST(ChunkChoice, AGainUnderAMillisecondIsNotChunked) {
   // A small block (tokens 256, hidden 256, ffn 1024 per rank on 2 ranks) on
   // a link slow enough that chunking wins well over 2 %, but less than 1 ms.
-  PipelineCost small_block{.link_bytes = 2.0 * 128 * 256 * 4,
-                           .flops = 4.0 * 256 * 256 * 512,
-                           .collectives_per_chunk = 2,
-                           .ops_per_chunk = 6,
-                           .flops_by_chunks = {},
-                           .causal_scores = {},
-                           .host_instructions_per_chunk = 0};
+  PipelineCost small_block = smallMlpBlock(256);
   LinkCalibration link{.latency_ms = 0.01,
                        .bandwidth_mb_per_s = 400,
                        .comm_cpu_fraction = 0.1,
@@ -268,13 +274,7 @@ TEST(ChunkChoice, TheLinkModelIsTheFastestProbeOfEachSize) {
 
 TEST(ChunkChoice, SlowedProbesDoNotMakeASmallLoopbackProgramChunk) {
   // tokens 1024, hidden 256, ffn 1024 on 2 ranks: 2 * 512 KiB over the link.
-  PipelineCost small_block{.link_bytes = 2.0 * 512 * 256 * 4,
-                           .flops = 4.0 * 1024 * 256 * 512,
-                           .collectives_per_chunk = 2,
-                           .ops_per_chunk = 6,
-                           .flops_by_chunks = {},
-                           .causal_scores = {},
-                           .host_instructions_per_chunk = 0};
+  PipelineCost small_block = smallMlpBlock(1024);
   LinkCalibration link = linkFromProbes(probes(kSmallProbe, {0.1, 0.3, 0.1, 0.2, 0.1, 0.4}),
                                         probes(kLargeProbe, {40.0, 2.1, 35.0}), 2, 1);
   link.gemm_gflops = flatRate(50);
