@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <map>
 #include <optional>
@@ -237,6 +238,10 @@ class Parser {
     }
     if (token.kind == TokenKind::Word && (token.text == "true" || token.text == "false")) {
       return IrBuilder::createInContainer<Scalar>(container, boolean());
+    }
+    if (acceptWord("complex")) {  // complex REAL IMAG
+      const double re = real();
+      return IrBuilder::createInContainer<Scalar>(container, std::complex<double>(re, real()));
     }
     DataType dtype = spelled(text::dataTypeNamed, "a constant or one of " + text::dataTypeWords());
     if (peek().kind == TokenKind::String) {

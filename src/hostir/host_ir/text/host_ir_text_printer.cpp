@@ -136,9 +136,9 @@ std::string scalarText(const Scalar* scalar) {
     if (const auto* real = std::get_if<double>(&*value)) {
       return "scalar " + realText(*real);
     }
-    HOSTIR_CHECK(!std::holds_alternative<std::complex<double>>(*value),
-                 "the host IR text format has no complex constants: cannot print ",
-                 scalar->toInlineString());
+    if (const auto* number = std::get_if<std::complex<double>>(&*value)) {
+      return "scalar complex " + realText(number->real()) + " " + realText(number->imag());
+    }
     return std::string("scalar ") + (std::get<bool>(*value) ? "true" : "false");
   }
   std::string result = "scalar " + spell(scalar->dtype());
