@@ -19,7 +19,7 @@ namespace {
 // The arguments' checks that need no ranks, for `devices` ranks (see
 // checkShardedJobOptions).
 void checkOptions(const SequenceParallelLayerOptions& options, int64_t devices) {
-  checkShardedJobOptions(options, devices, /*uneven_tokens=*/true);
+  checkShardedJobOptions(options, devices);
   HOSTIR_CHECK(options.heads % devices == 0, "--heads (", options.heads,
                ") must divide by the number of ranks (", devices,
                "): each rank computes whole heads");

@@ -20,7 +20,7 @@ int runOnRank(const SequenceParallelMlpOptions& options) {
   Communicator& communicator = Communicator::getInstance();
   const int64_t devices = communicator.size();
   const int64_t rank = communicator.deviceId();
-  checkShardedJobOptions(options, devices, /*uneven_tokens=*/true);
+  checkShardedJobOptions(options, devices);
 
   // Every rank draws the same full tensors and keeps its shards.
   at::manual_seed(0);
@@ -90,7 +90,7 @@ int runSequenceParallelMlp(const std::vector<std::string>& args) {
     return runOnRank(options);
   }
   // Not launched: check what can be checked once, then start the ranks.
-  checkShardedJobOptions(options, options.ranks, /*uneven_tokens=*/true);
+  checkShardedJobOptions(options, options.ranks);
   return relaunchAsRanks(options.ranks, "sp-mlp", args);
 }
 

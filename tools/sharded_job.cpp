@@ -256,15 +256,11 @@ void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options) {
                "with --train: print what is alive at each step's peak memory, by tensor (rank 0)");
 }
 
-void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices, bool uneven_tokens) {
+void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
   HOSTIR_CHECK(options.ffn % devices == 0, "--ffn (", options.ffn,
                ") must divide by the number of ranks (", devices, ")");
-  // Tokens the ranks do not divide are torch.chunk's pieces (the first
-  // ranks hold ceil(tokens / ranks) rows, the last fewer).
-  HOSTIR_CHECK(uneven_tokens || options.tokens % devices == 0, "--tokens (", options.tokens,
-               ") must divide by the number of ranks (", devices,
-               ") here: the layer's attention reduce-scatters chunks of each rank's own rows, "
-               "which uneven shards do not support yet (hostir sp-mlp takes any --tokens)");
+  // Any --tokens: tokens the ranks do not divide are torch.chunk's pieces
+  // (the first ranks hold ceil(tokens / ranks) rows, the last fewer).
   // Any chunk count (--chunks' range) is fine: chunk j of a rank's rows
   // holds ceilDiv(rows, chunks) of them, the last ones fewer or none.
   checkOutputFolder("--trace", options.trace_path);

@@ -63,9 +63,8 @@ void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options);
 // `devices` ranks: run by the launching process (once, before starting any
 // rank) and by every rank (which may have been started by another
 // launcher). Throws hostir::Error.
-// With `uneven_tokens`, --tokens need not divide by the ranks.
-void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices,
-                            bool uneven_tokens = false);
+// Any --tokens: the ranks hold torch.chunk's pieces of them.
+void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices);
 
 // One job on this rank.
 struct ShardedJob {

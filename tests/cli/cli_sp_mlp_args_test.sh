@@ -27,7 +27,6 @@ expect_early_error() {
 expect_early_error sp-mlp "--ffn (32) must divide by the number of ranks (3)" --ranks 3 --tokens 64 --hidden 8 --ffn 32
 expect_early_error sp-mlp "does not exist" --ranks 2 --tokens 64 --hidden 8 --ffn 16 --trace /nonexistent_hostir_dir/t
 expect_early_error sp-mlp "does not exist" --ranks 2 --tokens 64 --hidden 8 --ffn 16 --json /nonexistent_hostir_dir/r.json
-expect_early_error sp-layer "--tokens (64) must divide by the number of ranks (3) here: the layer's attention" --ranks 3 --tokens 64 --hidden 9 --heads 3 --ffn 48
 expect_early_error sp-layer "--heads (6) must divide by the number of ranks (4)" --ranks 4 --tokens 64 --hidden 24 --heads 6 --ffn 16
 expect_early_error sp-layer "--heads (4) must divide by the number of ranks (3)" --ranks 3 --tokens 63 --hidden 24 --heads 4 --ffn 48
 expect_early_error sp-layer "--hidden (20) must divide by --heads (8)" --ranks 2 --tokens 64 --hidden 20 --heads 8 --ffn 16
