@@ -331,7 +331,7 @@ std::shared_ptr<const CompiledKernel> KernelCache::get(const Fusion& fusion,
     hooks = hooks_;
     auto [it, inserted] = kernels_.try_emplace(key);
     if (inserted) {
-      it->second = std::make_shared<Entry>(Entry{promise.get_future().share()});
+      it->second = std::make_shared<Entry>(Entry{promise.get_future().share(), ""});
       compiles_here = true;
     }
     entry = it->second;
