@@ -9,6 +9,7 @@
 
 #include <HalideRuntime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "hostir/ir/error.h"
 #include "hostir/kernels/halide_lowering.h"
@@ -165,26 +167,80 @@ void storeEntry(const fs::path& dir, const std::string& name, const std::string&
   writeFileAtomically(dir / (name + ".key"), keyFileText(key, *bytes));
 }
 
+// How long a compile waits for another process's lock on its key before it
+// compiles without it: HOSTIR_KERNEL_LOCK_TIMEOUT seconds, 300 by default.
+double lockTimeoutSeconds() {
+  const char* value = std::getenv("HOSTIR_KERNEL_LOCK_TIMEOUT");
+  if (value == nullptr || *value == '\0') {
+    return 300.0;
+  }
+  char* end = nullptr;
+  double seconds = std::strtod(value, &end);
+  HOSTIR_CHECK(end != value && *end == '\0' && seconds >= 0.0, "HOSTIR_KERNEL_LOCK_TIMEOUT=", value,
+               " is not a number of seconds; give how long a compile waits for another "
+               "process's lock on the same kernel (a number >= 0, default 300)");
+  return seconds;
+}
+
 // Holds an exclusive lock on `path` (created if missing) for its lifetime:
-// processes sharing the cache folder compile a key one at a time. Where the
-// lock file cannot be made, nothing is held (the entries' atomic renames
-// still keep the folder consistent; the work is only done twice).
+// processes sharing the cache folder compile a key one at a time. A holder
+// that dies releases it (the kernel drops a dead process's flock); one that
+// hangs holds it only until lockTimeoutSeconds() has passed, then this
+// process warns, naming the holder's pid (written in the file), and goes on
+// without it. Where the lock file cannot be made, nothing is held. Either way
+// the entries' atomic renames keep the folder consistent: the work is only
+// done twice.
 class KeyFileLock {
  public:
-  explicit KeyFileLock(const fs::path& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT, 0644)) {
-    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  explicit KeyFileLock(const fs::path& path) {
+    const double timeout = lockTimeoutSeconds();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd_ < 0) {
+      return;
     }
+    const auto start = std::chrono::steady_clock::now();
+    auto pause = std::chrono::milliseconds(1);
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        release();  // a file system without flock: nothing held
+        return;
+      }
+      if (secondsSince(start) >= timeout) {
+        warn("the kernel cache lock " + path.string() + " is still held by process " + holder() +
+             " after " + std::to_string(static_cast<int>(timeout)) +
+             " s (a hung compile?); compiling the kernel without it (HOSTIR_KERNEL_LOCK_TIMEOUT "
+             "sets how long to wait)");
+        release();
+        return;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+    std::string pid = std::to_string(::getpid());
+    bool written = ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) >= 0;
+    (void)written;  // the pid only names the holder in a waiter's warning
   }
   ~KeyFileLock() {
-    if (fd_ >= 0) {
-      ::close(fd_);  // releases the lock
-    }
+    release();
   }
   KeyFileLock(const KeyFileLock&) = delete;
   KeyFileLock& operator=(const KeyFileLock&) = delete;
 
  private:
-  int fd_;
+  void release() {
+    if (fd_ >= 0) {
+      ::close(fd_);  // releases the lock
+      fd_ = -1;
+    }
+  }
+  // The pid the holder wrote, or "?" before it has written it.
+  std::string holder() const {
+    char text[32] = {};
+    ssize_t n = ::pread(fd_, text, sizeof(text) - 1, 0);
+    return n > 0 ? std::string(text, static_cast<size_t>(n)) : std::string("?");
+  }
+
+  int fd_ = -1;
 };
 
 std::string fullKey(const KernelSignature& signature, const KernelTarget& target) {

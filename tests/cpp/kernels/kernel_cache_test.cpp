@@ -1,9 +1,17 @@
 // The kernel cache: one kernel per canonical form, on disk across processes
 // (two processes, and two at once), bad entries ignored with a warning.
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/scoped_env.h"
 #include "fresh_cache_dir.h"
@@ -127,6 +135,111 @@ TEST(KernelCacheTest, BadEntriesAreIgnoredWithAWarningAndRecompiled) {
     EXPECT_EQ(KernelCache::global().compiled(), compiled + 1) << damage;
     EXPECT_TRUE(allClose(out, expected, 1e-5, 1e-5)) << damage;
   }
+}
+
+// The lock file of the key about to compile, made and locked by `hold` (in
+// the cache's `compiling` hook, so the compile's own lock comes after it).
+void holdKeyLockWhenCompiling(const std::function<void(const fs::path&)>& hold) {
+  KernelCache::global().setHooksForTesting({[hold](const std::string& hash) {
+                                              fs::path dir = KernelCache::global().directory();
+                                              fs::create_directories(dir);
+                                              hold(dir / (hash + ".lock"));
+                                            },
+                                            nullptr});
+}
+
+// Another process holding a key's lock and hanging (alive, never releasing
+// it) delays this process's compile only until HOSTIR_KERNEL_LOCK_TIMEOUT,
+// then it compiles without the lock and says so. Without the timeout this
+// test hangs.
+TEST(KernelCacheTest, AHungHolderOfAKeysLockDelaysTheCompileOnlyUntilTheTimeout) {
+  FreshCacheDir dir;
+  ScopedEnv timeout("HOSTIR_KERNEL_LOCK_TIMEOUT", "1");
+  int held = -1;  // another open file description: conflicts as another process's
+  holdKeyLockWhenCompiling([&](const fs::path& lock) {
+    held = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
+    ASSERT_EQ(::write(held, "4242", 4), 4);
+  });
+  at::Tensor input = at::randn({16, 40});
+  int compiled = KernelCache::global().compiled();
+  auto start = std::chrono::steady_clock::now();
+  ::testing::internal::CaptureStderr();
+  FusionExecutor executor(scaledRowSums(6.0));
+  at::Tensor out = executor.run({input}).at(0);
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  KernelCache::global().setHooksForTesting({});
+  ::close(held);
+  EXPECT_TRUE(allClose(out, (input * 6.0).sum(1), 1e-5, 1e-5));
+  EXPECT_EQ(KernelCache::global().compiled(), compiled + 1);
+  EXPECT_GE(seconds, 1.0);
+  EXPECT_NE(warnings.find("is still held by process 4242 after 1 s"), std::string::npos)
+      << warnings;
+}
+
+// A holder that dies (killed while compiling) releases the key's lock at
+// once: the waiting compile goes on without waiting for the timeout, and
+// without a warning.
+TEST(KernelCacheTest, AKilledHolderOfAKeysLockReleasesItAtOnce) {
+  FreshCacheDir dir;
+  ScopedEnv timeout("HOSTIR_KERNEL_LOCK_TIMEOUT", "600");
+  pid_t holder = -1;
+  std::thread killer;
+  holdKeyLockWhenCompiling([&](const fs::path& lock) {
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    holder = ::fork();
+    ASSERT_GE(holder, 0);
+    if (holder == 0) {  // only async-signal-safe calls in the child
+      int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+      if (fd < 0 || ::flock(fd, LOCK_EX) != 0 || ::write(ready[1], "x", 1) != 1) {
+        ::_exit(1);
+      }
+      ::pause();
+      ::_exit(0);
+    }
+    char byte = 0;
+    ASSERT_EQ(::read(ready[0], &byte, 1), 1);  // the child holds the lock
+    ::close(ready[0]);
+    ::close(ready[1]);
+    killer = std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      ::kill(holder, SIGKILL);
+    });
+  });
+  at::Tensor input = at::randn({16, 40});
+  auto start = std::chrono::steady_clock::now();
+  ::testing::internal::CaptureStderr();
+  FusionExecutor executor(scaledRowSums(7.0));
+  at::Tensor out = executor.run({input}).at(0);
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  KernelCache::global().setHooksForTesting({});
+  killer.join();
+  int status = 0;
+  ASSERT_EQ(::waitpid(holder, &status, 0), holder);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(allClose(out, (input * 7.0).sum(1), 1e-5, 1e-5));
+  EXPECT_LT(seconds, 300.0);  // not the 600 s timeout
+  EXPECT_EQ(warnings.find("warning"), std::string::npos) << warnings;
+}
+
+// A timeout that is not a number fails the compile with an error naming
+// the variable (the segment then runs through ATen, with that warning).
+TEST(KernelCacheTest, AKernelLockTimeoutThatIsNotANumberFailsTheCompile) {
+  FreshCacheDir dir;
+  ScopedEnv timeout("HOSTIR_KERNEL_LOCK_TIMEOUT", "soon");
+  at::Tensor input = at::randn({4, 4});
+  ::testing::internal::CaptureStderr();
+  FusionExecutor executor(scaledRowSums(8.0));
+  at::Tensor out = executor.run({input}).at(0);
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(warnings.find("HOSTIR_KERNEL_LOCK_TIMEOUT=soon is not a number of seconds"),
+            std::string::npos)
+      << warnings;
+  EXPECT_TRUE(allClose(out, (input * 8.0).sum(1), 1e-5, 1e-5));
 }
 
 TEST(KernelCacheTest, DumpPrintsEachKernelsLoopNestOnce) {
