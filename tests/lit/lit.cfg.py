@@ -3,7 +3,7 @@
 # opt`"), a host program or, for a presegmentation pass, a fusion, with RUN lines that run the pass with `hostir opt` and
 # CHECK lines that FileCheck matches against what it prints.
 #
-# CTest runs it (`lit.host_ir_passes`, tests/CMakeLists.txt) with
+# CTest runs the whole folder as `lit.suite` (tests/CMakeLists.txt) with
 #   --param hostir=<the hostir binary> --param filecheck=<FileCheck>
 #   --param output=<a folder of the build tree for lit's Output/>
 import os
