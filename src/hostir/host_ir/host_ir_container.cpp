@@ -21,7 +21,18 @@ int64_t HostIrContainer::addKernel(std::unique_ptr<Fusion> kernel) {
   HOSTIR_CHECK(kernel != nullptr, "addKernel needs a segment fusion");
   HOSTIR_CHECK(kernel.get() != this, "a HostIrContainer cannot register itself as a kernel");
   kernels_.push_back(std::move(kernel));
+  kernel_engines_.emplace_back();
   return numKernels() - 1;
+}
+
+const std::optional<SegmentEngine>& HostIrContainer::kernelEngine(int64_t kernel_id) const {
+  kernel(kernel_id);  // checks the id
+  return kernel_engines_[static_cast<size_t>(kernel_id)];
+}
+
+void HostIrContainer::setKernelEngine(int64_t kernel_id, SegmentEngine engine) {
+  kernel(kernel_id);  // checks the id
+  kernel_engines_[static_cast<size_t>(kernel_id)] = std::move(engine);
 }
 
 Fusion* HostIrContainer::kernel(int64_t kernel_id) const {
@@ -77,6 +88,7 @@ std::unique_ptr<HostIrContainer> HostIrContainer::clone() const {
     copyFusion(*kernel, *kernel_copy);
     copy->kernels_.push_back(std::move(kernel_copy));
   }
+  copy->kernel_engines_ = kernel_engines_;
   return copy;
 }
 
@@ -239,7 +251,9 @@ std::string HostIrContainer::toString() const {
     ss << "\n" << unit->toString();
   }
   for (size_t id = 0; id < kernels_.size(); ++id) {
-    ss << "\nKernel " << id << ":\n" << indentLines(kernels_[id]->toString(), 1);
+    const std::optional<SegmentEngine>& engine = kernel_engines_[id];
+    ss << "\nKernel " << id << (engine.has_value() ? " (" + describe(*engine) + ")" : "") << ":\n"
+       << indentLines(kernels_[id]->toString(), 1);
   }
   return ss.str();
 }

@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hostir/host_ir/scope.h"
+#include "hostir/host_ir/segment_engine.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/multidevice/target.h"
 
@@ -43,6 +45,11 @@ class HostIrContainer : public Fusion {
   }
   // An error naming the id when none is registered under it.
   Fusion* kernel(int64_t kernel_id) const;
+  // The engine that runs a kernel, once the compile stage decided it
+  // (runtime/segment_engines.h), as a HostUnit's; none in a program only
+  // lowered or built by hand.
+  const std::optional<SegmentEngine>& kernelEngine(int64_t kernel_id) const;
+  void setKernelEngine(int64_t kernel_id, SegmentEngine engine);
 
   // Every device's target (docs/targets.md), printed in the header; empty
   // when unknown (one device, or all alike and not exchanged).
@@ -75,6 +82,7 @@ class HostIrContainer : public Fusion {
  private:
   Scope top_level_;
   std::vector<std::unique_ptr<Fusion>> kernels_;
+  std::vector<std::optional<SegmentEngine>> kernel_engines_;  // one per kernel
   DeviceTargets device_targets_;
 };
 

@@ -50,23 +50,38 @@ void forEachConcurrently(size_t count, const Task& task) {
   }
 }
 
-// The units of `program` by the kernel they would compile to: units of one
-// canonical form share one kernel, so one engine decision; a unit the
+// A segment of a program: a posted HostUnit's fusion, or a standalone
+// kernel's (LaunchKernel; `unit` null).
+struct Segment {
+  const Fusion* fusion;
+  HostUnit* unit;
+  int64_t kernel_id;
+};
+
+// The segments of `program` by the kernel they would compile to: segments
+// of one canonical form share one kernel, so one engine decision; one the
 // kernels do not take is a group of its own.
-std::vector<std::vector<HostUnit*>> unitsByKernel(const HostIrContainer& program) {
-  std::vector<std::vector<HostUnit*>> groups;
-  std::unordered_map<std::string, size_t> group_of;
+std::vector<std::vector<Segment>> segmentsByKernel(const HostIrContainer& program) {
+  std::vector<Segment> segments;
   for (HostUnit* unit : program.postedHostUnits()) {
-    KernelSignature signature = analyzeSegment(*unit->fusion());
+    segments.push_back({unit->fusion(), unit, -1});
+  }
+  for (int64_t id = 0; id < program.numKernels(); ++id) {
+    segments.push_back({program.kernel(id), nullptr, id});
+  }
+  std::vector<std::vector<Segment>> groups;
+  std::unordered_map<std::string, size_t> group_of;
+  for (const Segment& segment : segments) {
+    KernelSignature signature = analyzeSegment(*segment.fusion);
     if (signature.unsupported.has_value()) {
-      groups.push_back({unit});
+      groups.push_back({segment});
       continue;
     }
     auto [it, inserted] = group_of.try_emplace(signature.canonical, groups.size());
     if (inserted) {
       groups.emplace_back();
     }
-    groups[it->second].push_back(unit);
+    groups[it->second].push_back(segment);
   }
   return groups;
 }
@@ -103,15 +118,20 @@ SegmentEngine decideSegmentEngine(const Fusion& segment) {
 void decideSegmentEngines(HostIrContainer& program) {
   // The distinct kernels compile at once, one per thread (the kernel cache
   // locks per key; Halide's ahead-of-time compile is thread-safe,
-  // docs/kernels.md, "The cache").
-  const std::vector<std::vector<HostUnit*>> groups = unitsByKernel(program);
+  // docs/kernels.md, "The cache"). The program's standalone kernels
+  // (LaunchKernel) are decided with its units.
+  const std::vector<std::vector<Segment>> groups = segmentsByKernel(program);
   std::vector<SegmentEngine> engines(groups.size());
   forEachConcurrently(groups.size(), [&](size_t g) {
-    engines[g] = decideSegmentEngine(*groups[g].front()->fusion());
+    engines[g] = decideSegmentEngine(*groups[g].front().fusion);
   });
   for (size_t g = 0; g < groups.size(); ++g) {
-    for (HostUnit* unit : groups[g]) {
-      unit->setEngine(engines[g]);
+    for (const Segment& segment : groups[g]) {
+      if (segment.unit != nullptr) {
+        segment.unit->setEngine(engines[g]);
+      } else {
+        program.setKernelEngine(segment.kernel_id, engines[g]);
+      }
     }
   }
 }

@@ -11,7 +11,9 @@ namespace hostir {
 
 // The engine step of the compile stage (issue 40): decides the engine of
 // every HostUnit of `program` and records it on the unit (HostUnit::engine,
-// printed by `hostir lower` and the textual host IR), compiling the kernels
+// printed by `hostir lower` and the textual host IR), and of every
+// standalone kernel a LaunchKernel runs (HostIrContainer::kernelEngine),
+// compiling the kernels
 // ahead of the first run: a kernel takes its extents at run time, so the
 // sizes need not be known. The Executor and `hostir lower` call it on the
 // program compile() made; the choice needs the kernels layer, which the

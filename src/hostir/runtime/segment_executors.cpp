@@ -13,7 +13,7 @@ SegmentExecutors::SegmentExecutors(const HostIrContainer& program, int64_t devic
     units_[unit]->setDevice(device);
   }
   for (int64_t id = 0; id < program.numKernels(); ++id) {
-    kernels_.push_back(FusionExecutor::borrowing(*program.kernel(id)));
+    kernels_.push_back(FusionExecutor::borrowing(*program.kernel(id), program.kernelEngine(id)));
     kernels_.back()->setDevice(device);
   }
 }

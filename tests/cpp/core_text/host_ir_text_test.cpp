@@ -117,6 +117,30 @@ TEST(HostIrTextRoundTrip, SegmentEnginesReadBack) {
   }
 }
 
+// A standalone kernel's engine (what a LaunchKernel runs) is printed after
+// its id and read back; a kernel without one prints none.
+TEST(HostIrTextRoundTrip, KernelEnginesReadBack) {
+  std::unique_ptr<Fusion> fusion = tools::buildTransformerLayer(2, 8, 1);
+  std::unique_ptr<HostIrContainer> program = lowerOnDevice(*fusion, 0);
+  for (int i = 0; i < 2; ++i) {
+    auto kernel = std::make_unique<Fusion>();
+    copyFusion(*program->postedHostUnits().at(0)->fusion(), *kernel);
+    program->addKernel(std::move(kernel));
+  }
+  program->setKernelEngine(1, {SegmentEngineKind::Aten, "no kernel lowering for \"x\""});
+  expectRoundTrip(*program);
+  const std::string text = printHostIrText(*program);
+  EXPECT_NE(text.find("  kernel 0 fusion {"), std::string::npos) << text;
+  EXPECT_NE(text.find("  kernel 1 engine aten \"no kernel lowering for \\\"x\\\"\" fusion {"),
+            std::string::npos)
+      << text;
+  std::unique_ptr<HostIrContainer> parsed = parseHostIrText(text, "kernels");
+  EXPECT_FALSE(parsed->kernelEngine(0).has_value());
+  EXPECT_EQ(parsed->kernelEngine(1), program->kernelEngine(1));
+  EXPECT_NE(program->toString().find("Kernel 1 (ATen: no kernel lowering for \"x\"):\n"),
+            std::string::npos);
+}
+
 TEST(HostIrTextRoundTrip, ParsedProgramRunsThePassesLikeTheOriginal) {
   std::unique_ptr<Fusion> fusion = tools::buildSequenceParallelMlp(2, 4);
   Fusion copy;

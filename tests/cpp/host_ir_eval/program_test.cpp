@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "host_ir_eval/host_ir_eval_test_utils.h"
+#include "hostir/kernels/kernel_cache.h"
+#include "hostir/runtime/segment_engines.h"
 
 namespace hostir::test {
 namespace {
@@ -100,6 +102,40 @@ TEST_F(SegmentTest, LaunchKernelById) {
 
   at::Tensor t0 = at::randn({17});
   EXPECT_TRUE(allClose(run({t0})[0], at::relu(-t0)));
+}
+
+// The compile stage's engine step decides a standalone kernel's engine and
+// compiles it ahead, as a HostUnit's: the program records it (printed), and
+// the first run compiles nothing.
+TEST_F(SegmentTest, LaunchKernelsEngineIsDecidedInTheCompileStage) {
+  TensorView* in = makeContigTensor(1);
+  hic().addInput(in);
+  // A constant no other test uses: a kernel no earlier test compiled.
+  int64_t id = hic().addKernel(
+      makeUnarySegment(1, [](TensorView* t) { return add(mul(t, 1.8125), 0.4375); }));
+  TensorView* out = makeTensorOver(extentsOf(in));
+  push(IrBuilder::create<LaunchKernel>(id, std::vector<Val*>{in}, std::vector<Val*>{out}));
+  hic().addOutput(out);
+  EXPECT_FALSE(hic().kernelEngine(id).has_value());
+  decideSegmentEngines(hic());
+  ASSERT_TRUE(hic().kernelEngine(id).has_value());
+  const SegmentEngineKind expected =
+      kernelsEnabled() ? SegmentEngineKind::Kernel : SegmentEngineKind::Aten;
+  EXPECT_EQ(hic().kernelEngine(id)->kind, expected) << hic().kernelEngine(id)->detail;
+  EXPECT_NE(hic().toString().find("Kernel 0 (" + describe(*hic().kernelEngine(id)) + "):"),
+            std::string::npos)
+      << hic().toString();
+
+  const int compiled = KernelCache::global().compiled();
+  const int loaded = KernelCache::global().loadedFromDisk();
+  at::Tensor t0 = at::randn({33});
+  EXPECT_TRUE(allClose(run({t0})[0], t0 * 1.8125 + 0.4375));
+  EXPECT_EQ(KernelCache::global().compiled(), compiled);
+  EXPECT_EQ(KernelCache::global().loadedFromDisk(), loaded);
+  if (expected == SegmentEngineKind::Kernel) {
+    EXPECT_NE(evaluator_->segmentExecution().find("kernel 0: compiled kernel"), std::string::npos)
+        << evaluator_->segmentExecution();
+  }
 }
 
 TEST_F(SegmentTest, LaunchKernelOfAnUnregisteredIdIsAnError) {

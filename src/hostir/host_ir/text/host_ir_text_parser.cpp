@@ -83,13 +83,14 @@ class Parser {
     exprBlock(symbols, nullptr);
     expectWord("program");
     std::vector<int64_t> top_level = exprBlock(symbols, nullptr);
-    std::vector<std::unique_ptr<Fusion>> kernels;
+    std::vector<std::pair<std::unique_ptr<Fusion>, std::optional<SegmentEngine>>> kernels;
     while (acceptWord("kernel")) {
       Token id = expectKind(TokenKind::Integer, "a kernel id");
       check(std::stoll(id.text) == static_cast<int64_t>(kernels.size()), id,
             "kernel " + std::to_string(kernels.size()) + " (kernels are numbered in order)");
+      std::optional<SegmentEngine> engine = optionalEngine();
       expectWord("fusion");
-      kernels.push_back(fusion());
+      kernels.emplace_back(fusion(), std::move(engine));
     }
     expect("}");
     expectKind(TokenKind::End, "the end of the program");
@@ -97,8 +98,11 @@ class Parser {
     for (int64_t name : top_level) {
       program->pushBackTopLevelExpr(symbols.exprs.at(name));
     }
-    for (auto& kernel : kernels) {
-      program->addKernel(std::move(kernel));
+    for (auto& [kernel, engine] : kernels) {
+      int64_t id = program->addKernel(std::move(kernel));
+      if (engine.has_value()) {
+        program->setKernelEngine(id, std::move(*engine));
+      }
     }
     return program;
   }
@@ -444,13 +448,7 @@ class Parser {
     if (acceptWord("completes")) {
       record.completes = expectKind(TokenKind::ExprRef, "the #expr of a communication");
     }
-    if (acceptWord("engine")) {
-      Token word = expectKind(TokenKind::Word, "an engine (" + engineWords() + ")");
-      std::optional<SegmentEngineKind> kind = engineKindNamed(word.text);
-      check(kind.has_value(), word, "an engine (" + engineWords() + ")");
-      Token detail = expectKind(TokenKind::String, "the engine's detail, a \"string\"");
-      record.engine = SegmentEngine{.kind = *kind, .detail = detail.text};
-    }
+    record.engine = optionalEngine();
     if (acceptWord("fusion")) {
       record.fusion = fusion();
     } else if (peek().kind == TokenKind::Punctuation && peek().text == "{") {
@@ -459,6 +457,18 @@ class Parser {
     int64_t name = record.name;
     symbols.records.emplace(name, std::move(record));
     return name;
+  }
+
+  // "engine WORD \"detail\"" (a HostUnit's or a kernel's), if there.
+  std::optional<SegmentEngine> optionalEngine() {
+    if (!acceptWord("engine")) {
+      return std::nullopt;
+    }
+    Token word = expectKind(TokenKind::Word, "an engine (" + engineWords() + ")");
+    std::optional<SegmentEngineKind> kind = engineKindNamed(word.text);
+    check(kind.has_value(), word, "an engine (" + engineWords() + ")");
+    Token detail = expectKind(TokenKind::String, "the engine's detail, a \"string\"");
+    return SegmentEngine{.kind = *kind, .detail = detail.text};
   }
 
   Expr* exprRef(Symbols& symbols, const Token& token) {

@@ -308,7 +308,11 @@ class TextPrinter {
     }
     line(1, "}");
     for (int64_t id = 0; id < program.numKernels(); ++id) {
-      line(1, "kernel " + std::to_string(id) + " fusion {");
+      const std::optional<SegmentEngine>& engine = program.kernelEngine(id);
+      std::string engine_text =
+          engine.has_value() ? " engine " + engineWord(engine->kind) + " " + quoted(engine->detail)
+                             : "";
+      line(1, "kernel " + std::to_string(id) + engine_text + " fusion {");
       fusionBody(*program.kernel(id), 2);
       line(1, "}");
     }
