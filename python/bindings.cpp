@@ -247,6 +247,17 @@ class Definition {
                                     : takeAlongAxis(in, positions, dim);
     });
   }
+  // kind: "scatter_add" or "index_add" (the gathers' grads).
+  int64_t scatterAddOp(const std::string& kind, int64_t x, int64_t index, int64_t src,
+                       int64_t dim) {
+    TensorView* in = tensor(x, kind);
+    TensorView* positions = tensor(index, kind);
+    TensorView* added = tensor(src, kind);
+    return build([&] {
+      return kind == "index_add" ? indexAdd(in, positions, added, dim)
+                                 : scatterAdd(in, positions, added, dim);
+    });
+  }
   // kind: "uniform" or "normal"; seed and offset both given or neither.
   int64_t randomOp(const std::string& kind, int64_t a, int64_t b, const std::vector<int64_t>& shape,
                    DataType dtype, std::optional<int64_t> seed, std::optional<int64_t> offset) {
@@ -946,6 +957,7 @@ void bindDefinition(py::module_& m) {
       .def("random", &Definition::randomOp)
       .def("cumsum", &Definition::cumsumOp)
       .def("scatter", &Definition::scatterOp)
+      .def("scatter_add", &Definition::scatterAddOp)
       .def("reshape_to_scalars", &Definition::reshapeToScalarsOp)
       .def("permute", &Definition::permuteOp)
       .def("reshape", &Definition::reshapeOp)

@@ -258,6 +258,25 @@ class _Ops(NvFuserSpellings):
                                index=fd._tensor_ref(index, "scatter"),
                                src=fd._operand_ref(src, "scatter"), dim=int(dim))
 
+    def scatter_add(self, x, index, src, dim):
+        """scatter_add(x, index, src, dim): torch.scatter_add(x, dim, index, src):
+        x with src's elements added at index's positions along dim (repeated
+        positions add up); index has x's rank. take_along_axis's grad. A
+        primitive op (scatter_ops.h)."""
+        return self._scatter_add("scatter_add", x, index, src, dim)
+
+    def index_add(self, x, index, src, dim):
+        """index_add(x, index, src, dim): torch.index_add(x, dim, index, src): src's
+        slices along dim added to x's slices the 1-D index names. index_select's
+        grad. A primitive op (scatter_ops.h)."""
+        return self._scatter_add("index_add", x, index, src, dim)
+
+    def _scatter_add(self, kind, x, index, src, dim):
+        fd = self._fd
+        return self._tensor_op("ops." + kind, x=fd._tensor_ref(x, kind),
+                               index=fd._tensor_ref(index, kind), src=fd._tensor_ref(src, kind),
+                               dim=int(dim))
+
     def full(self, shape, fill_value, dtype=DataType.Float):
         fd = self._fd
         dtype = to_dtype(dtype)

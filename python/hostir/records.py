@@ -133,6 +133,12 @@ _APPLY = {
     "ops.scatter": lambda d, a: [
         d.scatter(_fid(a["x"]), _fid(a["index"]), _fid(a["src"]), a["dim"])
     ],
+    "ops.scatter_add": lambda d, a: [
+        d.scatter_add("scatter_add", _fid(a["x"]), _fid(a["index"]), _fid(a["src"]), a["dim"])
+    ],
+    "ops.index_add": lambda d, a: [
+        d.scatter_add("index_add", _fid(a["x"]), _fid(a["index"]), _fid(a["src"]), a["dim"])
+    ],
     "ops.full": lambda d, a: [
         d.full([_fid(s) for s in a["shape"]], _fid(a["fill_value"]),
                DataType.__members__[a["dtype"]])

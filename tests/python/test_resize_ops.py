@@ -223,15 +223,6 @@ def test_pad_and_cat_grads(cache):
         [torch.randn(2, 3, dtype=torch.float64), torch.randn(5, 4, dtype=torch.float64)])
 
 
-def test_gathers_have_no_grad_rule_yet_and_say_so(cache):
-    with hostir.FusionDefinition(cache) as fd:
-        x = fd.define_tensor(2, dtype=hostir.DataType.Double)
-        i = fd.define_tensor(1, dtype=hostir.DataType.Int64)
-        fd.add_output(fd.ops.exp(fd.ops.index_select(x, i, 0)))
-    with pytest.raises(hostir.Error, match="no gradient rule for .*index_select"):
-        Differentiable(fd)
-
-
 def test_pad_cat_and_gathers_join_the_segments_kernel(cache):
     # They ran through ATen before ("pad has no kernel lowering"): now each
     # segment, pointwise ops around them included, is a compiled kernel, and an index out of range is still torch's error (that call runs

@@ -284,10 +284,23 @@ class Rules : public OptInDispatch {
         return;
       }
       case ReductionOpType::Product:
-        HOSTIR_THROW("no gradient rule for ", op->toInlineString(),
-                     " (a product reduction): its grad at zeros needs products that leave one "
-                     "element out; write it as exp(sum(log(x))) for positive x");
+        give(op, 0, mul(spread, productOfTheOthers(x, axes, reduced)));
+        return;
     }
+  }
+
+  // Per element of x, the product of the other elements of its slice (the
+  // reduced axes), as torch's prod backward: prod / x without zeros in the
+  // slice; with one zero, the product of the rest at the zero and 0
+  // elsewhere; with more, 0. No division by a zero, no 0 * inf.
+  static TensorView* productOfTheOthers(TensorView* x, const std::vector<int64_t>& axes,
+                                        const std::vector<bool>& reduced) {
+    TensorView* is_zero = eq(x, 0.0);
+    TensorView* nonzero = where(is_zero, 1.0, x);
+    TensorView* rest = broadcast(prod(nonzero, axes), reduced);
+    TensorView* zeros = broadcast(sum(castOp(x->dtype(), is_zero), axes), reduced);
+    TensorView* at_the_zero = where(eq(zeros, 1.0), rest, 0.0);
+    return where(eq(zeros, 0.0), div(rest, nonzero), where(is_zero, at_the_zero, 0.0));
   }
 
   void handle(const BroadcastOp* op) override {
@@ -430,11 +443,66 @@ class Rules : public OptInDispatch {
 
   // The input's grad is g where nothing was written (zeros where src was);
   // a src tensor's grad is g read back at the positions it was written to.
+  // src may be longer than the index: its elements past the index's
+  // extents were not read and get zeros.
   void handle(const ScatterOp* op) override {
     give(op, 0, scatter(g_, primal(op->index()), IrBuilder::create<Scalar>(0.0), op->dim()));
     if (op->src()->vtype() == ValType::TensorView) {
-      give(op, 2, takeAlongAxis(g_, primal(op->index()), op->dim()));
+      TensorView* read = takeAlongAxis(g_, primal(op->index()), op->dim());
+      give(op, 2, padToShape(read, op->index(), op->src()->as<TensorView>()));
     }
+  }
+
+  // The grad of a gather goes back where each element was read from, added
+  // up where positions repeat: a scatter-add into zeros.
+  void handle(const GatherOp* op) override {
+    if (!takesGrad(op->in())) {
+      return;
+    }
+    std::vector<Val*> extents;
+    for (IterDomain* id : op->in()->shapeDomain()) {
+      extents.push_back(primals_.extent(id->extent()));
+    }
+    TensorView* zero = zeros(extents, g_->dtype());
+    TensorView* index = primal(op->index());
+    give(op, 0,
+         op->kind() == GatherKind::IndexSelect ? indexAdd(zero, index, g_, op->dim())
+                                               : scatterAdd(zero, index, g_, op->dim()));
+  }
+
+  // The input's grad is g; src's is g read back where it was added (zeros
+  // past the index's extents, as for scatter).
+  void handle(const ScatterAddOp* op) override {
+    give(op, 0, set(g_));
+    if (!takesGrad(op->src())) {
+      return;
+    }
+    TensorView* index = primal(op->index());
+    if (op->kind() == ScatterAddKind::IndexAdd) {
+      give(op, 2, indexSelect(g_, index, op->dim()));
+      return;
+    }
+    give(op, 2, padToShape(takeAlongAxis(g_, index, op->dim()), op->index(), op->src()));
+  }
+
+  // `grad`, shaped as the forward's `from`, padded with zeros at the end of
+  // each axis to `to`'s extents (the same rank); itself where they agree.
+  TensorView* padToShape(TensorView* grad, const TensorView* from, const TensorView* to) {
+    const std::vector<IterDomain*> from_shape = from->shapeDomain();
+    const std::vector<IterDomain*> to_shape = to->shapeDomain();
+    std::vector<Val*> widths;  // torch's order: from the last axis backwards
+    bool grows = false;
+    for (size_t i = from_shape.size(); i-- > 0;) {
+      const int64_t n = constExtentOr(from_shape[i]);
+      const bool same = from_shape[i]->extent() == to_shape[i]->extent() ||
+                        (n >= 0 && n == constExtentOr(to_shape[i]));
+      widths.push_back(IrBuilder::create<Scalar>(int64_t{0}));
+      widths.push_back(same ? IrBuilder::create<Scalar>(int64_t{0})
+                            : sub(primals_.extent(to_shape[i]->extent()),
+                                  primals_.extent(from_shape[i]->extent())));
+      grows = grows || !same;
+    }
+    return grows ? pad(grad, widths) : grad;
   }
 
   // Each input's stretch of the grad along dim.

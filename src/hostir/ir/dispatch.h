@@ -28,6 +28,7 @@ namespace hostir {
   F(RandomOp)                          \
   F(ScanOp)                            \
   F(ScatterOp)                         \
+  F(ScatterAddOp)                      \
   F(Split)                             \
   F(Merge)
 

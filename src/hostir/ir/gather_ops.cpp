@@ -14,11 +14,6 @@ std::string describe(const Val* val) {
   return val == nullptr ? std::string("null") : val->toInlineString();
 }
 
-int64_t constExtent(const IterDomain* id) {
-  const auto* scalar = dynamic_cast<const Scalar*>(id->extent());
-  return scalar != nullptr && scalar->isConstInt() ? scalar->constInt() : -1;
-}
-
 }  // namespace
 
 std::string toString(GatherKind kind) {
@@ -41,11 +36,7 @@ void GatherOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
                describe(inputs[0]), " and ", describe(inputs[1]));
   const std::string call = op + "(" + describe(in) + ", " + describe(index) + ")";
   const int64_t dim = std::get<int64_t>(attributes[0]);
-  HOSTIR_CHECK(dim >= 0 && dim < in->rank(), call, ": dim ", dim, " is out of range for rank ",
-               in->rank(), "; valid: [0, ", in->rank(), ")");
-  HOSTIR_CHECK(index->dtype() == DataType::Int64 || index->dtype() == DataType::Int32, call,
-               ": the index has dtype ", hostir::toString(index->dtype()),
-               "; give Int64 or Int32 indices");
+  checkDimAndIndexDtype(call, in, index, dim);
   if (kind == GatherKind::IndexSelect) {
     HOSTIR_CHECK(index->rank() <= 1, call, ": the index has rank ", index->rank(),
                  "; index_select takes a 1-D (or 0-D) index");
@@ -56,8 +47,8 @@ void GatherOp::validate(const std::vector<Val*>& inputs, const std::vector<Attri
   std::vector<IterDomain*> in_shape = in->shapeDomain();
   std::vector<IterDomain*> index_shape = index->shapeDomain();
   for (size_t axis = 0; axis < in_shape.size(); ++axis) {
-    int64_t n = constExtent(in_shape[axis]);
-    int64_t m = constExtent(index_shape[axis]);
+    int64_t n = constExtentOr(in_shape[axis]);
+    int64_t m = constExtentOr(index_shape[axis]);
     HOSTIR_CHECK(static_cast<int64_t>(axis) == dim || n < 0 || m < 0 || m <= n, call, ": on axis ",
                  axis, " the index has extent ", m, " but the input only ", n,
                  "; off dim the index may not be longer than the input");

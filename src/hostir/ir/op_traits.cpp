@@ -51,6 +51,9 @@ const std::unordered_map<std::string_view, Traits>& table() {
       // cumsum (scan_ops.h) and scatter (scatter_ops.h): through ATen.
       {"ScanOp", Traits{0} | AtenEvaluable},
       {"ScatterOp", Traits{0} | AtenEvaluable},
+      // scatter_add and index_add (scatter_ops.h, the gathers' grads):
+      // through ATen (why: ScatterAddOp's comment).
+      {"ScatterAddOp", Traits{0} | AtenEvaluable},
   };
   return traits;
 }

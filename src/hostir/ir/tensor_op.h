@@ -1,12 +1,24 @@
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "hostir/ir/statement.h"
 
 namespace hostir {
 
+class IterDomain;
 class TensorView;
+
+// An axis's extent when it is a constant, else -1: the static checks of the
+// ops' validate() compare extents only where both are known.
+int64_t constExtentOr(const IterDomain* id);
+
+// The checks the indexed ops (gathers, scatters) share, for `call` (the op
+// as the message names it): dim in [0, in's rank), an Int64 or Int32 index.
+void checkDimAndIndexDtype(const std::string& call, const TensorView* in, const TensorView* index,
+                           int64_t dim);
 
 // The base of the fusion ops of the *_ops.h files (gather, scatter, scan,
 // pad, cat, random) that make one tensor: the accessors and the structural

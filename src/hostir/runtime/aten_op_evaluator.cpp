@@ -407,6 +407,17 @@ class AtenOpEvaluator final : public OptInDispatch {
     }
   }
 
+  // Positions that repeat add up (ATen's CPU kernels add in index order).
+  void handle(const ScatterAddOp* op) override {
+    at::Tensor out = outputBuffer(op->out());
+    at::Tensor in = tensor(op->in());
+    at::Tensor index = tensor(op->index()).to(at::kLong);
+    at::Tensor src = tensor(op->src());
+    result = out.copy_(op->kind() == ScatterAddKind::IndexAdd
+                           ? at::index_add(in, op->dim(), index, src)
+                           : at::scatter_add(in, op->dim(), index, src));
+  }
+
   // Drawn in float for Half and BFloat16 (ATen's CPU normal_ lacks them).
   // A seeded op's generator starts from seed and offset mixed (splitmix64's
   // constant), so neighbouring offsets give unrelated streams. A meta

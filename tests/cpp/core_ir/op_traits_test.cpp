@@ -52,6 +52,9 @@ TEST(OpTraits, EachBuilderOpHasItsTraits) {
   // ops are UnaryOps and BinaryOps.
   EXPECT_EQ(traits(cumsum(x, 1)), "AtenEvaluable");
   EXPECT_EQ(traits(scatter(x, castOp(DataType::Int64, w), w, 0)), "AtenEvaluable");
+  // scatter_add and index_add too (no kernel lowering: ScatterAddOp's comment).
+  EXPECT_EQ(traits(scatterAdd(x, castOp(DataType::Int64, w), w, 0)), "AtenEvaluable");
+  EXPECT_EQ(traits(indexAdd(x, index, x, 1)), "AtenEvaluable");
   EXPECT_EQ(traits(sin(x)), "Pointwise|StreamParallelizable|AtenEvaluable|Forwardable");
   // A random tensor is never recomputed in a second segment (other values).
   Val* one = IrBuilder::create<Scalar>(1.0);

@@ -8,6 +8,7 @@
 #include "hostir/ir/gather_ops.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/random_ops.h"
+#include "hostir/ir/scatter_ops.h"
 
 namespace hostir::text {
 
@@ -37,6 +38,7 @@ Table buildTable() {
       {{"BinaryOp", 0}, wordsUpTo(BinaryOpType::Fmod)},
       {{"ReductionOp", 0}, reductions},
       {{"GatherOp", 1}, wordsUpTo(GatherKind::IndexSelect)},
+      {{"ScatterAddOp", 1}, wordsUpTo(ScatterAddKind::IndexAdd)},
       {{"RandomOp", 0}, wordsUpTo(RandomKind::Normal)},
       {{"Allocate", 0}, wordsUpTo(MemoryType::Local, [](MemoryType type) { return spell(type); })},
       {{"Communication", 0}, wordsUpTo(CommunicationType::SendRecv)},
