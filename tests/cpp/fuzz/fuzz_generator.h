@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/rounding_bound.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/gather_ops.h"
@@ -54,6 +55,10 @@ struct FuzzProgram {
   std::vector<at::Tensor> inputs;
   std::vector<int64_t> scalar_inputs;
   std::vector<at::Tensor> expected;
+  // Per output, a bound on the rounding of any float32 evaluation of it
+  // (float64, expected's sizes; rounding_bound.h): compare with
+  // roundingExcess(actual, expected, tolerance) <= 1.
+  std::vector<at::Tensor> tolerance;
   int number_of_streams = 1;
   bool preallocate_outputs = false;
   // One line per op, in the reference's terms, to read a failure.
@@ -73,9 +78,14 @@ struct GeneratorOptions {
   // fuzzer; the sharded one passes tensors only).
   bool runtime_slices = false;
   // Also draw the ops nvFuser's frontend brought (issue 41): pad, cat,
-  // index_select, take_along_axis, scatter, cumsum, where, and a complex
-  // round trip (single-device only: index inputs are not sharded).
+  // index_select, take_along_axis, scatter, scatter_add, index_add, cumsum,
+  // where, and a complex round trip (single-device only: index inputs are
+  // not sharded).
   bool frontend_ops = false;
+  // The dtype of the reference: float (what hostir runs), or double for a
+  // float64 evaluation of the same program (FuzzTolerance's truth). The
+  // program and its draws are the same.
+  at::ScalarType reference_dtype = at::kFloat;
 };
 
 class Generator {
@@ -114,16 +124,18 @@ class Generator {
       Value& value = values_[index];
       if (value.is_input) {
         // An input as an output: copy it, as a program would.
-        Value copy{set(value.tv), value.ref.clone(), false};
+        Value copy{set(value.tv), value.ref.clone(), value.err, false};
         values_.push_back(copy);
         annotateValue(values_.back().tv);
         log("set (input as output)");
         program.fusion->addOutput(values_.back().tv);
         program.expected.push_back(values_.back().ref);
+        program.tolerance.push_back(values_.back().err);
         continue;
       }
       program.fusion->addOutput(value.tv);
       program.expected.push_back(value.ref);
+      program.tolerance.push_back(value.err);
     }
     program.inputs = inputs_;
     program.scalar_inputs = scalar_inputs_;
@@ -139,8 +151,20 @@ class Generator {
   struct Value {
     TensorView* tv;
     at::Tensor ref;
+    at::Tensor err;  // the bound on ref's rounding (rounding_bound.h)
     bool is_input;
   };
+
+  static at::Tensor noError(const at::Tensor& ref) {
+    return at::zeros(ref.sizes(), at::TensorOptions().dtype(at::kDouble));
+  }
+  static at::Tensor magnitude(const Value& v) {
+    return magnitudeOf(v.ref, v.err);
+  }
+  // The error bound of a * b, both values, computed as `out`.
+  static at::Tensor productError(const Value& a, const Value& b, const at::Tensor& out) {
+    return magnitude(a) * b.err + b.ref.to(at::kDouble).abs() * a.err + roundingOf(out);
+  }
 
   template <typename T>
   T pick(std::initializer_list<T> options) {
@@ -162,7 +186,8 @@ class Generator {
 
   at::Tensor randomTensor(const std::vector<int64_t>& sizes) {
     at::Generator generator = at::detail::createCPUGenerator(rng_());
-    return at::randn(sizes, generator, at::TensorOptions().dtype(at::kFloat));
+    return at::randn(sizes, generator, at::TensorOptions().dtype(at::kFloat))
+        .to(options_.reference_dtype);
   }
 
   // A new fusion input of `rank` axes (its data is pushed by the caller).
@@ -186,7 +211,7 @@ class Generator {
   TensorView* addInput(const std::vector<int64_t>& sizes) {
     TensorView* tv = newInput(static_cast<int64_t>(sizes.size()));
     inputs_.push_back(randomTensor(sizes));
-    values_.push_back({tv, inputs_.back(), true});
+    values_.push_back({tv, inputs_.back(), noError(inputs_.back()), true});
     log("input " + std::to_string(inputs_.size() - 1));
     return tv;
   }
@@ -231,21 +256,21 @@ class Generator {
     tv->axis(0)->parallelize(ParallelType::Stream);
   }
 
-  void push(TensorView* tv, at::Tensor ref, const std::string& what) {
+  void push(TensorView* tv, at::Tensor ref, at::Tensor err, const std::string& what) {
     log(what);
     annotateValue(tv);
-    values_.push_back({tv, std::move(ref), false});
+    values_.push_back({tv, std::move(ref), std::move(err), false});
   }
 
   // push, annotated only where the stream lowering can chunk the op (the
   // others' refusal is tested elsewhere; here they are to run).
-  void pushFrontendValue(TensorView* tv, at::Tensor ref, const std::string& what) {
+  void pushFrontendValue(TensorView* tv, at::Tensor ref, at::Tensor err, const std::string& what) {
     if (hasTrait(tv->definition(), OpTrait::StreamParallelizable)) {
-      push(tv, std::move(ref), what);
+      push(tv, std::move(ref), std::move(err), what);
       return;
     }
     log(what);
-    values_.push_back({tv, std::move(ref), false});
+    values_.push_back({tv, std::move(ref), std::move(err), false});
   }
 
   // A new Int64 input of `sizes` with values in [0, bound).
@@ -262,7 +287,7 @@ class Generator {
 
   // One op of nvFuser's frontend on [rows, cols] values, kept [rows, cols].
   void frontendStep(const Value& a, const Value& b) {
-    switch (uniform(0, 7)) {
+    switch (uniform(0, 9)) {
       case 0: {
         // Columns padded by (left, right) with 1.5, then cut back to cols.
         const int64_t left = uniform(0, 2);
@@ -272,6 +297,7 @@ class Generator {
         pushFrontendValue(
             slice(padded, 1, start, start + cols_),
             at::constant_pad_nd(a.ref, {left, right}, 1.5).slice(1, start, start + cols_),
+            at::constant_pad_nd(a.err, {left, right}, 0.0).slice(1, start, start + cols_),
             "pad columns (" + std::to_string(left) + ", " + std::to_string(right) +
                 ") with 1.5, columns from " + std::to_string(start));
         break;
@@ -282,19 +308,21 @@ class Generator {
         const int64_t start = uniform(0, static_cast<int>(extent));
         pushFrontendValue(slice(cat({a.tv, b.tv}, dim), dim, start, start + extent),
                           at::cat({a.ref, b.ref}, dim).slice(dim, start, start + extent),
+                          at::cat({a.err, b.err}, dim).slice(dim, start, start + extent),
                           "cat on axis " + std::to_string(dim) + ", from " + std::to_string(start));
         break;
       }
       case 2: {
         TensorView* index = newIndexInput({cols_}, cols_);
         pushFrontendValue(indexSelect(a.tv, index, 1), at::index_select(a.ref, 1, inputs_.back()),
-                          "index_select columns");
+                          at::index_select(a.err, 1, inputs_.back()), "index_select columns");
         break;
       }
       case 3: {
         const int64_t dim = uniform(0, 1);
         TensorView* index = newIndexInput({rows_, cols_}, dim == 0 ? rows_ : cols_);
         pushFrontendValue(takeAlongAxis(a.tv, index, dim), at::gather(a.ref, dim, inputs_.back()),
+                          at::gather(a.err, dim, inputs_.back()),
                           "take_along_axis " + std::to_string(dim));
         break;
       }
@@ -303,28 +331,191 @@ class Generator {
         TensorView* index = newIndexInput({rows_, written}, cols_);
         pushFrontendValue(scatter(a.tv, index, IrBuilder::create<Scalar>(-0.25), 1),
                           a.ref.scatter(1, inputs_.back(), -0.25),
+                          a.err.scatter(1, inputs_.back(), 0.0),
                           "scatter -0.25 into " + std::to_string(written) + " columns per row");
         break;
       }
       case 5: {
         const int64_t dim = uniform(0, 1);
+        // Element j of the scan adds j + 1 terms: j roundings.
+        const int64_t extent = dim == 0 ? rows_ : cols_;
+        const at::Tensor adds =
+            at::arange(extent, at::TensorOptions().dtype(at::kDouble))
+                .view(dim == 0 ? at::IntArrayRef{extent, 1} : at::IntArrayRef{1, extent});
         pushFrontendValue(cumsum(a.tv, dim), at::cumsum(a.ref, dim),
+                          at::cumsum(a.err, dim) +
+                              at::cumsum(magnitude(a), dim) * adds * (kOpUlps * kUnitRoundoff),
                           "cumsum " + std::to_string(dim));
         break;
       }
-      case 6:
+      case 6: {
+        // Where a and b (two values) are closer than their errors, either
+        // side may be taken: the bound covers the gap between the two. A
+        // value against itself is never closer than its error: it is equal.
+        const at::Tensor other = b.ref * 2;
+        const at::Tensor taken = at::where(a.ref > b.ref, a.err, b.err * 2);
+        const at::Tensor both_err = a.err + b.err;
+        const at::Tensor near =
+            at::logical_and((a.ref - b.ref).abs().to(at::kDouble) <= both_err * 2, both_err > 0);
+        const at::Tensor gap = (a.ref - other).abs().to(at::kDouble) + a.err + b.err * 2;
         pushFrontendValue(where(gt(a.tv, b.tv), a.tv, mul(b.tv, 2.0)),
-                          at::where(a.ref > b.ref, a.ref, b.ref * 2), "where(a > b, a, 2b)");
+                          at::where(a.ref > b.ref, a.ref, other),
+                          a.tv == b.tv ? taken : at::where(near, at::maximum(taken, gap), taken),
+                          "where(a > b, a, 2b)");
         break;
+      }
+      case 7: {
+        const int64_t written = uniform(0, static_cast<int>(cols_));
+        TensorView* index = newIndexInput({rows_, written}, cols_);
+        const at::Tensor& i = inputs_.back();
+        const at::Tensor b_part = b.err.slice(1, 0, written);
+        const at::Tensor b_mag = magnitude(b).slice(1, 0, written);
+        pushFrontendValue(scatterAdd(a.tv, index, b.tv, 1), a.ref.scatter_add(1, i, b.ref),
+                          sumError(a.err.scatter_add(1, i, b_part),
+                                   magnitude(a).scatter_add(1, i, b_mag), written + 1),
+                          "scatter_add b into " + std::to_string(written) + " columns per row");
+        break;
+      }
+      case 8: {
+        TensorView* index = newIndexInput({cols_}, cols_);
+        const at::Tensor& i = inputs_.back();
+        pushFrontendValue(indexAdd(a.tv, index, b.tv, 1), at::index_add(a.ref, 1, i, b.ref),
+                          sumError(at::index_add(a.err, 1, i, b.err),
+                                   at::index_add(magnitude(a), 1, i, magnitude(b)), cols_ + 1),
+                          "index_add b's columns");
+        break;
+      }
       default: {
+        const at::ScalarType complex = c10::toComplexType(a.ref.scalar_type());
         TensorView* product =
             mul(castOp(DataType::ComplexFloat, a.tv), castOp(DataType::ComplexFloat, b.tv));
-        pushFrontendValue(real(product),
-                          at::real(a.ref.to(at::kComplexFloat) * b.ref.to(at::kComplexFloat)),
-                          "real of a complex product");
+        const at::Tensor ref = at::real(a.ref.to(complex) * b.ref.to(complex));
+        pushFrontendValue(real(product), ref, productError(a, b, ref), "real of a complex product");
         break;
       }
     }
+  }
+
+  // A unary op on a.
+  void unaryStep(const Value& a) {
+    // A transcendental f with slope at most `slope`.
+    auto function = [&](TensorView* tv, const at::Tensor& ref, double slope, const char* what) {
+      push(tv, ref, functionError(a.ref, a.err, ref, slope), what);
+    };
+    switch (uniform(0, 8)) {
+      case 0: push(neg(a.tv), -a.ref, a.err, "neg"); break;
+      case 1: push(abs(a.tv), at::abs(a.ref), a.err, "abs"); break;
+      case 2: push(relu(a.tv), at::relu(a.ref), a.err, "relu"); break;
+      case 3: function(sigmoid(a.tv), at::sigmoid(a.ref), 0.25, "sigmoid"); break;
+      case 4: function(tanh(a.tv), at::tanh(a.ref), 1.0, "tanh"); break;
+      case 5: function(gelu(a.tv), at::gelu(a.ref), 1.13, "gelu"); break;
+      case 6: function(sin(a.tv), at::sin(a.ref), 1.0, "sin"); break;
+      case 7: function(cos(a.tv), at::cos(a.ref), 1.0, "cos"); break;
+      default: {
+        // exp's slope on tanh's range [-1, 1] is at most e; two functions.
+        const at::Tensor inner = at::tanh(a.ref);
+        const at::Tensor ref = at::exp(inner);
+        push(exp(tanh(a.tv)), ref,
+             functionError(inner, functionError(a.ref, a.err, inner, 1.0), ref, std::exp(1.0)),
+             "exp(tanh)");
+        break;
+      }
+    }
+  }
+
+  // An elementwise op between a and b.
+  // (A value against itself is one float: a - a is exactly 0, a + a
+  // exactly 2a, so only its own error counts.)
+  void binaryStep(const Value& a, const Value& b) {
+    const bool same = a.tv == b.tv;
+    const at::Tensor sum_err = a.err + b.err;
+    switch (uniform(0, 4)) {
+      case 0: {
+        const at::Tensor ref = a.ref + b.ref;
+        push(add(a.tv, b.tv), ref, same ? sum_err : sum_err + roundingOf(ref), "add");
+        break;
+      }
+      case 1: {
+        const at::Tensor ref = a.ref - b.ref;
+        push(sub(a.tv, b.tv), ref, same ? at::zeros_like(sum_err) : sum_err + roundingOf(ref),
+             "sub");
+        break;
+      }
+      case 2: {
+        const at::Tensor ref = a.ref * b.ref;
+        push(mul(a.tv, b.tv), ref, productError(a, b, ref), "mul");
+        break;
+      }
+      case 3:
+        push(maximum(a.tv, b.tv), at::maximum(a.ref, b.ref), at::maximum(a.err, b.err), "maximum");
+        break;
+      default:
+        push(minimum(a.tv, b.tv), at::minimum(a.ref, b.ref), at::maximum(a.err, b.err), "minimum");
+        break;
+    }
+  }
+
+  // b combined (added or subtracted) with a broadcast row whose error bound
+  // is `row_err`, computed as `ref`.
+  void pushRowCombination(TensorView* tv, const Value& b, const at::Tensor& ref,
+                          const at::Tensor& row_err, const std::string& what) {
+    push(tv, ref, b.err + row_err.unsqueeze(0) + roundingOf(ref), what);
+  }
+
+  // A reduction over the columns, broadcast back and multiplied by b.
+  void rowReductionStep(const Value& a, const Value& b) {
+    const int kind = uniform(0, 2);
+    TensorView* reduced = kind == 0 ? sum(a.tv, {1}) : kind == 1 ? max(a.tv, {1}) : min(a.tv, {1});
+    at::Tensor ref = kind == 0 ? a.ref.sum({1}) : kind == 1 ? a.ref.amax({1}) : a.ref.amin({1});
+    at::Tensor err =
+        kind == 0 ? sumError(a.err.sum({1}), magnitude(a).sum({1}), cols_) : a.err.amax({1});
+    const Value factor{nullptr, ref.unsqueeze(1), err.unsqueeze(1), false};
+    const at::Tensor product = b.ref * factor.ref;
+    push(mul(b.tv, broadcast(reduced, {false, true})), product, productError(b, factor, product),
+         std::string(kind == 0   ? "sum"
+                     : kind == 1 ? "max"
+                                 : "min") +
+             " over axis 1, broadcast, mul");
+  }
+
+  // a @ w (or a @ w^T for linear) plus `bias`: the bound of a GEMM over k.
+  at::Tensor gemmError(const Value& a, const at::Tensor& w_abs, int64_t extra_terms) {
+    const int64_t k = a.ref.size(1);
+    return at::matmul(sumError(a.err, magnitude(a), k + extra_terms), w_abs);
+  }
+
+  // A matmul or a linear (with a bias or not) by a new weight input.
+  void gemmStep(const Value& a, bool is_linear) {
+    TensorView* w = newInput(2);
+    inputs_.push_back(randomTensor({cols_, cols_}) * 0.5);
+    const at::Tensor w_ref = inputs_.back();
+    const at::Tensor w_abs = w_ref.to(at::kDouble).abs();
+    if (!is_linear) {
+      log("input " + std::to_string(inputs_.size() - 1) + " (matmul weight)");
+      push(matmul(a.tv, w), at::matmul(a.ref, w_ref), gemmError(a, w_abs, 0), "matmul");
+      return;
+    }
+    log("input " + std::to_string(inputs_.size() - 1) + " (linear weight)");
+    if (chance(0.5)) {
+      TensorView* bias = newInput(1);
+      inputs_.push_back(randomTensor({cols_}));
+      log("input " + std::to_string(inputs_.size() - 1) + " (bias)");
+      const at::Tensor ref = at::linear(a.ref, w_ref, inputs_.back());
+      push(linear(a.tv, w, bias), ref, gemmError(a, w_abs.t(), 1) + roundingOf(ref), "linear+bias");
+    } else {
+      push(linear(a.tv, w), at::linear(a.ref, w_ref), gemmError(a, w_abs.t(), 0), "linear");
+    }
+  }
+
+  // The rows of a in [start, stop) times `scale`, summed over the rows,
+  // subtracted from b (a value with these rows: `rows_ref`, `rows_err`).
+  void pushRowsSumSub(TensorView* tv, const Value& b, const at::Tensor& rows_ref,
+                      const at::Tensor& rows_err, double scale, const std::string& what) {
+    const at::Tensor col_sum = (rows_ref * scale).sum({0});
+    const at::Tensor col_err =
+        sumError(rows_err.sum({0}) * std::abs(scale),
+                 magnitudeOf(rows_ref, rows_err).sum({0}) * std::abs(scale), rows_ref.size(0));
+    pushRowCombination(tv, b, b.ref - col_sum.unsqueeze(0), col_err, what);
   }
 
   void step() {
@@ -337,44 +528,30 @@ class Generator {
       return;
     }
     switch (drawn) {
-      case 0: {
-        switch (uniform(0, 8)) {
-          case 0: push(neg(a.tv), -a.ref, "neg"); break;
-          case 1: push(abs(a.tv), at::abs(a.ref), "abs"); break;
-          case 2: push(relu(a.tv), at::relu(a.ref), "relu"); break;
-          case 3: push(sigmoid(a.tv), at::sigmoid(a.ref), "sigmoid"); break;
-          case 4: push(tanh(a.tv), at::tanh(a.ref), "tanh"); break;
-          case 5: push(gelu(a.tv), at::gelu(a.ref), "gelu"); break;
-          case 6: push(sin(a.tv), at::sin(a.ref), "sin"); break;
-          case 7: push(cos(a.tv), at::cos(a.ref), "cos"); break;
-          default: push(exp(tanh(a.tv)), at::exp(at::tanh(a.ref)), "exp(tanh)"); break;
-        }
-        break;
-      }
+      case 0: unaryStep(a); break;
       case 1:
-      case 2: {
-        switch (uniform(0, 4)) {
-          case 0: push(add(a.tv, b.tv), a.ref + b.ref, "add"); break;
-          case 1: push(sub(a.tv, b.tv), a.ref - b.ref, "sub"); break;
-          case 2: push(mul(a.tv, b.tv), a.ref * b.ref, "mul"); break;
-          case 3: push(maximum(a.tv, b.tv), at::maximum(a.ref, b.ref), "maximum"); break;
-          default: push(minimum(a.tv, b.tv), at::minimum(a.ref, b.ref), "minimum"); break;
-        }
-        break;
-      }
+      case 2: binaryStep(a, b); break;
       case 3: {
         const double s = pick<double>({0.5, -2.0, 3.0});
         if (chance(0.5)) {
-          push(mul(a.tv, s), a.ref * s, "mul scalar " + std::to_string(s));
+          const at::Tensor ref = a.ref * s;
+          push(mul(a.tv, s), ref, a.err * std::abs(s) + roundingOf(ref),
+               "mul scalar " + std::to_string(s));
         } else {
-          push(add(a.tv, s), a.ref + s, "add scalar " + std::to_string(s));
+          const at::Tensor ref = a.ref + s;
+          push(add(a.tv, s), ref, a.err + roundingOf(ref), "add scalar " + std::to_string(s));
         }
         break;
       }
       case 4: {
-        // div by a value kept away from zero.
+        // div by a value kept away from zero: d >= 1, so
+        // |a/d - a'/d'| <= (err(a) + |a| err(d)) / d'.
         TensorView* denominator = add(abs(b.tv), 1.0);
-        push(div(a.tv, denominator), a.ref / (at::abs(b.ref) + 1.0), "div by |b|+1");
+        const at::Tensor d = at::abs(b.ref) + 1.0;
+        const at::Tensor d_err = b.err + roundingOf(d);
+        const at::Tensor ref = a.ref / d;
+        push(div(a.tv, denominator), ref,
+             (a.err + magnitude(a) * d_err) / d.to(at::kDouble) + roundingOf(ref), "div by |b|+1");
         break;
       }
       case 5: {
@@ -382,53 +559,23 @@ class Generator {
         TensorView* row = newInput(1);
         inputs_.push_back(randomTensor({cols_}));
         log("input " + std::to_string(inputs_.size() - 1) + " (row)");
-        push(add(a.tv, broadcast(row, {true, false})), a.ref + inputs_.back().unsqueeze(0),
+        const at::Tensor ref = a.ref + inputs_.back().unsqueeze(0);
+        push(add(a.tv, broadcast(row, {true, false})), ref, a.err + roundingOf(ref),
              "add broadcast row");
         break;
       }
-      case 6: {
-        // Reduce over the columns, broadcast back, combine.
-        const int kind = uniform(0, 2);
-        TensorView* reduced = kind == 0   ? sum(a.tv, {1})
-                              : kind == 1 ? max(a.tv, {1})
-                                          : min(a.tv, {1});
-        at::Tensor ref = kind == 0 ? a.ref.sum({1}) : kind == 1 ? a.ref.amax({1}) : a.ref.amin({1});
-        push(mul(b.tv, broadcast(reduced, {false, true})), b.ref * ref.unsqueeze(1),
-             std::string(kind == 0   ? "sum"
-                         : kind == 1 ? "max"
-                                     : "min") +
-                 " over axis 1, broadcast, mul");
-        break;
-      }
+      case 6: rowReductionStep(a, b); break;
       case 7: {
         // Reduce over the rows (possibly empty: sum only), broadcast back.
         TensorView* reduced = sum(a.tv, {0});
-        push(add(b.tv, broadcast(reduced, {true, false})), b.ref + a.ref.sum({0}).unsqueeze(0),
-             "sum over axis 0, broadcast, add");
+        const at::Tensor row_err = sumError(a.err.sum({0}), magnitude(a).sum({0}), rows_);
+        pushRowCombination(add(b.tv, broadcast(reduced, {true, false})), b,
+                           b.ref + a.ref.sum({0}).unsqueeze(0), row_err,
+                           "sum over axis 0, broadcast, add");
         break;
       }
-      case 8: {
-        TensorView* w = newInput(2);
-        inputs_.push_back(randomTensor({cols_, cols_}) * 0.5);
-        log("input " + std::to_string(inputs_.size() - 1) + " (matmul weight)");
-        push(matmul(a.tv, w), at::matmul(a.ref, inputs_.back()), "matmul");
-        break;
-      }
-      case 9: {
-        TensorView* w = newInput(2);
-        inputs_.push_back(randomTensor({cols_, cols_}) * 0.5);
-        at::Tensor w_ref = inputs_.back();
-        log("input " + std::to_string(inputs_.size() - 1) + " (linear weight)");
-        if (chance(0.5)) {
-          TensorView* bias = newInput(1);
-          inputs_.push_back(randomTensor({cols_}));
-          log("input " + std::to_string(inputs_.size() - 1) + " (bias)");
-          push(linear(a.tv, w, bias), at::linear(a.ref, w_ref, inputs_.back()), "linear+bias");
-        } else {
-          push(linear(a.tv, w), at::linear(a.ref, w_ref), "linear");
-        }
-        break;
-      }
+      case 8: gemmStep(a, /*is_linear=*/false); break;
+      case 9: gemmStep(a, /*is_linear=*/true); break;
       case 10: {
         // A slice of rows padded back: rows [0, r) of a, then the rest of b.
         const int64_t cut = rows_ == 0 ? 0 : uniform(0, static_cast<int>(rows_));
@@ -437,52 +584,53 @@ class Generator {
         // Combine with b's matching rows to stay [rows, cols]: b * 1 + 0 on
         // the rest is b itself; only the slice enters through a reduction.
         TensorView* col_sum = sum(doubled, {0});
-        push(sub(b.tv, broadcast(col_sum, {true, false})),
-             b.ref - (a.ref.slice(0, 0, cut) * 2.0).sum({0}).unsqueeze(0),
-             "slice rows [0, " + std::to_string(cut) + "), *2, sum, broadcast, sub");
+        pushRowsSumSub(sub(b.tv, broadcast(col_sum, {true, false})), b, a.ref.slice(0, 0, cut),
+                       a.err.slice(0, 0, cut), 2.0,
+                       "slice rows [0, " + std::to_string(cut) + "), *2, sum, broadcast, sub");
         break;
       }
-      case 12: {
-        // Rows [start, stop) with both bounds given at run time, anywhere:
-        // inside, past either end, negative, start after stop, the int64
-        // extremes. The extent is torch's, which the sum then sees.
-        const auto n = rows_;
-        const std::vector<int64_t> bounds = {0,
-                                             1,
-                                             n / 2,
-                                             n,
-                                             n + 5,
-                                             -1,
-                                             -2,
-                                             -n,
-                                             -n - 3,
-                                             std::numeric_limits<int64_t>::max(),
-                                             std::numeric_limits<int64_t>::min()};
-        const int64_t start = pick(bounds);
-        const int64_t stop = pick(bounds);
-        Scalar* start_input = newScalarInput(start);
-        Scalar* stop_input = newScalarInput(stop);
-        TensorView* rows = slice(a.tv, 0, start_input, stop_input);
-        TensorView* halved = mul(rows, 0.5);
-        annotateValue(halved);  // a Stream axis over the run-time extent
-        push(sub(b.tv, broadcast(sum(halved, {0}), {true, false})),
-             b.ref - (torchRows(a.ref, start, stop) * 0.5).sum({0}).unsqueeze(0),
-             "slice rows [" + std::to_string(start) + ", " + std::to_string(stop) +
-                 ") given at run time, *0.5, sum, broadcast, sub");
-        break;
-      }
+      case 12: runtimeSliceStep(a, b); break;
       default: {
         // A permute there and back (a transpose of a transpose), or a cast
         // round trip through double.
         if (chance(0.5)) {
-          push(permute(permute(a.tv, {1, 0}), {1, 0}), a.ref.clone(), "permute twice");
+          push(permute(permute(a.tv, {1, 0}), {1, 0}), a.ref.clone(), a.err, "permute twice");
         } else {
-          push(castOp(DataType::Float, castOp(DataType::Double, a.tv)), a.ref.clone(),
+          push(castOp(DataType::Float, castOp(DataType::Double, a.tv)), a.ref.clone(), a.err,
                "cast to double and back");
         }
         break;
       }
     }
+  }
+
+  // Rows [start, stop) with both bounds given at run time, anywhere:
+  // inside, past either end, negative, start after stop, the int64
+  // extremes. The extent is torch's, which the sum then sees.
+  void runtimeSliceStep(const Value& a, const Value& b) {
+    const auto n = rows_;
+    const std::vector<int64_t> bounds = {0,
+                                         1,
+                                         n / 2,
+                                         n,
+                                         n + 5,
+                                         -1,
+                                         -2,
+                                         -n,
+                                         -n - 3,
+                                         std::numeric_limits<int64_t>::max(),
+                                         std::numeric_limits<int64_t>::min()};
+    const int64_t start = pick(bounds);
+    const int64_t stop = pick(bounds);
+    Scalar* start_input = newScalarInput(start);
+    Scalar* stop_input = newScalarInput(stop);
+    TensorView* rows = slice(a.tv, 0, start_input, stop_input);
+    TensorView* halved = mul(rows, 0.5);
+    annotateValue(halved);  // a Stream axis over the run-time extent
+    pushRowsSumSub(sub(b.tv, broadcast(sum(halved, {0}), {true, false})), b,
+                   torchRows(a.ref, start, stop), torchRows(a.err, start, stop), 0.5,
+                   "slice rows [" + std::to_string(start) + ", " + std::to_string(stop) +
+                       ") given at run time, *0.5, sum, broadcast, sub");
   }
 
   uint64_t seed_;

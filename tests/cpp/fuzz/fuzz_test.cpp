@@ -38,9 +38,12 @@ struct Result {
   std::string message;
 };
 
-bool closeEnough(const at::Tensor& actual, const at::Tensor& expected) {
+// Within the rounding the program's float32 evaluation may carry
+// (rounding_bound.h), not a fixed tolerance.
+bool closeEnough(const at::Tensor& actual, const at::Tensor& expected,
+                 const at::Tensor& tolerance) {
   return actual.sizes() == expected.sizes() && actual.scalar_type() == expected.scalar_type() &&
-         at::allclose(actual, expected, /*rtol=*/1e-4, /*atol=*/1e-5, /*equal_nan=*/true);
+         roundingExcess(actual, expected, tolerance) <= 1;
 }
 
 // The program's inputs in fusion order: its tensors and its scalars.
@@ -80,13 +83,16 @@ Result runProgram(const FuzzProgram& program) {
         return {Outcome::kFailed, "wrong number of outputs"};
       }
       for (size_t i = 0; i < outputs.size(); ++i) {
-        if (!closeEnough(outputs[i], program.expected[i])) {
+        if (!closeEnough(outputs[i], program.expected[i], program.tolerance[i])) {
+          const bool same_sizes = outputs[i].sizes() == program.expected[i].sizes();
           std::ostringstream ss;
           ss << "output " << i << " differs (run " << run << "): max |diff| = "
-             << (outputs[i].sizes() == program.expected[i].sizes()
-                     ? (outputs[i] - program.expected[i]).abs().max().item<double>()
-                     : -1.0)
-             << ", sizes " << outputs[i].sizes() << " vs " << program.expected[i].sizes();
+             << (same_sizes ? (outputs[i] - program.expected[i]).abs().max().item<double>() : -1.0)
+             << ", "
+             << (same_sizes ? roundingExcess(outputs[i], program.expected[i], program.tolerance[i])
+                            : -1.0)
+             << "x the rounding allowed, sizes " << outputs[i].sizes() << " vs "
+             << program.expected[i].sizes();
           return {Outcome::kFailed, ss.str()};
         }
         if (program.preallocate_outputs && !outputs[i].is_same(buffers[i])) {
