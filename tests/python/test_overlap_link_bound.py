@@ -105,3 +105,45 @@ def test_layer_rounds_keep_each_chunk_counts_comm_only_apart():
     summary = report.hostir_summary(merged)
     assert summary["comm"] == 305.0
     assert summary["comm_by_chunks"][8] == 205.0
+
+
+def test_no_fraction_of_the_ideal_gain_above_one():
+    # Issue 39: a program "faster than its bound" means the halves, timed
+    # apart, were off; it is named, never printed as a fraction above 1.
+    assert report.ideal_gain(1000.0, 600.0, 300.0, 500.0) == (0.8, 0.0)  # (1000-600)/(1000-500)
+    fraction, below = report.ideal_gain(1000.0, 490.0, 300.0, 500.0)  # 2 % below: the noise
+    assert fraction == 1.0 and abs(below - 0.02) < 1e-12
+    assert report.fmt_gain(1000.0, 490.0, 300.0, 500.0) == "1.00 (at bound)"
+    fraction, below = report.ideal_gain(1000.0, 400.0, 300.0, 500.0)  # 20 % below
+    assert fraction is None and abs(below - 0.2) < 1e-12
+    assert report.fmt_gain(1000.0, 400.0, 300.0, 500.0) == "— (20 % below bound)"
+    assert report.ideal_fraction(1000.0, 400.0, 300.0, 500.0) is None
+    # The serial program already at the bound: nothing to gain.
+    assert report.fmt_gain(510.0, 505.0, 300.0, 500.0) == "—"
+    assert report.fmt_gain(None, 505.0, 300.0, 500.0) == "—"
+
+
+def test_each_program_is_held_to_its_own_chunk_counts_compute(tmp_path):
+    # The unchunked program computes slower (600 ms) than the 4-chunk one
+    # (250 ms); the bound of the 4-chunk program is max(link 200, 250).
+    raw = link_measurement(tmp_path)
+    hostir = {"programs": [{"name": "pipelined", "chunks": 4, "median_ms": 300.0},
+                           {"name": "pipelined-auto", "chunks": 8, "median_ms": 320.0},
+                           {"name": "unchunked", "median_ms": 700.0},
+                           {"name": "comm-only", "median_ms": 250.0},
+                           {"name": "compute-only", "median_ms": 600.0},
+                           {"name": "compute-only", "chunks": 4, "median_ms": 250.0},
+                           {"name": "compute-only", "chunks": 8, "median_ms": 220.0}]}
+    summary = {}
+    h = report.hostir_summary(hostir)
+    assert report.own_halves(h, 4) == (250.0, 250.0)  # no comm-only at 4: the unchunked order's
+    rows = report.link_bound_rows(str(raw), [("500mbit", h, {"pipelined_ms": 330.0})],
+                                  {"tokens": 500, "hidden": 1000}, summary)
+    link = summary["500mbit"]["link"]
+    assert link["physical_bound_ms"] == 250.0 and link["physical_bound_auto_ms"] == 220.0
+    assert abs(link["ideal_gain_fraction_vs_bound_best"] - 400.0 / 450.0) < 1e-12
+    assert abs(link["ideal_gain_fraction_vs_bound_auto"] - 380.0 / 480.0) < 1e-12
+    assert rows[0][6:] == ["250.0", "1.20", "1.32", "0.89", "0.79"]
+    # Held to the unchunked program's 600 ms of compute, the 4-chunk
+    # program would have run at "2.0" of the ideal gain.
+    assert report.ideal_fraction(700.0, 300.0, 200.0, 600.0) is None
