@@ -136,6 +136,13 @@ def machine_of(cfg):
 BOUND_NOISE = 0.03
 
 
+def torch_machine_text(machines):
+    """", torch: <ISA and GEMM path>" from the torch scripts' --json config
+    (torch_harness.torch_machine); empty for results written before it."""
+    named = sorted(m for m in machines if m)
+    return f", torch: {'; '.join(named)}" if named else ""
+
+
 def ideal_gain(t_serial, t_pipe, t_comm, t_comp):
     """(fraction or None, how far below the bound the program ran: 0 if not).
 
@@ -288,7 +295,7 @@ def main(argv):
     rows, notes, summary = [], [], {}
     all_fixed = set()
     config = {}
-    torch_threads = set()
+    torch_threads, torch_machines = set(), set()
     for rate in rates:
         h_data = load(os.path.join(raw, f"hostir_{tag(rate)}.json"))
         t_data = load(os.path.join(raw, f"torch_{tag(rate)}.json"))
@@ -298,6 +305,7 @@ def main(argv):
             config = config or h["config"]
         if t_data:
             torch_threads.add(t_data.get("config", {}).get("threads"))
+            torch_machines.add(t_data.get("config", {}).get("machine"))
             config = config or t_data.get("config", {})
         rows.append((rate, h, t_data))
         if h_data is None:
@@ -394,7 +402,7 @@ def main(argv):
     if threads:
         sizes += f", torch threads per rank {threads}"
     machine, on_isa = machine_of(cfg)
-    sizes += machine
+    sizes += machine + torch_machine_text(torch_machines)
     parts = ["# Overlap benchmark: hostir sp-mlp vs torch.distributed (Gloo)", ""]
     if args.run_info and os.path.exists(args.run_info):
         with open(args.run_info) as f:
@@ -526,6 +534,7 @@ def layer_report(args, raw):
 
     rows, notes, summary = [], [], {}
     all_fixed, config, torch_threads, rounds = set(), {}, set(), set()
+    torch_machines = set()
     per_round = []
     for rate in rates:
         h_rounds = round_files(raw, "hostir", rate)
@@ -552,6 +561,7 @@ def layer_report(args, raw):
             rounds.add(h_data["rounds"])
         if t:
             torch_threads.add(t["config"].get("threads"))
+            torch_machines.add(t["config"].get("machine"))
             config = config or t["config"]
             rounds.add(t["rounds"])
         rows.append((rate, h, t))
@@ -636,7 +646,7 @@ def layer_report(args, raw):
     if threads:
         sizes += f", torch threads per rank {threads}"
     machine, on_isa = machine_of(cfg)
-    sizes += machine
+    sizes += machine + torch_machine_text(torch_machines)
     parts = ["# Overlap benchmark, transformer layer: hostir sp-layer vs torch.distributed (Gloo)",
              ""]
     if args.run_info and os.path.exists(args.run_info):

@@ -103,10 +103,30 @@ def print_result(args, result):
             f.write(line + "\n")
 
 
+def torch_machine():
+    """Which ISA and GEMM path torch ran (issue 39): ATen's CPU capability as
+    torch reports it (ATEN_CPU_CAPABILITY caps it), its BLAS and the
+    environment that picks BLAS's and oneDNN's kernels where set."""
+    capability, blas = "unknown", "unknown"
+    for line in torch.__config__.show().splitlines():
+        if "CPU capability usage:" in line:
+            capability = line.split(":", 1)[1].strip()
+        if "BLAS_INFO=" in line:
+            blas = line.split("BLAS_INFO=", 1)[1].split(",", 1)[0]
+    text = f"ATen {capability}, linear through the system BLAS (BLAS_INFO={blas})"
+    pinned = [f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "DNNL_MAX_CPU_ISA")
+              if os.environ.get(k)]
+    if pinned:
+        text += ", " + ", ".join(pinned)
+    return text
+
+
 def finish(args, rank, result, all_ok):
-    """Rank 0 prints the result (print_result); every rank leaves the group.
-    The exit status: 0 when every check passed."""
+    """Rank 0 prints the result (print_result), with the machine line
+    (torch_machine) in its config; every rank leaves the group. The exit
+    status: 0 when every check passed."""
     if rank == 0:
+        result.setdefault("config", {})["machine"] = torch_machine()
         print_result(args, result)
     dist.barrier()
     dist.destroy_process_group()

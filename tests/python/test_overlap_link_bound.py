@@ -4,6 +4,7 @@ and report.py turns that into the link time of the block's bytes and the
 physical bound the programs are held to."""
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -147,3 +148,30 @@ def test_each_program_is_held_to_its_own_chunk_counts_compute(tmp_path):
     # Held to the unchunked program's 600 ms of compute, the 4-chunk
     # program would have run at "2.0" of the ideal gain.
     assert report.ideal_fraction(700.0, 300.0, 200.0, 600.0) is None
+
+
+def test_the_report_names_both_sides_isa_and_gemm_path(tmp_path):
+    # Issue 39: which ISA and GEMM path ran, hostir's (its --json config) and
+    # torch's (torch_harness.torch_machine, under ATEN_CPU_CAPABILITY=avx2).
+    env = dict(os.environ, ATEN_CPU_CAPABILITY="avx2", OPENBLAS_CORETYPE="Haswell")
+    result = subprocess.run(
+        [sys.executable, "-c", "import torch_harness; print(torch_harness.torch_machine())"],
+        cwd=OVERLAP, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    torch_line = result.stdout.strip()
+    assert torch_line.startswith("ATen AVX2, linear through the system BLAS (BLAS_INFO=")
+    assert torch_line.endswith(", OPENBLAS_CORETYPE=Haswell")
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    config = {"tokens": 8, "hidden": 8, "ffn": 8, "runs": 5, "isa": "cpu:avx2",
+              "machine": "cpu:avx2 (HOSTIR_TARGET; AMD EPYC)",
+              "gemm_path": "ATen/BLAS, epilogues op by op"}
+    (raw / "hostir_500mbit.json").write_text(json.dumps(
+        {"config": config, "programs": [{"name": "unchunked", "median_ms": 10.0}]}))
+    (raw / "torch_500mbit.json").write_text(json.dumps(
+        {"config": {"threads": 1, "machine": torch_line}, "serial_ms": 11.0, "check": True}))
+    assert report.main([str(tmp_path)]) == 0
+    text = (tmp_path / "results.md").read_text()
+    assert (f"machine cpu:avx2 (HOSTIR_TARGET; AMD EPYC), GEMMs: ATen/BLAS, epilogues op by op, "
+            f"torch: {torch_line}.") in text
+    assert "## Medians (ms) on cpu:avx2" in text
