@@ -197,6 +197,48 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
   EXPECT_EQ(text.find("= Set( T6_l_float"), std::string::npos) << "gelu'(h) copied:\n" << text;
 }
 
+// The chunked backward through the whole host-IR pipeline (stream
+// lowering included): the loop of Waits for the chunks' reduce-scatters of
+// dx moves past the wgrad GEMM of w1 (dW1 = dhᵀ x, after the Wait for x's
+// re-gather), so the last chunk's reduce-scatter crosses the link under
+// it, as Megatron-LM's async linear hides the input-grad's reduce-scatter
+// behind the wgrad GEMM. It stops at the loop that recomputes gelu(h) for
+// the wgrad of w2 (a loop's workers synchronize with the stream the Waits
+// block). Before, the Waits ran right after the pipeline's loop and the
+// last chunk's reduce-scatter was exposed (issue 35).
+TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardWaitsForDxAfterTheWgradOfW1) {
+  TensorView* x = sharded(makeContigTensor(2), mesh2_, 0);
+  TensorView* w1 = sharded(makeContigTensor(2), mesh2_, 0);
+  TensorView* w2 = sharded(makeContigTensor(2), mesh2_, 1);
+  fusion_.addInput(x);
+  fusion_.addInput(w1);
+  fusion_.addInput(w2);
+  TensorView* h = sharded(linear(x, w1), mesh2_, 1);
+  h->split(0, 2, /*inner_split=*/false);
+  h->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
+  Differentiated d = differentiate(fusion_);
+  runPresegmentationPasses(d.backward.get());
+  std::unique_ptr<HostIrContainer> program =
+      lowerToHostIr(*d.backward, hostIrPipeline(MultiDeviceLowering{0, {}}));
+  const std::string text = program->toString();
+  EXPECT_TRUE(irCheck(text, R"(
+    CHECK:      Communication 85 (type=ReduceScatter
+    CHECK-NOT:  Wait Communication 85
+    CHECK:      = permute( T7_l_float
+    CHECK-NEXT: Wait Communication 61
+    CHECK-NEXT: T11_g_float
+    CHECK-NEXT:    = matmul( T9_l_float
+    CHECK-NOT:  = matmul(
+    CHECK:      FOR StreamIdx in iStreamIdx14{2}:
+    CHECK-NEXT:   Wait Communication 85
+    CHECK-NEXT: FOR StreamIdx from
+    CHECK:      PostOnStream
+    CHECK:         = matmul( T13_l_float
+    CHECK-NEXT: } // %HostIrContainer
+  )")) << text;
+}
+
 // Found by the gradient fuzzer (seed 37 on 2 ranks, issue 38): a collective
 // whose input a Stream loop computes slice by slice (the loop writes views
 // of the buffer, never the buffer itself) was posted before that loop and

@@ -131,22 +131,39 @@ bool postsCollectives(const Expr* expr) {
                                         [](const Expr* inner) { return postsCollectives(inner); });
 }
 
-Wait* topLevelWaitOf(Scope& top, const Communication* communication) {
-  for (Expr* expr : top) {
-    auto* wait = dynamic_cast<Wait*>(expr);
-    if (wait != nullptr && wait->communication() == communication) {
-      return wait;
-    }
+// The collectives a top-level expr waits for: a Wait's, or those of a loop
+// whose body is nothing but Waits (a pipeline waiting for its chunks'
+// reduce-scatters, one per iteration); none for any other expr.
+std::vector<const Expr*> collectivesWaitedBy(const Expr* expr) {
+  if (const auto* wait = dynamic_cast<const Wait*>(expr)) {
+    return {wait->communication()};
   }
-  return nullptr;
+  const auto* loop = dynamic_cast<const ForLoop*>(expr);
+  if (loop == nullptr || loop->body().empty()) {
+    return {};
+  }
+  std::vector<const Expr*> result;
+  for (const Expr* inner : loop->body()) {
+    const auto* wait = dynamic_cast<const Wait*>(inner);
+    if (wait == nullptr) {
+      return {};
+    }
+    result.push_back(wait->communication());
+  }
+  return result;
 }
 
-void sinkWait(Scope& top, const ViewBases& bases, Wait* wait) {
-  const Expr* communication = wait->communication();
-  std::vector<Val*> buffers = communication->inputs();
-  buffers.insert(buffers.end(), communication->outputs().begin(), communication->outputs().end());
+// Moves a top-level Wait, or a loop of Waits, down to just before the first
+// expr that reads or writes its collectives' buffers.
+void sinkWaits(Scope& top, const ViewBases& bases, Expr* waits,
+               const std::vector<const Expr*>& communications) {
+  std::vector<Val*> buffers;
+  for (const Expr* communication : communications) {
+    buffers.insert(buffers.end(), communication->inputs().begin(), communication->inputs().end());
+    buffers.insert(buffers.end(), communication->outputs().begin(), communication->outputs().end());
+  }
   buffers = bases.withBases(buffers);
-  Scope::Iterator position = std::next(top.at(wait));
+  Scope::Iterator position = std::next(top.at(waits));
   while (position != top.end()) {
     const Expr* next = *position;
     ValSet reads;
@@ -158,9 +175,9 @@ void sinkWait(Scope& top, const ViewBases& bases, Wait* wait) {
     }
     ++position;
   }
-  if (position != std::next(top.at(wait))) {
-    top.erase(top.at(wait));
-    top.insert(position, wait);
+  if (position != std::next(top.at(waits))) {
+    top.erase(top.at(waits));
+    top.insert(position, waits);
   }
 }
 
@@ -267,10 +284,26 @@ void scheduleCollectives(HostIrContainer& container) {
   Scope& top = container.topLevel();
   std::vector<Communication*> communications = movableCommunications(top);
   const ViewBases bases(top);
-  for (auto it = communications.rbegin(); it != communications.rend(); ++it) {
-    if (Wait* wait = topLevelWaitOf(top, *it)) {
-      sinkWait(top, bases, wait);
+  // The Waits of the movable collectives and the loops of Waits for
+  // collectives (not point-to-point transfers), latest first: a Wait moves
+  // past the later ones already placed.
+  const std::unordered_set<const Expr*> movable(communications.begin(), communications.end());
+  std::vector<Expr*> waiters;
+  for (Expr* expr : top) {
+    const std::vector<const Expr*> waited = collectivesWaitedBy(expr);
+    const bool sinks =
+        expr->isA<Wait>()
+            ? movable.count(waited.front()) != 0
+            : !waited.empty() &&
+                  std::all_of(waited.begin(), waited.end(), [](const Expr* communication) {
+                    return communication->isA<Communication>();
+                  });
+    if (sinks) {
+      waiters.push_back(expr);
     }
+  }
+  for (auto it = waiters.rbegin(); it != waiters.rend(); ++it) {
+    sinkWaits(top, bases, *it, collectivesWaitedBy(*it));
   }
   for (Communication* communication : communications) {
     hoistCommunication(top, bases, communication);

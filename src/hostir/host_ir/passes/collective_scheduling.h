@@ -13,7 +13,9 @@ class HostIrContainer;
 // - a Wait moves down to just before the first expr that reads or writes
 //   the collective's input or output (or the end of the program), never past
 //   a stream switch, a synchronization or a loop (whose workers synchronize
-//   with the stream the Wait blocks);
+//   with the stream the Wait blocks); so does a top-level loop of nothing but
+//   Waits (a pipeline's waits for its chunks' reduce-scatters: the last
+//   chunk's then crosses the link under the wgrad GEMM after the loop);
 // - a Communication, with the allocation of its output, moves up to just
 //   after the last expr that writes its input or touches its output (a Wait
 //   completes its collective's output), never past a stream switch, a
