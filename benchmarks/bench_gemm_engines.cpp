@@ -16,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -167,8 +168,39 @@ void BM_AttentionBatchedMatmul(benchmark::State& state) {
   state.SetLabel(pv ? "p @ v" : "q @ kT");
 }
 
+// The main job's per-chunk GEMMs where oneDNN keeps weights plain (AVX2:
+// DNNL_MAX_CPU_ISA=AVX2 on an AVX-512 machine, issue 39): ATen's linear
+// (OpenBLAS; OPENBLAS_CORETYPE picks its kernels) against oneDNN's matmul
+// on the plain W^T, as dnnlBatchedMatmulOut runs it (one batch, W^T's
+// strides; oneDNN then runs its own jit sgemm, "gemm:jit", packing B per
+// call as OpenBLAS does). Args: M, K, N.
+void BM_LinearPlainWeights(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  at::manual_seed(0);
+  at::Tensor x = at::randn({1, m, k});
+  at::Tensor w = at::randn({n, k}) / std::sqrt(static_cast<double>(k));
+  at::Tensor out_aten = at::empty({1, m, n});
+  at::Tensor out_dnnl = at::empty({1, m, n});
+  const at::Tensor w_t = w.t().unsqueeze(0);  // [1, K, N], strides (., 1, K)
+  if (!hostir::dnnlBatchedMatmulOut(out_dnnl, x, w_t)) {
+    state.SkipWithError("oneDNN has no implementation for W^T's strides");
+    return;
+  }
+  auto aten_side = [&] { at::linear_out(out_aten, x, w); };
+  auto dnnl_side = [&] { hostir::dnnlBatchedMatmulOut(out_dnnl, x, w_t); };
+  timeAlternately(state, aten_side, dnnl_side, out_aten, out_dnnl);
+  state.SetLabel("plain W^T (oneDNN prefers " + hostir::dnnlPreferredLayout(k, n) + " here)");
+}
+
 }  // namespace
 
+BENCHMARK(BM_LinearPlainWeights)
+    ->Args({512, 1024, 2048})
+    ->Args({512, 2048, 1024})
+    ->Args({256, 1024, 2048})
+    ->Args({256, 2048, 1024})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
 BENCHMARK(BM_Linear)->Apply(Shapes)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_AttentionBatchedMatmul)
     ->ArgsProduct({{512, 1024, 2048}, {0, 1}})
