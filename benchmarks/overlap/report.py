@@ -130,28 +130,22 @@ def machine_of(cfg):
     return text, f" on {cfg['isa']}"
 
 
-# How far below its bound (the longer of its communication alone and its
-# compute alone, timed apart) a program may run and still be "at the bound":
-# the rule of hostir's own --baselines (IdealGain in tools/sharded_job.h).
+# How far below its bound a program may run and still be "at the bound" (the
+# rule of hostir's --baselines, IdealGain in tools/sharded_job.h; issue 39).
 BOUND_NOISE = 0.03
 
 
 def torch_machine_text(machines):
-    """", torch: <ISA and GEMM path>" from the torch scripts' --json config
-    (torch_harness.torch_machine); empty for results written before it."""
+    """", torch: <ISA, GEMM path>" (torch_harness.torch_machine), or "" before it."""
     named = sorted(m for m in machines if m)
     return f", torch: {'; '.join(named)}" if named else ""
 
 
 def ideal_gain(t_serial, t_pipe, t_comm, t_comp):
-    """(fraction or None, how far below the bound the program ran: 0 if not).
-
-    The fraction (Tserial - Tpipelined) / (Tserial - max(Tcomm, Tcomp)), at
-    most 1; None where any time is missing, where the serial program is
-    already within BOUND_NOISE of the bound (nothing to gain) and where the
-    program ran more than BOUND_NOISE below its bound: the halves were timed
-    apart, so a larger "fraction" says the baseline was off, not that the
-    program gained more than all there was (issue 39)."""
+    """((Tserial - Tpipelined) / (Tserial - max(Tcomm, Tcomp)) at most 1, or
+    None; how far below that bound the program ran). None where a time is
+    missing, Tserial is within BOUND_NOISE of the bound, or the program ran
+    more than BOUND_NOISE below it (the halves, timed apart, are off)."""
     if None in (t_serial, t_pipe, t_comm, t_comp):
         return None, 0.0
     bound = max(t_comm, t_comp)
@@ -162,24 +156,19 @@ def ideal_gain(t_serial, t_pipe, t_comm, t_comp):
 
 
 def ideal_fraction(t_serial, t_pipe, t_comm, t_comp):
-    """The fraction of ideal_gain alone (None where none is printed)."""
-    return ideal_gain(t_serial, t_pipe, t_comm, t_comp)[0]
+    return ideal_gain(t_serial, t_pipe, t_comm, t_comp)[0]  # None where none is printed
 
 
 def fmt_gain(t_serial, t_pipe, t_comm, t_comp):
-    """A table cell for ideal_gain: the fraction, "1.00 (at bound)" within the
-    noise below it, "— (X % below bound)" further below, "—" otherwise."""
+    """ideal_gain as a cell: "0.77", "1.00 (at bound)", "— (X % below bound)", "—"."""
     fraction, below = ideal_gain(t_serial, t_pipe, t_comm, t_comp)
     if fraction is not None:
         return f"{fraction:.2f}" + (" (at bound)" if below > 0 else "")
-    if below > BOUND_NOISE:
-        return f"— ({100 * below:.0f} % below bound)"
-    return "—"
+    return f"— ({100 * below:.0f} % below bound)" if below > BOUND_NOISE else "—"
 
 
 def own_halves(h, chunks):
-    """(comm-only, compute-only) of the program of `chunks` chunks: its own
-    chunk count's when the JSON has them, else the unchunked order's."""
+    """(comm-only, compute-only) at `chunks` chunks, else the unchunked order's."""
     comm = h.get("comm_by_chunks", {}).get(chunks, h["comm"])
     comp = h.get("compute_by_chunks", {}).get(chunks, h["compute"])
     return comm, comp
@@ -234,8 +223,7 @@ def link_bound_rows(raw, rows, cfg, summary, halves=1):
         best = h["best"][0] if h and h["best"] else None
         auto = h["auto"][0] if h and h["auto"] else None
         unch = h["unchunked"] if h else None
-        # Each program is held to its own compute (issue 39): the best fixed
-        # C's and auto's chunk count's compute-only where the JSON has it.
+        # Each program is held to its own chunk count's compute (issue 39).
         comp_best = own_halves(h, h["best"][1])[1] if h and h["best"] else None
         comp_auto = own_halves(h, h["auto"][1])[1] if h and h["auto"] else None
         bound = max(link_ms, comp_best) if comp_best is not None else None
@@ -349,7 +337,6 @@ def main(argv):
         best = h["best"][0] if h and h["best"] else None
         auto = h["auto"][0] if h and h["auto"] else None
         unch = h["unchunked"] if h else None
-        # Each program against its own chunk count's halves (issue 39).
         halves_best = own_halves(h, h["best"][1]) if h and h["best"] else (None, None)
         halves_auto = own_halves(h, h["auto"][1]) if h and h["auto"] else (None, None)
         t_pipe = t.get("pipelined_ms") if t else None
