@@ -20,10 +20,19 @@ BufferPool& BufferPool::shared() {
 
 at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dtype) {
   const auto bytes = static_cast<int64_t>(c10::multiply_integers(shape) * c10::elementSize(dtype));
+  at::Tensor buffer = at::empty({0}, at::TensorOptions().dtype(dtype));
+  buffer.set_(takeMemory(bytes), 0, shape);
+  return buffer;
+}
+
+c10::Storage BufferPool::takeMemory(int64_t bytes) {
+  auto fresh = [bytes] {
+    return at::empty({bytes}, at::TensorOptions().dtype(at::kByte)).storage();
+  };
   // Off (HOSTIR_BUFFER_POOL_MB=0), the pool holds nothing: not even the
   // memory it hands out, which a program lets go after its last use.
   if (bytes < kMinBytes || bufferPoolLimitBytes() == 0) {
-    return at::empty(shape, at::TensorOptions().dtype(dtype));
+    return fresh();
   }
   std::lock_guard<std::mutex> lock(mutex_);
   std::optional<c10::Storage> memory;
@@ -43,16 +52,20 @@ at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dt
       handed_out_.erase(earlier);
     }
   }
-  at::Tensor buffer;
   if (memory.has_value()) {
-    buffer = at::empty({0}, at::TensorOptions().dtype(dtype));
-    buffer.set_(std::move(*memory), 0, shape);
     ++reused_;
   } else {
-    buffer = at::empty(shape, at::TensorOptions().dtype(dtype));
+    releaseUnreferencedLocked();
+    memory = fresh();
   }
-  handed_out_.push_back({buffer.storage(), runs_});
-  return buffer;
+  handed_out_.push_back({*memory, runs_});
+  return std::move(*memory);
+}
+
+void BufferPool::releaseUnreferencedLocked() {
+  free_.clear();
+  free_bytes_ = 0;
+  std::erase_if(handed_out_, [](const HandedOut& handed) { return unreferenced(handed.memory); });
 }
 
 bool BufferPool::unreferenced(const c10::Storage& memory) {

@@ -36,8 +36,14 @@ class BufferPool {
   // binding after its last use, binding_lifetimes.h), when there is one,
   // else new. (Reusing a larger buffer for a shorter request, as a sequence
   // whose length changes would, did not pay: docs/performance.md, "Sequence
-  // lengths that change between calls".)
+  // lengths that change between calls".) Nor is free memory kept while
+  // new memory is made: a request that no free buffer fits first lets go of
+  // every buffer nobody refers to, so what the pool holds during a run is
+  // never more than what the run has alive at once (docs/training.md, "Peak
+  // memory of a step").
   at::Tensor take(const std::vector<int64_t>& shape, at::ScalarType dtype);
+  // The same, as memory of `bytes` (a deferred tensor's, deferred_memory.h).
+  c10::Storage takeMemory(int64_t bytes);
   // At the start of a run: the buffers handed out so far that nobody else
   // references any more become free, up to the byte limit
   // (HOSTIR_BUFFER_POOL_MB, default 2048; 0 turns the pool off); free
@@ -64,6 +70,9 @@ class BufferPool {
   // owning this pool: test_autograd_lifetime), an in-place t_() changes its
   // strides; the next run gets a fresh, plain tensor over the memory.
   static bool unreferenced(const c10::Storage& memory);
+  // Frees the free buffers and the handed-out ones nobody refers to any
+  // more. Under mutex_.
+  void releaseUnreferencedLocked();
   struct Free {
     c10::Storage memory;
     int64_t last_run;  // the run that last asked for it

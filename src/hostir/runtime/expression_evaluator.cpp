@@ -8,6 +8,7 @@
 #include "hostir/multidevice/row_chunks.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/aten_op_evaluator.h"
+#include "hostir/runtime/deferred_memory.h"
 #include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/tensor_memory.h"
 
@@ -68,7 +69,7 @@ void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& ten
   // executor binds): its memory is named in the tensor-memory trace.
   if (runtime::tracingTensorMemory() && tensor.has_storage() &&
       dynamic_cast<const HostIrContainer*>(tv->container()) != nullptr) {
-    runtime::nameTensorMemory(tensor.storage().data(), "T" + std::to_string(tv->name()));
+    nameMemoryOf(tensor, "T" + std::to_string(tv->name()));
   }
   if (isPacked(tv, tensor)) {
     // An encoded tensor in a panel layout (docs/targets.md): its extents are

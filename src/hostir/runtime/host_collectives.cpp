@@ -4,6 +4,7 @@
 #include "hostir/host_ir/program_exprs.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/deferred_memory.h"
 
 namespace hostir {
 
@@ -34,6 +35,7 @@ void HostCollectives::post(const Communication* expr,
   const int64_t my_device = my_device_;
   if (local_collectives_) {
     channels_.post(expr, label, expr->team(), current, wait_timeout, [expr, in, out, my_device] {
+      materializeWritten({in, out});  // some collectives write their input
       localStandIn(*expr, my_device, in, out);
       return c10::intrusive_ptr<c10d::Work>();
     });
@@ -41,6 +43,7 @@ void HostCollectives::post(const Communication* expr,
   }
   channels_.post(expr, label, expr->team(), current, wait_timeout,
                  [expr, &comm, in, out, my_device] {
+                   materializeWritten({in, out});
                    return postCollective(*expr, my_device, in, out, comm);
                  });
 }
@@ -55,6 +58,7 @@ void HostCollectives::post(const P2PCommunication* expr,
   if (local_collectives_) {
     // The stand-in of a receive: defined values, nothing received.
     channels_.post(expr, label, {my_device, peer}, current, wait_timeout, [type, buffer] {
+      materialize(buffer, /*written=*/true);
       if (type == P2PCommunicationType::Recv) {
         buffer.zero_();
       }
@@ -64,6 +68,7 @@ void HostCollectives::post(const P2PCommunication* expr,
   }
   channels_.post(expr, label, {my_device, peer}, current, wait_timeout,
                  [type, peer, buffer, &comm, my_device] {
+                   materialize(buffer, type == P2PCommunicationType::Recv);
                    return postP2P(type, peer, my_device, buffer, comm);
                  });
 }

@@ -6,6 +6,7 @@
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/aten_op_evaluator.h"
 #include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/deferred_memory.h"
 #include "hostir/runtime/finite_check.h"
 #include "hostir/runtime/input_validation.h"
 #include "hostir/runtime/op_error.h"
@@ -139,6 +140,10 @@ std::vector<at::Tensor> HostIrEvaluator::takeOutputs(const std::vector<at::Tenso
     HOSTIR_CHECK(ee_.isBound(program_outputs[i]), "output ", program_outputs[i]->toInlineString(),
                  " was never computed or allocated by the host program");
     at::Tensor value = ee_.evaluateTensor(program_outputs[i]);
+    // Memory for one no work item touched (skip_compute), and the caller's
+    // from now on: it may write it.
+    materialize(value);
+    markEscaped(value);
     if (!outputs.empty() && !value.is_same(outputs[i])) {
       outputs[i].copy_(value);
       value = outputs[i];
@@ -224,6 +229,23 @@ bool isCheapOp(const Expr* expr, const at::Tensor& out,
   });
 }
 
+// A work item's operands get their memory (deferred_memory.h) as it runs.
+void materializeOperands(const std::vector<std::pair<const Val*, PolymorphicValue>>& operands) {
+  for (const auto& operand : operands) {
+    if (isTensor(operand.second)) {
+      materialize(std::get<at::Tensor>(operand.second));
+    }
+  }
+}
+
+void materializeInputs(const std::vector<PolymorphicValue>& inputs) {
+  for (const PolymorphicValue& input : inputs) {
+    if (isTensor(input)) {
+      materialize(std::get<at::Tensor>(input));
+    }
+  }
+}
+
 // The tensors among an op's operands, named, for the NaN/Inf check.
 runtime::NamedTensors tensorsOf(
     const std::vector<std::pair<const Val*, PolymorphicValue>>& operands) {
@@ -249,6 +271,8 @@ void HostIrEvaluator::enqueueFusionOp(const Expr* expr) {
   scheduler_.enqueueCompute(
       sharedLabel(expr),
       [expr, operands = std::move(operands), out, check_finite = check_finite_] {
+        materializeOperands(operands);
+        materialize(out, /*written=*/true);
         ExpressionEvaluator local;
         for (const auto& [val, value] : operands) {
           local.bind(val, value);
@@ -299,12 +323,16 @@ void HostIrEvaluator::enqueueSegment(const Expr* expr, FusionExecutor& executor,
   }
   if (!check_finite_) {
     scheduler_.enqueueCompute(sharedLabel(expr), [&executor, inputs = std::move(inputs), outputs] {
+      materializeInputs(inputs);
+      materializeWritten(outputs);
       executor.run(inputs, outputs);
     });
     return;
   }
   scheduler_.enqueueCompute(sharedLabel(expr),
                             [expr, unit, &executor, inputs = std::move(inputs), outputs] {
+                              materializeInputs(inputs);
+                              materializeWritten(outputs);
                               runSegmentCheckingFinite(expr, unit, executor, inputs, outputs);
                             });
 }
@@ -352,11 +380,15 @@ void HostIrEvaluator::handle(const SetEncoding* expr) {
   }
   const int64_t n = plain.size(layout.n_axis);
   const int64_t k = plain.size(1 - layout.n_axis);
-  at::Tensor packed = at::empty(layout.blockedShape(n, k), plain.options());
+  at::Tensor packed =
+      deferredEmpty(layout.blockedShape(n, k), plain.scalar_type(), &BufferPool::shared());
   rememberPlainSizes(packed, plain.sizes().vec());
   ee_.bind(expr->out(), packed);
-  scheduler_.enqueueCompute(
-      sharedLabel(expr), [plain, packed, layout] { packed.copy_(packMatmulRhs(plain, layout)); });
+  scheduler_.enqueueCompute(sharedLabel(expr), [plain, packed, layout] {
+    materialize(plain);
+    materialize(packed, /*written=*/true);
+    packed.copy_(packMatmulRhs(plain, layout));
+  });
 }
 
 void HostIrEvaluator::handle(const UnsetEncoding* expr) {
@@ -364,6 +396,8 @@ void HostIrEvaluator::handle(const UnsetEncoding* expr) {
   at::Tensor out = boundOrAllocated(expr->out());
   Layout layout = layoutOnThisDevice(expr->layoutFor(params_.my_device), expr->in());
   scheduler_.enqueueCompute(sharedLabel(expr), [encoded, out, layout] {
+    materialize(encoded);
+    materialize(out, /*written=*/true);
     out.copy_(layout.isIdentity() || encoded.dim() == out.dim()
                   ? encoded
                   : unpackMatmulRhs(encoded, layout, out.sizes().vec()));

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "hostir/runtime/deferred_memory.h"
 #include "hostir/runtime/packed_gemm.h"
 
 namespace hostir {
@@ -38,8 +39,10 @@ struct CacheEntry {
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
   Layout layout;
-  // The plain bits `packed` was made from, contiguous.
+  // The plain bits `packed` was made from, contiguous; undefined for a
+  // program's own buffer, whose bits are known by its count of writes.
   at::Tensor snapshot;
+  int64_t writes = 0;
   at::Tensor packed;
   // The read-only scope in which it was last found equal (0: none).
   int64_t checked_in_scope = 0;
@@ -98,6 +101,11 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
   const c10::StorageImpl* storage =
       plain.has_storage() ? plain.storage().unsafeGetStorageImpl() : nullptr;
   const int64_t scope = storage != nullptr ? readOnlyScopeOf(storage) : 0;
+  // A buffer of a running program (a computed operand, e.g. the attention's
+  // merged K read by every chunk's GEMM): no plain snapshot, its writes are
+  // counted instead (deferred_memory.h), and the entry goes with its memory.
+  const std::optional<int64_t> run_buffer_writes =
+      storage != nullptr ? runBufferWrites(storage) : std::nullopt;
   at::Tensor snapshot;
   at::Tensor packed;
   {
@@ -105,6 +113,16 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
     std::erase_if(cache, [](const CacheEntry& entry) { return entry.storage.expired(); });
     for (const CacheEntry& entry : cache) {
       if (storage != nullptr && entry.holds(storage, plain, layout)) {
+        if (run_buffer_writes.has_value() && !entry.snapshot.defined()) {
+          if (entry.writes != *run_buffer_writes) {
+            break;  // rewritten since: packed again below
+          }
+          ++cache_hits;
+          return entry.packed;
+        }
+        if (!entry.snapshot.defined()) {
+          break;  // the program's buffer no longer: its bits are unknown
+        }
         if (scope != 0 && entry.checked_in_scope == scope) {
           ++cache_hits;
           return entry.packed;  // compared earlier in this run
@@ -135,7 +153,11 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
   entry.sizes = plain.sizes().vec();
   entry.strides = plain.strides().vec();
   entry.layout = layout;
-  entry.snapshot = plain.detach().clone(at::MemoryFormat::Contiguous);
+  if (run_buffer_writes.has_value()) {
+    entry.writes = *run_buffer_writes;
+  } else {
+    entry.snapshot = plain.detach().clone(at::MemoryFormat::Contiguous);
+  }
   entry.packed = fresh;
   entry.checked_in_scope = scope;
   std::lock_guard<std::mutex> lock(cache_mutex);

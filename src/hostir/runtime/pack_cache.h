@@ -21,6 +21,12 @@ namespace hostir {
 // ~0.25x a repack (bench_pack_cache, docs/performance.md) and the copy one
 // more plain tensor of memory per cached operand.
 //
+// A buffer of a running program (a GEMM's computed right operand,
+// deferred_memory.h) keeps no snapshot: only the program's own work items
+// write it, and they count their writes, so an equal count is a hit without
+// comparing; the entry goes with the buffer (a computed operand's bits are
+// new every run, and its snapshot was as large as itself).
+//
 // Within a run (a ReadOnlyRunInputs scope) a program input is compared once:
 // nothing may write a run's inputs while it runs (outputs may not alias
 // them), so the chunks' GEMMs on one weight after the first reuse it as is.

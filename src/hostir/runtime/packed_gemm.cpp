@@ -8,6 +8,7 @@
 
 #include "hostir/ir/error.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/runtime/buffer_pool.h"
 #include "hostir/runtime/target_detection.h"
 
 namespace hostir {
@@ -55,7 +56,9 @@ std::optional<std::vector<int64_t>> plainSizesOf(const at::Tensor& packed) {
 at::Tensor packMatmulRhs(const at::Tensor& plain, const Layout& layout) {
   checkLayout(plain, layout);
   at::Tensor b = kByN(plain, layout);
-  at::Tensor packed = at::empty(layout.blockedShape(b.size(1), b.size(0)), plain.options());
+  // A computed operand is packed every run: the pool's memory, not fresh.
+  at::Tensor packed =
+      BufferPool::shared().take(layout.blockedShape(b.size(1), b.size(0)), plain.scalar_type());
   dnnlReorderToBlocked(b, layout, packed);
   rememberPlainSizes(packed, plain.sizes().vec());
   return packed;

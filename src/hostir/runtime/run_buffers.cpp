@@ -2,12 +2,22 @@
 
 #include "hostir/ir/tensor_view.h"
 #include "hostir/runtime/binding_lifetimes.h"
+#include "hostir/runtime/deferred_memory.h"
 #include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/polymorphic_value.h"
 
 namespace hostir {
 
 RunBuffers::RunBuffers(const HostIrContainer& program) : dead_after_(tensorsDeadAfter(program)) {}
+
+at::Tensor RunBuffers::deferred(const std::vector<int64_t>& shape, const TensorView* tv) {
+  const at::ScalarType dtype = toAtenType(tv->dtype());
+  // A small buffer costs less than the lock its deferral takes per use.
+  if (c10::multiply_integers(shape) * c10::elementSize(dtype) < BufferPool::kMinBytes) {
+    return at::empty(shape, at::TensorOptions().dtype(dtype));
+  }
+  return deferredEmpty(shape, dtype, &pool_);
+}
 
 at::Tensor RunBuffers::allocate(const TensorView* tv, const std::vector<int64_t>& shape,
                                 const std::optional<Layout>& layout, bool zero_init) {
@@ -22,11 +32,11 @@ at::Tensor RunBuffers::allocate(const TensorView* tv, const std::vector<int64_t>
                  " but has ", shape.size(), " axes; a blocked layout holds a 2-D tensor");
     std::vector<int64_t> blocked = chosen->blockedShape(
         shape[static_cast<size_t>(chosen->n_axis)], shape[static_cast<size_t>(1 - chosen->n_axis)]);
-    at::Tensor buffer = zero_init ? at::zeros(blocked, options) : at::empty(blocked, options);
+    at::Tensor buffer = zero_init ? at::zeros(blocked, options) : deferred(blocked, tv);
     rememberPlainSizes(buffer, shape);
     return buffer;
   }
-  return zero_init ? at::zeros(shape, options) : pool_.take(shape, toAtenType(tv->dtype()));
+  return zero_init ? at::zeros(shape, options) : deferred(shape, tv);
 }
 
 }  // namespace hostir

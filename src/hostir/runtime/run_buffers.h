@@ -32,7 +32,8 @@ class RunBuffers {
   // resolved encoding says (e.g. what a collective delivers), else plain.
   // Panels: [ceilDiv(N, tile), K, tile], the plain sizes remembered.
   // `zero_init`: zero-filled (never from the pool, whose buffers hold an
-  // earlier run's data).
+  // earlier run's data). A large buffer's memory is deferred
+  // (deferred_memory.h): the pool's, taken when a stream first uses it.
   at::Tensor allocate(const TensorView* tv, const std::vector<int64_t>& shape,
                       const std::optional<Layout>& layout = std::nullopt, bool zero_init = false);
   // The tensors no top-level expr after the `index`-th refers to.
@@ -50,6 +51,8 @@ class RunBuffers {
   }
 
  private:
+  at::Tensor deferred(const std::vector<int64_t>& shape, const TensorView* tv);
+
   BufferPool& pool_ = BufferPool::shared();
   std::vector<std::vector<const Val*>> dead_after_;
 };

@@ -62,14 +62,33 @@ TEST(BufferPoolTest, AnotherShapeOfTheSameBytesReusesTheMemory) {
   }
   pool.recycle();
   {
-    at::Tensor shorter = pool.take({1023, 1024}, at::kFloat);
-    EXPECT_NE(shorter.data_ptr(), first);
     at::Tensor same_bytes = pool.take({512, 1024}, at::kDouble);
     EXPECT_EQ(same_bytes.data_ptr(), first);
     EXPECT_EQ(same_bytes.sizes().vec(), (std::vector<int64_t>{512, 1024}));
     EXPECT_TRUE(same_bytes.is_contiguous());
     EXPECT_EQ(pool.reused(), 1);
   }
+  pool.recycle();
+  at::Tensor shorter = pool.take({1023, 1024}, at::kFloat);
+  EXPECT_NE(shorter.data_ptr(), first);
+  EXPECT_EQ(pool.reused(), 1);
+}
+
+// A request no free buffer fits first lets go of the free ones: the pool
+// never holds memory nobody uses while it makes new memory, so what it holds
+// during a run is no more than what the run has alive at once (a 4 MiB
+// buffer let go, then 2 MiB asked for: 2 MiB held, not 6).
+TEST(BufferPoolTest, ANewBufferIsMadeOnlyAfterTheFreeOnesAreLetGo) {
+  BufferPool pool;
+  { pool.take({1024, 1024}, at::kFloat); }
+  EXPECT_EQ(pool.heldBytes(), 4 << 20) << "let go, kept for a request of its size";
+  at::Tensor other = pool.take(kBig, at::kFloat);
+  EXPECT_EQ(pool.heldBytes(), 2 << 20);
+  { at::Tensor again = pool.take(kBig, at::kFloat); }
+  EXPECT_EQ(pool.heldBytes(), 4 << 20) << "the one held and the one let go";
+  at::Tensor reused = pool.take(kBig, at::kFloat);
+  EXPECT_EQ(pool.reused(), 1);
+  EXPECT_EQ(pool.heldBytes(), 4 << 20);
 }
 
 // A free buffer that kIdleRuns runs in a row did not ask for is released.
