@@ -341,6 +341,91 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsOfAReshapedTensorRunAsTorchChunkPie
   }
 }
 
+// A reshape whose output is sharded on an axis its devices do not divide
+// (x [S, 5] flattened to [5S] sharded over the devices, S = 4n - 1) is
+// refused on every rank, before any collective: torch.chunk's pieces of 5S
+// need not be whole rows of [S, 5] (issue 37). The error starts with the
+// cause, names the tensor and the reshape, and says what would run (an
+// axis padded to a multiple of the devices).
+TEST_F(MultiRankReliabilityTest, AReshapeOfAnUnevenShardedAxisIsRefusedOnEveryRank) {
+  const int64_t n = communicator_.size();
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+    TensorView* x = shard(makeContigTensor(2), mesh, 0);  // [S, 5], S sharded
+    fusion.addInput(x);
+    fusion.addOutput(shard(relu(shard(reshape(x, {-1}), mesh, 0)), mesh, 0));
+  }
+  MultiDeviceExecutor executor(fusion, communicator_);
+  const int64_t rows = 4 * n - 1;
+  const RowChunk mine = rowChunk(rows, n, me_);
+  at::manual_seed(7);  // the same whole tensor on every rank
+  const at::Tensor x = at::randn({rows, 5});
+  try {
+    executor.run({x.narrow(0, mine.start, mine.rows).contiguous()});
+    ADD_FAILURE() << "expected a hostir::Error";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind("uneven shards: T", 0), 0u) << message;
+    for (const std::string& part :
+         {std::string("(the output of "), std::string("reshape("),
+          std::string("axis 0 has extent ") + std::to_string(5 * rows),
+          std::string("sharded over ") + std::to_string(n), std::string("it is reshaped by"),
+          std::string("need not be whole rows of the other"),
+          std::string("pad the axis to a multiple of ") + std::to_string(n)}) {
+      EXPECT_TRUE(contains(message, part)) << "missing \"" << part << "\" in\n" << message;
+    }
+  }
+}
+
+// A tensor on a one-device mesh that carries a DIDx axis (sharded over 1
+// device) cannot be the other side of a move from (or to) a sharded tensor on
+// the full mesh: both sides look sharded, and the collectives size their
+// buffers from the DIDx axes. Every rank refuses the program when it builds
+// its executor, naming the mesh and what to write instead; written so (the
+// one-device tensor replicated), the Gather onto device 0 and the Scatter
+// from it run.
+TEST_F(MultiRankReliabilityTest, AOneDeviceMeshWithADidAxisBesideAShardedMeshIsRefusedOnEveryRank) {
+  const int64_t n = communicator_.size();
+  for (const bool onto : {true, false}) {
+    for (const bool replicated : {false, true}) {
+      Fusion fusion;
+      {
+        FusionGuard guard(&fusion);
+        DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+        DeviceMesh first({0});
+        TensorView* x =
+            shard(makeContigTensor(2), onto ? mesh : first, onto || !replicated ? 0 : -1);
+        fusion.addInput(x);
+        TensorView* y = set(x);
+        fusion.addOutput(shard(y, onto ? first : mesh, !onto || !replicated ? 0 : -1));
+      }
+      const std::string what =
+          std::string(onto ? "onto" : "from") + (replicated ? ", replicated" : "");
+      if (!replicated) {
+        expectErrorOnThisRank([&] { MultiDeviceExecutor executor(fusion, communicator_); },
+                              {"cannot lower the resharding expr", "the one-device mesh",
+                               std::string("this move ") + (onto ? "onto" : "from") +
+                                   " that device is a " + (onto ? "Gather" : "Scatter"),
+                               "declare the one-device tensor replicated (no DIDx axis)"});
+        continue;
+      }
+      MultiDeviceExecutor executor(fusion, communicator_);
+      at::manual_seed(7);  // the same whole tensor on every rank
+      const at::Tensor x = at::randn({2 * n, 3});
+      const at::Tensor mine = x.narrow(0, 2 * me_, 2).contiguous();
+      std::vector<at::Tensor> outs = executor.run({onto ? mine : (me_ == 0 ? x : at::Tensor())});
+      if (onto) {
+        ASSERT_EQ(outs[0].defined(), me_ == 0) << what;
+        EXPECT_TRUE(me_ != 0 || at::equal(outs[0], x)) << what;
+      } else {
+        EXPECT_TRUE(at::equal(outs[0], mine)) << what;
+      }
+    }
+  }
+}
+
 // Found by the sharded fuzzer with Stream axes on computed values: a Stream
 // axis on a tensor computed by an op stream parallelization does not
 // support (here a permute) was rejected by the lowering only on the devices

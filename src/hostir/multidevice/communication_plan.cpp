@@ -274,6 +274,17 @@ CommunicationPlan classifySet(const LoadStoreOp* set) {
     }
     return plan;
   }
+  if (from.size() == 1 || to.size() == 1) {
+    // A DIDx axis over one device shards nothing, but the collectives size
+    // their buffers from the tensors' DIDx axes, so this is not lowered as
+    // the Gather (or Scatter) it is.
+    const bool onto = to.size() == 1;
+    reject(set, "the tensor on the one-device mesh " + (onto ? to : from).toString() +
+                    " carries a DIDx axis over 1 device, so both sides look sharded; this move " +
+                    (onto ? "onto" : "from") + " that device is a " +
+                    (onto ? "Gather" : "Scatter") +
+                    ": declare the one-device tensor replicated (no DIDx axis) instead");
+  }
   reject(set, "both sides are sharded but on different axes or over meshes of different sizes");
 }
 
