@@ -48,6 +48,7 @@ import time
 
 import torch
 
+import grad_fuzz_resize
 import hostir
 from hostir import distributed as dist
 from hostir.autograd import Differentiable
@@ -142,7 +143,8 @@ BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow"]
 
 
 class Generator:
-    def __init__(self, seed, ranks):
+    def __init__(self, seed, ranks, resize_ops=False):
+        self.resize_ops = resize_ops
         self.rng = random.Random(seed * 7919 + ranks)
         dtype = torch.float64 if self.rng.random() < 0.5 else torch.float32
         self.p = Program(seed, ranks, dtype)
@@ -188,6 +190,8 @@ class Generator:
 
     def step(self):
         rng = self.rng
+        if self.resize_ops and rng.random() < 0.35:
+            return grad_fuzz_resize.draw(self)
         kind = rng.choices(
             ["unary", "binary", "scalar", "broadcast", "reduce", "view", "gemm", "norm", "where",
              "cast"], weights=[14, 14, 5, 6, 8, 8, 9, 8, 3, 2])[0]
@@ -402,7 +406,9 @@ class HostirBuilder:
             return ops.where(ops.gt(args[0], 0.0), args[1], args[2])
         if name == "cast_roundtrip":
             return ops.cast(ops.cast(args[0], hostir.DataType.Double), hostir.DataType.Float)
-        raise AssertionError(name)
+        result = grad_fuzz_resize.hostir_step(ops, name, args, params)
+        assert result is not None, name
+        return result
 
 
 def torch_step(name, args, params):
@@ -478,7 +484,9 @@ def torch_step(name, args, params):
         return torch.where(args[0] > 0, args[1], args[2])
     if name == "cast_roundtrip":
         return args[0].double().to(args[0].dtype)
-    raise AssertionError(name)
+    result = grad_fuzz_resize.torch_step(name, args, params)
+    assert result is not None, name
+    return result
 
 
 class FuzzDefinition(hostir.FusionDefinition):
@@ -546,11 +554,11 @@ def torch_grads(program, inputs, out_grads):
     return grads if all(torch.isfinite(g).all() for g in grads) else None
 
 
-def draw(seed, ranks):
+def draw(seed, ranks, resize_ops=False):
     """The Drawn program of `seed`; None when five sub-seeds give no finite
-    reference."""
+    reference. resize_ops: also draw grad_fuzz_resize's steps."""
     for attempt in range(5):
-        program = Generator(seed * 5 + attempt, ranks).generate()
+        program = Generator(seed * 5 + attempt, ranks, resize_ops).generate()
         program.seed = seed
         gen = torch.Generator().manual_seed(seed * 5 + attempt)
         inputs = [torch.randn(shape, generator=gen, dtype=program.dtype)
@@ -607,12 +615,12 @@ def check(drawn, round_to_float32=False):
     return None
 
 
-def run_programs(programs, first_seed, ranks, rank, log):
+def run_programs(programs, first_seed, ranks, rank, log, resize_ops=False):
     matched = rejected = failed = 0
     rejections = {}
     start = time.monotonic()
     for seed in range(first_seed, first_seed + programs):
-        drawn = draw(seed, ranks)
+        drawn = draw(seed, ranks, resize_ops)
         if drawn is None:
             rejected += 1
             rejections["no finite torch reference"] = rejections.get(
@@ -646,13 +654,14 @@ def run_programs(programs, first_seed, ranks, rank, log):
     return matched, rejected, failed
 
 
-def run(programs, first_seed, ranks, rank, log=print):
+def run(programs, first_seed, ranks, rank, log=print, resize_ops=False):
     """Fuzzes `programs` seeds from `first_seed`; (matched, rejected, failed)."""
     cache = hostir.FusionCache.get()
     max_fusions, cache.max_fusions = cache.max_fusions, CACHED_DEFINITIONS
     threads_before = _threads()
     try:
-        matched, rejected, failed = run_programs(programs, first_seed, ranks, rank, log)
+        matched, rejected, failed = run_programs(programs, first_seed, ranks, rank, log,
+                                                 resize_ops)
     finally:
         cache.max_fusions = max_fusions
     cache.reset()
@@ -675,12 +684,15 @@ def main():
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--min-matched", type=float, default=0.5,
                         help="fraction of programs that must run and match")
+    parser.add_argument("--resize-ops", action="store_true",
+                        help="also draw pad, cat, slice, cumsum, prod and the gathers and "
+                             "scatter-adds (grad_fuzz_resize.py)")
     args = parser.parse_args()
     ranks = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     torch.set_num_threads(1)
     matched, _, failed = run(args.programs, args.first_seed, ranks, rank,
-                             log=lambda line: print(line, flush=True))
+                             log=lambda line: print(line, flush=True), resize_ops=args.resize_ops)
     if failed or matched < args.min_matched * args.programs:
         print(f"rank {rank} of {ranks}: FAILED ({failed} wrong, {matched} matched)", flush=True)
         sys.exit(1)

@@ -2,7 +2,12 @@
 
 #include <algorithm>
 
+#include "hostir/ir/gather_ops.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/resize_ops.h"
+#include "hostir/ir/scalar.h"
+#include "hostir/ir/scan_ops.h"
+#include "hostir/ir/scatter_ops.h"
 #include "hostir/ir/tensor_view.h"
 
 namespace hostir {
@@ -153,6 +158,54 @@ TensorView* tensorOutput(const Expr* expr) {
   return nullptr;
 }
 
+namespace {
+
+bool isConstZero(const Val* val) {
+  const auto* scalar = dynamic_cast<const Scalar*>(val);
+  return scalar != nullptr && scalar->isConstInt() && scalar->constInt() == 0;
+}
+
+// The ops that work along one axis (pad's padded axes, cat, cumsum,
+// index_select, index_add) carry every other axis of their input through
+// unchanged, so a shard of it computes its own shard of the output; without
+// the map the sharding passes gathered such an input and the op wrote the
+// first rows of the whole result on every device (a slice's grad, a pad,
+// was wrong on every rank but the first: gradient fuzzer --resize-ops, 2
+// and 4 ranks). take_along_axis, scatter and scatter_add are not mapped:
+// their index may be shorter than the input off the axis.
+void mapIndexedOp(const Expr* expr, const TensorView* producer, int64_t np,
+                  AxisMapBuilder& builder) {
+  std::vector<int64_t> along;
+  if (const auto* pad_op = dynamic_cast<const PadOp*>(expr)) {
+    for (int64_t i = 0; i < np; ++i) {
+      if (!isConstZero(pad_op->left(i)) || !isConstZero(pad_op->right(i))) {
+        along.push_back(i);
+      }
+    }
+  } else if (const auto* cat_op = dynamic_cast<const CatOp*>(expr)) {
+    along.push_back(cat_op->dim());
+  } else if (const auto* scan = dynamic_cast<const ScanOp*>(expr)) {
+    along.push_back(scan->dim());
+  } else if (const auto* gather = dynamic_cast<const GatherOp*>(expr);
+             gather != nullptr && gather->kind() == GatherKind::IndexSelect &&
+             producer == gather->in()) {
+    along.push_back(gather->dim());
+  } else if (const auto* add = dynamic_cast<const ScatterAddOp*>(expr);
+             add != nullptr && add->kind() == ScatterAddKind::IndexAdd &&
+             producer != add->index()) {
+    along.push_back(add->dim());
+  } else {
+    return;
+  }
+  for (int64_t i = 0; i < np; ++i) {
+    if (std::find(along.begin(), along.end(), i) == along.end()) {
+      builder.addDims(i, i);
+    }
+  }
+}
+
+}  // namespace
+
 AxisMap mapProducerToConsumer(const Expr* expr, const TensorView* producer) {
   TensorView* consumer = tensorOutput(expr);
   if (consumer == nullptr) {
@@ -202,6 +255,8 @@ AxisMap mapProducerToConsumer(const Expr* expr, const TensorView* producer) {
     }
   } else if (expr->isA<ReshapeOp>()) {
     mapReshape(producer, consumer, builder);
+  } else {
+    mapIndexedOp(expr, producer, np, builder);
   }
   return builder.take();
 }
