@@ -69,7 +69,9 @@ void ExpressionEvaluator::bindTensor(const TensorView* tv, const at::Tensor& ten
   // executor binds): its memory is named in the tensor-memory trace.
   if (runtime::tracingTensorMemory() && tensor.has_storage() &&
       dynamic_cast<const HostIrContainer*>(tv->container()) != nullptr) {
-    nameMemoryOf(tensor, "T" + std::to_string(tv->name()));
+    std::string name = "T";  // appended: GCC 12 warns falsely on "T" + ...
+    name += std::to_string(tv->name());
+    nameMemoryOf(tensor, name);
   }
   if (isPacked(tv, tensor)) {
     // An encoded tensor in a panel layout (docs/targets.md): its extents are

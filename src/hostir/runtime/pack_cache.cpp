@@ -106,6 +106,10 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
   // counted instead (deferred_memory.h), and the entry goes with its memory.
   const std::optional<int64_t> run_buffer_writes =
       storage != nullptr ? runBufferWrites(storage) : std::nullopt;
+  // Read once into plain values: GCC 12 warns falsely (-Wmaybe-uninitialized)
+  // on the optional's dereference inside the loop below.
+  const bool is_run_buffer = run_buffer_writes.has_value();
+  const int64_t writes = run_buffer_writes.value_or(0);
   at::Tensor snapshot;
   at::Tensor packed;
   {
@@ -113,8 +117,8 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
     std::erase_if(cache, [](const CacheEntry& entry) { return entry.storage.expired(); });
     for (const CacheEntry& entry : cache) {
       if (storage != nullptr && entry.holds(storage, plain, layout)) {
-        if (run_buffer_writes.has_value() && !entry.snapshot.defined()) {
-          if (entry.writes != *run_buffer_writes) {
+        if (is_run_buffer && !entry.snapshot.defined()) {
+          if (entry.writes != writes) {
             break;  // rewritten since: packed again below
           }
           ++cache_hits;
@@ -153,8 +157,8 @@ at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout) {
   entry.sizes = plain.sizes().vec();
   entry.strides = plain.strides().vec();
   entry.layout = layout;
-  if (run_buffer_writes.has_value()) {
-    entry.writes = *run_buffer_writes;
+  if (is_run_buffer) {
+    entry.writes = writes;
   } else {
     entry.snapshot = plain.detach().clone(at::MemoryFormat::Contiguous);
   }

@@ -44,7 +44,10 @@ class Lexer {
                  std::isalnum(static_cast<unsigned char>(source_[position_ + 1])) != 0) {
         token.kind = c == '%' ? TokenKind::ValRef : TokenKind::ExprRef;
         advance();
-        token.text = std::string(1, c) + takeWhile(isWordPart);
+        // Appended, not `std::string(1, c) + ...`: GCC 12 -O3 warns falsely
+        // (-Wrestrict) on that operator+.
+        token.text.assign(1, c);
+        token.text += takeWhile(isWordPart);
       } else if (isDigit(c) ||
                  (c == '-' && position_ + 1 < source_.size() && isDigit(source_[position_ + 1]))) {
         lexNumber(token);
