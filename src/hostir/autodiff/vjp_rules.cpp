@@ -253,11 +253,21 @@ class Rules : public OptInDispatch {
         }
         return;
       }
+      case BinaryOpType::Fmod:
+        // fmod(a, b) = a - trunc(a / b) * b: da = g, db = -g * trunc(a / b),
+        // as torch's. trunc(a / b) is taken as (a - fmod(a, b)) / b, exact
+        // but for rounding, which needs no trunc op and cannot overflow.
+        giveOperand(op, 0, g);
+        if (rhs_grad) {
+          TensorView* quotient = div(sub(a(), primal(op->out())), b())->as<TensorView>();
+          giveOperand(op, 1, neg(mul(g, quotient)));
+        }
+        return;
       default:
         HOSTIR_THROW("no gradient rule for ", op->toInlineString(), " (", toString(op->type()),
                      "): it is not differentiable; differentiate only through add, sub, mul, "
-                     "div, maximum, minimum and pow, or leave its operands out of the grad "
-                     "inputs");
+                     "div, maximum, minimum, pow and fmod, or leave its operands out of the "
+                     "grad inputs");
     }
   }
 

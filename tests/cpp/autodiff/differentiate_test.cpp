@@ -69,6 +69,21 @@ TEST_P(DifferentiateTest, BinaryOpsBroadcastAndSumBack) {
       {at::randn({5, 7}, options()), at::randn({7}, options()), at::randn({5, 1}, options())});
 }
 
+// fmod's grads are torch's: 1 for the dividend, -trunc(a / b) for the
+// divisor (broadcast here, so summed back); "no gradient rule" before.
+TEST_P(DifferentiateTest, FmodGivesBothOperandsTorchsGrads) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* a = input(fusion, 2);
+  TensorView* b = input(fusion, 1);
+  TensorView* divisor = add(abs(b), 0.5);
+  fusion.addOutput(fmod(mul(a, 4.0), divisor));
+  auto reference = [](const std::vector<at::Tensor>& in) {
+    return std::vector<at::Tensor>{at::fmod(in[0] * 4.0, in[1].abs() + 0.5)};
+  };
+  expectGradsMatchTorch(fusion, reference, {at::randn({5, 7}, options()), at::randn({7}, options())});
+}
+
 TEST_P(DifferentiateTest, ReductionsAndNormalizations) {
   Fusion fusion;
   FusionGuard fg(&fusion);
