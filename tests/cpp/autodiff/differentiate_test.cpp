@@ -81,7 +81,8 @@ TEST_P(DifferentiateTest, FmodGivesBothOperandsTorchsGrads) {
   auto reference = [](const std::vector<at::Tensor>& in) {
     return std::vector<at::Tensor>{at::fmod(in[0] * 4.0, in[1].abs() + 0.5)};
   };
-  expectGradsMatchTorch(fusion, reference, {at::randn({5, 7}, options()), at::randn({7}, options())});
+  expectGradsMatchTorch(fusion, reference,
+                        {at::randn({5, 7}, options()), at::randn({7}, options())});
 }
 
 TEST_P(DifferentiateTest, ReductionsAndNormalizations) {
