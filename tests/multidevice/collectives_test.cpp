@@ -616,6 +616,77 @@ TEST_F(CollectivesTest, StripedAllgatherAndReduceScatterMatchTheWholeOnes) {
       << "stripes 1 and 2 of the team's group, created once and reused";
 }
 
+// Uneven pieces (torch.chunk's) are striped as equal ones (issue 37: the
+// uneven reduce-scatter took one stripe before): the reduce-scatter on the
+// sharded axis 0 (sent from the input itself for a sorted team) and on axis 1
+// (packed), and the allgather (received into the output, or into a scratch
+// when the other members' rows do not follow each other in it), into
+// contiguous and transposed buffers, over every team of teams().
+TEST_F(CollectivesTest, StripedUnevenCollectivesMatchTheWholeOnes) {
+  if (communicator_.size() < 2) {
+    GTEST_SKIP() << "uneven pieces need two members";
+  }
+  test::ScopedEnv stripes("HOSTIR_COMM_STRIPES", "3");
+  constexpr int64_t kStreamKey = 3;  // a group no other test stripes
+  constexpr int64_t kWide = 263;     // >= 3 stripes of 256 KiB per member
+  int64_t seed = 600;
+  for (const auto& team : teams()) {
+    const auto n = static_cast<int64_t>(team.size());
+    const int64_t rows = 1001 * n - 1;
+    const int64_t position = contains(team, me_) ? positionOf(team, me_) : 0;
+    const RowChunk mine = rowChunk(rows, n, position);
+    if (contains(team, me_)) {
+      communicator_.processGroup(team, kStreamKey);  // stripe 0
+    }
+    const int64_t groups_before = communicator_.numProcessGroups();
+    for (int64_t axis : {0, 1}) {
+      const ReduceOp op = axis == 0 ? ReduceOp::Sum : ReduceOp::Max;
+      const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                     .team = team,
+                                                     .reduce_op = op,
+                                                     .scattered_axis = axis});
+      const std::vector<int64_t> shape =
+          axis == 0 ? std::vector<int64_t>{rows, kWide} : std::vector<int64_t>{kWide, rows};
+      at::Tensor output = axis == 0 ? at::full({mine.rows, kWide}, -100.0f)
+                                    : at::full({mine.rows, kWide}, -100.0f).t();
+      waitWork(postCollective(communication, me_, localTensor(me_, seed, shape), output,
+                              communicator_, kStreamKey),
+               communicator_.timeout(), "uneven reduce-scatter");
+      if (contains(team, me_)) {
+        std::vector<at::Tensor> inputs;
+        for (int64_t device : team) {
+          inputs.push_back(localTensor(device, seed, shape));
+        }
+        EXPECT_TRUE(at::equal(
+            output,
+            reduceLikeTheCollective(at::stack(inputs), op).narrow(axis, mine.start, mine.rows)))
+            << rows << " rows on axis " << axis << ", " << communication.toString();
+      }
+      ++seed;
+    }
+    if (team == teams().front() && communicator_.backend() == CommBackend::Gloo) {
+      EXPECT_EQ(communicator_.numProcessGroups(), groups_before + 2)
+          << "stripes 1 and 2 of the team's group (the next teams reuse them), "
+          << teamToString(team);
+    }
+    for (bool contiguous_output : {true, false}) {
+      const auto& allgather =
+          makeCommunication({.type = CommunicationType::Allgather, .team = team});
+      at::Tensor whole = localTensor(0, seed, {rows, kWide});
+      at::Tensor output = contiguous_output ? at::full({rows, kWide}, -100.0f)
+                                            : at::full({kWide, rows}, -100.0f).t();
+      waitWork(postCollective(allgather, me_, whole.narrow(0, mine.start, mine.rows).contiguous(),
+                              output, communicator_, kStreamKey),
+               communicator_.timeout(), "uneven allgather");
+      if (contains(team, me_)) {
+        EXPECT_TRUE(at::equal(output, whole))
+            << "contiguous output: " << contiguous_output << ", " << allgather.toString();
+      }
+      ++seed;
+    }
+  }
+}
+
 TEST_F(CollectivesTest, SmallCollectivesAreNotStriped) {
   test::ScopedEnv stripes("HOSTIR_COMM_STRIPES", "4");
   const auto team = teams().front();

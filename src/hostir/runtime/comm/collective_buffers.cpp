@@ -24,7 +24,7 @@ void fillWithIdentity(at::Tensor& tensor, ReduceOp op) {
   }
 }
 
-ScratchBuffers& reduceScatterScratch() {
+ScratchBuffers& collectiveScratch() {
   static ScratchBuffers scratch;
   return scratch;
 }

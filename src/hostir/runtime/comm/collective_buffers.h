@@ -38,21 +38,29 @@ struct WritableBuffer {
 // contribute puts in.
 void fillWithIdentity(at::Tensor& tensor, ReduceOp op);
 
-// Receive buffers of composed reduce-scatters, kept for reuse: a fresh
-// buffer per op costs page faults on every transfer (measured 1.7x at
-// 16-64 MiB). A buffer returns here once its op's epilogue has read it, so
-// concurrent ops never share one.
+// Send and receive buffers of composed collectives (reduce-scatters,
+// uneven allgathers), kept for reuse: a fresh buffer per op costs page
+// faults on every transfer (measured 1.7x at 16-64 MiB). A buffer returns
+// here once its op's epilogue has read it, so concurrent ops never share one.
 class ScratchBuffers {
  public:
   at::Tensor acquire(const at::Tensor& like) {
+    return acquire(like.sizes(), like.options());
+  }
+  // A contiguous tensor of `sizes` and the dtype of `options`.
+  at::Tensor acquire(at::IntArrayRef sizes, const at::TensorOptions& options) {
+    int64_t numel = 1;
+    for (int64_t size : sizes) {
+      numel *= size;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& free = free_[{like.numel(), like.scalar_type()}];
+    auto& free = free_[{numel, c10::typeMetaToScalarType(options.dtype())}];
     if (free.empty()) {
-      return at::empty_like(like, at::MemoryFormat::Contiguous);
+      return at::empty(sizes, options.memory_format(at::MemoryFormat::Contiguous));
     }
     at::Tensor buffer = std::move(free.back());
     free.pop_back();
-    return buffer.view(like.sizes());
+    return buffer.view(sizes);
   }
   void release(at::Tensor buffer) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -68,8 +76,14 @@ class ScratchBuffers {
   std::map<std::pair<int64_t, at::ScalarType>, std::vector<at::Tensor>> free_;
 };
 
-// The process-wide scratch of composed reduce-scatters.
-ScratchBuffers& reduceScatterScratch();
+// The process-wide scratch of composed collectives.
+ScratchBuffers& collectiveScratch();
+
+// [begin, end) of piece `index` of `count` near-equal pieces of `extent`
+// (the stripes of a striped collective).
+inline std::pair<int64_t, int64_t> pieceBounds(int64_t extent, int64_t index, int64_t count) {
+  return {extent * index / count, extent * (index + 1) / count};
+}
 
 // Reduces [n, k] blocks over the first axis into `out` ([k] elements),
 // writing in place when `out` is contiguous (no temporary, no extra pass).

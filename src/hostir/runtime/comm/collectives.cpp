@@ -22,6 +22,7 @@
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collective_buffers.h"
 #include "hostir/runtime/comm/collective_works.h"
+#include "hostir/runtime/comm/uneven_collectives.h"
 
 namespace hostir {
 namespace {
@@ -32,11 +33,6 @@ namespace {
 int64_t stripesFor(int64_t bytes) {
   return std::max<int64_t>(
       1, std::min(Communicator::collectiveStripes(), bytes / Communicator::kMinStripeBytes));
-}
-
-// [begin, end) of piece `index` of `count` near-equal pieces of `extent`.
-std::pair<int64_t, int64_t> pieceBounds(int64_t extent, int64_t index, int64_t count) {
-  return {extent * index / count, extent * (index + 1) / count};
 }
 
 std::string shapeString(const at::Tensor& tensor) {
@@ -217,6 +213,13 @@ class CollectivePoster {
   int64_t positionOf(int64_t device) const {
     return std::find(params_.team.begin(), params_.team.end(), device) - params_.team.begin();
   }
+  UnevenExchange unevenExchange() const {
+    UnevenExchange exchange{params_.team, positionOf(my_device_), {}, timeout()};
+    for (int64_t stripe = 0; stripe < stripes_; ++stripe) {
+      exchange.stripes.push_back(&stripeGroup(stripe));
+    }
+    return exchange;
+  }
 
   c10::intrusive_ptr<c10d::Work> postAllgather() {
     checkDefined(input_, "input");
@@ -225,36 +228,11 @@ class CollectivePoster {
       std::tie(output_, input_) = withoutSharedLeadingUnitAxes(given_output_, given_input_);
     }
     if (holdsUnevenPieces(output_, input_, 0, "output", "input")) {
-      return postUnevenAllgather();
+      return postUnevenAllgather(unevenExchange(), input_, output_);
     }
     checkBlocks(output_, input_, team_size_, "output", "input");
     WritableBuffer out(output_);
     return withCopyBack(allgatherBlocks(input_.contiguous(), out.buffer), out);
-  }
-
-  // Pieces of unequal rows (torch.chunk's): every member sends its piece
-  // padded to ceilDiv(rows, team) rows, Gloo's allgather of equal blocks
-  // moves them into a padded scratch, and each piece's own rows are copied
-  // into the output. The padding never leaves the collective.
-  c10::intrusive_ptr<c10d::Work> postUnevenAllgather() {
-    const int64_t extent = output_.size(0);
-    const int64_t padded_rows = ceilDivRows(extent, team_size_);
-    std::vector<int64_t> padded_shape = output_.sizes().vec();
-    padded_shape[0] = padded_rows;
-    at::Tensor contribution = at::empty(padded_shape, input_.options());
-    contribution.narrow(0, 0, input_.size(0)).copy_(input_);
-    padded_shape[0] = team_size_ * padded_rows;
-    at::Tensor gathered = at::empty(padded_shape, input_.options());
-    auto work = allgatherBlocks(contribution, gathered);
-    const at::Tensor output = output_;
-    const int64_t team_size = team_size_;
-    return withEpilogue(std::move(work), [gathered, output, extent, padded_rows, team_size] {
-      for (int64_t position = 0; position < team_size; ++position) {
-        const RowChunk piece = rowChunk(extent, team_size, position);
-        output.narrow(0, piece.start, piece.rows)
-            .copy_(gathered.narrow(0, position * padded_rows, piece.rows));
-      }
-    });
   }
 
   // Allgathers equal blocks: `contribution` (contiguous) from every member
@@ -466,7 +444,7 @@ class CollectivePoster {
     const at::Tensor output_piece =
         at::empty(unevenOutputShape(axis), output_.options().device(at::kMeta));
     if (holdsUnevenPieces(input_, output_piece, axis, "input", "output")) {
-      return postUnevenReduceScatter(axis);
+      return postUnevenReduceScatter(unevenExchange(), input_, axis, *params_.reduce_op, output_);
     }
     check(input_.size(axis) % team_size_ == 0 && output_.numel() * team_size_ == input_.numel() &&
               output_.scalar_type() == input_.scalar_type(),
@@ -488,12 +466,12 @@ class CollectivePoster {
     options.timeout = timeout();
     const ReduceOp op = *params_.reduce_op;
     if (stripes_ == 1) {
-      at::Tensor received = reduceScatterScratch().acquire(send);
+      at::Tensor received = collectiveScratch().acquire(send);
       auto work = group_->alltoall_base(received, send, equal_split, equal_split, options);
       at::Tensor output = output_;
       return withEpilogue(std::move(work), [received, output, op, send] {
         reduceAlongFirstAxisInto(received, op, output);
-        reduceScatterScratch().release(received);
+        collectiveScratch().release(received);
       });
     }
     // Stripe i moves columns [b_i, e_i) of every row of the send buffer
@@ -505,7 +483,7 @@ class CollectivePoster {
     for (int64_t stripe = 0; stripe < stripes_; ++stripe) {
       auto [begin, end] = pieceBounds(send.size(1), stripe, stripes_);
       sent.push_back(send.slice(1, begin, end).contiguous());
-      received.push_back(reduceScatterScratch().acquire(sent.back()));
+      received.push_back(collectiveScratch().acquire(sent.back()));
       destinations.push_back(out.buffer.view(-1).slice(0, begin, end));
       pieces.push_back(stripeGroup(stripe).alltoall_base(received.back(), sent.back(), equal_split,
                                                          equal_split, options));
@@ -514,7 +492,7 @@ class CollectivePoster {
                         [received, destinations, op, sent, out] {
                           for (size_t i = 0; i < received.size(); ++i) {
                             reduceAlongFirstAxisInto(received[i], op, destinations[i]);
-                            reduceScatterScratch().release(received[i]);
+                            collectiveScratch().release(received[i]);
                           }
                           out.copyBack();
                         });
@@ -531,36 +509,6 @@ class CollectivePoster {
     }
     shape[static_cast<size_t>(axis)] = output_.numel() / inner;
     return shape;
-  }
-
-  // Pieces of unequal rows (torch.chunk's) along `axis`: an all-to-all with
-  // split sizes sends member p its piece of every member's input (no
-  // padding on the wire), and each member reduces the pieces it received.
-  c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(int64_t axis) {
-    const int64_t extent = input_.size(axis);
-    std::vector<at::Tensor> pieces(team_size_);
-    std::vector<int64_t> send_sizes(team_size_);
-    for (int64_t position = 0; position < team_size_; ++position) {
-      const RowChunk piece = rowChunk(extent, team_size_, position);
-      const int64_t group_rank = groupRank(params_.team[position]);
-      pieces[group_rank] = input_.narrow(axis, piece.start, piece.rows).reshape(-1);
-      send_sizes[group_rank] = pieces[group_rank].numel();
-    }
-    at::Tensor send = at::cat(pieces);
-    const int64_t mine = output_.numel();
-    std::vector<int64_t> receive_sizes(team_size_, mine);
-    at::Tensor received = at::empty({team_size_ * mine}, input_.options());
-    c10d::AllToAllOptions options;
-    options.timeout = timeout();
-    auto work = group_->alltoall_base(received, send, receive_sizes, send_sizes, options);
-    const at::Tensor output = output_;
-    const ReduceOp op = *params_.reduce_op;
-    const int64_t team_size = team_size_;
-    return withEpilogue(std::move(work), [received, output, op, send, team_size] {
-      if (output.numel() > 0) {
-        reduceAlongFirstAxisInto(received.view({team_size, -1}), op, output);
-      }
-    });
   }
 
   c10::intrusive_ptr<c10d::Work> postBroadcast() {
@@ -608,15 +556,8 @@ class CollectivePoster {
     }
     // From sizes every member shares (the whole buffer's), so that members
     // holding pieces of unequal rows take the same count.
-    if (params_.type == CommunicationType::Allgather) {
-      return stripesFor(output_.numel() / team_size_ * output_.element_size());
-    }
-    const int64_t bytes = input_.numel() * static_cast<int64_t>(input_.element_size());
-    const int64_t axis = params_.scattered_axis.value_or(0);
-    if (axis >= 0 && axis < input_.dim() && !splitsEvenly(input_.size(axis), team_size_)) {
-      return 1;  // the all-to-all with split sizes is not striped
-    }
-    return stripesFor(bytes / team_size_);
+    const at::Tensor& whole = params_.type == CommunicationType::Allgather ? output_ : input_;
+    return stripesFor(whole.numel() / team_size_ * static_cast<int64_t>(whole.element_size()));
   }
   c10d::ProcessGroup& stripeGroup(int64_t stripe) const {
     return stripe == 0 ? *group_
