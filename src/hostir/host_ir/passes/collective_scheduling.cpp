@@ -11,6 +11,7 @@
 #include "hostir/host_ir/communication.h"
 #include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_ir_container.h"
+#include "hostir/host_ir/passes/expr_dependencies.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/stream_ops.h"
 #include "hostir/ir/op_traits.h"
@@ -21,88 +22,6 @@
 namespace hostir {
 
 namespace {
-
-using ValSet = std::unordered_set<const Val*>;
-
-// The buffer each view (a slice, an alias select, a reshape) of the program
-// reads and writes through: a Stream loop fills a buffer slice by slice, so
-// its body writes views, never the buffer a collective reads.
-class ViewBases {
- public:
-  explicit ViewBases(const Scope& top) {
-    collect(top);
-  }
-
-  // `val` and every buffer it is a view of.
-  void insertWithBases(const Val* val, ValSet& into) const {
-    while (val != nullptr && into.insert(val).second) {
-      auto base = base_.find(val);
-      val = base == base_.end() ? nullptr : base->second;
-    }
-  }
-
-  std::vector<Val*> withBases(const std::vector<Val*>& vals) const {
-    ValSet all;
-    for (const Val* val : vals) {
-      insertWithBases(val, all);
-    }
-    std::vector<Val*> result;
-    for (const Val* val : all) {
-      result.push_back(const_cast<Val*>(val));
-    }
-    return result;
-  }
-
- private:
-  void collect(const Scope& scope) {
-    for (const Expr* expr : scope) {
-      if (expr->isA<SliceOp>() || expr->isA<HirAliasSelect>() || expr->isA<ReshapeOp>()) {
-        base_[expr->output(0)] = expr->input(0);
-      } else if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
-        collect(loop->body());
-      }
-    }
-  }
-
-  std::unordered_map<const Val*, const Val*> base_;
-};
-
-// What an expr (a loop: its body too) reads and writes, with the buffers
-// its views belong to. A Wait completes its collective: it writes the
-// collective's output and reads its input.
-void collectVals(const Expr* expr, const ViewBases& bases, ValSet& reads, ValSet& writes) {
-  auto insert = [&](const std::vector<Val*>& vals, ValSet& into) {
-    for (const Val* val : vals) {
-      bases.insertWithBases(val, into);
-    }
-  };
-  if (const auto* wait = dynamic_cast<const Wait*>(expr)) {
-    const Expr* communication = wait->communication();
-    insert(communication->inputs(), reads);
-    insert(communication->outputs(), writes);
-    return;
-  }
-  insert(expr->inputs(), reads);
-  insert(expr->attributeVals(), reads);
-  insert(expr->outputs(), writes);
-  if (const auto* loop = dynamic_cast<const ForLoop*>(expr)) {
-    for (const Expr* inner : loop->body()) {
-      collectVals(inner, bases, reads, writes);
-    }
-  }
-}
-
-bool intersects(const ValSet& a, const std::vector<Val*>& b) {
-  return std::any_of(b.begin(), b.end(), [&](const Val* val) { return a.count(val) != 0; });
-}
-
-// Exprs no collective or Wait moves across: they change which stream is
-// current or order streams, or they group collectives.
-bool isStreamBarrier(const Expr* expr) {
-  return expr->isA<SetCurrentStream>() || expr->isA<GetCurrentStream>() ||
-         expr->isA<Synchronize>() || expr->isA<StartCoalescing>() || expr->isA<EndCoalescing>() ||
-         expr->isA<P2PCommunication>();
-}
 
 // The top-level Communications outside coalescing groups, in program order.
 std::vector<Communication*> movableCommunications(Scope& top) {

@@ -13,6 +13,7 @@
 #include "hostir/host_ir/passes/gemm_epilogues.h"
 #include "hostir/host_ir/passes/loop_host_units.h"
 #include "hostir/host_ir/passes/propagate_stream_axes.h"
+#include "hostir/host_ir/passes/recompute_scheduling.h"
 #include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/host_ir/passes/stream_split_insertion.h"
@@ -106,6 +107,10 @@ std::vector<RegisteredPass> buildTable() {
           "collective_scheduling", PassScope::MultiDevice,
           "a collective is posted once its input is ready, waited for once needed",
           [](HostIrContainer& program, const Lowering&) { scheduleCollectives(program); }),
+      onEveryHostProgram(
+          "recompute_scheduling",
+          "a value recomputed from the inputs lives only while the one GEMM reading it runs",
+          scheduleRecomputes),
   };
 }
 
