@@ -101,6 +101,7 @@ py::dict chunkChoiceToDict(const ChunkChoice& choice) {
   inputs["bandwidth_MBps"] = link.bandwidth_mb_per_s;
   inputs["latency_ms"] = link.latency_ms;
   inputs["comm_cpu_fraction"] = link.comm_cpu_fraction;
+  inputs["wake_wait_ms"] = link.wake_wait_ms;
   inputs["gemm_gflops"] = link.gemm_gflops.at(choice.chunks);
   inputs["gemm_gflops_by_chunks"] = link.gemm_gflops;
   inputs["compute_threads"] = link.compute_threads;

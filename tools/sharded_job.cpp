@@ -165,6 +165,7 @@ nlohmann::json autoReport(const ChunkChoice& choice) {
            {{"bandwidth_MBps", link.bandwidth_mb_per_s},
             {"latency_ms", link.latency_ms},
             {"comm_cpu_fraction", link.comm_cpu_fraction},
+            {"wake_wait_ms", link.wake_wait_ms},
             {"gemm_gflops", link.gemm_gflops.at(choice.chunks)},
             {"gemm_gflops_by_chunks", rates}}}};
 }

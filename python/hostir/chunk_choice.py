@@ -49,7 +49,7 @@ def transformer_layer_cost(tokens, hidden, ffn, devices):
 def choose(cost, candidates=(1, 2, 4, 8, 16)):
     """Calibrates and picks one of `candidates` for `cost` (a BlockCost).
     Returns a dict: chunks, reason, predicted_ms per candidate, and the
-    measured inputs (bandwidth_MBps, latency_ms, comm_cpu_fraction,
+    measured inputs (bandwidth_MBps, latency_ms, comm_cpu_fraction, wake_wait_ms,
     gemm_gflops, ...). Collective over the job."""
     if not isinstance(cost, BlockCost):
         raise Error(f"choose: cost must be a hostir.chunk_choice.BlockCost (from "

@@ -251,7 +251,19 @@ LinkProbeSamples probes(int64_t floats, std::vector<double> wall_ms) {
   for (double wall : wall_ms) {
     cpu_ms.push_back(wall / 2);
   }
-  return {.floats_per_rank = floats, .wall_ms = std::move(wall_ms), .cpu_ms = std::move(cpu_ms)};
+  return {.floats_per_rank = floats,
+          .wall_ms = std::move(wall_ms),
+          .cpu_ms = std::move(cpu_ms),
+          .cpu_wait_ms = {},
+          .wake_wait_ms = {}};
+}
+
+// `samples` with each repetition's wait for a CPU and wait per wake-up.
+LinkProbeSamples waited(LinkProbeSamples samples, std::vector<double> cpu_wait_ms,
+                        std::vector<double> wake_wait_ms) {
+  samples.cpu_wait_ms = std::move(cpu_wait_ms);
+  samples.wake_wait_ms = std::move(wake_wait_ms);
+  return samples;
 }
 
 constexpr int64_t kSmallProbe = 16 * 1024;
@@ -287,10 +299,82 @@ TEST(ChunkChoice, SlowedProbesDoNotMakeASmallLoopbackProgramChunk) {
   EXPECT_GT(chooseChunks(small_block, median_read, kCandidates).chunks, 1);
 }
 
+TEST(ChunkChoice, TheLinkTimeIsTheWallTimeLessTheWaitForACpu) {
+  LinkCalibration quiet = linkFromProbes(probes(kSmallProbe, {0.1, 0.1, 0.1}),
+                                         probes(kLargeProbe, {2.1, 2.1, 2.1}), 2, 1);
+  // Every repetition slowed, the fastest by 30 ms that a thread of the
+  // team spent waiting for a CPU: the fastest alone would read a link 15x
+  // slower than it is.
+  LinkProbeSamples small = waited(probes(kSmallProbe, {1.3, 4.1, 2.2}), {1.2, 4.0, 2.1}, {});
+  LinkProbeSamples large = waited(probes(kLargeProbe, {32.1, 45.1, 40.1}), {30, 43, 38}, {});
+  for (auto* samples : {&small, &large}) {
+    for (size_t i = 0; i < samples->wall_ms.size(); ++i) {
+      samples->cpu_ms[i] = (samples->wall_ms[i] - samples->cpu_wait_ms[i]) / 2;
+    }
+  }
+  LinkCalibration loaded = linkFromProbes(small, large, 2, 1);
+  EXPECT_NEAR(loaded.bandwidth_mb_per_s, quiet.bandwidth_mb_per_s, 1e-6);
+  EXPECT_NEAR(loaded.latency_ms, quiet.latency_ms, 1e-9);
+  // The CPU share is of the link's time, not of the wall time.
+  EXPECT_NEAR(loaded.comm_cpu_fraction, 0.5, 1e-12);
+  EXPECT_EQ(loaded.wake_wait_ms, 0);
+}
+
+TEST(ChunkChoice, ALoadedMachinesWakeUpsKeepASmallBlockUnchunked) {
+  // What the probe read on 2 loaded cores (load average 8-12) over
+  // loopback: the fastest repetitions' link, less the waits it saw, still
+  // 42 MB/s with a quarter of its time on a CPU, and every wake-up waiting
+  // 2.8-9 ms for a CPU. The block at tokens 256, hidden 256, ffn 1024 then
+  // ran 1.4-3x slower chunked.
+  PipelineCost small_block = smallMlpBlock(256);
+  const auto loadedLink = [](std::vector<double> wake_wait_ms) {
+    LinkProbeSamples small = probes(kSmallProbe, {1.0, 1.3, 1.1});
+    LinkProbeSamples large = probes(kLargeProbe, {100.0, 130.0, 110.0});
+    large.cpu_ms = {25.0, 30.0, 28.0};
+    const std::vector<double> no_waits(3, 0.0);
+    const std::vector<double> first(wake_wait_ms.begin(), wake_wait_ms.begin() + 3);
+    const std::vector<double> rest(wake_wait_ms.begin() + 3, wake_wait_ms.end());
+    LinkCalibration link =
+        linkFromProbes(waited(small, no_waits, first), waited(large, no_waits, rest), 2, 1);
+    link.gemm_gflops = flatRate(50);
+    return link;
+  };
+  LinkCalibration loaded = loadedLink({3.6, 2.8, 9.0, 4.4, 7.2, 3.1});
+  EXPECT_NEAR(loaded.bandwidth_mb_per_s, 41.7, 0.1);
+  EXPECT_NEAR(loaded.wake_wait_ms, 4.4, 1e-12);  // the median
+  ChunkChoice choice = chooseChunks(small_block, loaded, kCandidates);
+  EXPECT_EQ(choice.chunks, 1) << choice.reason;
+  EXPECT_NE(choice.reason.find("a wake-up waits 4.4 ms for a CPU"), std::string::npos)
+      << choice.reason;
+  // The same link on a quiet machine, but for one slow wake-up: the link
+  // alone argues for chunking (what the model did before it priced the
+  // wake-ups), and one outlier does not flip that.
+  LinkCalibration quiet = loadedLink({0.01, 0.01, 0.01, 15.0, 0.01, 0.01});
+  EXPECT_NEAR(quiet.wake_wait_ms, 0.01, 1e-12);
+  EXPECT_GT(chooseChunks(small_block, quiet, kCandidates).chunks, 1);
+  // At the sizes over ~500 Mbit/s the overlap still pays on the
+  // loaded machine, with fewer chunks than on a quiet one.
+  LinkCalibration slow = slowLink();
+  EXPECT_EQ(chooseChunks(mlpBlock(), slow, kCandidates).chunks, 16);
+  slow.wake_wait_ms = quiet.wake_wait_ms;
+  EXPECT_EQ(chooseChunks(mlpBlock(), slow, kCandidates).chunks, 16);
+  slow.wake_wait_ms = loaded.wake_wait_ms;
+  const int64_t loaded_chunks = chooseChunks(mlpBlock(), slow, kCandidates).chunks;
+  EXPECT_GT(loaded_chunks, 1);
+  EXPECT_LT(loaded_chunks, 16);
+}
+
 TEST(ChunkChoice, TheLinkModelRejectsMissingProbes) {
   EXPECT_THROW(linkFromProbes(probes(kSmallProbe, {}), probes(kLargeProbe, {2.1}), 2, 1), Error);
   EXPECT_THROW(linkFromProbes(probes(kSmallProbe, {0.1}), probes(kLargeProbe, {2.1}), 1, 1), Error);
   EXPECT_THROW(linkFromProbes(probes(kLargeProbe, {0.1}), probes(kSmallProbe, {2.1}), 2, 1), Error);
+  // A CPU wait for some repetitions but not all.
+  EXPECT_THROW(linkFromProbes(waited(probes(kSmallProbe, {0.1, 0.2}), {0.05}, {}),
+                              probes(kLargeProbe, {2.1}), 2, 1),
+               Error);
+  EXPECT_THROW(linkFromProbes(probes(kSmallProbe, {0.1}),
+                              waited(probes(kLargeProbe, {2.1}), {}, {0.01, 0.02}), 2, 1),
+               Error);
 }
 
 }  // namespace

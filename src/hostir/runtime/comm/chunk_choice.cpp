@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -26,16 +28,62 @@ double processCpuSeconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
+// Per thread of this process, how long it has waited for a CPU while
+// runnable (run_delay) and how many times it got one (its time slices): the
+// second and third fields of /proc/self/task/<tid>/schedstat. Empty where
+// the kernel does not report them.
+struct CpuWait {
+  double waited_ms = 0;
+  double slices = 0;
+};
+std::map<std::string, CpuWait> cpuWaits() {
+  std::error_code error;
+  std::map<std::string, CpuWait> waits;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
+    std::ifstream schedstat(task.path() / "schedstat");
+    double on_cpu_ns = 0;
+    double waiting_ns = 0;
+    double slices = 0;
+    if (schedstat >> on_cpu_ns >> waiting_ns >> slices) {
+      waits[task.path().filename().string()] = {waiting_ns * 1e-6, slices};
+    }
+  }
+  return waits;
+}
+
+// Between two cpuWaits: the most any one thread waited (the transfer's
+// thread stalled at least that long; the threads' sum counts threads that
+// wait at once twice) and the mean wait per time slice.
+std::pair<double, double> cpuWaitBetween(const std::map<std::string, CpuWait>& before,
+                                         const std::map<std::string, CpuWait>& after) {
+  double longest = 0;
+  double waited = 0;
+  double slices = 0;
+  for (const auto& [thread, wait] : after) {
+    auto earlier = before.find(thread);
+    const CpuWait start = earlier == before.end() ? CpuWait{} : earlier->second;
+    longest = std::max(longest, wait.waited_ms - start.waited_ms);
+    waited += wait.waited_ms - start.waited_ms;
+    slices += wait.slices - start.slices;
+  }
+  return {longest, slices > 0 ? waited / slices : 0.0};
+}
+
 LinkProbeSamples probeAllgather(Communicator& communicator, const std::vector<int64_t>& team,
                                 int64_t floats, int repetitions) {
   const auto members = static_cast<int64_t>(team.size());
   at::Tensor in = at::ones({floats});
   at::Tensor out = at::empty({members * floats});
   CommunicationParams params{.type = CommunicationType::Allgather, .team = team};
-  LinkProbeSamples samples{.floats_per_rank = floats, .wall_ms = {}, .cpu_ms = {}};
+  LinkProbeSamples samples{.floats_per_rank = floats,
+                           .wall_ms = {},
+                           .cpu_ms = {},
+                           .cpu_wait_ms = {},
+                           .wake_wait_ms = {}};
   for (int i = 0; i <= repetitions; ++i) {
     auto start = std::chrono::steady_clock::now();
     double cpu_start = processCpuSeconds();
+    const std::map<std::string, CpuWait> waits_before = cpuWaits();
     auto work =
         postCollective(params, "the link probe", communicator.deviceId(), in, out, communicator);
     waitWork(work, communicator.timeout(), "the link probe allgather");
@@ -46,8 +94,39 @@ LinkProbeSamples probeAllgather(Communicator& communicator, const std::vector<in
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
     samples.cpu_ms.push_back((processCpuSeconds() - cpu_start) * 1e3);
+    const auto [longest, per_slice] = cpuWaitBetween(waits_before, cpuWaits());
+    samples.cpu_wait_ms.push_back(longest);
+    samples.wake_wait_ms.push_back(per_slice);
   }
   return samples;
+}
+
+// Each repetition's CPU waits (cpu_wait_ms and wake_wait_ms, of `small`
+// then `large`) become the most of any member of `team`: a rank waits on the
+// link while its peer waits for a CPU. One allgather; every member calls it.
+void teamCpuWaits(Communicator& communicator, const std::vector<int64_t>& team,
+                  LinkProbeSamples& small, LinkProbeSamples& large) {
+  std::vector<std::vector<double>*> fields{&small.cpu_wait_ms, &large.cpu_wait_ms,
+                                           &small.wake_wait_ms, &large.wake_wait_ms};
+  std::vector<double> mine;
+  for (const auto* field : fields) {
+    mine.insert(mine.end(), field->begin(), field->end());
+  }
+  const auto members = static_cast<int64_t>(team.size());
+  const auto count = static_cast<int64_t>(mine.size());
+  at::Tensor in = at::tensor(mine, at::kDouble);
+  at::Tensor out = at::empty({members * count}, at::kDouble);
+  CommunicationParams params{.type = CommunicationType::Allgather, .team = team};
+  auto work = postCollective(params, "the link probe's CPU waits", communicator.deviceId(), in, out,
+                             communicator);
+  waitWork(work, communicator.timeout(), "the link probe's CPU waits allgather");
+  at::Tensor most = std::get<0>(out.view({members, count}).max(0)).contiguous();
+  const double* value = most.data_ptr<double>();
+  for (auto* field : fields) {
+    for (double& wait : *field) {
+      wait = *value++;
+    }
+  }
 }
 
 // The unchunked GEMM's rate as the reason prints it: "95 GFLOP/s whole", or,
@@ -129,10 +208,14 @@ void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64
 
 LinkCalibration linkFromProbes(const LinkProbeSamples& small, const LinkProbeSamples& large,
                                int64_t members, int compute_threads) {
-  HOSTIR_CHECK(!small.wall_ms.empty() && small.wall_ms.size() == small.cpu_ms.size() &&
-                   !large.wall_ms.empty() && large.wall_ms.size() == large.cpu_ms.size(),
+  const auto complete = [](const LinkProbeSamples& samples) {
+    return !samples.wall_ms.empty() && samples.wall_ms.size() == samples.cpu_ms.size() &&
+           (samples.cpu_wait_ms.empty() || samples.cpu_wait_ms.size() == samples.wall_ms.size()) &&
+           (samples.wake_wait_ms.empty() || samples.wake_wait_ms.size() == samples.wall_ms.size());
+  };
+  HOSTIR_CHECK(complete(small) && complete(large),
                "linkFromProbes: each probe size needs at least one repetition with its wall and "
-               "CPU time, got ",
+               "CPU time (and its CPU wait, if any), got ",
                small.wall_ms.size(), " and ", large.wall_ms.size());
   HOSTIR_CHECK(
       members >= 2 && large.floats_per_rank > small.floats_per_rank && small.floats_per_rank > 0,
@@ -141,20 +224,38 @@ LinkCalibration linkFromProbes(const LinkProbeSamples& small, const LinkProbeSam
       " floats per rank");
   LinkCalibration link;
   link.compute_threads = compute_threads;
-  const auto fastest = [](const std::vector<double>& times) {
-    return static_cast<size_t>(std::min_element(times.begin(), times.end()) - times.begin());
+  // The link's time of each repetition: its wall time less its wait for a CPU.
+  const auto linkTimes = [](const LinkProbeSamples& samples) {
+    std::vector<double> times = samples.wall_ms;
+    for (size_t i = 0; i < samples.cpu_wait_ms.size(); ++i) {
+      times[i] = std::max(0.0, times[i] - samples.cpu_wait_ms[i]);
+    }
+    return times;
   };
-  const double small_ms = small.wall_ms[fastest(small.wall_ms)];
-  const size_t large_at = fastest(large.wall_ms);
-  const double large_ms = large.wall_ms[large_at];
+  const std::vector<double> small_times = linkTimes(small);
+  const std::vector<double> large_times = linkTimes(large);
+  const double small_ms = *std::min_element(small_times.begin(), small_times.end());
+  const auto large_at = static_cast<size_t>(
+      std::min_element(large_times.begin(), large_times.end()) - large_times.begin());
+  const double large_ms = large_times[large_at];
   const auto others = static_cast<double>(members - 1);
   const double small_bytes = others * static_cast<double>(small.floats_per_rank) * 4;
   const double large_bytes = others * static_cast<double>(large.floats_per_rank) * 4;
   const double slope_ms = std::max(1e-6, large_ms - small_ms);
   link.bandwidth_mb_per_s = (large_bytes - small_bytes) / 1e6 / (slope_ms / 1e3);
   link.latency_ms = std::max(0.0, small_ms - small_bytes / 1e6 / link.bandwidth_mb_per_s * 1e3);
+  // The typical wait per wake-up: a program pays it at every chunk, so not
+  // the fastest repetition's, and not one outlier's.
+  std::vector<double> wake_waits = small.wake_wait_ms;
+  wake_waits.insert(wake_waits.end(), large.wake_wait_ms.begin(), large.wake_wait_ms.end());
+  if (!wake_waits.empty()) {
+    auto middle = wake_waits.begin() + static_cast<std::ptrdiff_t>(wake_waits.size() / 2);
+    std::nth_element(wake_waits.begin(), middle, wake_waits.end());
+    link.wake_wait_ms = *middle;
+  }
   link.comm_cpu_fraction =
-      std::clamp(large.cpu_ms[large_at] / large_ms / compute_threads, 0.0, 1.0);
+      large_ms > 0 ? std::clamp(large.cpu_ms[large_at] / large_ms / compute_threads, 0.0, 1.0)
+                   : 1.0;
   return link;
 }
 
@@ -170,6 +271,7 @@ LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int6
   // Small probes are cheap, so more of them; the large one sets the rate.
   LinkProbeSamples small = probeAllgather(communicator, team, kSmall, 6);
   LinkProbeSamples large = probeAllgather(communicator, team, kLarge, 3);
+  teamCpuWaits(communicator, team, small, large);
   return linkFromProbes(small, large, members, at::get_num_threads());
 }
 
@@ -202,7 +304,10 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
                                       cost.link_bytes / c / (link.bandwidth_mb_per_s * 1e3)
                                 : 0;
     const double cpu = link.comm_cpu_fraction * transfer;
-    const double total = transfer + compute + (c - 1) * std::max(compute + cpu, transfer);
+    // Each chunk's wake-ups wait for a CPU in turn (a loaded machine's).
+    const double wakes = c * static_cast<double>(cost.collectives_per_chunk) * kWakesPerCollective *
+                         link.wake_wait_ms;
+    const double total = transfer + compute + (c - 1) * std::max(compute + cpu, transfer) + wakes;
     choice.predicted_ms[chunks] = total;
     choice.predicted_exposed_ms[chunks] = std::max(0.0, total - c * compute);
     if (total < best * 0.999) {  // prefer fewer chunks on a near tie
@@ -247,9 +352,9 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
     }
   }
   reason << "; link " << link.bandwidth_mb_per_s << " MB/s + " << link.latency_ms
-         << " ms, transfers cost " << link.comm_cpu_fraction * 100 << " % CPU, GEMM "
-         << gemmRateWhole(link) << ", " << link.gemm_gflops.at(choice.chunks)
-         << " GFLOP/s per chunk";
+         << " ms, transfers cost " << link.comm_cpu_fraction * 100 << " % CPU, a wake-up waits "
+         << link.wake_wait_ms << " ms for a CPU, GEMM " << gemmRateWhole(link) << ", "
+         << link.gemm_gflops.at(choice.chunks) << " GFLOP/s per chunk";
   choice.reason = reason.str();
   return choice;
 }

@@ -26,7 +26,18 @@ struct LinkCalibration {
   // chunking can pay even without a link to hide.
   std::map<int64_t, double> gemm_gflops;
   int compute_threads = 1;
+  // How long a thread waits for a CPU each time it is woken, now (the
+  // median of the link probe's repetitions): about 0.01 ms on a quiet
+  // machine, 3-10 ms on 2 cores under a load of 10. Every chunk's
+  // collectives wake a transfer thread and a stream thread that waits on
+  // them (kWakesPerCollective), and on a loaded machine those waits are
+  // what a chunked program loses.
+  double wake_wait_ms = 0;
 };
+
+// The threads each collective of a chunk wakes: the one that moves it and
+// the stream's that waits for it.
+constexpr int64_t kWakesPerCollective = 2;
 
 // The per-rank cost of one pipelined program, whole (before chunking).
 struct PipelineCost {
@@ -99,19 +110,30 @@ LinkCalibration calibrate(Communicator& communicator, const std::vector<int64_t>
                           const std::vector<int64_t>& candidates);
 
 // Timed allgathers of one size: each rank's piece and the wall and process
-// CPU time of each repetition (warm-up dropped).
+// CPU time of each repetition (warm-up dropped), and, per repetition, the
+// most time one thread of any member spent runnable but waiting for a CPU
+// (the kernel's run_delay; empty where the kernel does not report it).
 struct LinkProbeSamples {
   int64_t floats_per_rank = 0;
   std::vector<double> wall_ms;
   std::vector<double> cpu_ms;
+  std::vector<double> cpu_wait_ms;
+  // Per repetition, the mean time a thread waited for a CPU each time it
+  // was given one (run_delay over time slices; the members' most).
+  std::vector<double> wake_wait_ms;
 };
 
 // The link model from probes of a small and a large size across `members`
-// ranks. It reads the fastest repetition of each size: other processes on a
-// shared machine only ever add time to a probe, so the fastest is the one
-// closest to the link itself (a median of 3 moved with two disturbed
-// repetitions, and a slow-looking link made the model chunk programs that
-// then lost). Throws when a size has no samples.
+// ranks. A repetition's link time is its wall time less its cpu_wait_ms: on
+// a loaded machine a transfer waits for the CPUs that run it (on loopback,
+// the copies; anywhere, the peer's sends), and that wait is no link a
+// chunk's compute could hide; all of it, not some repetitions, so the
+// fastest repetition alone still read a loopback at 12-100 MB/s with a
+// quarter of its time on a CPU, and the model chunked small programs that
+// then ran up to 3x slower. Of those link times it reads the fastest
+// repetition of each size: other processes only ever add time to a probe
+// (a median of 3 moved with two disturbed repetitions). The CPU share is
+// of the link time. Throws when a size has no samples.
 LinkCalibration linkFromProbes(const LinkProbeSamples& small, const LinkProbeSamples& large,
                                int64_t members, int compute_threads);
 
@@ -124,6 +146,7 @@ LinkCalibration calibrateLink(Communicator& communicator, const std::vector<int6
 // collective, and a transfer also costs this rank comm_cpu_fraction of its
 // wall time in CPU. A chunk's compute overlaps the next chunk's transfer, so
 //   T(C) = link(C) + compute(C) + (C - 1) * max(compute(C) + cpu(C), link(C))
+//          + C * collectives_per_chunk * kWakesPerCollective * wake_wait_ms
 // with cpu(C) = comm_cpu_fraction * link(C). Picks the candidate with the
 // least T (ties go to fewer chunks), and 1 unless that beats one chunk by at
 // least 2 % and at least kMinimumGainMs: when the link is so cheap or so
