@@ -156,15 +156,22 @@ def test_the_ops_added_for_nvfusers_suite_run_as_one_compiled_kernel():
     assert "ATen" not in report, report
 
 
-def test_a_segment_with_sin_or_cos_runs_through_aten_and_says_why():
-    # Compiled, sin and cos call the C library once per element: beside other
-    # ops that was ~5x ATen's vectorized ops (docs/kernels.md).
+def test_sin_and_cos_compile_and_refuse_arguments_of_2_to_30_or_more():
+    # Compiled (vector_trig.h), within 1 ulp of the float64 truth here; an
+    # argument of 2^30 or more makes the kernel refuse its data and the
+    # segment run through ATen, which says so (docs/kernels.md).
     for op in ("sin", "cos"):
         with hostir.FusionDefinition() as fd:
             x = fd.define_tensor(1, dtype=hostir.DataType.Float)
             fd.add_output(fd.ops.add(getattr(fd.ops, op)(x), fd.ops.mul(x, 2.0)))
         x_in = torch.tensor([-0.0, 0.0, -2.5, 3.25, 1e6, float("nan"), float("-inf")])
         (out,) = fd.execute([x_in])
-        assert torch.allclose(out, getattr(torch, op)(x_in) + x_in * 2.0, equal_nan=True)
+        truth = getattr(torch, op)(x_in.double()).float() + x_in * 2.0
+        assert torch.allclose(out, truth, rtol=1e-6, atol=1e-6, equal_nan=True)
         report = fd.execution()
-        assert f"ATen: {op} has no kernel lowering" in report, report
+        assert ": compiled kernel " in report and "fell back" not in report, report
+        big = torch.tensor([1.0, 3e38])
+        (out,) = fd.execute([big])
+        assert torch.equal(out, getattr(torch, op)(big) + big * 2.0)
+        report = fd.execution()
+        assert f"the kernel refused its data: {op}: an argument of magnitude 2^30" in report, report

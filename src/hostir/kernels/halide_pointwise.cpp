@@ -9,6 +9,7 @@
 #include "hostir/ir/scalar.h"
 #include "hostir/kernels/exact_math.h"
 #include "hostir/kernels/vector_math.h"
+#include "hostir/kernels/vector_trig.h"
 
 namespace hostir::halide_lowering {
 
@@ -79,8 +80,10 @@ void Lowering::lowerUnary(const UnaryOp* op) {
       case UnaryOpType::Rsqrt: return Halide::Internal::make_one(type) / Halide::sqrt(x);
       // float32 compute (float64 erf is not compiled: kernel_signature.cpp).
       case UnaryOpType::Erf: return accurateErfFloat32(x);
-      case UnaryOpType::Sin:  // not compiled (kernel_signature.cpp)
-      case UnaryOpType::Cos:
+      // float32 compute, half and bfloat16 included (float64 sin and cos are
+      // not compiled: kernel_signature.cpp).
+      case UnaryOpType::Sin: return vectorSinFloat32(x);
+      case UnaryOpType::Cos: return vectorCosFloat32(x);
       case UnaryOpType::Cast:
       case UnaryOpType::Signbit:
       case UnaryOpType::Real:  // complex operands: not compiled (kernel_signature.cpp)

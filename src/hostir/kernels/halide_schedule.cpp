@@ -26,6 +26,8 @@ bool expensive(const TensorView* tv, const std::set<const TensorView*>& material
       case UnaryOpType::Sigmoid:
       case UnaryOpType::Tanh:
       case UnaryOpType::Gelu:
+      case UnaryOpType::Sin:
+      case UnaryOpType::Cos:
       case UnaryOpType::Erf: return true;
       default: break;
     }

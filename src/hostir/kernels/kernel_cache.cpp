@@ -32,7 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when the lowering changes the code a key produces.
-constexpr const char* kFormat = "v4-halide14";
+constexpr const char* kFormat = "v5-halide14";
 constexpr const char* kEntry = "hostir_kernel";
 
 std::mutex g_error_mutex;
@@ -276,16 +276,25 @@ CompiledKernel::~CompiledKernel() {
   (void)library_;
 }
 
-void CompiledKernel::call(void** args) const {
+std::optional<std::string> CompiledKernel::call(void** args) const {
   int status = entry_(args);
-  if (status != 0) {
-    std::string message;
-    {
-      std::lock_guard<std::mutex> lock(g_error_mutex);
-      message = g_last_error;
-    }
-    HOSTIR_THROW("the compiled kernel ", hash_, " failed (status ", status, "): ", message);
+  if (status == 0) {
+    return std::nullopt;
   }
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(g_error_mutex);
+    message = g_last_error;
+  }
+  if (status == halide_error_code_requirement_failed) {
+    // Halide writes "Requirement Failed: (<condition>) <value> <message>":
+    // the message is what the lowering said.
+    size_t condition_end = message.find(") ");
+    size_t value_end =
+        condition_end == std::string::npos ? condition_end : message.find(' ', condition_end + 2);
+    return value_end == std::string::npos ? message : message.substr(value_end + 1);
+  }
+  HOSTIR_THROW("the compiled kernel ", hash_, " failed (status ", status, "): ", message);
 }
 
 KernelCache& KernelCache::global() {

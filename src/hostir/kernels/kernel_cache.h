@@ -6,6 +6,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -32,9 +33,13 @@ class CompiledKernel {
   CompiledKernel& operator=(const CompiledKernel&) = delete;
 
   // args: a halide_buffer_t* per tensor input, a pointer to each scalar
-  // (int64_t or double), a halide_buffer_t* per output. A failure (a buffer
-  // the kernel cannot take) is a hostir::Error with the engine's message.
-  void call(void** args) const;
+  // (int64_t or double), a halide_buffer_t* per output. Returns the message
+  // of a requirement the data failed (a sin or cos argument beyond the
+  // kernel's exact reduction, vector_trig.h: the outputs are then partly
+  // written and the caller runs the segment otherwise); any other failure (a
+  // buffer the kernel cannot take) is a hostir::Error with the engine's
+  // message.
+  std::optional<std::string> call(void** args) const;
 
   void setOrigin(bool from_disk, double seconds) {
     from_disk_ = from_disk;

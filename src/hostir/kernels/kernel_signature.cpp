@@ -52,15 +52,15 @@ bool isCompilableOp(const Expr* expr) {
     return false;  // BLAS, through ATen (docs/kernels.md)
   }
   if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
-    // Halide's sin and cos call the C library once per element, unvectorized:
-    // in a segment with other ops that was 4.7-5.2x ATen's ops (ATen's are
-    // vectorized, docs/kernels.md), so a segment holding one runs through ATen.
-    if (unary->type() == UnaryOpType::Sin || unary->type() == UnaryOpType::Cos) {
-      return false;
+    // The kernels' erf (erf, and gelu's), sin and cos (vector_trig.h) are
+    // accurate to float32, not float64: a float64 one runs through ATen.
+    switch (unary->type()) {
+      case UnaryOpType::Gelu:
+      case UnaryOpType::Erf:
+      case UnaryOpType::Sin:
+      case UnaryOpType::Cos: return unary->out()->dtype() != DataType::Double;
+      default: return true;
     }
-    // The kernels' erf (erf, and gelu's) is accurate to float32, not float64.
-    bool uses_erf = unary->type() == UnaryOpType::Gelu || unary->type() == UnaryOpType::Erf;
-    return !uses_erf || unary->out()->dtype() != DataType::Double;
   }
   if (const auto* binary = dynamic_cast<const BinaryOp*>(expr)) {
     if (binary->type() == BinaryOpType::Pow) {

@@ -124,6 +124,10 @@ CompiledSegment::CompiledSegment(KernelSignature signature,
         ((expr->isA<BinaryOp>() || expr->isA<WhereOp>()) && tensors >= 2)) {
       checked_.push_back(expr);
     }
+    if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
+      may_refuse_ =
+          may_refuse_ || unary->type() == UnaryOpType::Sin || unary->type() == UnaryOpType::Cos;
+    }
   }
 }
 
@@ -230,7 +234,14 @@ bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<Polymorphic
   std::vector<at::Tensor> targets(signature_.outputs.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     const TensorView* tv = signature_.outputs[i];
-    if (i < outputs.size() && outputs[i].defined() && innermostContiguous(outputs[i])) {
+    // A kernel that may refuse its data midway (sin, cos: vector_trig.h)
+    // writes no buffer an input shares, which ATen then reads.
+    bool shares_input = may_refuse_ && i < outputs.size() && outputs[i].defined() &&
+                        std::any_of(tensors.begin(), tensors.end(), [&](const at::Tensor& in) {
+                          return in.is_alias_of(outputs[i]);
+                        });
+    if (i < outputs.size() && outputs[i].defined() && innermostContiguous(outputs[i]) &&
+        !shares_input) {
       targets[i] = outputs[i];
     } else {
       targets[i] =
@@ -255,7 +266,12 @@ bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<Polymorphic
     buffers.push_back(std::make_unique<KernelBuffer>(tensor));
     args.push_back(&buffers.back()->buffer);
   }
-  kernel_->call(args.data());
+  if (std::optional<std::string> refused = kernel_->call(args.data())) {
+    if (why_not != nullptr) {
+      *why_not = "the kernel refused its data: " + *refused;
+    }
+    return false;
+  }
   outputs.resize(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     if (outputs[i].defined() && !outputs[i].is_same(targets[i])) {

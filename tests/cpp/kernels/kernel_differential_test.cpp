@@ -630,6 +630,7 @@ namespace {
 
 // A segment that is one transcendental op runs through ATen's vectorized
 // kernel (compiling saves no pass over memory); with another op it compiles.
+// sin and cos compile alone too, being faster so (trig_kernel_test.cpp).
 TEST(KernelTest, LoneTranscendentalRunsThroughAtenAndSaysWhy) {
   auto lone = std::make_unique<Fusion>();
   {
@@ -642,43 +643,6 @@ TEST(KernelTest, LoneTranscendentalRunsThroughAtenAndSaysWhy) {
   EXPECT_TRUE(allClose(lone_executor.run({input}).at(0), at::gelu(input)));
   EXPECT_NE(lone_executor.execution().find("ATen: a lone gelu"), std::string::npos)
       << lone_executor.execution();
-  // Compiled, sin and cos call the C library per element: alone 5-7x, beside
-  // other ops 4.7-5.2x ATen's vectorized ops ([4M] floats, 1 thread,
-  // docs/kernels.md). A segment holding one runs through ATen, on the edge
-  // values too (NaN, +-inf, -0.0, a large argument).
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  const double inf = std::numeric_limits<double>::infinity();
-  for (const at::ScalarType dtype : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {
-    at::Tensor edges =
-        at::tensor({0.0, -0.0, nan, inf, -inf, 1.5, -2.25, 1e-30, -3e5, 7.0}).to(dtype);
-    for (const bool is_sin : {true, false}) {
-      for (const bool with_other_ops : {false, true}) {
-        auto trig = std::make_unique<Fusion>();
-        {
-          FusionGuard guard(trig.get());
-          TensorView* x = inputOf({{edges.numel()}, fromAtenType(dtype)});
-          TensorView* y = is_sin ? sin(x) : cos(x);
-          trig->addOutput(with_other_ops ? add(y, mul(x, 2.0)) : y);
-        }
-        FusionExecutor trig_executor(std::move(trig));
-        // In double: ATen 1.13's CPU sin and cos lack Half.
-        at::Tensor wide = edges.to(at::kDouble);
-        at::Tensor expected = is_sin ? at::sin(wide) : at::cos(wide);
-        if (with_other_ops) {
-          expected = expected + wide * 2.0;
-        }
-        at::Tensor out = trig_executor.run({edges}).at(0);
-        EXPECT_TRUE(at::allclose(out.to(at::kDouble), expected, 1e-2, 1e-5,
-                                 /*equal_nan=*/true))
-            << out << expected;
-        const std::string why =
-            is_sin ? "ATen: sin has no kernel lowering" : "ATen: cos has no kernel lowering";
-        EXPECT_NE(trig_executor.execution().find(why), std::string::npos)
-            << trig_executor.execution();
-      }
-    }
-  }
-
   auto fused = std::make_unique<Fusion>();
   {
     FusionGuard guard(fused.get());
