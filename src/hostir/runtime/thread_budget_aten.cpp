@@ -2,15 +2,54 @@
 // and runs under ThreadSanitizer without it.
 #include "hostir/runtime/thread_budget_aten.h"
 
+#include <ATen/Config.h>
 #include <ATen/Parallel.h>
+
+#include <atomic>
+
+#if AT_PARALLEL_OPENMP
+#include <omp.h>
+
+// ATen's per-thread "count set" flag: the thread_local of the inline
+// at::internal::lazy_init_num_threads (ATen/Parallel.h), one object per
+// thread for every library (a unique global symbol). Set, ATen's first call
+// on the thread does not set the count again.
+extern thread_local bool aten_thread_count_initialized asm(
+    "_ZZN2at8internal21lazy_init_num_threadsEvE4init");
+#endif
 
 namespace hostir::runtime {
 namespace {
 
+// The count last given to at::set_num_threads by the budget (0: none).
+std::atomic<int> g_process_count{0};
+
+// Under ATen's OpenMP backend the intra-op count is OpenMP's, per thread.
+// at::set_num_threads sets it on the calling thread and stores a
+// process-wide count, which threads hostir does not run (c10d's Gloo
+// threads) take at their first ATen call; but libtorch 1.13 also re-creates
+// caffe2's pthreadpool (QNNPACK's and XNNPACK's, which hostir never calls) at
+// every call, whatever the count, and calls it again on the first ATen call
+// of every new thread once a count is stored (its per-thread lazy init): the
+// transformer layer's first run started 9 pools, each spinning a thread
+// (docs/performance.md, "Compile stage and first run"). So the process-wide
+// count is set only when it changes, and a thread of the budget gets its
+// count from OpenMP directly, ATen's lazy init marked done.
 void setIntraOpThreads(int threads) {
-  if (at::get_num_threads() != threads) {
-    at::set_num_threads(threads);
+  if (g_process_count.exchange(threads) != threads) {
+    at::set_num_threads(threads);  // this thread's and the process's count
+    return;
   }
+#if AT_PARALLEL_OPENMP
+  aten_thread_count_initialized = true;
+  if (omp_get_max_threads() != threads) {
+    omp_set_num_threads(threads);
+  }
+#else
+  if (at::get_num_threads() != threads) {
+    at::set_num_threads(threads);  // the native backends keep one count
+  }
+#endif
 }
 
 }  // namespace

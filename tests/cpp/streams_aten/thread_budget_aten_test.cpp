@@ -1,12 +1,30 @@
 #include <gtest/gtest.h>
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "hostir/runtime/streams/stream_pool.h"
 #include "hostir/runtime/thread_budget_aten.h"
+
+// Counts the pools libtorch starts through libpthreadpool.so (caffe2's
+// pthreadpool, which at::set_num_threads re-creates): this executable's
+// definition comes before the library's in the dynamic linker's lookup.
+namespace {
+std::atomic<int> g_pools_started{0};
+}  // namespace
+
+extern "C" struct pthreadpool* pthreadpool_create(size_t threads) {
+  using Create = struct pthreadpool* (*)(size_t);
+  static const Create real = reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthreadpool_create"));
+  g_pools_started.fetch_add(1);
+  return real == nullptr ? nullptr : real(threads);
+}
 
 namespace hostir::runtime {
 namespace {
@@ -31,6 +49,47 @@ class IntraOpThreadsOverride {
  private:
   std::string saved_;
 };
+
+// The budget changes ATen's process-wide count (at::set_num_threads, which
+// re-creates caffe2's pthreadpool) only when the count changes, and its
+// workers start no pool at their first ATen call (before, every new worker
+// did: the transformer layer's first run started 9 pools, each spinning a
+// thread). Declared first: it needs a process in which nothing set ATen's
+// count yet (ctest runs each suite in a process of its own).
+TEST(AtenThreadPools, NewWorkersAndRepeatedRunsStartNoPool) {
+  int started = g_pools_started.load();
+  std::thread([] { at::get_num_threads(); }).join();
+  if (g_pools_started.load() != started) {
+    GTEST_SKIP() << "ATen's process-wide thread count was set before this test, so every new "
+                    "thread starts a pool whatever the budget does; run the suite alone";
+  }
+  const int threads = at::get_num_threads() + 1;  // not any thread's default
+  IntraOpThreadsOverride override_budget(std::to_string(threads).c_str());
+  StreamPool pool(3);
+  applyThreadBudget(pool);  // the count changes: ATen may start its pool here
+  const bool counted = g_pools_started.load() != started;
+  started = g_pools_started.load();
+  int seen[3] = {0, 0, 0};
+  for (int run = 0; run < 2; ++run) {
+    applyThreadBudget(pool);
+    for (int s = 0; s < 3; ++s) {
+      pool.stream(s).enqueue("an op on a new worker", [&seen, s] {
+        at::Tensor x = at::ones({1 << 16});
+        seen[s] = (x + x).sum().item<float>() == 2.0f * (1 << 16) ? at::get_num_threads() : -1;
+      });
+    }
+    pool.synchronizeAll();
+  }
+  EXPECT_EQ(g_pools_started.load() - started, 0);
+  EXPECT_EQ(at::get_num_threads(), threads);
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(seen[s], threads) << "stream " << s;
+  }
+  if (!counted) {
+    GTEST_SKIP() << "this libtorch starts no pool through libpthreadpool.so at "
+                    "at::set_num_threads, so the count above saw none either way";
+  }
+}
 
 // ATen's thread count can be per thread (OpenMP), so check it on the host and
 // on each worker, and check that a new budget reaches workers that exist.
