@@ -341,13 +341,15 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsOfAReshapedTensorRunAsTorchChunkPie
   }
 }
 
-// A reshape whose output is sharded on an axis its devices do not divide
-// (x [S, 5] flattened to [5S] sharded over the devices, S = 4n - 1) is
-// refused on every rank, before any collective: torch.chunk's pieces of 5S
-// need not be whole rows of [S, 5] (issue 37). The error starts with the
-// cause, names the tensor and the reshape, and says what would run (an
-// axis padded to a multiple of the devices).
-TEST_F(MultiRankReliabilityTest, AReshapeOfAnUnevenShardedAxisIsRefusedOnEveryRank) {
+// A reshape that merges a sharded axis into a sharded output (x [S, 5]
+// sharded on S, flattened into [5S] sharded over the devices) runs as
+// sharding propagation lowers it: x gathered, reshaped whole on every
+// device, each keeping its torch.chunk piece of [5S], for S the devices
+// divide or not. Before, the reshape ran on the gathered x into the
+// device's local shape and failed ("reshape: ... has 28 elements but the
+// shape [14] ..."); uneven S was refused ("uneven shards: ... it is
+// reshaped by ...").
+TEST_F(MultiRankReliabilityTest, AReshapeMergingAShardedAxisRunsAsTorchChunkPieces) {
   const int64_t n = communicator_.size();
   Fusion fusion;
   {
@@ -358,24 +360,42 @@ TEST_F(MultiRankReliabilityTest, AReshapeOfAnUnevenShardedAxisIsRefusedOnEveryRa
     fusion.addOutput(shard(relu(shard(reshape(x, {-1}), mesh, 0)), mesh, 0));
   }
   MultiDeviceExecutor executor(fusion, communicator_);
-  const int64_t rows = 4 * n - 1;
-  const RowChunk mine = rowChunk(rows, n, me_);
-  at::manual_seed(7);  // the same whole tensor on every rank
-  const at::Tensor x = at::randn({rows, 5});
-  try {
-    executor.run({x.narrow(0, mine.start, mine.rows).contiguous()});
-    ADD_FAILURE() << "expected a hostir::Error";
-  } catch (const Error& error) {
-    const std::string message = error.what();
-    EXPECT_EQ(message.rfind("uneven shards: T", 0), 0u) << message;
-    for (const std::string& part :
-         {std::string("(the output of "), std::string("reshape("),
-          std::string("axis 0 has extent ") + std::to_string(5 * rows),
-          std::string("sharded over ") + std::to_string(n), std::string("it is reshaped by"),
-          std::string("need not be whole rows of the other"),
-          std::string("pad the axis to a multiple of ") + std::to_string(n)}) {
-      EXPECT_TRUE(contains(message, part)) << "missing \"" << part << "\" in\n" << message;
-    }
+  for (int64_t rows : {4 * n - 1, int64_t{1}, n + 1, 4 * n}) {
+    at::manual_seed(rows);  // the same whole tensor on every rank
+    const at::Tensor x = at::randn({rows, 5});
+    const RowChunk mine = rowChunk(rows, n, me_);
+    std::vector<at::Tensor> outs = executor.run({x.narrow(0, mine.start, mine.rows).contiguous()});
+    const RowChunk out_rows = rowChunk(5 * rows, n, me_);
+    const at::Tensor want = at::relu(x.view({-1})).narrow(0, out_rows.start, out_rows.rows);
+    EXPECT_EQ(outs[0].sizes(), want.sizes()) << rows << " rows";
+    EXPECT_TRUE(at::equal(outs[0], want)) << rows << " rows";
+  }
+}
+
+// A reshape whose output is sharded and whose input is not (x [S, 7]
+// replicated, flattened into [7S] sharded over the devices) runs: each
+// device keeps its torch.chunk piece of the reshaped tensor. It failed at
+// run time before, even for sizes the devices divide ("reshape: ... has 28
+// elements but the shape [14] ...").
+TEST_F(MultiRankReliabilityTest, AReshapeOfAnUnshardedInputIntoAShardedOutputRuns) {
+  const int64_t n = communicator_.size();
+  Fusion fusion;
+  {
+    FusionGuard guard(&fusion);
+    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+    TensorView* x = shard(makeContigTensor(2), mesh);  // [S, 7], replicated
+    fusion.addInput(x);
+    fusion.addOutput(shard(relu(shard(reshape(x, {-1}), mesh, 0)), mesh, 0));
+  }
+  MultiDeviceExecutor executor(fusion, communicator_);
+  for (int64_t rows : {2 * n, int64_t{4}}) {
+    at::manual_seed(rows);  // the same whole tensor on every rank
+    const at::Tensor x = at::randn({rows, 7});
+    std::vector<at::Tensor> outs = executor.run({x});
+    const RowChunk mine = rowChunk(7 * rows, n, me_);
+    const at::Tensor want = at::relu(x.view({-1})).narrow(0, mine.start, mine.rows);
+    EXPECT_EQ(outs[0].sizes(), want.sizes()) << rows << " rows";
+    EXPECT_TRUE(at::equal(outs[0], want)) << rows << " rows";
   }
 }
 

@@ -112,8 +112,9 @@ TensorView* reshardedInto(TensorView* in, const TensorSharding& target) {
 
 // Each input that disagrees with the output is resharded by a set into the
 // output's sharding (on the axes that map) before expr reads it (a set an
-// earlier reader made into that sharding is read again).
-void reshardBefore(Expr* expr) {
+// earlier reader made into that sharding is read again). Returns the expr
+// reading them.
+Expr* reshardBefore(Expr* expr) {
   TensorView* out = tensorOutput(expr);
   TensorSharding out_sharding = shardingOf(out);
   std::vector<TensorView*> inputs = tensorInputs(expr);
@@ -134,6 +135,7 @@ void reshardBefore(Expr* expr) {
     }
     expr = replaceValInExprInputs(expr, in, reshardedInto(in, target));
   }
+  return expr;
 }
 
 // Whether the lowering reduces partial results along `parallel_type` when
@@ -203,8 +205,17 @@ void insertReshardings(Fusion* fusion) {
     TensorSharding computed = shardingFromProducers(expr, out, /*respect_consumer_loop=*/false);
     if (computed.mesh.has_value() && inputsAgreeWith(expr, computed)) {
       reshardAfter(expr, computed);
-    } else {
-      reshardBefore(expr);
+      continue;
+    }
+    expr = reshardBefore(expr);
+    // A reshape that shards an axis it makes (x [S, 5] sharded on S, flattened
+    // into [5S] sharded) reads its input gathered, computes the whole and
+    // takes its slice after (isResharding's shardsAReshapedAxis).
+    if (expr->isA<ReshapeOp>() && isResharding(expr)) {
+      computed = shardingFromProducers(expr, tensorOutput(expr), /*respect_consumer_loop=*/false);
+      if (computed.mesh.has_value() && inputsAgreeWith(expr, computed)) {
+        reshardAfter(expr, computed);
+      }
     }
   }
 }

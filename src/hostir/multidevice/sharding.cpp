@@ -273,6 +273,26 @@ bool haveDifferentShardings(const TensorSharding& producer, const TensorSharding
   return false;
 }
 
+namespace {
+// A reshape's consumer axes past the leading ones it keeps (mapReshape)
+// split or merge producer axes: no producer axis maps to them, yet their
+// elements are the producer's. Sharding one of them by a parallel type that
+// does not shard the producer cuts what the whole producer gives, a slice
+// each device takes after reshaping (a broadcast's or a factory's new axis,
+// also unmapped, is made on each device instead).
+bool shardsAReshapedAxis(const Expr* expr, const TensorSharding& producer,
+                         const TensorSharding& consumer, const AxisMap& map) {
+  if (!expr->isA<ReshapeOp>() || !producer.mesh.has_value() || !consumer.mesh.has_value()) {
+    return false;
+  }
+  return std::any_of(
+      kDeviceParallelTypes.begin(), kDeviceParallelTypes.end(), [&](ParallelType parallel_type) {
+        const int64_t c = consumer.axisOf(parallel_type);
+        return c >= 0 && producer.axisOf(parallel_type) < 0 && mappedProducerAxis(map, c) < 0;
+      });
+}
+}  // namespace
+
 bool isResharding(const Expr* expr) {
   TensorView* out = tensorOutput(expr);
   if (out == nullptr) {
@@ -280,7 +300,10 @@ bool isResharding(const Expr* expr) {
   }
   TensorSharding out_sharding = shardingOf(out);
   for (TensorView* in : tensorInputs(expr)) {
-    if (haveDifferentShardings(shardingOf(in), out_sharding, mapProducerToConsumer(expr, in))) {
+    const TensorSharding in_sharding = shardingOf(in);
+    const AxisMap map = mapProducerToConsumer(expr, in);
+    if (haveDifferentShardings(in_sharding, out_sharding, map) ||
+        shardsAReshapedAxis(expr, in_sharding, out_sharding, map)) {
       return true;
     }
   }
