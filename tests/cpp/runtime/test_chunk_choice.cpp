@@ -364,6 +364,27 @@ TEST(ChunkChoice, ALoadedMachinesWakeUpsKeepASmallBlockUnchunked) {
   EXPECT_LT(loaded_chunks, 16);
 }
 
+TEST(ChunkChoice, TheGemmRateIsTheFastestTiming) {
+  // 1 GFLOP in 10 ms: 100 GFLOP/s, however slow the other timing was.
+  EXPECT_DOUBLE_EQ(gemmGflopsFromTimes(1e9, {10.0}), 100);
+  EXPECT_DOUBLE_EQ(gemmGflopsFromTimes(1e9, {35.0, 10.0}), 100);
+  // Where compute is shorter than the transfer, a slowed timing read as the
+  // rate makes compute look long enough to hide more of it: the small
+  // block's GEMMs timed 0.5 and 1.75 ms against 3 ms of transfer.
+  PipelineCost small_block = smallMlpBlock(256);
+  LinkCalibration link{.latency_ms = 0.01,
+                       .bandwidth_mb_per_s = small_block.link_bytes / 1e3 / 3.0,
+                       .comm_cpu_fraction = 0.15,
+                       .gemm_gflops = {}};
+  link.gemm_gflops = flatRate(gemmGflopsFromTimes(small_block.flops, {1.75, 0.5}));
+  ChunkChoice fastest = chooseChunks(small_block, link, kCandidates);
+  EXPECT_EQ(fastest.chunks, 1) << fastest.reason;
+  link.gemm_gflops = flatRate(small_block.flops / 1.75 / 1e6);
+  ChunkChoice slowed = chooseChunks(small_block, link, kCandidates);
+  EXPECT_GT(slowed.chunks, 1) << slowed.reason;
+  EXPECT_THROW(gemmGflopsFromTimes(1e9, {}), Error);
+}
+
 TEST(ChunkChoice, TheLinkModelRejectsMissingProbes) {
   EXPECT_THROW(linkFromProbes(probes(kSmallProbe, {}), probes(kLargeProbe, {2.1}), 2, 1), Error);
   EXPECT_THROW(linkFromProbes(probes(kSmallProbe, {0.1}), probes(kLargeProbe, {2.1}), 1, 1), Error);

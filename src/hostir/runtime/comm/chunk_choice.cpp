@@ -152,6 +152,11 @@ at::Tensor probeOperand(int64_t rows, int64_t cols) {
   return at::randn({rows, cols}, generator);
 }
 
+double gemmGflopsFromTimes(double flops, const std::vector<double>& milliseconds) {
+  HOSTIR_CHECK(!milliseconds.empty(), "gemmGflopsFromTimes: a GEMM-rate probe needs a timing");
+  return flops / std::max(*std::min_element(milliseconds.begin(), milliseconds.end()), 1e-3) / 1e6;
+}
+
 double PipelineCost::flopsWith(int64_t chunks) const {
   if (auto given = flops_by_chunks.find(chunks); given != flops_by_chunks.end()) {
     return given->second;
@@ -195,12 +200,13 @@ void calibrateGemms(LinkCalibration& link, int64_t gemm_m, int64_t gemm_k, int64
       }
       if (i > 0) {
         times.push_back(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count() /
             static_cast<double>(repeats));
       }
     }
-    link.gemm_gflops[chunks] = 2.0 * static_cast<double>(rows * gemm_k * gemm_n) /
-                               *std::min_element(times.begin(), times.end()) / 1e9;
+    link.gemm_gflops[chunks] =
+        gemmGflopsFromTimes(2.0 * static_cast<double>(rows * gemm_k * gemm_n), times);
   }
 }
 

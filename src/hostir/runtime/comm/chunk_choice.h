@@ -86,6 +86,12 @@ constexpr int64_t kHostInstructionsPerOp = 8;
 // rank then fed hostir shards of different tensors.
 at::Tensor probeOperand(int64_t rows, int64_t cols);
 
+// The GEMM rate, in GFLOP/s, of `flops` timed `milliseconds` (one GEMM
+// each): the fastest timing's. A GEMM slowed by other processes makes
+// compute look longer, and longer compute hides more of a transfer, so a
+// slowed GEMM probe would argue for chunking as a slowed link probe does.
+double gemmGflopsFromTimes(double flops, const std::vector<double>& milliseconds);
+
 // The least predicted gain, in milliseconds, that chunking must bring.
 constexpr double kMinimumGainMs = 1.0;
 
