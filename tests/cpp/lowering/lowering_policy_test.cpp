@@ -415,7 +415,7 @@ TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
   }
   EXPECT_EQ(names, (Strings{"stream_parallelization", "causal_key_ranges", "buffer_shrinking",
                             "batched_rhs_gemms", "batched_matmul_sums", "loop_host_units",
-                            "gemm_epilogues"}));
+                            "gemm_epilogues", "recompute_scheduling"}));
 
   std::unique_ptr<HostIrContainer> hic = lowerSegmentsToHostIr(fusion_);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
@@ -427,7 +427,7 @@ TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
     CHECK-NEXT: } // %HostIrContainer
   )"));
   passes.run(*hic);
-  ASSERT_EQ(passes.timings().size(), 7u);
+  ASSERT_EQ(passes.timings().size(), 8u);
   for (const HostIrPassManager::Timing& timing : passes.timings()) {
     EXPECT_FALSE(timing.skipped) << timing.name;
     EXPECT_GE(timing.duration.count(), 0);
@@ -439,6 +439,7 @@ TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
   EXPECT_EQ(passes.timings()[4].name, "batched_matmul_sums");
   EXPECT_EQ(passes.timings()[5].name, "loop_host_units");
   EXPECT_EQ(passes.timings()[6].name, "gemm_epilogues");
+  EXPECT_EQ(passes.timings()[7].name, "recompute_scheduling");
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
     CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
@@ -469,7 +470,7 @@ TEST_F(LoweringPolicyTest, DisablingStreamParallelizationGivesLoopFreeProgram) {
 
   HostIrPassManager passes = hostIrPipeline(std::nullopt);
   passes.run(*lowerSegmentsToHostIr(fusion_));
-  ASSERT_EQ(passes.timings().size(), 7u);
+  ASSERT_EQ(passes.timings().size(), 8u);
   EXPECT_TRUE(passes.timings()[0].skipped);
   EXPECT_FALSE(passes.timings()[1].skipped);
   EXPECT_FALSE(passes.timings()[2].skipped);
