@@ -341,61 +341,37 @@ TEST_F(MultiRankReliabilityTest, UnevenShardsOfAReshapedTensorRunAsTorchChunkPie
   }
 }
 
-// A reshape that merges a sharded axis into a sharded output (x [S, 5]
-// sharded on S, flattened into [5S] sharded over the devices) runs as
-// sharding propagation lowers it: x gathered, reshaped whole on every
+// A reshape that shards an axis it makes (x [S, 5] flattened into [5S]
+// sharded over the devices) runs as sharding propagation lowers it, from x
+// sharded on S or replicated: x gathered if sharded, reshaped whole on every
 // device, each keeping its torch.chunk piece of [5S], for S the devices
-// divide or not. Before, the reshape ran on the gathered x into the
-// device's local shape and failed ("reshape: ... has 28 elements but the
-// shape [14] ..."); uneven S was refused ("uneven shards: ... it is
-// reshaped by ...").
-TEST_F(MultiRankReliabilityTest, AReshapeMergingAShardedAxisRunsAsTorchChunkPieces) {
+// divide or not. Before, the reshape ran on the whole (or gathered) x into
+// the device's local shape and failed even for even sizes ("reshape: ...
+// has 28 elements but the shape [14] ..."), and an uneven S was refused
+// ("uneven shards: ... it is reshaped by ...").
+TEST_F(MultiRankReliabilityTest, AReshapeShardingAnAxisItMakesRunsAsTorchChunkPieces) {
   const int64_t n = communicator_.size();
-  Fusion fusion;
-  {
-    FusionGuard guard(&fusion);
-    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
-    TensorView* x = shard(makeContigTensor(2), mesh, 0);  // [S, 5], S sharded
-    fusion.addInput(x);
-    fusion.addOutput(shard(relu(shard(reshape(x, {-1}), mesh, 0)), mesh, 0));
-  }
-  MultiDeviceExecutor executor(fusion, communicator_);
-  for (int64_t rows : {4 * n - 1, int64_t{1}, n + 1, 4 * n}) {
-    at::manual_seed(rows);  // the same whole tensor on every rank
-    const at::Tensor x = at::randn({rows, 5});
-    const RowChunk mine = rowChunk(rows, n, me_);
-    std::vector<at::Tensor> outs = executor.run({x.narrow(0, mine.start, mine.rows).contiguous()});
-    const RowChunk out_rows = rowChunk(5 * rows, n, me_);
-    const at::Tensor want = at::relu(x.view({-1})).narrow(0, out_rows.start, out_rows.rows);
-    EXPECT_EQ(outs[0].sizes(), want.sizes()) << rows << " rows";
-    EXPECT_TRUE(at::equal(outs[0], want)) << rows << " rows";
-  }
-}
-
-// A reshape whose output is sharded and whose input is not (x [S, 7]
-// replicated, flattened into [7S] sharded over the devices) runs: each
-// device keeps its torch.chunk piece of the reshaped tensor. It failed at
-// run time before, even for sizes the devices divide ("reshape: ... has 28
-// elements but the shape [14] ...").
-TEST_F(MultiRankReliabilityTest, AReshapeOfAnUnshardedInputIntoAShardedOutputRuns) {
-  const int64_t n = communicator_.size();
-  Fusion fusion;
-  {
-    FusionGuard guard(&fusion);
-    DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
-    TensorView* x = shard(makeContigTensor(2), mesh);  // [S, 7], replicated
-    fusion.addInput(x);
-    fusion.addOutput(shard(relu(shard(reshape(x, {-1}), mesh, 0)), mesh, 0));
-  }
-  MultiDeviceExecutor executor(fusion, communicator_);
-  for (int64_t rows : {2 * n, int64_t{4}}) {
-    at::manual_seed(rows);  // the same whole tensor on every rank
-    const at::Tensor x = at::randn({rows, 7});
-    std::vector<at::Tensor> outs = executor.run({x});
-    const RowChunk mine = rowChunk(7 * rows, n, me_);
-    const at::Tensor want = at::relu(x.view({-1})).narrow(0, mine.start, mine.rows);
-    EXPECT_EQ(outs[0].sizes(), want.sizes()) << rows << " rows";
-    EXPECT_TRUE(at::equal(outs[0], want)) << rows << " rows";
+  for (const bool x_sharded : {true, false}) {
+    Fusion fusion;
+    {
+      FusionGuard guard(&fusion);
+      DeviceMesh mesh = DeviceMesh::createForNumDevices(n);
+      TensorView* x = shard(makeContigTensor(2), mesh, x_sharded ? 0 : -1);  // [S, 5]
+      fusion.addInput(x);
+      fusion.addOutput(shard(relu(shard(reshape(x, {-1}), mesh, 0)), mesh, 0));
+    }
+    MultiDeviceExecutor executor(fusion, communicator_);
+    for (int64_t rows : {4 * n - 1, int64_t{1}, n + 1, 4 * n}) {
+      at::manual_seed(rows);  // the same whole tensor on every rank
+      const at::Tensor x = at::randn({rows, 5});
+      const RowChunk mine = rowChunk(rows, n, me_);
+      std::vector<at::Tensor> outs =
+          executor.run({x_sharded ? x.narrow(0, mine.start, mine.rows).contiguous() : x});
+      const RowChunk out_rows = rowChunk(5 * rows, n, me_);
+      const at::Tensor want = at::relu(x.view({-1})).narrow(0, out_rows.start, out_rows.rows);
+      EXPECT_EQ(outs[0].sizes(), want.sizes()) << rows << " rows, x sharded: " << x_sharded;
+      EXPECT_TRUE(at::equal(outs[0], want)) << rows << " rows, x sharded: " << x_sharded;
+    }
   }
 }
 
