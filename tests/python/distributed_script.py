@@ -116,6 +116,8 @@ else:
 choice = hostir.chunk_choice.choose(hostir.chunk_choice.mlp_block_cost(64 * d, 32, 64 * d, d),
                                     [1, 2, 4])
 assert choice["chunks"] in (1, 2, 4) and choice["inputs"]["bandwidth_MBps"] > 0, choice
+# The probe's wait per wake-up for a CPU, which every chunk's collectives pay.
+assert choice["inputs"]["wake_wait_ms"] >= 0 and "a wake-up waits" in choice["reason"], choice
 chosen = dist.all_gather_tensor(torch.tensor([choice["chunks"]]))
 assert chosen.unique().numel() == 1, chosen
 
