@@ -5,8 +5,8 @@
 
 For each OP (default: erf exp tanh) hostir runs neg(OP(x)) as one compiled
 kernel and torch runs torch.neg(torch.OP(x)), then each runs OP(x) alone (a
-lone OP other than sin and cos runs through ATen in hostir: the line says
-which engine ran); x is 4M float32 values from randn. The runs are
+lone transcendental runs through ATen in hostir, docs/kernels.md: the line
+says which engine ran); x is 4M float32 values from randn. The runs are
 interleaved; medians of 9 are printed with their ratio, in the process's
 CPU time (steadier than wall time on a shared machine; both sides run on 1
 thread, so it is their work). For sin and cos the

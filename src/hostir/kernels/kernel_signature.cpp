@@ -201,6 +201,8 @@ std::optional<std::string> loneTranscendental(const Fusion& fusion) {
     case UnaryOpType::Tanh:
     case UnaryOpType::Gelu:
     case UnaryOpType::Erf:
+    case UnaryOpType::Sin:  // compiled alone 1.3x (sin) and 1.04x (cos) ATen's
+    case UnaryOpType::Cos:
       return "a lone " + lone->displayName() +
              " saves no pass over memory by compiling, and ATen's vectorized kernel is faster";
     default: return std::nullopt;

@@ -83,6 +83,26 @@ bool innermostContiguous(const at::Tensor& tensor) {
   return tensor.dim() == 0 || tensor.size(-1) == 1 || tensor.stride(-1) == 1;
 }
 
+// Whether the kernel may write the caller's `output` buffer itself. A
+// kernel that may refuse its data midway (sin, cos: vector_trig.h) writes no
+// buffer an input shares, which ATen then reads.
+bool writableInPlace(const at::Tensor& output, const std::vector<at::Tensor>& inputs,
+                     bool may_refuse) {
+  if (!output.defined() || !innermostContiguous(output)) {
+    return false;
+  }
+  return !may_refuse || std::none_of(inputs.begin(), inputs.end(),
+                                     [&](const at::Tensor& in) { return in.is_alias_of(output); });
+}
+
+// Says why a segment did not run compiled; false, for `return`.
+bool notRun(std::string* why_not, std::string reason) {
+  if (why_not != nullptr) {
+    *why_not = std::move(reason);
+  }
+  return false;
+}
+
 // Why a kernel buffer cannot hold `tensor` (its sizes and strides are int32
 // per dimension), or nothing when it can.
 std::optional<std::string> whyNotKernelBuffer(const at::Tensor& tensor) {
@@ -234,14 +254,7 @@ bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<Polymorphic
   std::vector<at::Tensor> targets(signature_.outputs.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     const TensorView* tv = signature_.outputs[i];
-    // A kernel that may refuse its data midway (sin, cos: vector_trig.h)
-    // writes no buffer an input shares, which ATen then reads.
-    bool shares_input = may_refuse_ && i < outputs.size() && outputs[i].defined() &&
-                        std::any_of(tensors.begin(), tensors.end(), [&](const at::Tensor& in) {
-                          return in.is_alias_of(outputs[i]);
-                        });
-    if (i < outputs.size() && outputs[i].defined() && innermostContiguous(outputs[i]) &&
-        !shares_input) {
+    if (i < outputs.size() && writableInPlace(outputs[i], tensors, may_refuse_)) {
       targets[i] = outputs[i];
     } else {
       targets[i] =
@@ -267,10 +280,7 @@ bool CompiledSegment::run(ExpressionEvaluator& ee, const std::vector<Polymorphic
     args.push_back(&buffers.back()->buffer);
   }
   if (std::optional<std::string> refused = kernel_->call(args.data())) {
-    if (why_not != nullptr) {
-      *why_not = "the kernel refused its data: " + *refused;
-    }
-    return false;
+    return notRun(why_not, "the kernel refused its data: " + *refused);
   }
   outputs.resize(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {

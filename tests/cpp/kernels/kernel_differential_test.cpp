@@ -630,7 +630,7 @@ namespace {
 
 // A segment that is one transcendental op runs through ATen's vectorized
 // kernel (compiling saves no pass over memory); with another op it compiles.
-// sin and cos compile alone too, being faster so (trig_kernel_test.cpp).
+// So do sin and cos (trig_kernel_test.cpp).
 TEST(KernelTest, LoneTranscendentalRunsThroughAtenAndSaysWhy) {
   auto lone = std::make_unique<Fusion>();
   {

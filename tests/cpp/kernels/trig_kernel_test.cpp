@@ -37,19 +37,21 @@ double maxUlps(const at::Tensor& actual, const at::Tensor& truth) {
   return error.numel() == 0 ? 0.0 : error.max().item<double>();
 }
 
-// x and y = sin(x), cos(x) (lone, so also checks a lone op compiles) or
-// sin(x) * 1.5 + x (fused), compiled; returns the outputs.
-std::vector<at::Tensor> runCompiled(bool is_sin, bool fused, const at::Tensor& x,
-                                    std::string* execution = nullptr) {
+// y = sin(x) or cos(x) and y * 1.5 + x, one compiled kernel (a lone sin
+// runs through ATen, as a lone exp); returns both.
+std::vector<at::Tensor> runCompiled(bool is_sin, const at::Tensor& x,
+                                    std::string* execution = nullptr,
+                                    std::vector<at::Tensor> outputs = {}) {
   auto fusion = std::make_unique<Fusion>();
   {
     FusionGuard guard(fusion.get());
     TensorView* in = vectorInput(fromAtenType(x.scalar_type()));
     TensorView* y = is_sin ? sin(in) : cos(in);
-    fusion->addOutput(fused ? add(mul(y, 1.5), in) : y);
+    fusion->addOutput(y);
+    fusion->addOutput(add(mul(y, 1.5), in));
   }
   FusionExecutor executor(std::move(fusion));
-  std::vector<at::Tensor> out = executor.run({x});
+  std::vector<at::Tensor> out = executor.run({x}, outputs);
   if (execution != nullptr) {
     *execution = executor.execution();
   } else {
@@ -83,7 +85,7 @@ TEST(TrigKernelTest, CompiledSinAndCosAreWithinTorchsUlpsPerRange) {
       at::Tensor wide = x.to(at::kDouble);
       for (const bool is_sin : {true, false}) {
         at::Tensor truth = is_sin ? at::sin(wide) : at::cos(wide);
-        double ours = maxUlps(runCompiled(is_sin, false, x).at(0), truth);
+        double ours = maxUlps(runCompiled(is_sin, x).at(0), truth);
         // torch's float32 op as the yardstick (ATen 1.13 has no half sin on
         // CPU; half and bfloat16 round a float32 result, so within 1 ulp).
         double bound = 1.0;
@@ -93,7 +95,7 @@ TEST(TrigKernelTest, CompiledSinAndCosAreWithinTorchsUlpsPerRange) {
         }
         EXPECT_LE(ours, bound) << (is_sin ? "sin " : "cos ") << dtype << " |x| < " << range;
         // Fused with other ops: the same values, then the ops' roundings.
-        at::Tensor fused = runCompiled(is_sin, true, x).at(0).to(at::kDouble);
+        at::Tensor fused = runCompiled(is_sin, x).at(1).to(at::kDouble);
         at::Tensor expected = truth.to(dtype).to(at::kDouble) * 1.5 + wide;
         double scale = expected.abs().max().item<double>() + 1.0;
         double tolerance = dtype == at::kFloat ? 4e-7 : dtype == at::kHalf ? 2e-3 : 1.6e-2;
@@ -120,7 +122,7 @@ TEST(TrigKernelTest, EdgeValuesCompiled) {
   at::Tensor x = at::tensor(values, at::kDouble).to(at::kFloat);
   at::Tensor wide = x.to(at::kDouble);
   for (const bool is_sin : {true, false}) {
-    at::Tensor out = runCompiled(is_sin, false, x).at(0);
+    at::Tensor out = runCompiled(is_sin, x).at(0);
     at::Tensor truth = is_sin ? at::sin(wide) : at::cos(wide);
     EXPECT_LE(maxUlps(out, truth), 1.0) << (is_sin ? "sin" : "cos");
     EXPECT_EQ(std::isnan(out[2].item<float>()), true);
@@ -140,7 +142,7 @@ TEST(TrigKernelTest, AnArgumentOf2To30OrMoreRunsTheSegmentThroughAten) {
     at::Tensor wide = x.to(at::kDouble);
     for (const bool is_sin : {true, false}) {
       std::string execution;
-      at::Tensor out = runCompiled(is_sin, true, x, &execution).at(0);
+      at::Tensor out = runCompiled(is_sin, x, &execution).at(1);
       at::Tensor expected = (is_sin ? at::sin(x) : at::cos(x)) * 1.5 + x;
       EXPECT_TRUE(at::allclose(out, expected, 1e-6, 1e-6)) << big;
       const std::string why =
@@ -149,35 +151,41 @@ TEST(TrigKernelTest, AnArgumentOf2To30OrMoreRunsTheSegmentThroughAten) {
       EXPECT_NE(execution.find(why), std::string::npos) << execution;
     }
   }
-  // The output buffer is the input: the refusing kernel wrote a fresh one,
-  // so ATen reads the input as it was.
-  auto fusion = std::make_unique<Fusion>();
-  {
-    FusionGuard guard(fusion.get());
-    TensorView* in = vectorInput(DataType::Float);
-    fusion->addOutput(sin(in));
-  }
-  FusionExecutor executor(std::move(fusion));
+  // The first output's buffer is the input: the refusing kernel wrote a
+  // fresh one, so ATen reads the input as it was (else it would take the
+  // sin of the sines the kernel wrote before refusing). The second output
+  // reads the input after ATen wrote the first: what ATen's op order gives.
   at::Tensor x = at::randn({4096});
   x[4095] = 3e9;
-  at::Tensor expected = at::sin(x);
-  std::vector<at::Tensor> outputs = {x};
-  executor.run({x}, outputs);
-  EXPECT_TRUE(at::allclose(outputs.at(0), expected, 1e-6, 1e-6));
-  EXPECT_EQ(executor.runs().fallbacks.size(), 1u) << executor.execution();
+  at::Tensor original = x.clone();
+  at::Tensor expected = at::sin(original);
+  std::string execution;
+  std::vector<at::Tensor> out = runCompiled(true, x, &execution, {x, at::empty({4096})});
+  EXPECT_TRUE(at::allclose(x, expected, 1e-6, 1e-6));
+  EXPECT_NE(execution.find("fell back to ATen 1 time"), std::string::npos) << execution;
 }
 
-TEST(TrigKernelTest, Float64SinRunsThroughAten) {
+TEST(TrigKernelTest, Float64AndLoneSinRunThroughAten) {
   for (const bool is_sin : {true, false}) {
     at::Tensor x = at::randn({64}, at::kDouble);
     std::string execution;
-    at::Tensor out = runCompiled(is_sin, true, x, &execution).at(0);
+    at::Tensor out = runCompiled(is_sin, x, &execution).at(1);
     EXPECT_TRUE(at::allclose(out, (is_sin ? at::sin(x) : at::cos(x)) * 1.5 + x));
     EXPECT_NE(execution.find(is_sin ? "ATen: sin has no kernel lowering"
                                     : "ATen: cos has no kernel lowering"),
               std::string::npos)
         << execution;
   }
+  auto lone = std::make_unique<Fusion>();
+  {
+    FusionGuard guard(lone.get());
+    lone->addOutput(sin(vectorInput(DataType::Float)));
+  }
+  FusionExecutor lone_executor(std::move(lone));
+  at::Tensor x = at::randn({64});
+  EXPECT_TRUE(at::allclose(lone_executor.run({x}).at(0), at::sin(x)));
+  EXPECT_NE(lone_executor.execution().find("ATen: a lone sin"), std::string::npos)
+      << lone_executor.execution();
 }
 
 }  // namespace
