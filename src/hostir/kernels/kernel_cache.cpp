@@ -254,6 +254,10 @@ void setKernelParallelFor(KernelParallelFor parallel_for) {
   g_parallel_for = parallel_for;
 }
 
+KernelParallelFor kernelParallelFor() {
+  return g_parallel_for;
+}
+
 bool kernelsEnabled() {
   const char* value = std::getenv("HOSTIR_KERNELS");
   if (value == nullptr || std::string(value).empty() || std::string(value) == "compiled") {

@@ -23,6 +23,8 @@ using KernelTask = int (*)(void* user_context, int index, unsigned char* closure
 using KernelParallelFor = int (*)(void* user_context, KernelTask task, int min, int size,
                                   unsigned char* closure);
 void setKernelParallelFor(KernelParallelFor parallel_for);
+// The installed hook (nullptr before the runtime installs one).
+KernelParallelFor kernelParallelFor();
 
 // One native kernel, loaded and callable.
 class CompiledKernel {

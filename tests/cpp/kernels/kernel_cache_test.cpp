@@ -1,6 +1,7 @@
 // The kernel cache: one kernel per canonical form, on disk across processes
 // (two processes, and two at once), bad entries ignored with a warning.
 
+#include <ATen/Parallel.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -11,6 +12,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "common/scoped_env.h"
@@ -256,6 +259,31 @@ TEST(KernelCacheTest, DumpPrintsEachKernelsLoopNestOnce) {
   EXPECT_EQ(printed.find("=== kernel ", first + 1), std::string::npos) << "printed twice";
   EXPECT_NE(printed.find("produce out0"), std::string::npos) << printed;
   EXPECT_NE(printed.find("halide_do_par_for"), std::string::npos) << printed;
+}
+
+// The runtime's parallel-loop hook runs a kernel's loop on the rank's
+// intra-op threads and returns a failing iteration's status. Every kernel
+// ran on one thread before: at::parallel_for, inline in ATen's headers, is
+// a serial loop where it is compiled without -fopenmp.
+TEST(KernelCacheTest, AKernelsParallelLoopRunsOnTheIntraOpThreads) {
+  FusionExecutor executor(scaledRowSums(9.0));  // installs the hook
+  executor.run({at::randn({8, 8})});
+  KernelParallelFor parallel_for = kernelParallelFor();
+  ASSERT_NE(parallel_for, nullptr);
+  static std::mutex mutex;
+  static std::set<std::thread::id> threads;
+  KernelTask record = [](void*, int index, unsigned char*) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::lock_guard<std::mutex> lock(mutex);
+    threads.insert(std::this_thread::get_id());
+    return index == 13 ? -7 : 0;
+  };
+  const int before = at::get_num_threads();
+  at::set_num_threads(2);
+  const int status = parallel_for(nullptr, record, 0, 16, nullptr);
+  at::set_num_threads(before);
+  EXPECT_EQ(status, -7);
+  EXPECT_EQ(threads.size(), 2u);
 }
 
 TEST(KernelCacheTest, CrossCompilesForATargetThisMachineMayLack) {
