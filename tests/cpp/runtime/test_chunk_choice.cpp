@@ -398,5 +398,18 @@ TEST(ChunkChoice, TheLinkModelRejectsMissingProbes) {
                Error);
 }
 
+// A probe that could not tell its large transfer from its small one (a
+// loaded machine) says so; it printed "4.13e+09 MB/s" (the floor's value).
+TEST(ChunkChoice, AnUnresolvedLinkIsNamedNotPrintedAsABandwidth) {
+  LinkCalibration link = loopbackLink();
+  link.bandwidth_mb_per_s = 4.13e9;
+  ChunkChoice choice = chooseChunks(smallMlpBlock(256), link, kCandidates);
+  EXPECT_NE(choice.reason.find("link faster than the probe resolves"), std::string::npos)
+      << choice.reason;
+  EXPECT_EQ(choice.reason.find("MB/s"), std::string::npos) << choice.reason;
+  const std::string measured = chooseChunks(smallMlpBlock(256), loopbackLink(), kCandidates).reason;
+  EXPECT_NE(measured.find("; link 3e+03 MB/s"), std::string::npos) << measured;
+}
+
 }  // namespace
 }  // namespace hostir

@@ -22,6 +22,10 @@
 namespace hostir {
 namespace {
 
+// 10 TB/s: no link (nor loopback's memory copy) is that fast; a calibrated
+// bandwidth at or above it is the probe's floor, not a measurement.
+constexpr double kUnresolvedBandwidthMbPerS = 1e7;
+
 double processCpuSeconds() {
   timespec now{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
@@ -357,10 +361,19 @@ ChunkChoice chooseChunks(const PipelineCost& cost, const LinkCalibration& link,
                                       : " (the best chunked)");
     }
   }
-  reason << "; link " << link.bandwidth_mb_per_s << " MB/s + " << link.latency_ms
-         << " ms, transfers cost " << link.comm_cpu_fraction * 100 << " % CPU, a wake-up waits "
-         << link.wake_wait_ms << " ms for a CPU, GEMM " << gemmRateWhole(link) << ", "
-         << link.gemm_gflops.at(choice.chunks) << " GFLOP/s per chunk";
+  // A probe whose large transfer took no longer than its small one (a
+  // loaded machine's waits subtracted) measured no bandwidth: say so rather
+  // than print the floor's 1e9 MB/s.
+  if (link.bandwidth_mb_per_s >= kUnresolvedBandwidthMbPerS) {
+    reason << "; link faster than the probe resolves (its large transfer took no longer than "
+              "its small one)";
+  } else {
+    reason << "; link " << link.bandwidth_mb_per_s << " MB/s";
+  }
+  reason << " + " << link.latency_ms << " ms, transfers cost " << link.comm_cpu_fraction * 100
+         << " % CPU, a wake-up waits " << link.wake_wait_ms << " ms for a CPU, GEMM "
+         << gemmRateWhole(link) << ", " << link.gemm_gflops.at(choice.chunks)
+         << " GFLOP/s per chunk";
   choice.reason = reason.str();
   return choice;
 }
