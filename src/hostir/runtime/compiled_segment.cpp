@@ -2,6 +2,9 @@
 
 #include <ATen/Parallel.h>
 #include <HalideRuntime.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <algorithm>
 #include <iostream>
@@ -22,19 +25,34 @@ namespace hostir {
 
 namespace {
 
-// Kernels' parallel loops run on ATen's intra-op pool: the rank's thread
-// budget (runtime/thread_budget_aten.h) holds for them too.
+// Kernels' parallel loops run on OpenMP, ATen's intra-op backend, with the
+// thread count ATen gives this thread: the rank's thread budget
+// (runtime/thread_budget_aten.h) holds for them too. Not through
+// at::parallel_for: it is inline, and its lazy init would define ATen's
+// per-thread init flag in this file, which the sanitizer build (this file
+// without OpenMP: a serial loop) then links twice.
 int parallelForOnAten(void* user_context, KernelTask task, int min, int size,
                       unsigned char* closure) {
   std::atomic<int> status{0};
-  at::parallel_for(min, min + size, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      int result = task(user_context, static_cast<int>(i), closure);
-      if (result != 0) {
-        status = result;
-      }
+  auto run = [&](int i) {
+    int result = task(user_context, i, closure);
+    if (result != 0) {
+      status = result;
     }
-  });
+  };
+#ifdef _OPENMP
+  const int threads = std::min(at::get_num_threads(), size);
+  if (threads > 1 && omp_in_parallel() == 0) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = min; i < min + size; ++i) {
+      run(i);
+    }
+    return status.load();
+  }
+#endif
+  for (int i = min; i < min + size; ++i) {
+    run(i);
+  }
   return status.load();
 }
 
