@@ -30,6 +30,21 @@ class CollectiveSchedulingTest : public MultiDeviceTest {
     lowerReshardingToCommunication(*program, /*my_device=*/0);
     return program;
   }
+
+  // The sequence-parallel MLP block's backward (autodiff), lowered with the
+  // collectives of device 0, before collective_scheduling.
+  std::unique_ptr<HostIrContainer> loweredMlpBackward() {
+    TensorView* x = shardedTensor({8, 4}, mesh2_, 0);
+    TensorView* w1 = shardedTensor({6, 4}, mesh2_, 0);
+    TensorView* w2 = shardedTensor({4, 6}, mesh2_, 1);
+    fusion_.addInput(x);
+    fusion_.addInput(w1);
+    fusion_.addInput(w2);
+    TensorView* h = sharded(linear(x, w1), mesh2_, 1);
+    fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
+    Differentiated d = differentiate(fusion_);
+    return loweredWithCollectives(*d.backward);
+  }
 };
 
 // An allgather of a program input is posted before a GEMM that comes first
@@ -71,16 +86,7 @@ TEST_F(CollectiveSchedulingTest, InputCollectivesArePostedFirstAndWaitedForByThe
 // of dx is waited for at the very end, after the wgrad GEMMs it overlaps;
 // the re-gather of x, an input, is lowered ahead of it.
 TEST_F(CollectiveSchedulingTest, TheMlpBackwardWaitsForTheInputGradAfterTheWgradGemms) {
-  TensorView* x = shardedTensor({8, 4}, mesh2_, 0);
-  TensorView* w1 = shardedTensor({6, 4}, mesh2_, 0);
-  TensorView* w2 = shardedTensor({4, 6}, mesh2_, 1);
-  fusion_.addInput(x);
-  fusion_.addInput(w1);
-  fusion_.addInput(w2);
-  TensorView* h = sharded(linear(x, w1), mesh2_, 1);
-  fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
-  Differentiated d = differentiate(fusion_);
-  std::unique_ptr<HostIrContainer> program = loweredWithCollectives(*d.backward);
+  std::unique_ptr<HostIrContainer> program = loweredMlpBackward();
   const std::string before = program->toString();
   scheduleCollectives(*program);
   const std::string after = program->toString();
@@ -125,16 +131,7 @@ TEST_F(CollectiveSchedulingTest, TheMlpBackwardWaitsForTheInputGradAfterTheWgrad
 // dx (the unchunked step's peak on 2 ranks, 4096 x 1024 x 4096: 184.5 ->
 // 144.5 MiB, docs/training.md). The collectives keep their order and places.
 TEST_F(CollectiveSchedulingTest, TheRecomputedGeluLivesOnlyForTheWgradGemmThatReadsIt) {
-  TensorView* x = shardedTensor({8, 4}, mesh2_, 0);
-  TensorView* w1 = shardedTensor({6, 4}, mesh2_, 0);
-  TensorView* w2 = shardedTensor({4, 6}, mesh2_, 1);
-  fusion_.addInput(x);
-  fusion_.addInput(w1);
-  fusion_.addInput(w2);
-  TensorView* h = sharded(linear(x, w1), mesh2_, 1);
-  fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
-  Differentiated d = differentiate(fusion_);
-  std::unique_ptr<HostIrContainer> program = loweredWithCollectives(*d.backward);
+  std::unique_ptr<HostIrContainer> program = loweredMlpBackward();
   scheduleCollectives(*program);
   const std::string before = program->toString();
   EXPECT_TRUE(irCheck(before, R"(
