@@ -106,7 +106,7 @@ TEST(TrigKernelTest, CompiledSinAndCosAreWithinTorchsUlpsPerRange) {
   }
 }
 
-TEST(TrigKernelTest, EdgeValuesCompiled) {
+TEST(TrigKernelTest, EdgeValuesCompiledPerDtype) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> values = {0.0,           -0.0,       nan,   inf,           -inf,
@@ -119,18 +119,31 @@ TEST(TrigKernelTest, EdgeValuesCompiled) {
       values.push_back(std::ldexp(M_PI / 2, 3 * k));  // up to 2^28.6
     }
   }
-  at::Tensor x = at::tensor(values, at::kDouble).to(at::kFloat);
-  at::Tensor wide = x.to(at::kDouble);
-  for (const bool is_sin : {true, false}) {
-    at::Tensor out = runCompiled(is_sin, x).at(0);
-    at::Tensor truth = is_sin ? at::sin(wide) : at::cos(wide);
-    EXPECT_LE(maxUlps(out, truth), 1.0) << (is_sin ? "sin" : "cos");
-    EXPECT_EQ(std::isnan(out[2].item<float>()), true);
-    EXPECT_EQ(std::isnan(out[3].item<float>()) && std::isnan(out[4].item<float>()), true);
-    if (is_sin) {
-      // sin keeps a zero's sign.
-      EXPECT_FALSE(std::signbit(out[0].item<float>()));
-      EXPECT_TRUE(std::signbit(out[1].item<float>()));
+  // Half and bfloat16 run the float32 code and round: the same edges per
+  // dtype (half turns the values past 65504 into infinities; bfloat16
+  // rounds 1073741760 up to 2^30, which the kernel refuses: dropped there).
+  for (const at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    at::Tensor x = at::tensor(values, at::kDouble).to(dtype);
+    if (dtype == at::kBFloat16) {
+      x = x.masked_select((x.to(at::kDouble).abs() < 1073741824.0) | x.isnan() | x.isinf());
+    }
+    at::Tensor wide = x.to(at::kDouble);
+    for (const bool is_sin : {true, false}) {
+      at::Tensor out = runCompiled(is_sin, x).at(0);
+      at::Tensor truth = is_sin ? at::sin(wide) : at::cos(wide);
+      EXPECT_LE(maxUlps(out, truth), 1.0) << (is_sin ? "sin " : "cos ") << dtype;
+      at::Tensor wide_out = out.to(at::kDouble);
+      EXPECT_TRUE(std::isnan(wide_out[2].item<double>())) << dtype;
+      EXPECT_TRUE(std::isnan(wide_out[3].item<double>()) && std::isnan(wide_out[4].item<double>()))
+          << dtype;
+      if (is_sin) {
+        // sin keeps a zero's sign.
+        EXPECT_FALSE(std::signbit(wide_out[0].item<double>())) << dtype;
+        EXPECT_TRUE(std::signbit(wide_out[1].item<double>())) << dtype;
+      } else {
+        EXPECT_EQ(wide_out[0].item<double>(), 1.0) << dtype;
+        EXPECT_EQ(wide_out[1].item<double>(), 1.0) << dtype;
+      }
     }
   }
 }
