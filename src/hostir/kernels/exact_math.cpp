@@ -125,13 +125,18 @@ Expr gcd(const Expr& a, const Expr& b) {
   return Halide::Internal::Let::make(as[0], Halide::cast(type, Halide::abs(a)), body);
 }
 
-// torch.nextafter: the neighbour of a toward b, one step in a's bits.
-Expr nextafter(const Expr& a, const Expr& b) {
+// torch.nextafter: the neighbour of a toward b, one step in the bits of
+// `storage` (a's type, or half / bfloat16 whose values a and b hold in
+// float: the result is one of those values, so exact in float too).
+Expr nextafter(const Expr& a, const Expr& b, Halide::Type storage) {
   Halide::Type type = a.type();
-  Halide::Type bits = Halide::Int(type.bits());
-  Expr tiny = Halide::reinterpret(type, Halide::cast(bits, 1));
+  Halide::Type bits = Halide::Int(storage.bits());
+  auto fromBits = [&](const Expr& i) {
+    return Halide::cast(type, Halide::reinterpret(storage, i));
+  };
+  Expr tiny = fromBits(Halide::cast(bits, 1));
   Expr step = Halide::select((a < b) == (a > 0), Halide::cast(bits, 1), Halide::cast(bits, -1));
-  Expr away = Halide::reinterpret(type, Halide::reinterpret(bits, a) + step);
+  Expr away = fromBits(Halide::reinterpret(bits, Halide::cast(storage, a)) + step);
   Expr from_zero = Halide::select(b > 0, tiny, -tiny);
   Expr result = Halide::select(a == b, b, Halide::select(a == 0, from_zero, away));
   return Halide::select(Halide::is_nan(a) || Halide::is_nan(b), a + b, result);

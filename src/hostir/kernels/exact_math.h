@@ -39,7 +39,9 @@ Halide::Expr shift(BinaryOpType kind, const Halide::Expr& a, const Halide::Expr&
 // stays linear in size.
 Halide::Expr gcd(const Halide::Expr& a, const Halide::Expr& b);
 
-// torch.nextafter: the neighbour of a toward b, one step in a's bits.
-Halide::Expr nextafter(const Halide::Expr& a, const Halide::Expr& b);
+// torch.nextafter: the neighbour of a toward b, one step in the bits of
+// `storage` (a's type, or Float(16) / BFloat(16) for half and bfloat16
+// values that a and b hold in float).
+Halide::Expr nextafter(const Halide::Expr& a, const Halide::Expr& b, Halide::Type storage);
 
 }  // namespace hostir::exact_math

@@ -113,7 +113,9 @@ void Lowering::lowerBinary(const BinaryOp* op) {
       uniteAligned(out, tv);
     }
   }
-  const bool comparison = isComparison(op->type());
+  // A scalar is rounded to the operands' dtype first where that changes the
+  // result: a comparison, nextafter (one step from a half value).
+  const bool comparison = isComparison(op->type()) || op->type() == BinaryOpType::NextAfter;
   auto value = [&](const Val* operand, const Index& i) {
     if (const auto* tv = dynamic_cast<const TensorView*>(operand)) {
       return convert(loadBroadcast(tv, i), type);
@@ -154,7 +156,7 @@ void Lowering::lowerBinary(const BinaryOp* op) {
       case BinaryOpType::BitwiseRightShift:
       case BinaryOpType::LogicalRightShift: return exact_math::shift(kind, a, b);
       case BinaryOpType::Gcd: return exact_math::gcd(a, b);
-      case BinaryOpType::NextAfter: return exact_math::nextafter(a, b);
+      case BinaryOpType::NextAfter: return exact_math::nextafter(a, b, storageType(operand_dtype));
       // C's fmod (exact; the dividend's sign), as ATen's floating fmod.
       case BinaryOpType::Fmod:
         return Halide::Internal::Call::make(type, type.bits() == 64 ? "fmod" : "fmodf", {a, b},

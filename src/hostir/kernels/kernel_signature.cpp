@@ -68,11 +68,6 @@ bool isCompilableOp(const Expr* expr) {
       // rules for negative exponents: through ATen.
       return isFloatingType(binary->out()->dtype());
     }
-    if (binary->type() == BinaryOpType::NextAfter) {
-      // One step in the bits of a float or a double (half: through ATen).
-      return binary->out()->dtype() == DataType::Float ||
-             binary->out()->dtype() == DataType::Double;
-    }
     if (binary->type() == BinaryOpType::Fmod) {
       // An integer fmod by zero raises ATen's ZeroDivisionError: ATen.
       return isFloatingType(binary->out()->dtype());

@@ -127,7 +127,7 @@ class AtenOpEvaluator final : public OptInDispatch {
       case BinaryOpType::Ge: at::ge_out(out, lhs, rhs); break;
       case BinaryOpType::Gcd: at::gcd_out(out, lhs, rhs); break;
       case BinaryOpType::NextAfter:
-        at::nextafter_out(out, lhs.to(out.scalar_type()), rhs.to(out.scalar_type()));
+        out.copy_(nextafter(lhs.to(out.scalar_type()), rhs.to(out.scalar_type())));
         break;
       case BinaryOpType::BitwiseAnd: at::bitwise_and_out(out, lhs, rhs); break;
       case BinaryOpType::BitwiseOr: at::bitwise_or_out(out, lhs, rhs); break;
@@ -201,6 +201,26 @@ class AtenOpEvaluator final : public OptInDispatch {
     const at::Tensor mask = at::bitwise_left_shift(at::ones_like(s), at::rsub(s, width)) - 1;
     const at::Tensor shifted = at::bitwise_and(at::bitwise_right_shift(a, s), mask);
     return at::where(outside, at::zeros_like(shifted), at::where(count == 0, a, shifted));
+  }
+
+  // torch.nextafter; for half and bfloat16 (ATen 1.13's CPU kernel has
+  // neither) one step in their 16 bits, the comparisons in float (exact).
+  static at::Tensor nextafter(const at::Tensor& lhs, const at::Tensor& rhs) {
+    const at::ScalarType dtype = lhs.scalar_type();
+    if (dtype != at::kHalf && dtype != at::kBFloat16) {
+      return at::nextafter(lhs, rhs);
+    }
+    // (A scalar operand is a CPU tensor beside a meta one in shape inference.)
+    const std::vector<at::Tensor> both = at::broadcast_tensors({lhs, rhs.to(lhs.device())});
+    const at::Tensor a = both[0].to(at::kFloat);
+    const at::Tensor b = both[1].to(at::kFloat);
+    const at::Tensor step = at::where((a < b) == (a > 0), 1, -1).to(at::kShort);
+    const at::Tensor bits = both[0].contiguous().view(at::kShort);
+    const at::Tensor away = (bits + step).view(dtype).to(at::kFloat);
+    const double tiny = at::scalar_tensor(1, at::kShort).view(dtype).item<double>();
+    const at::Tensor from_zero = at::where(b > 0, tiny, -tiny);
+    const at::Tensor result = at::where(a == b, b, at::where(a == 0, from_zero, away));
+    return at::where(at::logical_or(a.isnan(), b.isnan()), a + b, result).to(dtype);
   }
 
   void handle(const ReductionOp* op) override {
