@@ -1013,6 +1013,15 @@ class FusionDefinition:
             lines.append(_describe_inputs(inputs))
         return "\n".join(lines) + "\n"
 
+    def last_repro_script(self):
+        """nvFuser's: repro() with the inputs of the last execute(inputs,
+        save_repro_inputs=True) (their shapes, dtypes and strides; scalars)."""
+        saved = getattr(self, "_repro_inputs", None)
+        if saved is None:
+            raise Error("last_repro_script: no inputs were saved; run "
+                        "fd.execute(inputs, save_repro_inputs=True) first")
+        return self.repro(saved)
+
     def __str__(self):
         if not self._recording and self._entry is None and \
                 type(self).definition is not FusionDefinition.definition:
@@ -1040,7 +1049,7 @@ class FusionDefinition:
     def execute(self, inputs, number_of_streams=None, output=None, global_tensors=False, *,
                 device=None, print_repro=False, profile=False, _enable_options=(),
                 _disable_options=(), override_user_schedule=False,
-                capture_debug_output=False):
+                capture_debug_output=False, save_repro_inputs=False):
         """Runs the fusion on `inputs` (torch tensors, Python numbers for scalar
         inputs; with a device mesh: this rank's shards, None for an input this
         rank does not hold). `output`: preallocated tensors to write the outputs
@@ -1052,8 +1061,10 @@ class FusionDefinition:
         nvFuser's keywords: device (None, "cpu" or 0: the only device a process
         runs on), print_repro (prints repro(inputs) first), _enable_options /
         _disable_options (its code generator's switches; hostir has no such
-        switches and ignores them). profile and capture_debug_output are refused:
-        they are CUDA profiling and kernel-compiler output."""
+        switches and ignores them), save_repro_inputs (keeps the inputs' shapes,
+        dtypes and strides, and scalars, for last_repro_script()). profile and
+        capture_debug_output are refused: they are CUDA profiling and
+        kernel-compiler output."""
         _check_device(device)
         if profile or capture_debug_output:
             raise Error("execute: profile= and capture_debug_output= are nvFuser's CUDA "
@@ -1064,6 +1075,10 @@ class FusionDefinition:
                         "CUDA schedule; hostir has none")
         if print_repro:
             print(self.repro(list(inputs)))
+        if save_repro_inputs:
+            self._repro_inputs = [
+                torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device="meta")
+                if isinstance(v, torch.Tensor) else v for v in inputs]
         if isinstance(inputs, torch.Tensor):
             raise Error("execute: inputs must be a list of tensors (and scalars), got one "
                         "torch.Tensor; write fd.execute([x])")

@@ -128,6 +128,14 @@ def test_execute_nvfuser_keywords(cache):
         fd.execute([x], device="cuda:1")
     with pytest.raises(hostir.Error, match="CUDA profiler"):
         fd.execute([x], profile=True)
+    with pytest.raises(hostir.Error, match="no inputs were saved"):
+        fd.last_repro_script()
+    fd.execute([x], save_repro_inputs=True)
+    script = fd.last_repro_script()
+    assert script == fd.repro([x]) and "make_tensor((3,), dtype=torch.float32" in script
+    scope = {}
+    exec(script.replace("fd.execute(inputs)", "out = fd.execute(inputs)"), scope)
+    assert scope["out"][0].shape == (3,)
 
 
 def test_fusion_definition_from_a_fusion_id():
@@ -242,3 +250,120 @@ def test_inputs_outputs_extents_and_no_cast_to_the_same_dtype(cache):
     fd, (y,) = run(cache, build, [x, x])
     torch.testing.assert_close(y, torch.full((2, 4), 48.0))
     assert (fd.inputs(), fd.outputs(), fd.extents()) == ([0, 1], [5], [-1, -2, -3, -4, -5, -6])
+
+
+def test_printed_definition_of_every_new_op_reexecutes_to_the_same_result(cache):
+    # nvFuser's repro check for the ops issue 41 added: repr(fd) exec'd records the
+    # same fusion again (the same id), and a fresh cache's copy gives the same
+    # outputs, bit for bit (a seeded uniform included).
+    x, i = torch.randn(4, 6), torch.randint(-50, 50, (4, 6))
+    index, along = torch.tensor([5, 0, 2]), torch.randint(0, 6, (4, 6))
+
+    def build(fd):
+        t, n = fd.from_pytorch(x), fd.from_pytorch(i)
+        j, k = fd.from_pytorch(index), fd.from_pytorch(along)
+        seed = fd.define_scalar(7, dtype=DataType.Int)
+        fd.add_output(fd.ops.cat([fd.ops.pad(t, [1, 2], 0.5), fd.ops.pad(t, [0, 3])], 0))
+        fd.add_output(fd.ops.index_select(t, j, 1))
+        fd.add_output(fd.ops.gather(fd.ops.cumsum(t, 1), k, 1))
+        fd.add_output(fd.ops.take_along_axis(t, k, 1))
+        fd.add_output(fd.ops.uniform(-1.0, 1.0, [4, 6], rng_seed=seed, rng_offset=3))
+        fd.add_output(fd.ops.triu(fd.ops.addcmul(t, t, t, 0.25), 1))
+        avg, var_sum, count = fd.ops.welford(t, [1])
+        fd.add_output(fd.ops.truediv(var_sum, count))
+        fd.add_output(fd.ops.broadcast_in_dim(avg, [4, 6], [0]))
+        fd.add_output(fd.ops.expand(fd.ops.broadcast(avg, [False, True]), [4, 6]))
+        fd.add_output(fd.ops.gcd(n, 12))
+        fd.add_output(fd.ops.logical_right_shift(n, 2))
+        fd.add_output(fd.ops.bitwise_left_shift(n, fd.ops.bitwise_and(n, 7)))
+        fd.add_output(fd.ops.nextafter(t, 0.0))
+        fd.add_output(fd.ops.slice(t, start_indices=[1, 2], end_indices=[3, 6]))
+        fd.add_output(fd.ops.real(fd.ops.mul(fd.ops.cast(t, DataType.ComplexFloat), 1j)))
+
+    inputs = [x, i, index, along]
+    fd, first = run(cache, build, inputs)
+    scope = {}
+    exec(repr(fd), scope)
+    with hostir.FusionDefinition(cache) as same:
+        scope[f"nvfuser_fusion_id{fd.id()}"](same)
+    assert same.id() == fd.id()
+    with hostir.FusionDefinition(hostir.FusionCache()) as fresh:
+        scope[f"nvfuser_fusion_id{fd.id()}"](fresh)
+    again = fresh.execute(inputs)
+    assert len(again) == len(first) == 15
+    for a, b in zip(first, again):
+        assert a.dtype == b.dtype and torch.equal(a, b), (a, b)
+    torch.testing.assert_close(first[6], x.var(1, unbiased=False))
+    torch.testing.assert_close(first[4], fd.execute(inputs)[4], rtol=0, atol=0)  # seeded
+
+
+def test_define_tensor_stride_order_takes_inputs_in_that_memory_order(cache):
+    # nvFuser's contiguity flags follow stride_order: [True, True] with order
+    # [0, 1] is a column-major tensor. hostir reads it at its strides.
+    x = torch.randn(5, 3).t()  # (3, 5), strides (1, 3): axis 0 innermost
+    y = torch.randn(2, 3, 4).permute(2, 0, 1)  # (4, 2, 3), axis 0 innermost
+
+    def build(fd):
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], stride_order=[0, 1])
+        b = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3,
+                             stride_order=[0, 2, 1])
+        fd.add_output(fd.ops.mul(a, 2.0))
+        fd.add_output(fd.ops.sum(b, [0]))
+
+    fd, (a2, bs) = run(cache, build, [x, y])
+    torch.testing.assert_close(a2, x * 2.0)
+    torch.testing.assert_close(bs, y.sum(0))
+    torch.testing.assert_close(fd.execute([x.contiguous(), y.contiguous()])[1], y.sum(0))
+    with pytest.raises(hostir.Error, match="stride_order \\[0, 0\\] is not a permutation"):
+        with hostir.FusionDefinition(cache) as bad:
+            bad.define_tensor(shape=[-1, -1], stride_order=[0, 0])
+
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
+          torch.bool]
+
+
+def _make(shape, dtype):
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape).to(dtype)
+    return torch.randint(-50, 50, shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_compositions_per_dtype_match_torch(cache, dtype):
+    # broadcast_in_dim / expand (exact for every dtype), truediv (floating
+    # promotion), addcmul and welford (floating): against torch per dtype.
+    x, y = _make((3,), dtype), _make((2, 3, 4), dtype)
+    floating = dtype.is_floating_point
+
+    def build(fd):
+        a, b = fd.from_pytorch(x), fd.from_pytorch(y)
+        fd.add_output(fd.ops.broadcast_in_dim(a, [2, 3, 4], [1]))
+        fd.add_output(fd.ops.expand(fd.ops.broadcast(a, [True, False]), [5, 3]))
+        if dtype != torch.bool:
+            fd.add_output(fd.ops.truediv(b, 3))
+        if floating:
+            fd.add_output(fd.ops.addcmul(b, b, b, 0.5))
+            avg, var_sum, count = fd.ops.welford(b, [2])
+            fd.add_output(avg)
+            fd.add_output(var_sum)
+            fd.add_output(count)
+
+    _, out = run(cache, build, [x, y])
+    assert torch.equal(out[0], x[None, :, None].expand(2, 3, 4))
+    assert torch.equal(out[1], x.expand(5, 3))
+    if dtype != torch.bool:
+        torch.testing.assert_close(out[2], torch.true_divide(y, 3))
+    if floating:
+        # (torch 1.13's CPU addcmul lacks half: float, rounded once; hostir rounds
+        # its two products and the sum, as three half ops.)
+        wide = y.double()
+        tol = dict(rtol=1e-2, atol=1e-2) if dtype in (torch.float16, torch.bfloat16) else {}
+        torch.testing.assert_close(out[3], torch.addcmul(wide, wide, wide, value=0.5).to(dtype),
+                                   **tol)
+        torch.testing.assert_close(out[4], wide.mean(2).to(dtype), **tol)
+        torch.testing.assert_close(out[5], ((wide - wide.mean(2, keepdim=True)) ** 2).sum(2)
+                                   .to(dtype), **tol)
+        assert out[6].dtype == torch.int64 and torch.equal(out[6], torch.full((2, 3), 4))
