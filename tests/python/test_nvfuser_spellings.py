@@ -6,6 +6,7 @@ import torch
 
 import hostir
 from hostir import DataType
+from test_resize_ops import DTYPES, make
 
 
 def run(cache, build, inputs):
@@ -319,23 +320,11 @@ def test_define_tensor_stride_order_takes_inputs_in_that_memory_order(cache):
             bad.define_tensor(shape=[-1, -1], stride_order=[0, 0])
 
 
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
-          torch.bool]
-
-
-def _make(shape, dtype):
-    if dtype == torch.bool:
-        return torch.rand(shape) > 0.5
-    if dtype.is_floating_point:
-        return torch.randn(shape).to(dtype)
-    return torch.randint(-50, 50, shape, dtype=dtype)
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_compositions_per_dtype_match_torch(cache, dtype):
     # broadcast_in_dim / expand (exact for every dtype), truediv (floating
     # promotion), addcmul and welford (floating): against torch per dtype.
-    x, y = _make((3,), dtype), _make((2, 3, 4), dtype)
+    x, y = make((3,), dtype), make((2, 3, 4), dtype)
     floating = dtype.is_floating_point
 
     def build(fd):
