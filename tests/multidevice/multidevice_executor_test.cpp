@@ -295,6 +295,28 @@ TEST_F(MultiDeviceExecutorTest, SetUnshardedToShardedIsScatter) {
   }
 }
 
+// Every rank holds a replicated tensor, so the Scatter onto its own mesh
+// is each rank cutting its piece: nothing crosses the link. Seen by giving
+// the ranks different "replicas" (a contract the caller breaks here on
+// purpose): each output is the piece of its own rank's input, where a
+// Scatter from device 0 would hand every rank device 0's.
+TEST_F(MultiDeviceExecutorTest, AScatterOfAReplicatedTensorIsEachRanksOwnCut) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = shard(makeContigTensor(2), all_, -1);
+  fusion.addInput(x);
+  fusion.addOutput(shard(set(x), all_, 0));
+  MultiDeviceExecutor exec(fusion, comm_);
+  expectCommunications(exec, {{CommunicationType::Scatter, 1}});
+  for (const int64_t rows : {4 * n_, 4 * n_ - 1}) {
+    at::manual_seed(5);
+    const at::Tensor mine = randn({rows, 3}) + static_cast<double>(comm_.deviceId());
+    const at::Tensor out = exec.run({mine}).at(0);
+    const at::Tensor want = mine.chunk(n_, 0).at(static_cast<size_t>(comm_.deviceId()));
+    EXPECT_TRUE(at::equal(out, want)) << rows << " rows";
+  }
+}
+
 TEST_F(MultiDeviceExecutorTest, SetShardedToUnshardedOnOneMeshIsAllgather) {
   for (bool via_split : {false, true}) {
     SCOPED_TRACE(via_split ? "DIDx on an outer split" : "DIDx on the logical axis");

@@ -44,6 +44,10 @@ struct CommunicationParams {
   // ReduceScatter only: the axis of the input's shape that is split across
   // the team after the reduction.
   std::optional<int64_t> scattered_axis = std::nullopt;
+  // Scatter only: every member holds the whole input (it is replicated on
+  // the team's mesh), so each cuts its own piece and nothing crosses the
+  // link. Derived from the input's sharding, not printed.
+  bool every_member_holds_input = false;
 };
 
 // One collective over a team of devices, reading `in` and writing `out`

@@ -19,6 +19,7 @@
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/row_chunks.h"
+#include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collective_buffers.h"
 #include "hostir/runtime/comm/collective_works.h"
@@ -103,6 +104,9 @@ class CollectivePoster {
       // a gather or scatter may be empty while the root's whole is not: it
       // takes part.
       return {};
+    }
+    if (params_.type == CommunicationType::Scatter && params_.every_member_holds_input) {
+      return cutOwnPiece();
     }
     group_ = &communicator_.processGroup(team, stream_key_);
     stripes_ = stripeCount();
@@ -335,6 +339,18 @@ class CollectivePoster {
     checkIsPiece(output_, pieces.at(root()), "output", "input");
     receive_sizes[groupRank(root())] = output_.numel();
     return receiveFromRoot(receive_sizes, send_sizes, send);
+  }
+
+  // A scatter of a tensor every member holds (replicated on the team's
+  // mesh): each member copies its torch.chunk piece; no process group.
+  c10::intrusive_ptr<c10d::Work> cutOwnPiece() {
+    checkDefined(input_, "input (replicated on every member)");
+    checkDefined(output_, "output");
+    const auto pieces = piecesOf(wholeToCut(given_input_, given_output_), params_.team, "input");
+    const at::Tensor& piece = pieces.at(my_device_);
+    checkIsPiece(output_, piece, "output", "input");
+    output_.copy_(piece.reshape(output_.sizes()));
+    return {};
   }
 
   // A scatter's piece received into the output (the root sends the others').
@@ -595,6 +611,16 @@ c10::intrusive_ptr<c10d::Work> postCollective(const CommunicationParams& params,
 }
 
 namespace {
+// Whether `tv` is replicated (no device-parallel axis) on a mesh that holds
+// every device of `team`.
+bool holdsWholeOnEveryMember(const TensorView& tv, const std::vector<int64_t>& team) {
+  if (!tv.hasDeviceMesh() || isSharded(&tv)) {
+    return false;
+  }
+  const DeviceMesh& mesh = tv.getDeviceMesh();
+  return std::all_of(team.begin(), team.end(), [&](int64_t device) { return mesh.has(device); });
+}
+
 CommunicationParams paramsOf(const Communication& communication) {
   CommunicationParams params;
   params.type = communication.type();
@@ -622,6 +648,8 @@ CommunicationParams paramsOf(const Communication& communication) {
     }
     params.scattered_axis = leading_broadcasts;
   }
+  params.every_member_holds_input = params.type == CommunicationType::Scatter &&
+                                    holdsWholeOnEveryMember(*communication.in(), params.team);
   return params;
 }
 }  // namespace
