@@ -34,6 +34,19 @@ HostIrEvaluator::HostIrEvaluator(std::unique_ptr<HostIrContainer> container,
       collectives_(pool_, params.communicator, params.my_device),
       pool_(params.number_of_streams) {  // checks the number
   communicates_ = collectives_.communicates(*container_);
+  scheduler_.prepare(scheduleOf(params_.number_of_streams, false));
+}
+
+StreamSchedule HostIrEvaluator::scheduleOf(int number_of_streams, bool skip_compute) const {
+  StreamSchedule schedule{.number_of_streams = number_of_streams,
+                          .communicates = communicates_,
+                          .skip_compute = skip_compute};
+  if (communicates_) {
+    schedule.ranks_sharing_cores =
+        static_cast<int>(params_.communicator->environment().local_world_size);
+    schedule.communication_timeout = collectives_.timeout();
+  }
+  return schedule;
 }
 
 std::vector<at::Tensor> HostIrEvaluator::run(const std::vector<at::Tensor>& inputs,
@@ -66,15 +79,8 @@ std::vector<at::Tensor> HostIrEvaluator::runSerialized(const std::vector<Polymor
                                                        const std::vector<at::Tensor>& outputs,
                                                        const HostIrRunOptions& options) {
   const int number_of_streams = options.number_of_streams.value_or(params_.number_of_streams);
-  StreamSchedule schedule{.number_of_streams = number_of_streams,
-                          .communicates = communicates_,
-                          .skip_compute = options.skip_compute};
-  if (communicates_) {
-    schedule.ranks_sharing_cores =
-        static_cast<int>(params_.communicator->environment().local_world_size);
-    schedule.communication_timeout = collectives_.timeout();
-  }
-  scheduler_.startRun(schedule);  // checks the number of streams
+  scheduler_.startRun(
+      scheduleOf(number_of_streams, options.skip_compute));  // checks the number of streams
   if (!options.inputs_validated) {
     validate(inputs, outputs);
   }

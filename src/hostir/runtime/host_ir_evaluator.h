@@ -170,6 +170,9 @@ class HostIrEvaluator final : public HostIrDispatch {
   void handle(const IotaOp* expr) override;
 
  private:
+  // The stream side of a run with `number_of_streams`: what the constructor
+  // prepares (the default run's) and what each run starts.
+  StreamSchedule scheduleOf(int number_of_streams, bool skip_compute) const;
   // The Executor runs its evaluator under its own run lock.
   friend class Executor;
   // run() without the evaluator's lock: the caller serializes runs.

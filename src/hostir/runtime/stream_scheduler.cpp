@@ -6,6 +6,14 @@
 
 namespace hostir {
 
+void StreamScheduler::prepare(const StreamSchedule& schedule) {
+  pool_.setNumberOfStreams(schedule.number_of_streams);  // checks it
+  runtime::applyThreadBudget(pool_, schedule.communicates, schedule.ranks_sharing_cores);
+  pool_.callerStream().enqueue(
+      "prepare: the stream's worker and thread budget", [] {}, "prepare");
+  pool_.synchronizeAll(runtime::defaultWaitTimeout());
+}
+
 void StreamScheduler::startRun(const StreamSchedule& schedule) {
   pool_.setNumberOfStreams(schedule.number_of_streams);  // checks it
   const runtime::ThreadBudget budget =

@@ -44,6 +44,12 @@ class StreamScheduler {
   // Only keeps `pool`: the owner may pass a member not constructed yet.
   explicit StreamScheduler(runtime::StreamPool& pool) : pool_(pool) {}
 
+  // Ahead of the first run (the evaluator's constructor, in the compile
+  // stage): puts the thread budget of a run with `schedule` in effect and
+  // starts the caller's stream's worker, so that what a first run would
+  // start once (ATen's process-wide count and the pools libtorch makes for
+  // it, the caller's and that worker's OpenMP teams) is started here.
+  void prepare(const StreamSchedule& schedule);
   // Sets the run's number of streams (checked), the thread budget, the gate
   // and the timeout; the run starts on the caller's stream.
   void startRun(const StreamSchedule& schedule);

@@ -35,9 +35,28 @@ std::atomic<int> g_process_count{0};
 // (docs/performance.md, "Compile stage and first run"). So the process-wide
 // count is set only when it changes, and a thread of the budget gets its
 // count from OpenMP directly, ATen's lazy init marked done.
+//
+// A new thread of an OpenMP team runs the same lazy init at its first ATen
+// call (a reduction's parallel body calls at::get_num_threads), so it too
+// re-created the pool, in the first run. startTeam starts the calling
+// thread's team of `threads` ahead, each team thread marked done; OpenMP
+// keeps a team's threads for the thread's later parallel regions.
+void startTeam(int threads) {
+#if AT_PARALLEL_OPENMP && defined(_OPENMP)
+  thread_local int started = 1;  // this thread's team size marked so far
+  if (threads <= started) {
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  { aten_thread_count_initialized = true; }
+  started = threads;
+#endif
+}
+
 void setIntraOpThreads(int threads) {
   if (g_process_count.exchange(threads) != threads) {
     at::set_num_threads(threads);  // this thread's and the process's count
+    startTeam(threads);
     return;
   }
 #if AT_PARALLEL_OPENMP
@@ -45,6 +64,7 @@ void setIntraOpThreads(int threads) {
   if (omp_get_max_threads() != threads) {
     omp_set_num_threads(threads);
   }
+  startTeam(threads);
 #else
   if (at::get_num_threads() != threads) {
     at::set_num_threads(threads);  // the native backends keep one count

@@ -91,6 +91,31 @@ TEST(AtenThreadPools, NewWorkersAndRepeatedRunsStartNoPool) {
   }
 }
 
+// Threads of an OpenMP team run ATen's lazy init too, at their first ATen
+// call inside a parallel region (a column sum's parallel body asks ATen for
+// its count): once a process-wide count is stored, each re-created caffe2's
+// pool, in the layer's first run. The budget starts the caller's and each
+// worker's team ahead, its threads marked, so a first parallel op on them
+// starts no pool (before: one per new team thread). Declared before the
+// tests below, whose parallel ops would start the host's team first.
+TEST(AtenThreadPools, TheBudgetStartsTheTeamsAheadSoAParallelOpStartsNoPool) {
+  IntraOpThreadsOverride override_budget("2");
+  StreamPool pool(2);
+  applyThreadBudget(pool);  // may start ATen's pool: the count is stored here
+  pool.stream(1).enqueue("the worker's setup", [] {});
+  pool.synchronizeAll();
+  const int started = g_pools_started.load();
+  const at::Tensor x = at::ones({1024, 1024});
+  EXPECT_EQ(x.sum(0).sum().item<float>(), 1024.0f * 1024.0f);
+  float on_worker = 0;
+  pool.stream(1).enqueue("a parallel op on a worker",
+                         [&on_worker, &x] { on_worker = x.sum(0).sum().item<float>(); });
+  pool.synchronizeAll();
+  EXPECT_EQ(on_worker, 1024.0f * 1024.0f);
+  EXPECT_EQ(at::get_num_threads(), 2);
+  EXPECT_EQ(g_pools_started.load() - started, 0);
+}
+
 // ATen's thread count can be per thread (OpenMP), so check it on the host and
 // on each worker, and check that a new budget reaches workers that exist.
 TEST(ThreadBudgetAten, AppliesTheBudgetOnTheHostAndOnEveryWorker) {
