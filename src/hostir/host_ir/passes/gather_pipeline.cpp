@@ -1,6 +1,7 @@
 #include "hostir/host_ir/passes/gather_pipeline.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "hostir/host_ir/host_ir.h"
 #include "hostir/host_ir/passes/pipeline_tail.h"
@@ -37,6 +38,31 @@ void acceptStridedReadsOf(HostIrContainer& container, const TensorView* whole) {
 
 Val* zeroVal(HostIrContainer& container) {
   return IrBuilder::createInContainer<Scalar>(&container, int64_t{0});
+}
+
+// A whole operand of the tail's pointwise `op` whose blocks `op`'s output
+// can be written into: read by `op` alone (so, per element, last read just
+// before the element is written), not a program output, of the output's
+// dtype and shape (no broadcast axis), and not already given to another
+// output. A program input's blocks are a padded copy (blocksToRead), so
+// writing over them leaves the caller's tensor as it was.
+const TensorView* operandToWriteOver(const PipelineTail& tail, const GatherPipeline& pipeline,
+                                     const Expr* op, const std::unordered_set<const Val*>& taken) {
+  const auto* out = op->output(0)->as<TensorView>();
+  auto no_broadcast = [](const TensorView* tv) {
+    const std::vector<IterDomain*> shape = tv->shapeDomain();
+    return std::none_of(shape.begin(), shape.end(),
+                        [](const IterDomain* id) { return id->isBroadcast(); });
+  };
+  for (const TensorView* operand : tail.operands) {
+    if (std::find(op->inputs().begin(), op->inputs().end(), operand) != op->inputs().end() &&
+        operand->uses().size() == 1 && !pipeline.isProgramOutput(operand) &&
+        taken.count(operand) == 0 && operand->dtype() == out->dtype() &&
+        operand->rank() == out->rank() && no_broadcast(operand) && no_broadcast(out)) {
+      return operand;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -197,6 +223,22 @@ TensorView* GatherPipeline::blocksToRead(TensorView* whole, std::vector<Expr*>& 
   return reshapeView(container_, buffer, extents, emitted);
 }
 
+void GatherPipeline::fillInto(TensorView* whole, TensorView* blocks,
+                              std::vector<Expr*>& emitted) const {
+  std::vector<Val*> extents = localShape(whole);
+  Val* rows = extents[0];
+  extents[0] = mul(devices_, block_rows_);
+  TensorView* buffer = reshapeView(container_, blocks, extents, emitted);
+  emitted.push_back(IrBuilder::createInContainer<SliceOp>(
+      &container_, std::vector<Val*>{buffer, zeroVal(container_), rows}, std::vector<Val*>{whole},
+      std::vector<Attribute>{int64_t{0}}));
+}
+
+bool GatherPipeline::isProgramOutput(const Val* val) const {
+  const std::vector<Val*>& outputs = container_.outputs();
+  return std::find(outputs.begin(), outputs.end(), val) != outputs.end();
+}
+
 std::pair<Val*, Val*> GatherPipeline::bounds(Val* index) const {
   return chunkBounds(index, chunk_rows_, block_rows_);
 }
@@ -265,16 +307,25 @@ std::unordered_map<const Val*, TensorView*> allocateTailBlocks(const PipelineTai
                                                                const GatherPipeline& pipeline,
                                                                std::vector<Expr*>& emitted) {
   std::unordered_map<const Val*, TensorView*> blocks;
-  for (const Expr* op : tail.pointwise) {
-    auto* whole = op->output(0)->as<TensorView>();
-    if (tail.kept.count(whole) != 0) {
-      blocks[whole] = pipeline.blocksToFill(whole, emitted);
-    }
-  }
   for (TensorView* operand : tail.operands) {
     if (blocks.count(operand) == 0) {
       blocks[operand] = pipeline.blocksToRead(operand, emitted);
     }
+  }
+  std::unordered_set<const Val*> taken;
+  for (const Expr* op : tail.pointwise) {
+    auto* whole = op->output(0)->as<TensorView>();
+    if (tail.kept.count(whole) == 0) {
+      continue;
+    }
+    const TensorView* host = operandToWriteOver(tail, pipeline, op, taken);
+    if (host == nullptr) {
+      blocks[whole] = pipeline.blocksToFill(whole, emitted);
+      continue;
+    }
+    taken.insert(host);
+    pipeline.fillInto(whole, blocks.at(host), emitted);
+    blocks[whole] = blocks.at(host);
   }
   return blocks;
 }

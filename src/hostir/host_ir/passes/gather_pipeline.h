@@ -82,6 +82,12 @@ class GatherPipeline {
   // it writes into them (their first n rows are `whole`), else a copy.
   TensorView* blocksToRead(TensorView* whole, std::vector<Expr*>& emitted) const;
   PostOnStream* topLevelSegmentWriting(const TensorView* whole) const;
+  // `whole`, which the loop writes, in `blocks` (another tensor's, from
+  // blocksToRead, that the loop reads for the last time in the same
+  // elements as it writes them): `whole` becomes a view of their first n
+  // rows, and no buffer of its own is allocated.
+  void fillInto(TensorView* whole, TensorView* blocks, std::vector<Expr*>& emitted) const;
+  bool isProgramOutput(const Val* val) const;
 
   // [start, stop) of chunk `index` of a device's c rows.
   std::pair<Val*, Val*> bounds(Val* index) const;
@@ -114,7 +120,10 @@ class GatherPipeline {
 };
 
 // The [devices, c, ...] blocks of the whole tensors `tail` writes (its
-// kept tensors) or reads (its whole operands) chunk by chunk.
+// kept tensors) or reads (its whole operands) chunk by chunk. A kept tensor
+// written by a pointwise op whose whole operand nothing else reads (the
+// backward's dh = dy·w2 * gelu'(h)) is written into that operand's blocks,
+// each chunk over the rows it has just read: one buffer, not two.
 std::unordered_map<const Val*, TensorView*> allocateTailBlocks(const PipelineTail& tail,
                                                                const GatherPipeline& pipeline,
                                                                std::vector<Expr*>& emitted);
