@@ -1,7 +1,12 @@
 #include "hostir/runtime/buffer_pool.h"
 
 #include <algorithm>
+#include <climits>
 #include <optional>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "hostir/runtime/environment_count.h"
 
@@ -11,6 +16,26 @@ int64_t bufferPoolLimitBytes() {
   return countFromEnvironment("HOSTIR_BUFFER_POOL_MB", 2048, 0, int64_t{1} << 30,
                               "MiB the buffer pool may hold between runs (0: off)")
          << 20;
+}
+
+void keepFreedMemoryMapped(int64_t limit_bytes) {
+#if defined(__GLIBC__)
+  static std::mutex mutex;
+  static int64_t applied = -1;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (applied == limit_bytes || (applied == -1 && limit_bytes == 0)) {
+    return;
+  }
+  applied = limit_bytes;
+  constexpr int kLargestHeapBlock = 32 << 20;  // glibc's DEFAULT_MMAP_THRESHOLD_MAX
+  constexpr int kGlibcDefaultTrim = 128 << 10;
+  mallopt(M_MMAP_THRESHOLD, kLargestHeapBlock);
+  mallopt(M_TRIM_THRESHOLD, limit_bytes == 0
+                                ? kGlibcDefaultTrim
+                                : static_cast<int>(std::min<int64_t>(limit_bytes, INT_MAX)));
+#else
+  (void)limit_bytes;
+#endif
 }
 
 BufferPool& BufferPool::shared() {
@@ -92,6 +117,7 @@ void BufferPool::release() {
 
 void BufferPool::recycle() {
   const int64_t limit = bufferPoolLimitBytes();
+  keepFreedMemoryMapped(limit);
   std::lock_guard<std::mutex> lock(mutex_);
   ++runs_;
   // Sizes that no recent run asked for do not stay.

@@ -94,4 +94,23 @@ class BufferPool {
 // naming the variable for a value that is not a non-negative integer.
 int64_t bufferPoolLimitBytes();
 
+// Memory let go keeps its pages for the next allocation (docs/performance.md,
+// "Sequence lengths that change between calls"). A new sequence length's
+// buffers are sizes no free buffer has: the pool lets its free ones go and
+// asks for new memory, and ATen's ops, oneDNN and Gloo allocate new sizes
+// too. All of it goes through glibc's malloc (c10's CPU allocator calls
+// posix_memalign), which by default gives a freed block of a few MiB back to
+// the system (munmap, or trimming its heap's top past a threshold of twice
+// the largest block freed so far), so the next length's memory was new
+// mappings whose every page faulted in (~20 us a 4 KiB page on the VMs
+// measured). Here blocks up to 32 MiB (the most glibc allows) come from its
+// heaps, and a heap's free top is kept up to `limit_bytes` (the pool's
+// HOSTIR_BUFFER_POOL_MB): above it, it goes back to the system as before.
+// What is kept is memory the process had in use at once (its peak), handed
+// to the next allocation of any size that fits; the free memory in a heap's
+// middle was never given back, before or now. recycle() applies it with the
+// pool's limit at every run's start (once per limit); a limit of 0 (pool
+// off) sets glibc's default trim threshold (128 KiB). Without glibc, nothing.
+void keepFreedMemoryMapped(int64_t limit_bytes);
+
 }  // namespace hostir

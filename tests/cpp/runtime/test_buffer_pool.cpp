@@ -2,6 +2,12 @@
 // runs, but only once nothing else references their memory: an output the
 // caller keeps (or a view of it) is never handed out again.
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
 #include "common/scoped_env.h"
 #include "hostir/runtime/buffer_pool.h"
 #include "hostir/runtime/host_executor.h"
@@ -196,6 +202,89 @@ TEST(BufferPoolTest, SmallBuffersAndAZeroLimitAreNotPooled) {
         0u)
         << error.what();
   }
+}
+
+// The minor page faults of the calling thread so far: a page of new memory
+// faults in on its first touch, memory malloc kept mapped does not.
+int64_t minorFaultsOfThisThread() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_minflt;
+}
+
+// One "run" of a program whose buffers are `rows` long: 10 buffers of
+// rows x 2048 floats (8 MiB at 1024 rows) alive at once, each written whole,
+// then let go. Returns the pages it wrote.
+int64_t runWithBuffersOf(BufferPool& pool, int64_t rows) {
+  pool.recycle();
+  std::vector<at::Tensor> alive;
+  int64_t bytes = 0;
+  for (int i = 0; i < 10; ++i) {
+    alive.push_back(pool.take({rows, 2048}, at::kFloat).fill_(1.0F));
+    bytes += static_cast<int64_t>(alive.back().nbytes());
+  }
+  return bytes / 4096;
+}
+
+// A sequence whose length changes between calls: no buffer has the new
+// length's size, so the pool lets its free ones go and makes new ones. Their
+// memory is the let-go buffers', which malloc kept mapped
+// (keepFreedMemoryMapped): a length no longer than the one before does not
+// fault its pages in again. (Before, glibc gave the 80 MiB let go at once
+// back to the system: every page of every new length faulted in.)
+TEST(BufferPoolTest, AShorterLengthsBuffersUseMemoryAlreadyFaultedIn) {
+  BufferPool pool;
+  runWithBuffersOf(pool, 1024);  // 80 MiB
+  int64_t pages = 0;
+  const int64_t faults_before = minorFaultsOfThisThread();
+  for (int64_t rows : {1016, 1000, 990, 960}) {
+    pages += runWithBuffersOf(pool, rows);
+  }
+  const int64_t faults = minorFaultsOfThisThread() - faults_before;
+  EXPECT_LT(faults, pages / 10) << faults << " page faults writing " << pages
+                                << " pages of 4 new lengths' buffers";
+  EXPECT_EQ(pool.reused(), 0) << "no buffer of the same size: all new memory";
+}
+
+// On the main thread (glibc's main heap, whose top is the program break):
+// frees a 30 MiB block that ends the heap and returns how far the break came
+// down. Blocks that filled a hole lower in the heap are kept until then.
+int64_t breakDropFreeingTheHeapsTop() {
+  constexpr size_t kBlock = size_t{30} << 20;
+  std::vector<void*> lower;
+  void* top = nullptr;
+  for (int i = 0; i < 8 && top == nullptr; ++i) {
+    void* block = std::malloc(kBlock);
+    const auto* end = static_cast<char*>(block) + kBlock;
+    const auto* program_break = static_cast<char*>(sbrk(0));
+    if (end <= program_break && program_break - end < (1 << 20)) {
+      top = block;
+    } else {
+      lower.push_back(block);
+    }
+  }
+  EXPECT_NE(top, nullptr) << "no 30 MiB block came from the heap's top";
+  const auto* before = static_cast<char*>(sbrk(0));
+  std::free(top);
+  const int64_t drop = before - static_cast<char*>(sbrk(0));
+  for (void* block : lower) {
+    std::free(block);
+  }
+  return drop;
+}
+
+// What malloc keeps free at the top of its heap is bounded by the pool's
+// limit (HOSTIR_BUFFER_POOL_MB): 30 MiB let go is kept under the default
+// 2 GiB and given back to the system under 16 MiB.
+TEST(BufferPoolTest, MemoryLetGoStaysMappedUpToThePoolsLimit) {
+  {
+    ScopedEnv limit("HOSTIR_BUFFER_POOL_MB", "2048");
+    BufferPool().recycle();  // every run's start applies the limit
+    EXPECT_EQ(breakDropFreeingTheHeapsTop(), 0) << "kept mapped";
+  }
+  ScopedEnv limit("HOSTIR_BUFFER_POOL_MB", "16");
+  BufferPool().recycle();
+  EXPECT_GE(breakDropFreeingTheHeapsTop(), int64_t{14} << 20) << "above the limit: given back";
 }
 
 // A program whose large intermediate is reused run after run: the results
