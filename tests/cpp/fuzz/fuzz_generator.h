@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/integer_ops.h"
 #include "fuzz/rounding_bound.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/fusion.h"
@@ -79,8 +80,8 @@ struct GeneratorOptions {
   bool runtime_slices = false;
   // Also draw the ops nvFuser's frontend brought (issue 41): pad, cat,
   // index_select, take_along_axis, scatter, scatter_add, index_add, cumsum,
-  // where, and a complex round trip (single-device only: index inputs are
-  // not sharded).
+  // where, a complex round trip, gcd, the bitwise ops and shifts, nextafter
+  // and fmod (single-device only: index inputs are not sharded).
   bool frontend_ops = false;
   // The dtype of the reference: float (what hostir runs), or double for a
   // float64 evaluation of the same program (FuzzTolerance's truth). The
@@ -285,9 +286,59 @@ class Generator {
     return tv;
   }
 
+  // A new Int64 input of `sizes` with values in [lo, hi).
+  TensorView* newIntegerInput(const std::vector<int64_t>& sizes, int64_t lo, int64_t hi) {
+    TensorView* tv = newInput(static_cast<int64_t>(sizes.size()), DataType::Int64);
+    at::Generator generator = at::detail::createCPUGenerator(rng_());
+    inputs_.push_back(at::randint(lo, hi, sizes, generator, at::TensorOptions().dtype(at::kLong)));
+    log("input " + std::to_string(inputs_.size() - 1) + " (integers in [" + std::to_string(lo) +
+        ", " + std::to_string(hi) + "))");
+    return tv;
+  }
+
+  // An integer op of nvFuser's frontend (gcd, bitwise, shifts by a count in
+  // [0, 64)) on two new Int64 inputs, folded to a byte (foldToByte), cast
+  // to float, scaled into [0, 1) and added to a: exact but for the add.
+  void integerStep(const Value& a) {
+    const IntegerOp& op = pick(std::vector<IntegerOp>(integerOps().begin(), integerOps().end()));
+    TensorView* i = newIntegerInput({rows_, cols_}, -1000, 1000);
+    const at::Tensor x = inputs_.back();
+    TensorView* j = op.is_shift ? newIntegerInput({rows_, cols_}, 0, 64)
+                                : newIntegerInput({rows_, cols_}, -1000, 1000);
+    const at::Tensor folded = foldToByteReference(op.reference(x, inputs_.back()));
+    const at::Tensor sum = a.ref + folded.to(a.ref.scalar_type()) / 256;
+    TensorView* fraction = mul(castOp(DataType::Float, foldToByte(op.build(i, j))), 1.0 / 256);
+    pushFrontendValue(add(a.tv, fraction), sum, a.err + roundingOf(sum),
+                      std::string(op.name) + " of two integer inputs, a byte of it / 256 added");
+  }
+
+  // torch.nextafter(a, b): a moved one float32 step toward b (b where they
+  // are equal): within a's error and two steps of a; or an exact value's
+  // fmod by a constant (fmod is exact, but jumps by the divisor where a
+  // crosses a multiple of it, so its operand is a new input).
+  void nextafterOrFmodStep(const Value& a, const Value& b) {
+    if (chance(0.5)) {
+      const at::Tensor ref = at::nextafter(a.ref, b.ref);
+      pushFrontendValue(nextafter(a.tv, b.tv), ref, a.err + roundingOf(magnitude(a)) * 2,
+                        "nextafter(a, b)");
+      return;
+    }
+    const double divisor = pick<double>({1.5, -0.75, 2.0});
+    TensorView* x = newInput(2);
+    inputs_.push_back(randomTensor({rows_, cols_}) * 4);
+    log("input " + std::to_string(inputs_.size() - 1) + " (fmod's operand)");
+    const at::Tensor remainder = at::fmod(inputs_.back(), divisor);
+    const at::Tensor ref = a.ref + remainder;
+    pushFrontendValue(add(a.tv, fmod(x, divisor)), ref, a.err + roundingOf(ref),
+                      "fmod of an input by " + std::to_string(divisor) + ", added");
+  }
+
   // One op of nvFuser's frontend on [rows, cols] values, kept [rows, cols].
   void frontendStep(const Value& a, const Value& b) {
-    switch (uniform(0, 9)) {
+    switch (uniform(0, 12)) {
+      case 10:
+      case 11: integerStep(a); break;  // seven ops share these
+      case 12: nextafterOrFmodStep(a, b); break;
       case 0: {
         // Columns padded by (left, right) with 1.5, then cut back to cols.
         const int64_t left = uniform(0, 2);

@@ -165,5 +165,30 @@ TEST(Fuzz, DifferentialAgainstAten) {
   EXPECT_GE(matched * 4, ran * 3) << "too many rejections";
 }
 
+// The smoke run's seeds draw every op of nvFuser's frontend in the pool
+// (issue 41: new ops are in the fuzzer's op pool), each more than once.
+TEST(Fuzz, TheSmokeRunDrawsEveryFrontendOp) {
+  std::vector<std::string> ops = {"pad columns",     "cat on axis",     "index_select",
+                                  "take_along_axis", "scatter -0.25",   "cumsum",
+                                  "where(a > b",     "scatter_add",     "index_add",
+                                  "complex product", "nextafter(a, b)", "fmod of"};
+  for (const IntegerOp& op : integerOps()) {
+    ops.push_back(std::string(op.name) + " of two integer inputs");
+  }
+  std::map<std::string, int64_t> drawn;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    GeneratorOptions options;
+    options.runtime_slices = true;
+    options.frontend_ops = true;
+    const std::string description = Generator(seed, std::move(options)).generate().description;
+    for (const std::string& op : ops) {
+      drawn[op] += description.find(op) != std::string::npos ? 1 : 0;
+    }
+  }
+  for (const std::string& op : ops) {
+    EXPECT_GE(drawn[op], 2) << op << " is drawn by " << drawn[op] << " of seeds 1..300";
+  }
+}
+
 }  // namespace
 }  // namespace hostir::fuzz
