@@ -136,6 +136,84 @@ std::vector<int64_t> chosenPositions(const std::vector<int64_t>& asked,
   return positions;
 }
 
+// A softmax as arith's softmax() builds it over `axes` of `x`:
+//   p = div(e, broadcast(sum(e, axes))), e = exp(sub(x, broadcast(max(x, axes))))
+// with no other reader of its intermediates. Its grad is taken whole, as
+// torch's softmax backward: dx = p * (g - sum(g * p, axes)), which reads p
+// alone. The pieces' rules would read e, the sum and x (x for max's grad,
+// which is 0 but for rounding: a softmax does not move with the shift), so
+// the backward of an attention would recompute the probabilities from the
+// saved scores and hold both.
+struct Softmax {
+  const TensorView* x = nullptr;
+  const TensorView* p = nullptr;
+  std::vector<int64_t> axes;
+};
+
+template <typename T>
+const T* definedAs(const Val* val) {
+  const Expr* definition = val->definition();
+  return definition != nullptr && definition->isA<T>() ? definition->as<T>() : nullptr;
+}
+
+// Whether `bcast` inserts exactly `axes` (a keep_dim reduction's broadcast).
+bool insertsAxes(const BroadcastOp* bcast, const std::vector<int64_t>& axes) {
+  const std::vector<int64_t>& flags = bcast->isBroadcastDims();
+  const auto inserted = std::count_if(flags.begin(), flags.end(), [](int64_t f) { return f != 0; });
+  return inserted == static_cast<std::ptrdiff_t>(axes.size()) &&
+         std::all_of(axes.begin(), axes.end(), [&](int64_t axis) {
+           return axis >= 0 && axis < static_cast<int64_t>(flags.size()) &&
+                  flags[static_cast<size_t>(axis)] != 0;
+         });
+}
+
+bool onlyReadBy(const Val* val, size_t readers) {
+  return val->uses().size() == readers;
+}
+
+std::optional<Softmax> matchSoftmax(const Expr* expr) {
+  if (!expr->isA<BinaryOp>() || expr->as<BinaryOp>()->type() != BinaryOpType::Div) {
+    return std::nullopt;
+  }
+  const auto* div_op = expr->as<BinaryOp>();
+  const auto* exp_op = definedAs<UnaryOp>(div_op->lhs());
+  const auto* sum_bcast = definedAs<BroadcastOp>(div_op->rhs());
+  if (exp_op == nullptr || exp_op->type() != UnaryOpType::Exp || sum_bcast == nullptr) {
+    return std::nullopt;
+  }
+  const auto* sum_op = definedAs<ReductionOp>(sum_bcast->in());
+  const auto* sub_op = definedAs<BinaryOp>(exp_op->in());
+  if (sum_op == nullptr || sum_op->type() != ReductionOpType::Sum ||
+      sum_op->in() != exp_op->out() || sub_op == nullptr || sub_op->type() != BinaryOpType::Sub) {
+    return std::nullopt;
+  }
+  const auto* max_bcast = definedAs<BroadcastOp>(sub_op->rhs());
+  const auto* max_op = max_bcast == nullptr ? nullptr : definedAs<ReductionOp>(max_bcast->in());
+  if (max_op == nullptr || max_op->type() != ReductionOpType::Max ||
+      max_op->in() != sub_op->lhs() || max_op->axes() != sum_op->axes() ||
+      !insertsAxes(sum_bcast, sum_op->axes()) || !insertsAxes(max_bcast, max_op->axes())) {
+    return std::nullopt;
+  }
+  if (!onlyReadBy(exp_op->out(), 2) || !onlyReadBy(exp_op->in(), 1) ||
+      !onlyReadBy(sum_op->out(), 1) || !onlyReadBy(sum_bcast->out(), 1) ||
+      !onlyReadBy(max_op->out(), 1) || !onlyReadBy(max_bcast->out(), 1)) {
+    return std::nullopt;
+  }
+  return Softmax{max_op->in(), div_op->output(0)->as<TensorView>(), sum_op->axes()};
+}
+
+// The softmaxes among the exprs on the grad's path, by their div.
+std::unordered_map<const Expr*, Softmax> softmaxesOf(
+    const std::unordered_set<const Expr*>& active) {
+  std::unordered_map<const Expr*, Softmax> found;
+  for (const Expr* expr : active) {
+    if (std::optional<Softmax> softmax = matchSoftmax(expr)) {
+      found.emplace(expr, *softmax);
+    }
+  }
+  return found;
+}
+
 // Builds the backward fusion: the forward's values it reads (PrimalValues)
 // are cloned into it from the forward's inputs, the saved tensors and, for
 // the rest, by recomputing their definitions.
@@ -143,6 +221,13 @@ class BackwardBuilder : public PrimalValues {
  public:
   BackwardBuilder(const Fusion& forward, Fusion& backward, SavePolicy policy)
       : forward_(forward), backward_(backward), cloner_(&backward), policy_(policy) {}
+
+  // Tensors kept like the GEMMs' results under kSaveGemmOutputs: a
+  // softmax's probabilities, which its grad reads alone (torch keeps them
+  // too) and which cost a reduction over the scores to recompute.
+  void alsoSave(const Val* val) {
+    also_saved_.insert(val);
+  }
 
   void addForwardInputs() {
     for (Val* input : forward_.inputs()) {
@@ -173,7 +258,8 @@ class BackwardBuilder : public PrimalValues {
       return cloner_.clone(val);  // a constant or an extent's arithmetic
     }
     if (policy_ == SavePolicy::kSaveGemmOutputs &&
-        (definition->isA<MatmulOp>() || definition->isA<LinearOp>())) {
+        (definition->isA<MatmulOp>() || definition->isA<LinearOp>() ||
+         also_saved_.count(val) != 0)) {
       auto* saved = cloner_.clone(val)->as<TensorView>();
       // Inputs arrive whole: the forward's Stream chunks of it stay there.
       for (IterDomain* id : saved->getLoopDomain()) {
@@ -234,6 +320,7 @@ class BackwardBuilder : public PrimalValues {
   IrCloner cloner_;
   SavePolicy policy_;
   std::unordered_set<const Val*> available_;
+  std::unordered_set<const Val*> also_saved_;
   std::vector<const Val*> saved_;
 };
 
@@ -315,6 +402,10 @@ class GradAccumulator {
 
   void backpropagate(const std::vector<Expr*>& exprs, const std::unordered_set<const Expr*>& active,
                      const std::vector<const Val*>& outputs) {
+    const std::unordered_map<const Expr*, Softmax> softmaxes = softmaxesOf(active);
+    for (const auto& [div, softmax] : softmaxes) {
+      builder_.alsoSave(softmax.p);
+    }
     for (const Val* output : outputs) {
       accumulate(output, builder_.addGradInput(output->as<TensorView>()));
     }
@@ -325,6 +416,10 @@ class GradAccumulator {
       }
       auto grad = grads_.find(expr->output(0));
       if (grad == grads_.end()) {
+        continue;
+      }
+      if (auto softmax = softmaxes.find(expr); softmax != softmaxes.end()) {
+        accumulate(softmax->second.x, softmaxGrad(softmax->second, grad->second));
         continue;
       }
       std::vector<TensorView*> contributions = vectorJacobianProduct(expr, grad->second, builder_);
@@ -361,6 +456,13 @@ class GradAccumulator {
     if (!grad->isFusionInput()) {
       streamSplitLike(grad, like, [&](const Val* extent) { return builder_.extent(extent); });
     }
+  }
+
+  // dx = p * (g - sum(g * p, axes)), torch's softmax backward.
+  TensorView* softmaxGrad(const Softmax& softmax, TensorView* g) {
+    TensorView* p = builder_.primal(softmax.p)->as<TensorView>();
+    TensorView* dot = sum(mul(g, p), softmax.axes, /*keep_dim=*/true);
+    return mul(p, sub(g, dot));
   }
 
   void accumulate(const Val* val, TensorView* grad) {

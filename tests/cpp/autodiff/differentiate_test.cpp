@@ -232,6 +232,70 @@ TEST(DifferentiateSave, GemmOutputsAreSavedAndPointwiseOpsRecomputed) {
   EXPECT_EQ(countOf(*recomputing.backward, isLinear), 1);  // the first linear, recomputed
 }
 
+// An attention's softmax keeps its probabilities, as torch does, and its
+// grad reads them alone (p * (g - sum(g * p))): the backward neither keeps
+// the scores nor recomputes the probabilities from them (exp, max), which
+// held both [heads, T, T] tensors at the backward's peak (issue 35).
+TEST(DifferentiateSave, ASoftmaxKeepsItsProbabilitiesNotTheScores) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2, DataType::Double);
+  TensorView* wq = makeContigTensor(2, DataType::Double);
+  TensorView* wk = makeContigTensor(2, DataType::Double);
+  fusion.addInput(x);
+  fusion.addInput(wq);
+  fusion.addInput(wk);
+  TensorView* q = matmul(x, wq);
+  TensorView* k = matmul(x, wk);
+  Val* tokens = x->getLogicalDomain()[0]->extent();
+  TensorView* scores = mul(matmul(q, permute(k, {1, 0})), 0.5);
+  TensorView* probs = softmax(where(causalMask(tokens, tokens), scores, -INFINITY), -1);
+  fusion.addOutput(matmul(probs, x));
+
+  Differentiated d = differentiate(fusion);
+  // q, k and the probabilities; not the scores.
+  ASSERT_EQ(d.saved_outputs.size(), 3u);
+  int64_t saved_probs = 0;
+  for (int64_t position : d.saved_outputs) {
+    const Val* saved = d.forward->outputs()[static_cast<size_t>(position)];
+    const Expr* definition = saved->definition();
+    ASSERT_NE(definition, nullptr);
+    if (definition->isA<BinaryOp>() && definition->as<BinaryOp>()->type() == BinaryOpType::Div) {
+      ++saved_probs;
+    } else {
+      EXPECT_TRUE(definition->isA<MatmulOp>()) << definition->toString();
+    }
+  }
+  EXPECT_EQ(saved_probs, 1);
+  auto isExp = [](const Expr* expr) {
+    return expr->isA<UnaryOp>() && expr->as<UnaryOp>()->type() == UnaryOpType::Exp;
+  };
+  auto isMax = [](const Expr* expr) {
+    return expr->isA<ReductionOp>() && expr->as<ReductionOp>()->type() == ReductionOpType::Max;
+  };
+  auto isMatmul = [](const Expr* expr) { return expr->isA<MatmulOp>(); };
+  EXPECT_EQ(countOf(*d.backward, isExp), 0);
+  EXPECT_EQ(countOf(*d.backward, isMax), 0);
+  // Two per forward GEMM (P·x, q·kᵀ, x·wq, x·wk): none recomputes one.
+  EXPECT_EQ(countOf(*d.backward, isMatmul), 8);
+
+  at::Tensor xs = at::randn({8, 6}, at::kDouble);
+  at::Tensor wqs = at::randn({6, 4}, at::kDouble);
+  at::Tensor wks = at::randn({6, 4}, at::kDouble);
+  at::Tensor gy = at::randn({8, 6}, at::kDouble);
+  Grads grads = runDifferentiated(d, {xs, wqs, wks}, {gy});
+  std::vector<at::Tensor> leaves = {xs.clone().requires_grad_(true),
+                                    wqs.clone().requires_grad_(true),
+                                    wks.clone().requires_grad_(true)};
+  at::Tensor s =
+      at::matmul(at::matmul(leaves[0], leaves[1]), at::matmul(leaves[0], leaves[2]).t()) * 0.5;
+  at::Tensor mask = at::ones({8, 8}, at::kBool).tril();
+  at::matmul(at::where(mask, s, -INFINITY).softmax(-1), leaves[0]).backward(gy);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    EXPECT_TRUE(at::allclose(grads.input_grads[i], leaves[i].grad(), 1e-9, 1e-9)) << i;
+  }
+}
+
 TEST(DifferentiateSave, AnInputThatReachesNoOutputGetsZeros) {
   Fusion fusion;
   FusionGuard fg(&fusion);
