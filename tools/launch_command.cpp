@@ -278,6 +278,11 @@ int exitCodeOf(int status) {
   ::setenv("MASTER_ADDR", "127.0.0.1", 1);
   ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
   ::setenv("HOSTIR_STORE_FILE", options.store_file.c_str(), 1);
+  // glibc's malloc advises its heaps and large blocks transparent huge pages
+  // (glibc 2.35 on; older ones ignore the name), so ATen's first writes
+  // fault 2 MiB at a time (docs/performance.md, "Huge pages for the pool's
+  // blocks"). Tunables the user set, even empty, are left as they are.
+  ::setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", /*overwrite=*/0);
 
   std::vector<char*> args;
   for (const std::string& arg : options.command) {

@@ -141,6 +141,31 @@ TEST(LauncherTest, SetsTheTorchrunEnvironmentForEveryRank) {
   }
 }
 
+// Ranks start with glibc's malloc advising huge pages, unless the user set
+// GLIBC_TUNABLES (even empty): theirs reach the ranks unchanged.
+TEST(LauncherTest, RanksGetGlibcsHugePagesUnlessTheUserSetItsTunables) {
+  const char* own = std::getenv("GLIBC_TUNABLES");
+  const std::string saved = own == nullptr ? "" : own;
+  const std::vector<std::string> echo = {"-n", "2",  "--",
+                                         "sh", "-c", "echo \"tunables=${GLIBC_TUNABLES-unset}\""};
+  ::unsetenv("GLIBC_TUNABLES");
+  LaunchResult result = launch(echo);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "[rank 1] tunables=glibc.malloc.hugetlb=1\n")) << result.out;
+  for (const char* users : {"glibc.malloc.hugetlb=0", ""}) {
+    ::setenv("GLIBC_TUNABLES", users, 1);
+    result = launch(echo);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_TRUE(contains(result.out, "[rank 0] tunables=" + std::string(users) + "\n"))
+        << result.out;
+  }
+  if (own == nullptr) {
+    ::unsetenv("GLIBC_TUNABLES");
+  } else {
+    ::setenv("GLIBC_TUNABLES", saved.c_str(), 1);
+  }
+}
+
 TEST(LauncherTest, PicksAFreePortWhenNoneIsGiven) {
   LaunchResult result = launch({"-n", "2", "--", "sh", "-c", "echo port=$MASTER_PORT"});
   EXPECT_EQ(result.exit_code, 0);

@@ -1,14 +1,25 @@
 #include "hostir/runtime/buffer_pool.h"
 
+#include <c10/core/CPUAllocator.h>
+
 #include <algorithm>
 #include <climits>
 #include <optional>
+#include <string>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
+#include <cstdlib>
+
+#include "hostir/ir/error.h"
 #include "hostir/runtime/environment_count.h"
+#include "hostir/runtime/tensor_memory.h"
 
 namespace hostir {
 
@@ -38,6 +49,43 @@ void keepFreedMemoryMapped(int64_t limit_bytes) {
 #endif
 }
 
+namespace {
+
+void freeBlock(void* data) {
+  std::free(data);  // NOLINT(cppcoreguidelines-no-malloc): posix_memalign's
+}
+
+}  // namespace
+
+bool poolHugePages() {
+  const char* text = std::getenv("HOSTIR_HUGE_PAGES");
+  const std::string value = text == nullptr ? "" : text;
+  HOSTIR_CHECK(value.empty() || value == "0" || value == "1", "HOSTIR_HUGE_PAGES='", value,
+               "' is not 0 or 1: 1 (the default) gives the buffer pool's blocks of 2 MiB or more "
+               "huge pages, 0 leaves them 4 KiB pages");
+  return value != "0";
+}
+
+c10::Storage newPoolMemory(int64_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  void* data = nullptr;
+  if (bytes >= BufferPool::kHugePageBytes && poolHugePages() &&
+      posix_memalign(&data, BufferPool::kHugePageBytes, static_cast<size_t>(bytes)) == 0) {
+    // Whole pages of the block only: the page its end falls in is shared
+    // with the next block's memory, and a huge page is only ever made of a
+    // 2 MiB range the advice covers whole. Advice refused (a kernel without
+    // THP) leaves plain pages: nothing to report.
+    const int64_t page = sysconf(_SC_PAGESIZE);
+    (void)madvise(data, static_cast<size_t>(bytes / page * page), MADV_HUGEPAGE);
+    c10::DataPtr memory(data, data, &freeBlock, c10::Device(c10::kCPU));
+    return c10::Storage(c10::Storage::use_byte_size_t(), static_cast<size_t>(bytes),
+                        runtime::countAsTensorMemory(std::move(memory), static_cast<size_t>(bytes)),
+                        c10::GetCPUAllocator(), /*resizable=*/true);
+  }
+#endif
+  return at::empty({bytes}, at::TensorOptions().dtype(at::kByte)).storage();
+}
+
 BufferPool& BufferPool::shared() {
   static auto* pool = new BufferPool();  // never destroyed: buffers may be let go at exit
   return *pool;
@@ -51,9 +99,7 @@ at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dt
 }
 
 c10::Storage BufferPool::takeMemory(int64_t bytes) {
-  auto fresh = [bytes] {
-    return at::empty({bytes}, at::TensorOptions().dtype(at::kByte)).storage();
-  };
+  auto fresh = [bytes] { return newPoolMemory(bytes); };
   // Off (HOSTIR_BUFFER_POOL_MB=0), the pool holds nothing: not even the
   // memory it hands out, which a program lets go after its last use.
   if (bytes < kMinBytes || bufferPoolLimitBytes() == 0) {

@@ -24,6 +24,9 @@ class BufferPool {
  public:
   // Buffers smaller than this come from malloc's heap cheaply: not pooled.
   static constexpr int64_t kMinBytes = int64_t{1} << 20;
+  // Buffers from this size on start on a huge page's boundary and are
+  // advised huge pages (newPoolMemory).
+  static constexpr int64_t kHugePageBytes = int64_t{2} << 20;
   // A pooled buffer that this many runs in a row did not ask for is freed.
   static constexpr int64_t kIdleRuns = 4;
 
@@ -89,6 +92,21 @@ class BufferPool {
   int64_t runs_ = 0;  // recycle() calls
   int64_t reused_ = 0;
 };
+
+// New memory of `bytes` for the pool (docs/streams.md, "Buffers across
+// runs"). From BufferPool::kHugePageBytes on, a block that starts on a 2 MiB
+// boundary and that madvise(MADV_HUGEPAGE) marks for transparent huge pages
+// (Linux; THP in `always` or `madvise` mode): its first touch faults a 2 MiB
+// page at a time, not 4 KiB (64 MiB of new memory written in 26-38 ms
+// against 525-678 ms on this VM, docs/performance.md, "Huge pages for the
+// pool's blocks"). It comes from glibc's malloc like the rest (so memory let
+// go stays mapped, keepFreedMemoryMapped) and counts as tensor memory
+// (tensor_memory.h). Smaller blocks, those of a process with
+// HOSTIR_HUGE_PAGES=0 (poolHugePages), and any where THP is unknown: at::empty.
+c10::Storage newPoolMemory(int64_t bytes);
+// HOSTIR_HUGE_PAGES: 1 (the default, also when unset or empty) or 0; throws
+// hostir::Error naming the variable for anything else.
+bool poolHugePages();
 
 // HOSTIR_BUFFER_POOL_MB in bytes (default 2 GiB); throws hostir::Error
 // naming the variable for a value that is not a non-negative integer.

@@ -88,6 +88,34 @@ void freeCounted(void* data) {
   // `base` frees the memory through the base allocator's deleter here.
 }
 
+// Records `base` (from c10's CPU allocator, or the buffer pool's own) as
+// live tensor memory; the DataPtr returned frees it through freeCounted.
+c10::DataPtr countAllocation(c10::DataPtr base, size_t bytes) {
+  void* data = base.get();
+  const c10::Device device = base.device();
+  if (data == nullptr) {
+    return base;  // zero bytes: nothing to count or free
+  }
+  const auto size = static_cast<int64_t>(bytes);
+  {
+    Allocations& all = allocations();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    Allocation allocation{std::move(base), size, all.next_order++, {}, {}, {}};
+    const bool traced = recordingAllocationSites();
+    if (traced) {
+      allocation.site = currentAllocationSite();
+      allocation.caller = currentCallerSite();
+    }
+    all.by_address.emplace(data, std::move(allocation));
+    const int64_t live = live_bytes.fetch_add(size, std::memory_order_relaxed) + size;
+    raisePeak(live);
+    if (traced) {
+      all.keepIfPeak(live);
+    }
+  }
+  return {data, data, &freeCounted, device};
+}
+
 class CountingAllocator final : public c10::Allocator {
  public:
   explicit CountingAllocator(c10::Allocator* base) : base_(base) {
@@ -95,30 +123,7 @@ class CountingAllocator final : public c10::Allocator {
   }
 
   c10::DataPtr allocate(size_t bytes) const override {
-    c10::DataPtr base = base_->allocate(bytes);
-    void* data = base.get();
-    const c10::Device device = base.device();
-    if (data == nullptr) {
-      return base;  // zero bytes: nothing to count or free
-    }
-    const auto size = static_cast<int64_t>(bytes);
-    {
-      Allocations& all = allocations();
-      std::lock_guard<std::mutex> lock(all.mutex);
-      Allocation allocation{std::move(base), size, all.next_order++, {}, {}, {}};
-      const bool traced = recordingAllocationSites();
-      if (traced) {
-        allocation.site = currentAllocationSite();
-        allocation.caller = currentCallerSite();
-      }
-      all.by_address.emplace(data, std::move(allocation));
-      const int64_t live = live_bytes.fetch_add(size, std::memory_order_relaxed) + size;
-      raisePeak(live);
-      if (traced) {
-        all.keepIfPeak(live);
-      }
-    }
-    return {data, data, &freeCounted, device};
+    return countAllocation(base_->allocate(bytes), bytes);
   }
   c10::DeleterFnPtr raw_deleter() const override {
     return &freeCounted;
@@ -129,6 +134,10 @@ class CountingAllocator final : public c10::Allocator {
 };
 
 }  // namespace
+
+c10::DataPtr countAsTensorMemory(c10::DataPtr memory, size_t bytes) {
+  return counting ? countAllocation(std::move(memory), bytes) : std::move(memory);
+}
 
 void countTensorMemory() {
   static std::once_flag installed;

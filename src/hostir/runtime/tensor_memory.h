@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <c10/core/Allocator.h>
+
 #include "hostir/runtime/streams/allocation_site.h"
 
 namespace hostir::runtime {
@@ -20,6 +22,11 @@ namespace hostir::runtime {
 // (neither when made nor when freed). Thread-safe.
 void countTensorMemory();
 bool countingTensorMemory();
+// Tensor memory allocated beside c10's CPU allocator (the buffer pool's
+// blocks aligned for huge pages, buffer_pool.h): counting on, it is counted
+// as if that allocator had made it and freed through `memory`'s deleter
+// when its storage goes; counting off, `memory` comes back as it was.
+c10::DataPtr countAsTensorMemory(c10::DataPtr memory, size_t bytes);
 // Bytes allocated since counting started and not freed yet.
 int64_t liveTensorBytes();
 // The most liveTensorBytes() reached since the last resetPeakTensorBytes().

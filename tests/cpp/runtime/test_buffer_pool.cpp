@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "common/scoped_env.h"
 #include "hostir/runtime/buffer_pool.h"
@@ -285,6 +287,95 @@ TEST(BufferPoolTest, MemoryLetGoStaysMappedUpToThePoolsLimit) {
   ScopedEnv limit("HOSTIR_BUFFER_POOL_MB", "16");
   BufferPool().recycle();
   EXPECT_GE(breakDropFreeingTheHeapsTop(), int64_t{14} << 20) << "above the limit: given back";
+}
+
+// The mode in brackets in the kernel's THP switch ("always", "madvise",
+// "never"), or "" where the kernel has no transparent huge pages.
+std::string transparentHugePageMode() {
+  std::ifstream file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  std::getline(file, line);
+  const auto open = line.find('[');
+  const auto close = line.find(']');
+  return open == std::string::npos || close < open ? "" : line.substr(open + 1, close - open - 1);
+}
+
+// What /proc/self/smaps says of the mapping that holds `address`.
+struct Mapping {
+  bool found = false;
+  std::string vm_flags;      // "VmFlags:", two letters a flag ("hg": MADV_HUGEPAGE)
+  std::string thp_eligible;  // "THPeligible:": 1 if a fault may map a huge page
+};
+
+Mapping mappingOf(const void* address) {
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  Mapping mapping;
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (const auto dash = first.find('-'); dash != std::string::npos && first.back() != ':') {
+      if (mapping.found) {
+        break;  // the next mapping's header
+      }
+      inside = std::stoull(first.substr(0, dash), nullptr, 16) <= at &&
+               at < std::stoull(first.substr(dash + 1), nullptr, 16);
+      mapping.found = inside;
+    } else if (inside && first == "VmFlags:") {
+      std::getline(words, mapping.vm_flags);
+      mapping.vm_flags += ' ';
+    } else if (inside && first == "THPeligible:") {
+      words >> mapping.thp_eligible;
+    }
+  }
+  return mapping;
+}
+
+// A block of 2 MiB or more starts on a huge page's boundary and its mapping
+// is advised huge pages (MADV_HUGEPAGE: VmFlags "hg"), so its first touch
+// faults 2 MiB at a time where THP is on (`always` or `madvise`: the
+// mapping is THP-eligible). Whether a fault then gets a huge page depends
+// on free 2 MiB ranges at that moment, so AnonHugePages is not asserted.
+TEST(BufferPoolTest, ALargeBlockIsAdvisedHugePages) {
+  const std::string mode = transparentHugePageMode();
+  if (mode.empty()) {
+    GTEST_SKIP() << "this kernel has no transparent huge pages "
+                    "(/sys/kernel/mm/transparent_hugepage/enabled is missing): madvise refuses "
+                    "MADV_HUGEPAGE and the pool's blocks keep 4 KiB pages";
+  }
+  // 12 MiB come from malloc's heap, 40 MiB from a mapping of its own (over
+  // glibc's 32 MiB): a fresh mapping, advised or not by this block alone.
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{3, 1024, 1024}, std::vector<int64_t>{10, 1024, 1024}}) {
+    BufferPool pool;
+    const at::Tensor block = pool.take(shape, at::kFloat);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(block.data_ptr()) % BufferPool::kHugePageBytes, 0u);
+    const Mapping mapping = mappingOf(block.data_ptr());
+    ASSERT_TRUE(mapping.found) << "no mapping in /proc/self/smaps holds the block";
+    EXPECT_NE(mapping.vm_flags.find(" hg "), std::string::npos)
+        << block.nbytes() << " bytes, VmFlags:" << mapping.vm_flags << "(THP mode " << mode << ")";
+    // With THP `never` the advice is kept but no fault maps a huge page.
+    EXPECT_EQ(mapping.thp_eligible, mode == "never" ? "0" : "1") << "THP mode " << mode;
+  }
+  BufferPool pool;
+  {
+    ScopedEnv off("HOSTIR_HUGE_PAGES", "0");
+    const at::Tensor block = pool.take({10, 1024, 1024}, at::kFloat);
+    const Mapping mapping = mappingOf(block.data_ptr());
+    ASSERT_TRUE(mapping.found);
+    EXPECT_EQ(mapping.vm_flags.find(" hg "), std::string::npos)
+        << "HOSTIR_HUGE_PAGES=0, VmFlags:" << mapping.vm_flags;
+  }
+  ScopedEnv bad("HOSTIR_HUGE_PAGES", "yes");
+  try {
+    pool.take({11, 1024, 1024}, at::kFloat);  // a size the pool has no block of
+    ADD_FAILURE() << "expected hostir::Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("HOSTIR_HUGE_PAGES='yes' is not 0 or 1", 0), 0u)
+        << error.what();
+  }
 }
 
 // A program whose large intermediate is reused run after run: the results

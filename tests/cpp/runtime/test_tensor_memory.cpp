@@ -41,6 +41,23 @@ TEST(TensorMemoryTest, ScratchMemoryOfAtenKernelsIsFreedThroughTheCounter) {
   EXPECT_GE(peak, 2 * kMiB);
 }
 
+// The buffer pool's blocks of 2 MiB or more are its own allocations, aligned
+// for huge pages (newPoolMemory), not c10's: they count all the same, or a
+// step's peak would leave out every pooled intermediate.
+TEST(TensorMemoryTest, ThePoolsHugePageBlocksCountAsTensorMemory) {
+  runtime::countTensorMemory();
+  BufferPool pool;
+  const int64_t peak = runtime::peakTensorBytesOf([&] {
+    at::Tensor block = pool.take({3 * kMiB / 4}, at::kFloat);  // 3 MiB
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(block.data_ptr()) % BufferPool::kHugePageBytes, 0u);
+    block.fill_(1.0F);
+  });
+  EXPECT_EQ(peak, 3 * kMiB);
+  const int64_t live = runtime::liveTensorBytes();
+  pool.release();  // the last reference: freed through the counter
+  EXPECT_EQ(runtime::liveTensorBytes(), live - 3 * kMiB);
+}
+
 TEST(TensorMemoryTest, TheTraceListsWhatIsAliveAtThePeakBySiteAndTensor) {
   runtime::traceTensorMemory(true);
   const std::string outer = "backward", forward = "forward",
