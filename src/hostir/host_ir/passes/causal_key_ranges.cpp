@@ -18,9 +18,7 @@
 
 namespace hostir {
 
-namespace {
-
-bool isConstant(const Val* val, double expected) {
+bool isConstantScalar(const Val* val, double expected) {
   const auto* scalar = dynamic_cast<const Scalar*>(val);
   if (scalar == nullptr || !scalar->isConst()) {
     return false;
@@ -35,6 +33,8 @@ bool isConstant(const Val* val, double expected) {
   return false;
 }
 
+namespace {
+
 // iota(n, 0, 1) broadcast along `broadcast_axis` of a 2-D tensor.
 bool isIndexAlong(const Val* val, int64_t broadcast_axis) {
   const Expr* def = val->definition();
@@ -45,7 +45,7 @@ bool isIndexAlong(const Val* val, int64_t broadcast_axis) {
     return false;
   }
   const auto* iota = dynamic_cast<const IotaOp*>(broadcast->in()->definition());
-  return iota != nullptr && isConstant(iota->start(), 0) && isConstant(iota->step(), 1);
+  return iota != nullptr && isConstantScalar(iota->start(), 0) && isConstantScalar(iota->step(), 1);
 }
 
 // ge(row index, column index) with both counted from 0: key c is visible
@@ -56,8 +56,8 @@ bool isCausalFromZero(const Val* mask) {
          isIndexAlong(ge->rhs(), 0);
 }
 
-// The mask as the fusion that computes it sees it: a HostUnit's output is
-// followed into its segment.
+}  // namespace
+
 bool isCausalMask(const TensorView* mask) {
   const Expr* def = mask->definition();
   if (const auto* post = dynamic_cast<const PostOnStream*>(def)) {
@@ -71,6 +71,8 @@ bool isCausalMask(const TensorView* mask) {
   }
   return def != nullptr && isCausalFromZero(mask);
 }
+
+namespace {
 
 bool reducesLastAxis(const Expr* expr, ReductionOpType type) {
   const auto* reduction = dynamic_cast<const ReductionOp*>(expr);
@@ -117,7 +119,7 @@ class CausalChainFinder {
   std::optional<CausalChain> match(WhereOp* where) const {
     CausalChain chain;
     const auto* mask_rows = dynamic_cast<const SliceOp*>(where->condition()->definition());
-    if (!isConstant(where->b(), -INFINITY) || mask_rows == nullptr ||
+    if (!isConstantScalar(where->b(), -INFINITY) || mask_rows == nullptr ||
         in_body_.count(mask_rows) == 0 || mask_rows->dim() != 0 || mask_rows->in()->rank() != 2 ||
         !isCausalMask(mask_rows->in())) {
       return std::nullopt;
@@ -252,8 +254,8 @@ Val* constant(HostIrContainer& container, int64_t value) {
   return IrBuilder::createInContainer<Scalar>(&container, value);
 }
 
-// slice(tv, start, stop) along its shape axis `dim`, as a new expr; `start`
-// nullptr slices from 0.
+}  // namespace
+
 TensorView* sliceAlong(HostIrContainer& container, TensorView* tv, int64_t dim, Val* start,
                        Val* stop, std::vector<Expr*>& emitted) {
   std::vector<Val*> extents;
@@ -272,8 +274,6 @@ TensorView* sliceAlong(HostIrContainer& container, TensorView* tv, int64_t dim, 
   return part;
 }
 
-// Whether an expr of `body` other than `writer` binds `out` (a slice of a
-// buffer the stream pass takes, an allocation) before `writer` runs.
 bool boundBefore(const Scope& body, const Val* out, const Expr* writer) {
   for (const Expr* expr : body) {
     if (expr == writer) {
@@ -290,6 +290,8 @@ bool boundBefore(const Scope& body, const Val* out, const Expr* writer) {
   }
   return false;
 }
+
+namespace {
 
 bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) {
   // Every chain tensor must be private to the chain: its views and buffer
@@ -403,6 +405,7 @@ void narrowCausalKeyRanges(HostIrContainer& container) {
       narrowLoop(container, loop);
     }
   }
+  skipCausalZeroBlocks(container);
 }
 
 }  // namespace hostir

@@ -1,10 +1,15 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace hostir {
 
+class Expr;
 class HostIrContainer;
+class Scope;
+class TensorView;
+class Val;
 
 // Causal attention computes each query chunk against the keys it can see.
 // In a stream loop over query rows [start, stop), a softmax over keys
@@ -31,7 +36,41 @@ class HostIrContainer;
 // chain (another reader of a chain tensor, a mask that is not causal from
 // row 0, a fill other than -inf, an O that is not a buffer before the
 // chain) is left as it is.
+//
+// Then it tiles the GEMMs that read a causally zero operand
+// (skipCausalZeroBlocks).
 void narrowCausalKeyRanges(HostIrContainer& container);
+
+// The GEMMs of a causal attention's backward skip the zero blocks of their
+// causal operand. A tensor is causally zero when entry (r, c) of its last two
+// axes is exactly 0 wherever key c is after query r: a buffer whose every
+// write in a query loop is `where(causal mask rows, x, 0)`, or the softmax of
+// `where(causal mask rows, x, -inf)` (exp of -inf is 0), times or divided by
+// anything (the softmax backward's dS and the recomputed probabilities P).
+// Its GEMMs then become loops over tiles of kCausalQueryTileRows:
+//
+//   Z[rows of a query chunk] · B   rows [t0, t1) against keys [0, chunk start + t1)  (dQ = dS·K)
+//   permute(Z)[keys] · B           keys [t0, t1) against queries [t0, end)          (dV = Pᵀ·dO)
+//   A · Z                          keys [t0, t1) of the output, queries [t0, end)   (dKᵀ = Qᵀ·dS)
+//
+// About half of each GEMM is never multiplied. The products skipped are
+// 0 times an entry of the other operand, so the result is the same sum over
+// fewer terms where that operand is finite (as causal_key_ranges, which
+// skips 0 times V).
+void skipCausalZeroBlocks(HostIrContainer& container);
+
+// Shared by the two: whether `val` is a constant scalar equal to `expected`;
+// whether `mask` is causalMask(n) (key c visible from query r iff c <= r),
+// a HostUnit's output followed into its segment; slice(tv, start, stop)
+// along its shape axis `dim` as a new expr appended to `emitted` (`start`
+// nullptr slices from 0); whether an expr of `body` other than `writer`
+// binds `out` (a slice of a buffer the stream pass takes, an allocation)
+// before `writer` runs.
+bool isConstantScalar(const Val* val, double expected);
+bool isCausalMask(const TensorView* mask);
+TensorView* sliceAlong(HostIrContainer& container, TensorView* tv, int64_t dim, Val* start,
+                       Val* stop, std::vector<Expr*>& emitted);
+bool boundBefore(const Scope& body, const Val* out, const Expr* writer);
 
 // The rows of one query tile. One rank's attention in sp-layer's shape (8
 // heads of 64, 2048 tokens, bench_attention_compute.py) measured 85.6 ms

@@ -1,0 +1,112 @@
+// The backward of a causal attention skips the masked half of its GEMMs
+// (skipCausalZeroBlocks, run by the causal_key_ranges pass): the GEMMs that
+// read dS (dQ = dS·K, dK = dSᵀ·Q) and, where the backward recomputes them,
+// the probabilities (dV = Pᵀ·dO) become loops over tiles of 256 rows, each
+// against the keys or queries it sees. The grads stay torch autograd's, in
+// float64 and float32, in Stream chunks of the queries (what the pass reads
+// the mask's rows from), over more tokens than one tile so that the tiles'
+// bounds are crossed.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "autodiff/grads_vs_torch.h"
+#include "common/scoped_env.h"
+#include "hostir/host_ir/for_loop.h"
+#include "hostir/host_ir/lowering.h"
+#include "hostir/host_ir/passes/causal_key_ranges.h"
+#include "hostir/ir/arith.h"
+#include "hostir/ir/cloner.h"
+#include "lowering/lowering_test_utils.h"
+
+namespace hostir::test {
+namespace {
+
+constexpr int64_t kHeads = 2;
+constexpr int64_t kTokens = 600;  // 3 tiles of at most 256 rows
+constexpr int64_t kHeadDim = 8;
+
+// softmax(where(causal, q kᵀ / 2, -inf)) v over [heads, tokens, head_dim],
+// the queries' tokens in `chunks` Stream chunks (1: unchunked).
+void buildAttention(Fusion& fusion, DataType dtype, int64_t chunks) {
+  TensorView* q_in = makeContigTensor(3, dtype);
+  TensorView* k = makeContigTensor(3, dtype);
+  TensorView* v = makeContigTensor(3, dtype);
+  fusion.addInput(q_in);
+  fusion.addInput(k);
+  fusion.addInput(v);
+  TensorView* q = set(q_in);
+  if (chunks > 1) {
+    q->split(1, chunks, /*inner_split=*/false);
+    q->axis(1)->parallelize(ParallelType::Stream);
+  }
+  TensorView* scores = mul(matmul(q, permute(k, {0, 2, 1})), 0.5);
+  Val* tokens = q_in->getLogicalDomain()[1]->extent();
+  TensorView* probs = softmax(where(causalMask(tokens, tokens), scores, -INFINITY), -1);
+  fusion.addOutput(matmul(probs, v));
+}
+
+std::vector<at::Tensor> attentionReference(const std::vector<at::Tensor>& in) {
+  const int64_t t = in[0].size(1);
+  at::Tensor visible = at::ones({t, t}, at::kBool).tril();
+  at::Tensor scores = at::matmul(in[0], in[1].transpose(1, 2)) * 0.5;
+  at::Tensor probs = at::where(visible, scores, -INFINITY).softmax(-1);
+  return {at::matmul(probs, in[2])};
+}
+
+// The loops over tiles of 256 rows in the one-device backward program of
+// the attention.
+int64_t backwardTileLoops(int64_t chunks, SavePolicy save) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  buildAttention(fusion, DataType::Float, chunks);
+  Differentiated d = differentiate(fusion, {.save = save});
+  Fusion copy;
+  copyFusion(*d.backward, copy);
+  std::unique_ptr<HostIrContainer> program = presegmentAndLower(copy);
+  int64_t count = 0;
+  for (const ForLoop* loop : exprsOfKind<ForLoop>(*program)) {
+    const auto* index = dynamic_cast<const Scalar*>(loop->index());
+    count += index != nullptr && index->symbol() == kQueryTile ? 1 : 0;
+  }
+  return count;
+}
+
+class CausalBackwardTest : public GradsVsTorchTest {
+ protected:
+  void expectGrads(int64_t chunks) {
+    SCOPED_TRACE("chunks " + std::to_string(chunks));
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    buildAttention(fusion, dtype(), chunks);
+    at::manual_seed(chunks);
+    expectGradsMatchTorch(fusion, attentionReference,
+                          {at::randn({kHeads, kTokens, kHeadDim}, options()),
+                           at::randn({kHeads, kTokens, kHeadDim}, options()),
+                           at::randn({kHeads, kTokens, kHeadDim}, options())});
+  }
+};
+
+TEST_P(CausalBackwardTest, TiledGemmsGiveTorchsGradsInQueryChunks) {
+  expectGrads(3);
+  expectGrads(2);  // chunks of 300 rows: two tiles each
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CausalBackwardTest, ::testing::Values(at::kFloat, at::kDouble),
+                         dtypeName);
+
+// dS is causally zero whatever is saved: its GEMM in each chunk's loop
+// (dQ = dS·K) is tiled, with either save policy. Without the pass no GEMM
+// of the backward is.
+TEST(CausalBackward, TheGemmsReadingDsAreTiled) {
+  for (SavePolicy save : {SavePolicy::kSaveGemmOutputs, SavePolicy::kRecomputeAll}) {
+    EXPECT_GE(backwardTileLoops(3, save), 1)
+        << (save == SavePolicy::kRecomputeAll ? "recompute all" : "save GEMM outputs");
+  }
+  ScopedEnv disabled("HOSTIR_DISABLE_PASS", "causal_key_ranges");
+  EXPECT_EQ(backwardTileLoops(3, SavePolicy::kSaveGemmOutputs), 0);
+}
+
+}  // namespace
+}  // namespace hostir::test
