@@ -1,4 +1,5 @@
-# lit configuration of the pass tests: one .hir file per pass, its input in
+# lit configuration of the pass tests: a .hir file per pass (PASS.hir, and
+# PASS_WHAT.hir for a second input), its input in
 # the textual host IR (docs/lowering.md, "Textual host IR and `hostir
 # opt`"), a host program or, for a presegmentation pass, a fusion, with RUN lines that run the pass with `hostir opt` and
 # CHECK lines that FileCheck matches against what it prints.

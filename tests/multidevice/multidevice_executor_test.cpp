@@ -32,6 +32,7 @@
 #include "hostir/ir/fusion_copy_count.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_factories.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/multidevice_executor.h"
@@ -1107,6 +1108,96 @@ TEST_F(MultiDeviceExecutorTest, OutputsOnSeveralMeshes) {
   ASSERT_EQ(outs.size(), 2u);
   expectShard(outs[0], -fx, root, -1);
   expectShard(outs[1], fx * 2, rest, 0);
+}
+
+// --- reshapes of a sharded tensor ------------------------------------------
+
+// Rows [start, start + rows) of `full` that torch.chunk gives this rank.
+at::Tensor rowsOf(const at::Tensor& full, int64_t ranks, int64_t me) {
+  const RowChunk mine = rowChunk(full.size(0), ranks, me);
+  return full.narrow(0, mine.start, mine.rows).contiguous();
+}
+
+// A reshape written with -1 for the sharded outer axis keeps it when the
+// other extents provably make up the other sizes: x [S, 2, 4] viewed {-1, 8}
+// has the extent (S·2·4)/8 = S, and x [S, i1, i2] viewed {-1, i1·i2} the
+// extent (S·i1·i2)/(i1·i2) = S. The reshape runs on each device's rows, with
+// no collective (before, an Allgather of x and a Scatter cutting y: the -1
+// extent was not S as written), for S the devices divide or not (torch.chunk
+// rows, the last ranks fewer).
+TEST_F(MultiDeviceExecutorTest, AReshapeKeepingTheShardedAxisAsMinusOneStaysLocal) {
+  for (const bool constant_inner : {true, false}) {
+    for (const bool annotated : {true, false}) {
+      SCOPED_TRACE(
+          std::string(constant_inner ? "x [S, 2, 4], {-1, 8}" : "x [S, i1, i2], {-1, i1*i2}") +
+          (annotated ? ", output sharded by the user" : ", output propagated"));
+      Fusion fusion;
+      FusionGuard fg(&fusion);
+      TensorView* x = shard(
+          constant_inner ? makeContigConcreteTensor({-1, 2, 4}) : makeContigTensor(3), all_, 0);
+      fusion.addInput(x);
+      TensorView* y =
+          constant_inner
+              ? reshape(x, {-1, 8})
+              : reshapeToExtents(x, {IrBuilder::createInContainer<Scalar>(&fusion, int64_t{-1}),
+                                     mul(x->axis(1)->extent(), x->axis(2)->extent())});
+      TensorView* out = relu(y);
+      fusion.addOutput(annotated ? shard(out, all_, 0) : out);
+
+      MultiDeviceExecutor exec(fusion, comm_);
+      expectCommunications(exec, {});
+      for (const int64_t rows : {4 * n_, 4 * n_ - 1, n_ + 1}) {
+        at::manual_seed(rows);  // the same whole tensor on every rank
+        const at::Tensor fx = randn({rows, 2, 4});
+        const at::Tensor got = exec.run({rowsOf(fx, n_, me_)}).at(0);
+        const at::Tensor want = rowsOf(at::relu(fx.reshape({-1, 8})), n_, me_);
+        ASSERT_EQ(got.sizes(), want.sizes()) << rows << " rows";
+        EXPECT_TRUE(at::equal(got, want)) << rows << " rows";
+      }
+    }
+  }
+}
+
+// A -1 that does not keep the sharded axis (x [4, 6, 2] viewed {-1, 3} is
+// [16, 3]; x [S, i1, i2] viewed {-1, 8}, which is S only when i1·i2 = 8 at
+// run time) runs on the gathered x: an Allgather, the reshape of the whole
+// tensor, and each device's torch.chunk rows cut from it when the output is
+// sharded (a Scatter each member cuts locally). Right for every shape the
+// symbolic one takes, 8 = i1·i2 or not.
+TEST_F(MultiDeviceExecutorTest, AReshapeNotKeepingTheShardedAxisGathersIt) {
+  for (const bool constant_shape : {true, false}) {
+    for (const bool annotated : {true, false}) {
+      SCOPED_TRACE(std::string(constant_shape ? "x [4, 6, 2], {-1, 3}" : "x [S, i1, i2], {-1, 8}") +
+                   (annotated ? ", output sharded by the user" : ", output propagated"));
+      Fusion fusion;
+      FusionGuard fg(&fusion);
+      TensorView* x = shard(
+          constant_shape ? makeContigConcreteTensor({4, 6, 2}) : makeContigTensor(3), all_, 0);
+      fusion.addInput(x);
+      TensorView* out = relu(constant_shape ? reshape(x, {-1, 3}) : reshape(x, {-1, 8}));
+      fusion.addOutput(annotated ? shard(out, all_, 0) : out);
+
+      MultiDeviceExecutor exec(fusion, comm_);
+      Counts expected{{CommunicationType::Allgather, 1}};
+      if (annotated) {
+        expected[CommunicationType::Scatter] = 1;
+      }
+      expectCommunications(exec, expected);
+      std::vector<std::vector<int64_t>> shapes{{4, 6, 2}};
+      if (!constant_shape) {
+        shapes = {{4 * n_ - 1, 2, 4}, {2 * n_, 4, 4}, {n_ + 1, 1, 8}};
+      }
+      for (const std::vector<int64_t>& shape : shapes) {
+        at::manual_seed(shape[0]);
+        const at::Tensor fx = randn(shape);
+        const at::Tensor got = exec.run({rowsOf(fx, n_, me_)}).at(0);
+        const at::Tensor whole = at::relu(fx.reshape({-1, constant_shape ? 3 : 8}));
+        const at::Tensor want = annotated ? rowsOf(whole, n_, me_) : whole;
+        ASSERT_EQ(got.sizes(), want.sizes()) << at::IntArrayRef(shape);
+        EXPECT_TRUE(at::equal(got, want)) << at::IntArrayRef(shape);
+      }
+    }
+  }
 }
 
 // --- errors -----------------------------------------------------------------

@@ -66,11 +66,49 @@ def pipelined_allgather_linear(rank, d, chunks=4, streams=2):
     assert sharding.axes == {DIDx: 1}, sharding
 
 
+def reshapes_with_minus_one(rank, d):
+    """x [S, 2, 4] sharded on S viewed [-1, 8]: the -1 axis is S, so the
+    reshape runs on each rank's rows, no collective, for S the ranks divide
+    or not. Viewed [-1, 4] the -1 axis is 2S, not S: x is gathered, the output
+    whole on every rank."""
+    mesh = hostir.DeviceMesh(list(range(d)))
+    with hostir.FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, 2, 4], contiguity=[True, True, True])
+        shard(fd, x, mesh, 0)
+        fd.add_output(fd.ops.relu(fd.ops.reshape(x, [-1, 8])))
+        fd.add_output(fd.ops.relu(fd.ops.reshape(x, [-1, 4])))
+    for rows in (4 * d, 4 * d - 1):
+        full = torch.randn(rows, 2, 4)
+        local = full.chunk(d, 0)[rank].contiguous()
+        kept, gathered = fd.execute([local])
+        torch.testing.assert_close(kept, torch.relu(full.reshape(-1, 8)).chunk(d, 0)[rank])
+        torch.testing.assert_close(gathered, torch.relu(full.reshape(-1, 4)))
+        kept_sharding, gathered_sharding = fd.last_output_shardings
+        assert kept_sharding.axes == {DIDx: 0}, kept_sharding
+        assert gathered_sharding.axes == {}, gathered_sharding
+    program = fd.host_ir([local])
+    # One Allgather, for the [-1, 4] view; none for the [-1, 8] one.
+    assert program.count("Allgather") == 1 and "Scatter" not in program, program
+    # Symbolic inner extents, the sizes written from x's own: (S*i1*i2)/(i1*i2) is S.
+    with hostir.FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True])
+        shard(fd, x, mesh, 0)
+        inner = fd.ops.size(x, 1) * fd.ops.size(x, 2)
+        fd.add_output(fd.ops.relu(fd.ops.reshape(x, [-1, inner])))
+    full = torch.randn(4 * d - 1, 3, 2)
+    local = full.chunk(d, 0)[rank].contiguous()
+    (kept,) = fd.execute([local])
+    torch.testing.assert_close(kept, torch.relu(full.reshape(-1, 6)).chunk(d, 0)[rank])
+    program = fd.host_ir([local])
+    assert "Allgather" not in program and "Scatter" not in program, program
+
+
 def main():
     rank, d = world()
     torch.manual_seed(1234)  # every rank draws the same full tensors
     sharded_pointwise_and_allreduce(rank, d)
     pipelined_allgather_linear(rank, d)
+    reshapes_with_minus_one(rank, d)
     print(f"rank {rank} of {d}: OK", flush=True)
 
 

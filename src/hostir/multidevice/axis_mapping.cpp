@@ -108,12 +108,94 @@ void mapBinary(const TensorView* producer, const TensorView* consumer, AxisMapBu
   }
 }
 
-// Reshape: leading axes keep their identity while their extents agree.
+// An integer extent as a quotient of products: the symbols (free, or
+// computed other than by a product) and the constant of each side.
+struct ExtentQuotient {
+  std::vector<const Val*> symbols;
+  std::vector<const Val*> divisor_symbols;
+  int64_t constant = 1;
+  int64_t divisor = 1;
+  bool overflowed = false;
+};
+
+const BinaryOp* integerBinaryOp(const Val* val, BinaryOpType type) {
+  const auto* op = dynamic_cast<const BinaryOp*>(val->definition());
+  return op != nullptr && op->type() == type && isIntegralType(val->dtype()) ? op : nullptr;
+}
+
+void collectFactors(const Val* val, std::vector<const Val*>& symbols, int64_t& constant,
+                    bool& overflowed) {
+  if (const auto* scalar = dynamic_cast<const Scalar*>(val);
+      scalar != nullptr && scalar->isConstInt()) {
+    overflowed |= __builtin_mul_overflow(constant, scalar->constInt(), &constant);
+  } else if (const BinaryOp* mul = integerBinaryOp(val, BinaryOpType::Mul)) {
+    collectFactors(mul->lhs(), symbols, constant, overflowed);
+    collectFactors(mul->rhs(), symbols, constant, overflowed);
+  } else {
+    symbols.push_back(val);
+  }
+}
+
+ExtentQuotient asQuotient(const Val* extent) {
+  ExtentQuotient q;
+  if (const BinaryOp* div = integerBinaryOp(extent, BinaryOpType::Div)) {
+    collectFactors(div->lhs(), q.symbols, q.constant, q.overflowed);
+    collectFactors(div->rhs(), q.divisor_symbols, q.divisor, q.overflowed);
+  } else {
+    collectFactors(extent, q.symbols, q.constant, q.overflowed);
+  }
+  return q;
+}
+
+// The same symbols, each matched once (sameAs), in any order.
+bool sameSymbols(std::vector<const Val*> a, const std::vector<const Val*>& b) {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  for (const Val* symbol : b) {
+    auto it = std::find_if(a.begin(), a.end(), [&](const Val* s) { return s->sameAs(symbol); });
+    if (it == a.end()) {
+      return false;
+    }
+    a.erase(it);
+  }
+  return true;
+}
+
+// Whether two extents are equal whatever their symbols' values: a = A/A' and
+// b = B/B' (products; a division's divisor 1 where there is none) with A·B'
+// and B·A' the same product. Equal quotients have equal integer parts, so
+// this holds for the rounding division too. A reshape's -1 extent is such a
+// quotient: {-1, 8} of [S, 2, 4] has the extent (S·2·4)/8, which is S.
+bool provablyEqual(const Val* a, const Val* b) {
+  if (a->sameAs(b)) {
+    return true;
+  }
+  ExtentQuotient x = asQuotient(a);
+  ExtentQuotient y = asQuotient(b);
+  if (x.overflowed || y.overflowed || x.divisor == 0 || y.divisor == 0) {
+    return false;
+  }
+  int64_t left = 0;
+  int64_t right = 0;
+  if (__builtin_mul_overflow(x.constant, y.divisor, &left) ||
+      __builtin_mul_overflow(y.constant, x.divisor, &right) || left != right) {
+    return false;
+  }
+  std::vector<const Val*> left_symbols = x.symbols;
+  left_symbols.insert(left_symbols.end(), y.divisor_symbols.begin(), y.divisor_symbols.end());
+  std::vector<const Val*> right_symbols = y.symbols;
+  right_symbols.insert(right_symbols.end(), x.divisor_symbols.begin(), x.divisor_symbols.end());
+  return sameSymbols(std::move(left_symbols), right_symbols);
+}
+
+// Reshape: leading axes keep their identity while their extents agree,
+// proved symbolically (provablyEqual): a -1 that keeps the outer axis maps.
 void mapReshape(const TensorView* producer, const TensorView* consumer, AxisMapBuilder& builder) {
   std::vector<IterDomain*> p = producer->shapeDomain();
   std::vector<IterDomain*> c = consumer->shapeDomain();
   for (size_t i = 0; i < std::min(p.size(), c.size()); ++i) {
-    if (!p[i]->extent()->sameAs(c[i]->extent())) {
+    if (!provablyEqual(p[i]->extent(), c[i]->extent())) {
       break;
     }
     builder.addDims(static_cast<int64_t>(i), static_cast<int64_t>(i));

@@ -7,6 +7,7 @@
 
 #include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_view.h"
+#include "hostir/multidevice/row_chunks.h"
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/expression_evaluator.h"
 
@@ -24,8 +25,23 @@ std::ostream& operator<<(std::ostream& os, const InputName& name) {
   return os << "input " << name.index << " " << name.tv->toInlineString();
 }
 
+// The size a constant extent has on `my_device`: its torch.chunk piece
+// there (the last devices fewer rows, or none, when the devices do not
+// divide it); the largest piece where the device is not known.
+int64_t expectedSize(const TensorView* tv, const IterDomain* id, int64_t extent, int64_t devices,
+                     int64_t my_device) {
+  if (devices <= 1) {
+    return extent;
+  }
+  const DeviceMesh& mesh = tv->getDeviceMesh();
+  if (my_device < 0 || !mesh.has(my_device)) {
+    return ceilDivRows(extent, devices);
+  }
+  return rowChunk(extent, devices, mesh.idxOf(my_device, shardingParallelType(tv, id))).rows;
+}
+
 void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index,
-                    const std::string& what) {
+                    const std::string& what, int64_t my_device) {
   const InputName name{index, tv};
   HOSTIR_CHECK(tensor.defined(), what, ": ", name, " is an undefined tensor");
   HOSTIR_CHECK(tensor.scalar_type() == toAtenType(tv->dtype()), what, ": ", name, " expects dtype ",
@@ -53,7 +69,8 @@ void validateTensor(const TensorView* tv, const at::Tensor& tensor, size_t index
     }
     const auto* extent = shape[axis]->extent()->as<Scalar>();
     if (extent->isConstInt()) {
-      int64_t expected = (extent->constInt() + divisors[axis] - 1) / divisors[axis];
+      const int64_t expected =
+          expectedSize(tv, shape[axis], extent->constInt(), divisors[axis], my_device);
       HOSTIR_CHECK(expected == size, what, ": ", name, " axis ", axis, " expects size ", expected,
                    divisors[axis] > 1 ? " (this device's shard)" : "", " but got ", size);
     }
@@ -168,7 +185,7 @@ void validateInputs(const std::vector<Val*>& expected, const std::vector<Polymor
                      "; pass an undefined tensor (at::Tensor()) for it");
         continue;
       }
-      validateTensor(tv, tensor, i, what);
+      validateTensor(tv, tensor, i, what, my_device);
     } else {
       HOSTIR_CHECK(hasValue(given[i]) && !isTensor(given[i]), what, ": input ", i, " ",
                    input->toInlineString(), " expects a scalar but got ", describeValue(given[i]));

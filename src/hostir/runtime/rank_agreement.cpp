@@ -69,10 +69,12 @@ std::string rankValues(const at::Tensor& values) {
 
 // What in `fusion` cannot yet take `tv` sharded unevenly (empty: all of it
 // can): a Stream split other than a pipelined allgather + GEMM and its tail
-// (streamSplitsRefusingUnevenShards), a reshape of it (a device's rows of
-// one shape need not be whole rows of the other). Allgather,
-// reduce-scatter, gather and scatter move torch.chunk's pieces
-// (collectives.cpp).
+// (streamSplitsRefusingUnevenShards), a reshape of it that reshards (a
+// device's rows of one shape need not be whole rows of the other; one that
+// keeps the sharded axis, mapReshape, cuts both sides alike, and
+// insertReshardings has made every other one a reshape of a gathered
+// tensor). Allgather, reduce-scatter, gather and scatter move torch.chunk's
+// pieces (collectives.cpp).
 std::string unevenShardsUnsupportedBy(const Fusion& fusion, const TensorView* tv) {
   if (std::string reason = streamSplitsRefusingUnevenShards(fusion); !reason.empty()) {
     return reason;
@@ -82,7 +84,7 @@ std::string unevenShardsUnsupportedBy(const Fusion& fusion, const TensorView* tv
     uses.push_back(tv->definition());
   }
   for (const Expr* expr : uses) {
-    if (dynamic_cast<const ReshapeOp*>(expr) != nullptr) {
+    if (dynamic_cast<const ReshapeOp*>(expr) != nullptr && isResharding(expr)) {
       return "it is reshaped by " + expr->toInlineString() +
              ", and a device's rows of one shape need not be whole rows of the other";
     }
