@@ -206,11 +206,11 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
   };
   EXPECT_EQ(count("(type=Allgather"), 2U) << text;
   EXPECT_EQ(count("(type=ReduceScatter"), 1U) << text;
-  // gelu'(h) (T6) is computed first, by its segment, straight into the
-  // first rows of a padded [devices * largest shard] block (T17, seen as
-  // T18 [2 devices, rows, ...], since shards may be uneven): no copy. Then
-  // the prefetch loop (dy's chunks), x's gather (posted behind them, ahead
-  // of the loop's reduce-scatters), then one loop: wait for the chunk, copy
+  // The prefetch loop (dy's chunks) and x's gather (posted behind them,
+  // ahead of the loop's reduce-scatters) come first. gelu'(h) (T6) is
+  // computed next, by its segment, straight into the first rows of a padded
+  // [devices * largest shard] block (T17, seen as T18 [2 devices, rows,
+  // ...], since shards may be uneven): no copy. Then one loop: wait for the chunk, copy
   // it into the whole dy (T12: the first rows of the padded T20, seen as
   // T21), the dgrad GEMM of w2, dy * gelu'(h) on the chunk's rows, written
   // over the rows of gelu'(h) it has just read (T30 and T31 are the same
@@ -222,6 +222,8 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
   // gelu'(h)'s: one [S, F/devices] buffer more (32 MiB on rank 0 of
   // sp-mlp --train --chunks 4; 192 -> 160 MiB).
   EXPECT_TRUE(irCheck(text, R"(
+    CHECK:      Communication 56 (type=Allgather, team=(0 1), input=T22_l_float
+    CHECK:      Communication 58 (type=Allgather, team=(0 1), input=T0_g_float
     CHECK:      T17_l_float[iS43{i20}, iS44{ceilDiv(i2, 2)}] = ALLOCATE(
     CHECK-NEXT: T6_l_float[iS16{i0}, ideviceIdx.x17{i2}]
     CHECK-NEXT:    = slice( T17_l_float
@@ -235,8 +237,7 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
     CHECK-NEXT: T20_l_float[iS50{i20}, iS51{i4}] = ALLOCATE(
     CHECK-NEXT: T12_l_float[iS30{i0}, iS31{i4}]
     CHECK-NEXT:    = slice( T20_l_float
-    CHECK:      Communication 56 (type=Allgather, team=(0 1), input=T22_l_float
-    CHECK:      Communication 58 (type=Allgather, team=(0 1), input=T0_g_float
+    CHECK:      SetCurrentStream to Stream 0
     CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
     CHECK:        Wait Communication 56
     CHECK-NEXT:   T27_l_float[iS65{2}, iS66{i54}, iS67{i4}]
@@ -304,6 +305,50 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardWaitsForDxAfterTheWgradOfW
     CHECK:      PostOnStream
     CHECK:         = matmul( T13_l_float
     CHECK-NEXT: } // %HostIrContainer
+  )")) << text;
+}
+
+// The chunked backward through the whole host-IR pipeline: dy's prefetch
+// loop and x's re-gather read program inputs alone, so they are posted at
+// the program's start, on the caller's stream, ahead of gelu'(h)'s segment
+// and of the stream fork before the pipeline's loop; the collectives keep
+// their order (dy's chunks, x, then the loop's reduce-scatters). Before,
+// they were posted after the fork, so the channel waited for gelu'(h) on
+// the caller's stream before sending dy's first chunk (issue 35: 170 ms of
+// a traced 8-chunk step on a loaded machine).
+TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardPostsItsInputGathersBeforeGeluGrad) {
+  TensorView* x = sharded(makeContigTensor(2), mesh2_, 0);
+  TensorView* w1 = sharded(makeContigTensor(2), mesh2_, 0);
+  TensorView* w2 = sharded(makeContigTensor(2), mesh2_, 1);
+  fusion_.addInput(x);
+  fusion_.addInput(w1);
+  fusion_.addInput(w2);
+  TensorView* h = sharded(linear(x, w1), mesh2_, 1);
+  h->split(0, 2, /*inner_split=*/false);
+  h->axis(0)->parallelize(ParallelType::Stream);
+  fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
+  Differentiated d = differentiate(fusion_);
+  runPresegmentationPasses(d.backward.get());
+  std::unique_ptr<HostIrContainer> program =
+      lowerToHostIr(*d.backward, hostIrPipeline(MultiDeviceLowering{0, {}}));
+  const std::string text = program->toString();
+  EXPECT_TRUE(irCheck(text, R"(
+    CHECK-NOT:  CurrentStream
+    CHECK-NOT:  PostOnStream
+    CHECK:      T16_l_float[iS40{2}, iS41{i15}, iS42{i4}] = ALLOCATE(
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
+    CHECK-NOT:    CurrentStream
+    CHECK:        Communication 56 (type=Allgather, team=(0 1), input=T22_l_float
+    CHECK-NEXT: T10_l_float
+    CHECK-NEXT: Communication 58 (type=Allgather, team=(0 1), input=T0_g_float
+    CHECK-NEXT: GetCurrentStream into Stream
+    CHECK:      PostOnStream (HostUnit
+    CHECK:      FOR StreamIdx from
+    CHECK:      SetCurrentStream to Stream 0
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
+    CHECK:        Wait Communication 56
+    CHECK:        Communication 82 (type=ReduceScatter
+    CHECK:      Wait Communication 58
   )")) << text;
 }
 

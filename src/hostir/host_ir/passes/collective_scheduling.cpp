@@ -40,14 +40,20 @@ std::vector<Communication*> movableCommunications(Scope& top) {
   return result;
 }
 
-// A Communication, or a loop that posts one.
-bool postsCollectives(const Expr* expr) {
-  if (expr->isA<Communication>()) {
+// Whether `expr`, or an expr in its loop body (nested), is one `is` accepts.
+template <typename Predicate>
+bool anyInside(const Expr* expr, Predicate is) {
+  if (is(expr)) {
     return true;
   }
   const auto* loop = dynamic_cast<const ForLoop*>(expr);
   return loop != nullptr && std::any_of(loop->body().begin(), loop->body().end(),
-                                        [](const Expr* inner) { return postsCollectives(inner); });
+                                        [&](const Expr* inner) { return anyInside(inner, is); });
+}
+
+// A Communication, or a loop that posts one.
+bool postsCollectives(const Expr* expr) {
+  return anyInside(expr, [](const Expr* e) { return e->isA<Communication>(); });
 }
 
 // The collectives a top-level expr waits for: a Wait's, or those of a loop
@@ -100,24 +106,123 @@ void sinkWaits(Scope& top, const ViewBases& bases, Expr* waits,
   }
 }
 
-void hoistCommunication(Scope& top, const ViewBases& bases, Communication* communication) {
-  const std::vector<Val*> inputs = bases.withBases(communication->inputs());
-  const std::vector<Val*> outputs = bases.withBases(communication->outputs());
-  Allocate* allocation = nullptr;
-  Scope::Iterator position = top.at(communication);
+// A top-level loop that does nothing but post collectives: a pipeline's
+// prefetch loop (index arithmetic, views of its slots, Communications).
+bool isPrefetchLoop(const Expr* expr) {
+  const auto* loop = dynamic_cast<const ForLoop*>(expr);
+  if (loop == nullptr || !postsCollectives(loop)) {
+    return false;
+  }
+  return std::all_of(loop->body().begin(), loop->body().end(), [](const Expr* inner) {
+    return inner->isA<Communication>() || inner->isA<SliceOp>() || inner->isA<HirAliasSelect>() ||
+           inner->isA<ReshapeOp>() ||
+           std::all_of(inner->outputs().begin(), inner->outputs().end(),
+                       [](const Val* out) { return out->vtype() == ValType::Scalar; });
+  });
+}
+
+// The Communications a movable poster (a Communication or a prefetch loop)
+// posts.
+std::vector<const Communication*> postedBy(const Expr* poster) {
+  if (const auto* communication = dynamic_cast<const Communication*>(poster)) {
+    return {communication};
+  }
+  std::vector<const Communication*> result;
+  for (const Expr* inner : poster->as<ForLoop>()->body()) {
+    if (const auto* communication = dynamic_cast<const Communication*>(inner)) {
+      result.push_back(communication);
+    }
+  }
+  return result;
+}
+
+bool containsStreamSwitch(const Expr* expr) {
+  return anyInside(expr, [](const Expr* e) { return e->isA<SetCurrentStream>(); });
+}
+
+// The top-level exprs before which the current stream is the caller's (the
+// stream the program's inputs are ready on): so at the start; a
+// SetCurrentStream to a stream that a GetCurrentStream bound while the
+// caller's was current makes it so again; any other stream switch (a loop
+// that sets its workers current) leaves another stream current.
+std::unordered_set<const Expr*> callerCurrentPositions(const Scope& top) {
+  std::unordered_set<const Expr*> result;
+  std::unordered_set<const Val*> caller_streams;
+  bool caller = true;
+  for (const Expr* expr : top) {
+    if (caller) {
+      result.insert(expr);
+    }
+    if (const auto* get = dynamic_cast<const GetCurrentStream*>(expr); get != nullptr && caller) {
+      caller_streams.insert(get->stream());
+    } else if (const auto* set = dynamic_cast<const SetCurrentStream*>(expr)) {
+      caller = caller_streams.count(set->stream()) != 0;
+    } else if (containsStreamSwitch(expr)) {
+      caller = false;
+    }
+  }
+  return result;
+}
+
+// Whether every input of every collective `poster` posts is a program
+// input or a view of one: ready on the caller's stream wherever it is
+// current, as long as nothing writes it.
+bool readsOnlyProgramInputs(const HostIrContainer& container, const ViewBases& bases,
+                            const Expr* poster) {
+  const std::vector<Val*>& program_inputs = container.inputs();
+  const std::vector<const Communication*> communications = postedBy(poster);
+  return !communications.empty() &&
+         std::all_of(communications.begin(), communications.end(), [&](const Communication* c) {
+           return std::all_of(c->inputs().begin(), c->inputs().end(), [&](const Val* input) {
+             ValSet viewed;
+             bases.insertWithBases(input, viewed);
+             return std::any_of(program_inputs.begin(), program_inputs.end(),
+                                [&](const Val* in) { return viewed.count(in) != 0; });
+           });
+         });
+}
+
+// What a poster moving up reads: its own reads and the extents of the
+// buffers allocated with it.
+void addExtents(const TensorView* buffer, ValSet& reads) {
+  for (const IterDomain* id : buffer->getLogicalDomain()) {
+    reads.insert(id->extent());
+  }
+}
+
+// Moves a top-level Communication, or a prefetch loop, with the
+// allocations of the buffers it writes, up to just after the last expr that
+// writes what it reads or touches what it writes, never past another
+// poster. It crosses stream switches and synchronizations only when it
+// reads program inputs alone and lands where the caller's stream is
+// current, as where it was: its inputs are ready there.
+void hoistPoster(Scope& top, const HostIrContainer& container, const ViewBases& bases,
+                 Expr* poster) {
+  ValSet reads;
+  ValSet writes;
+  collectVals(poster, bases, reads, writes);
+  const std::unordered_set<const Expr*> caller_current = callerCurrentPositions(top);
+  const bool crosses_streams =
+      caller_current.count(poster) != 0 && readsOnlyProgramInputs(container, bases, poster);
+  std::unordered_set<const Expr*> allocations;
+  Scope::Iterator position = top.at(poster);
   while (position != top.begin()) {
     const Expr* previous = *std::prev(position);
     if (const auto* allocate = dynamic_cast<const Allocate*>(previous);
-        allocate != nullptr && allocate->buffer() == communication->out()) {
-      allocation = const_cast<Allocate*>(allocate);  // moves with the collective
+        allocate != nullptr && writes.count(allocate->buffer()) != 0) {
+      allocations.insert(allocate);  // moves with the poster
+      addExtents(allocate->buffer(), reads);
       --position;
       continue;
     }
-    ValSet reads;
-    ValSet writes;
-    collectVals(previous, bases, reads, writes);
-    if (isStreamBarrier(previous) || intersects(writes, inputs) || intersects(reads, outputs) ||
-        intersects(writes, outputs)) {
+    ValSet previous_reads;
+    ValSet previous_writes;
+    collectVals(previous, bases, previous_reads, previous_writes);
+    const bool barrier = isStreamBarrier(previous) || containsStreamSwitch(previous);
+    if ((barrier && !crosses_streams) || previous->isA<StartCoalescing>() ||
+        previous->isA<EndCoalescing>() || previous->isA<P2PCommunication>() ||
+        intersects(previous_writes, reads) || intersects(previous_reads, writes) ||
+        intersects(previous_writes, writes)) {
       break;
     }
     if (postsCollectives(previous)) {
@@ -128,17 +233,30 @@ void hoistCommunication(Scope& top, const ViewBases& bases, Communication* commu
     }
     --position;
   }
-  if (position == top.at(communication) ||
-      (allocation != nullptr && position == top.at(allocation))) {
-    return;
+  // Down to where the caller's stream is current (and the allocations
+  // between stay with the poster).
+  while (crosses_streams && position != top.at(poster) && caller_current.count(*position) == 0) {
+    ++position;
   }
-  if (allocation != nullptr) {
-    top.erase(top.at(allocation));
+  std::vector<Expr*> moved;
+  for (Scope::Iterator it = position; it != top.at(poster); ++it) {
+    if (allocations.count(*it) != 0) {
+      moved.push_back(*it);
+    }
   }
-  top.erase(top.at(communication));
-  Scope::Iterator placed = top.insert(position, communication);
-  if (allocation != nullptr) {
-    top.insert(placed, allocation);
+  if (moved.size() == static_cast<size_t>(std::distance(position, top.at(poster)))) {
+    return;  // nothing but its own allocations above it
+  }
+  moved.push_back(poster);
+  while (allocations.count(*position) != 0) {
+    ++position;  // lands before the first expr that stays
+  }
+  const Expr* anchor = *position;
+  for (Expr* expr : moved) {
+    top.erase(top.at(expr));
+  }
+  for (Expr* expr : moved) {
+    top.insertBefore(anchor, expr);
   }
 }
 
@@ -224,8 +342,16 @@ void scheduleCollectives(HostIrContainer& container) {
   for (auto it = waiters.rbegin(); it != waiters.rend(); ++it) {
     sinkWaits(top, bases, *it, collectivesWaitedBy(*it));
   }
-  for (Communication* communication : communications) {
-    hoistCommunication(top, bases, communication);
+  // The Communications and prefetch loops, in program order: each moves
+  // up to the one placed before it at most.
+  std::vector<Expr*> posters;
+  for (Expr* expr : top) {
+    if ((expr->isA<Communication>() && movable.count(expr) != 0) || isPrefetchLoop(expr)) {
+      posters.push_back(expr);
+    }
+  }
+  for (Expr* poster : posters) {
+    hoistPoster(top, container, bases, poster);
   }
 }
 

@@ -16,13 +16,19 @@ class HostIrContainer;
 //   with the stream the Wait blocks); so does a top-level loop of nothing but
 //   Waits (a pipeline's waits for its chunks' reduce-scatters: the last
 //   chunk's then crosses the link under the wgrad GEMM after the loop);
-// - a Communication, with the allocation of its output, moves up to just
-//   after the last expr that writes its input or touches its output (a Wait
-//   completes its collective's output), never past a stream switch, a
-//   synchronization, another collective or a loop that posts collectives
-//   (a pipeline's prefetch loop): collectives keep their order,
-//   which every rank must share, while the compute between them differs
-//   from rank to rank (work of other devices is dropped).
+// - a Communication, or a pipeline's prefetch loop (a loop of nothing but
+//   posts, views and index arithmetic), with the allocations of the buffers
+//   it writes, moves up to just after the last expr that writes what it
+//   reads or touches what it writes (a Wait completes its collective's
+//   output), never past another collective or a loop that posts
+//   collectives: collectives keep their order, which every rank must share,
+//   while the compute between them differs from rank to rank (work of other
+//   devices is dropped). It stops at a stream switch or a synchronization,
+//   unless every collective it posts reads program inputs alone and the
+//   caller's stream is current both where it was and where it lands (the
+//   inputs are ready there): a backward's gathers of dy's chunks and of x go to the
+//   program's start, ahead of a segment computed before the pipeline
+//   (gelu'(h)) and its stream fork, so the link does not wait for them.
 // Collectives inside loops and coalescing groups, and point-to-point
 // transfers, stay where they are.
 void scheduleCollectives(HostIrContainer& container);
