@@ -121,12 +121,33 @@ def torch_machine():
     return text
 
 
+def warn_if_blas_pinned_below_the_cpu():
+    """On an AVX-512 CPU an inherited OPENBLAS_CORETYPE=Haswell (some machines
+    export it to every shell) runs torch's GEMMs on AVX2 kernels while
+    hostir's run oneDNN's AVX-512 ones: a handicapped baseline (docs/
+    performance.md, "Training steps against hand-written torch.distributed
+    steps"). The AVX2 legs also set ATEN_CPU_CAPABILITY=avx2: not warned."""
+    core = os.environ.get("OPENBLAS_CORETYPE", "")
+    if not core or os.environ.get("ATEN_CPU_CAPABILITY", "").lower() == "avx2":
+        return
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
+            avx512 = " avx512f" in cpuinfo.read()
+    except OSError:
+        return
+    if avx512:
+        print(f"warning: OPENBLAS_CORETYPE={core} on an AVX-512 CPU: torch's GEMMs run "
+              f"{core}'s kernels, hostir's do not; unset it (env -u OPENBLAS_CORETYPE) "
+              "for a baseline at this CPU's speed", file=sys.stderr)
+
+
 def finish(args, rank, result, all_ok):
     """Rank 0 prints the result (print_result), with the machine line
     (torch_machine) in its config; every rank leaves the group. The exit
     status: 0 when every check passed."""
     if rank == 0:
         result.setdefault("config", {})["machine"] = torch_machine()
+        warn_if_blas_pinned_below_the_cpu()
         print_result(args, result)
     dist.barrier()
     dist.destroy_process_group()

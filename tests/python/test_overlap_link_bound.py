@@ -150,6 +150,27 @@ def test_each_program_is_held_to_its_own_chunk_counts_compute(tmp_path):
     assert report.ideal_fraction(700.0, 300.0, 200.0, 600.0) is None
 
 
+def test_a_blas_pinned_to_haswell_on_an_avx512_cpu_is_warned_about():
+    # An inherited OPENBLAS_CORETYPE=Haswell makes torch's baseline run AVX2
+    # GEMMs on an AVX-512 CPU (docs/performance.md, training steps): warned
+    # there, not on the AVX2 leg (ATEN_CPU_CAPABILITY=avx2) nor when unset.
+    def stderr_of(**overrides):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY")}
+        env.update(overrides)
+        result = subprocess.run(
+            [sys.executable, "-c",
+             "import torch_harness; torch_harness.warn_if_blas_pinned_below_the_cpu()"],
+            cwd=OVERLAP, env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stderr
+    avx512 = " avx512f" in pathlib.Path("/proc/cpuinfo").read_text(errors="replace")
+    pinned = stderr_of(OPENBLAS_CORETYPE="Haswell")
+    assert ("warning: OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU" in pinned) == avx512, pinned
+    assert stderr_of(OPENBLAS_CORETYPE="Haswell", ATEN_CPU_CAPABILITY="avx2") == ""
+    assert stderr_of() == ""
+
+
 def test_the_report_names_both_sides_isa_and_gemm_path(tmp_path):
     # Issue 39: which ISA and GEMM path ran, hostir's (its --json config) and
     # torch's (torch_harness.torch_machine, under ATEN_CPU_CAPABILITY=avx2).
