@@ -45,6 +45,29 @@ class CollectiveSchedulingTest : public MultiDeviceTest {
     Differentiated d = differentiate(fusion_);
     return loweredWithCollectives(*d.backward);
   }
+
+  // The same block's backward with h's rows in 2 Stream chunks and symbolic
+  // extents, as sp-mlp's (the pipeline views buffers by their local extents).
+  Differentiated chunkedMlpBackward() {
+    TensorView* x = sharded(makeContigTensor(2), mesh2_, 0);
+    TensorView* w1 = sharded(makeContigTensor(2), mesh2_, 0);
+    TensorView* w2 = sharded(makeContigTensor(2), mesh2_, 1);
+    fusion_.addInput(x);
+    fusion_.addInput(w1);
+    fusion_.addInput(w2);
+    TensorView* h = sharded(linear(x, w1), mesh2_, 1);
+    h->split(0, 2, /*inner_split=*/false);
+    h->axis(0)->parallelize(ParallelType::Stream);
+    fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
+    return differentiate(fusion_);
+  }
+
+  // chunkedMlpBackward through the whole host-IR pipeline of device 0, printed.
+  std::string chunkedMlpBackwardThroughThePipeline() {
+    Differentiated d = chunkedMlpBackward();
+    runPresegmentationPasses(d.backward.get());
+    return lowerToHostIr(*d.backward, hostIrPipeline(MultiDeviceLowering{0, {}}))->toString();
+  }
 };
 
 // An allgather of a program input is posted before a GEMM that comes first
@@ -181,19 +204,7 @@ TEST_F(CollectiveSchedulingTest, TheRecomputedGeluLivesOnlyForTheWgradGemmThatRe
 //   delaying the first dgrad chunk by a whole gather of x; now it is posted
 //   right behind them.
 TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
-  // Symbolic extents, as sp-mlp's: the pipeline views buffers by their
-  // local extents.
-  TensorView* x = sharded(makeContigTensor(2), mesh2_, 0);
-  TensorView* w1 = sharded(makeContigTensor(2), mesh2_, 0);
-  TensorView* w2 = sharded(makeContigTensor(2), mesh2_, 1);
-  fusion_.addInput(x);
-  fusion_.addInput(w1);
-  fusion_.addInput(w2);
-  TensorView* h = sharded(linear(x, w1), mesh2_, 1);
-  h->split(0, 2, /*inner_split=*/false);
-  h->axis(0)->parallelize(ParallelType::Stream);
-  fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
-  Differentiated d = differentiate(fusion_);
+  Differentiated d = chunkedMlpBackward();
   std::unique_ptr<HostIrContainer> program = loweredWithCollectives(*d.backward);
   scheduleCollectives(*program);
   const std::string text = program->toString();
@@ -276,21 +287,7 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
 // block). Before, the Waits ran right after the pipeline's loop and the
 // last chunk's reduce-scatter was exposed (issue 35).
 TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardWaitsForDxAfterTheWgradOfW1) {
-  TensorView* x = sharded(makeContigTensor(2), mesh2_, 0);
-  TensorView* w1 = sharded(makeContigTensor(2), mesh2_, 0);
-  TensorView* w2 = sharded(makeContigTensor(2), mesh2_, 1);
-  fusion_.addInput(x);
-  fusion_.addInput(w1);
-  fusion_.addInput(w2);
-  TensorView* h = sharded(linear(x, w1), mesh2_, 1);
-  h->split(0, 2, /*inner_split=*/false);
-  h->axis(0)->parallelize(ParallelType::Stream);
-  fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
-  Differentiated d = differentiate(fusion_);
-  runPresegmentationPasses(d.backward.get());
-  std::unique_ptr<HostIrContainer> program =
-      lowerToHostIr(*d.backward, hostIrPipeline(MultiDeviceLowering{0, {}}));
-  const std::string text = program->toString();
+  const std::string text = chunkedMlpBackwardThroughThePipeline();
   EXPECT_TRUE(irCheck(text, R"(
     CHECK:      Communication 82 (type=ReduceScatter
     CHECK-NOT:  Wait Communication 82
@@ -317,21 +314,7 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardWaitsForDxAfterTheWgradOfW
 // the caller's stream before sending dy's first chunk (issue 35: 170 ms of
 // a traced 8-chunk step on a loaded machine).
 TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardPostsItsInputGathersBeforeGeluGrad) {
-  TensorView* x = sharded(makeContigTensor(2), mesh2_, 0);
-  TensorView* w1 = sharded(makeContigTensor(2), mesh2_, 0);
-  TensorView* w2 = sharded(makeContigTensor(2), mesh2_, 1);
-  fusion_.addInput(x);
-  fusion_.addInput(w1);
-  fusion_.addInput(w2);
-  TensorView* h = sharded(linear(x, w1), mesh2_, 1);
-  h->split(0, 2, /*inner_split=*/false);
-  h->axis(0)->parallelize(ParallelType::Stream);
-  fusion_.addOutput(sharded(linear(gelu(h), w2), mesh2_, 0));
-  Differentiated d = differentiate(fusion_);
-  runPresegmentationPasses(d.backward.get());
-  std::unique_ptr<HostIrContainer> program =
-      lowerToHostIr(*d.backward, hostIrPipeline(MultiDeviceLowering{0, {}}));
-  const std::string text = program->toString();
+  const std::string text = chunkedMlpBackwardThroughThePipeline();
   EXPECT_TRUE(irCheck(text, R"(
     CHECK-NOT:  CurrentStream
     CHECK-NOT:  PostOnStream
