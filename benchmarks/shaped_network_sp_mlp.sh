@@ -14,6 +14,10 @@ link_ns=(hostir_ns0 hostir_ns1)
 link_dev=(hostir_veth0 hostir_veth1)
 link_addr=(10.213.0.1 10.213.0.2)
 source "$(dirname "$0")/shaped_link.sh"
+# --baselines' `compute only (ATen)` runs OpenBLAS: unpinned on an AVX-512 CPU,
+# Haswell on the AVX2 leg (blas_kernels.sh).
+source "$(dirname "$0")/blas_kernels.sh"
+blas_kernels_match_the_leg
 trap shaped_link_down EXIT
 shaped_link_up
 shaped_link_rate "$rate"

@@ -126,6 +126,10 @@ link_ns=(hostir_ov0 hostir_ov1)
 link_dev=(hostir_ovveth0 hostir_ovveth1)
 link_addr=(10.213.1.1 10.213.1.2)
 source "$repo/benchmarks/shaped_link.sh"
+# OpenBLAS unpinned on an AVX-512 CPU, Haswell on the AVX2 leg: both sides'
+# GEMMs at the ISA this run measures (blas_kernels.sh).
+source "$repo/benchmarks/blas_kernels.sh"
+blas_kernels_match_the_leg
 if (( shaped )); then
   { command -v ip && command -v tc; } >/dev/null || die "needs ip and tc (iproute2)"
   probe=hostir_ovprobe$$

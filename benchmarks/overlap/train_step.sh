@@ -17,6 +17,9 @@ which=${4:-both}
 rate=${RATE:-loopback}
 mkdir -p "$out"
 export OMP_NUM_THREADS=1
+# OpenBLAS unpinned on an AVX-512 CPU, Haswell on the AVX2 leg (blas_kernels.sh).
+source benchmarks/blas_kernels.sh
+blas_kernels_match_the_leg
 # The torch steps measure their peak memory with hostir.memory, as hostir's.
 export PYTHONPATH="$(cd "$build" && pwd)/python${PYTHONPATH:+:$PYTHONPATH}"
 

@@ -171,6 +171,44 @@ def test_a_blas_pinned_to_haswell_on_an_avx512_cpu_is_warned_about():
     assert stderr_of() == ""
 
 
+def test_the_harnesses_unpin_blas_on_an_avx512_cpu_outside_the_avx2_leg(tmp_path):
+    # benchmarks/blas_kernels.sh (issue 39): an inherited Haswell pin is
+    # dropped on an AVX-512 CPU, kept (or set) on the AVX2 leg, left alone on
+    # a CPU without AVX-512; the CPU is a given cpuinfo, so both hold anywhere.
+    avx512, avx2 = tmp_path / "avx512", tmp_path / "avx2"
+    avx512.write_text("flags\t\t: fpu sse2 avx avx2 fma avx512f avx512bw avx512vl\n")
+    avx2.write_text("flags\t\t: fpu sse2 avx avx2 fma\n")
+
+    def after(cpuinfo, **overrides):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "ATEN_CPU_CAPABILITY")}
+        env.update(overrides)
+        result = subprocess.run(
+            ["bash", "-c", "set -eu; source benchmarks/blas_kernels.sh; "
+             f"blas_kernels_match_the_leg {cpuinfo}; "
+             'echo "${OPENBLAS_CORETYPE-unset} ${OPENBLAS_L2_SIZE-unset}"'],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip(), result.stderr
+
+    pinned = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_L2_SIZE": "512"}
+    out, err = after(avx512, **pinned)
+    assert out == "unset unset" and "dropped OPENBLAS_CORETYPE=Haswell" in err, err
+    assert after(avx512) == ("unset unset", "")
+    assert after(avx512, ATEN_CPU_CAPABILITY="avx2", **pinned) == ("Haswell 512", "")
+    out, err = after(avx512, ATEN_CPU_CAPABILITY="AVX2")
+    assert out == "Haswell unset" and "set OPENBLAS_CORETYPE=Haswell" in err, err
+    assert after(avx2, **pinned) == ("Haswell 512", "")
+    # Each harness that starts torch baselines (or hostir's ATen GEMMs)
+    # applies it before it starts any rank.
+    for harness, first_rank in (("overlap/run.sh", "\nlaunch()"),
+                                ("overlap/train_step.sh", "\nranks()"),
+                                ("shaped_network_sp_mlp.sh", "ip netns exec")):
+        text = (ROOT / "benchmarks" / harness).read_text()
+        assert "\nblas_kernels_match_the_leg\n" in text, harness
+        assert text.index("\nblas_kernels_match_the_leg\n") < text.index(first_rank), harness
+
+
 def test_the_report_names_both_sides_isa_and_gemm_path(tmp_path):
     # Issue 39: which ISA and GEMM path ran, hostir's (its --json config) and
     # torch's (torch_harness.torch_machine, under ATEN_CPU_CAPABILITY=avx2).
