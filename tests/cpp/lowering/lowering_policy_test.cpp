@@ -442,7 +442,7 @@ TEST_F(LoweringPolicyTest, DefaultPassesAndTimings) {
   EXPECT_EQ(passes.timings()[7].name, "recompute_scheduling");
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
-    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( minimum(numberOfStreams, i0) * i1 ), zero_init=false)
     CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
     CHECK:      FOR StreamIdx in
@@ -491,7 +491,7 @@ TEST_F(LoweringPolicyTest, DisablingBufferShrinkingKeepsFullIntermediate) {
     CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
     CHECK:      FOR StreamIdx in
-    CHECK-NOT:  size=( numberOfStreams
+    CHECK-NOT:  size=( minimum(numberOfStreams
     CHECK:        = HirAliasSelect( T1_l_float[iStreamIdx2{i0}, iS3{i1}], axis = iStreamIdx2{i0}, index = StreamIdx )
     CHECK:      } // %HostIrContainer
   )"));

@@ -97,11 +97,12 @@ TEST(PrintedLowering, AnIntermediateUsedRowByRowShrinksToARing) {
 
   std::unique_ptr<HostIrContainer> program = lowerToHostIr(fusion);
   EXPECT_TRUE(irCheck(program->toString(), R"(
-    CHECK:      = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK:      = ALLOCATE(mem_type=local, size=( minimum(numberOfStreams, i0) * i1 ), zero_init=false)
     CHECK:      = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK:      FOR StreamIdx in iStreamIdx
+    CHECK-NEXT:   i16 = ( StreamIdx % minimum(numberOfStreams, i0) )
     CHECK:        = HirAliasSelect(
-    CHECK:        index = ( StreamIdx % numberOfStreams )
+    CHECK:        index = i16
     CHECK:        = Set(
     CHECK:        = Set(
     CHECK-NOT:  FOR StreamIdx in

@@ -94,7 +94,8 @@ TEST_F(StreamLoweringTest, SingleSetInnerAxis) {
 // A row broadcast over the stream axis and a column broadcast along it: the
 // broadcasts run whole before the loops, the row operand is sliced at index 0
 // of its broadcast axis, the column one at StreamIdx; both binary ops share one
-// loop and the intermediate `y` is a ring of numberOfStreams rows.
+// loop and the intermediate `y` is a ring of minimum(numberOfStreams, i0)
+// rows.
 TEST_F(StreamLoweringTest, BinaryOpWithBroadcastOperand) {
   TensorView* x = makeContigTensor(2);
   TensorView* row = makeContigTensor(1);
@@ -116,17 +117,18 @@ TEST_F(StreamLoweringTest, BinaryOpWithBroadcastOperand) {
     CHECK-NEXT:   = broadcast( T1_g_float[iS2{i2}], is_broadcast = {1, 0} )
     CHECK-NEXT: T4_l_float[iS6{i3}, bS7{1}]
     CHECK-NEXT:   = broadcast( T2_g_float[iS3{i3}], is_broadcast = {0, 1} )
-    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( minimum(numberOfStreams, i0) * i1 ), zero_init=false)
     CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
     CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
     CHECK-NEXT:   Synchronize Stream 0
     CHECK-NEXT: SetCurrentStream to Stream 0
     CHECK-NEXT: FOR StreamIdx in
+    CHECK-NEXT:   i21 = ( StreamIdx % minimum(numberOfStreams, i0) )
     CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
     CHECK:        = HirAliasSelect( T0_g_float[iS0{i0}, iS1{i1}], axis = iS0{i0}, index = StreamIdx )
     CHECK:        = HirAliasSelect( T3_l_float[bS4{1}, iS5{i2}], axis = bS4{1}, index = 0 )
-    CHECK:        index = ( StreamIdx % numberOfStreams ) )
+    CHECK:        axis = iS17{minimum(numberOfStreams, i0)}, index = i21 )
     CHECK:        = add(
     CHECK:        = HirAliasSelect( T4_l_float[iS6{i3}, bS7{1}], axis = iS6{i3}, index = StreamIdx )
     CHECK:        = HirAliasSelect( T6_g_float
@@ -156,11 +158,12 @@ TEST_F(StreamLoweringTest, BinaryOpWithScalars) {
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
-    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( minimum(numberOfStreams, i0) * i1 ), zero_init=false)
     CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
     CHECK:      SetCurrentStream to Stream 0
     CHECK-NEXT: FOR StreamIdx in
+    CHECK-NEXT:   i18 = ( StreamIdx % minimum(numberOfStreams, i0) )
     CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
     CHECK:        = HirAliasSelect( T0_g_float
     CHECK:        = HirAliasSelect(
@@ -176,8 +179,9 @@ TEST_F(StreamLoweringTest, BinaryOpWithScalars) {
 }
 
 // Two stream-parallel sets fuse into one loop; the intermediate, used one row
-// at a time, shrinks to a ring of numberOfStreams rows selected at
-// StreamIdx % numberOfStreams, while the output is allocated whole.
+// at a time, shrinks to a ring of minimum(numberOfStreams, i0) rows selected
+// at StreamIdx % minimum(numberOfStreams, i0), while the output is allocated
+// whole.
 TEST_F(StreamLoweringTest, TwoSetsShareOneLoopAndShrink) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -190,16 +194,17 @@ TEST_F(StreamLoweringTest, TwoSetsShareOneLoopAndShrink) {
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
-    CHECK-NEXT: T6_l_float[iS9{numberOfStreams}, iS10{i1}] = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: T6_l_float[iS9{minimum(numberOfStreams, i0)}, iS10{i1}] = ALLOCATE(mem_type=local, size=( minimum(numberOfStreams, i0) * i1 ), zero_init=false)
     CHECK-NEXT: T2_g_float[iStreamIdx4{i0}, iS5{i1}] = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
     CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
     CHECK-NEXT:   Synchronize Stream 0
     CHECK-NEXT: SetCurrentStream to Stream 0
     CHECK-NEXT: FOR StreamIdx in
+    CHECK-NEXT:   i16 = ( StreamIdx % minimum(numberOfStreams, i0) )
     CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
     CHECK:        = HirAliasSelect( T0_g_float
-    CHECK:        = HirAliasSelect( T6_l_float[iS9{numberOfStreams}, iS10{i1}], axis = iS9{numberOfStreams}, index = ( StreamIdx % numberOfStreams ) )
+    CHECK:        = HirAliasSelect( T6_l_float[iS9{minimum(numberOfStreams, i0)}, iS10{i1}], axis = iS9{minimum(numberOfStreams, i0)}, index = i16 )
     CHECK:        = Set( T3_l_float
     CHECK-NOT:    = HirAliasSelect( T6_l_float
     CHECK:        = HirAliasSelect( T2_g_float[iStreamIdx4{i0}, iS5{i1}], axis = iStreamIdx4{i0}, index = StreamIdx )
@@ -212,7 +217,8 @@ TEST_F(StreamLoweringTest, TwoSetsShareOneLoopAndShrink) {
   // iteration serves both sets.
   std::vector<const Allocate*> allocations = exprsOfKind<Allocate>(*hic);
   ASSERT_EQ(allocations.size(), 2u);
-  EXPECT_NE(allocations[0]->toString().find("size=( numberOfStreams * "), std::string::npos)
+  EXPECT_NE(allocations[0]->toString().find("size=( minimum(numberOfStreams, i0) * "),
+            std::string::npos)
       << allocations[0]->toString();
   EXPECT_FALSE(hic->isOutput(allocations[0]->buffer()));
   EXPECT_TRUE(hic->isOutput(allocations[1]->buffer()));
@@ -221,7 +227,7 @@ TEST_F(StreamLoweringTest, TwoSetsShareOneLoopAndShrink) {
   for (const HirAliasSelect* select : exprsOfKind<HirAliasSelect>(*hic)) {
     if (select->in() == allocations[0]->buffer()) {
       ++ring_selects;
-      EXPECT_EQ(select->index()->toInlineString(), "( StreamIdx % numberOfStreams )");
+      EXPECT_EQ(select->index()->toInlineString(), "( StreamIdx % minimum(numberOfStreams, i0) )");
     }
   }
   EXPECT_EQ(ring_selects, 1);
@@ -275,7 +281,7 @@ TEST_F(StreamLoweringTest, ThreeSetsMiddleNotStreamParallel) {
     CHECK-NEXT:   Synchronize Stream ( StreamIdx % numberOfStreams )
     CHECK-NEXT: } // %HostIrContainer
   )"));
-  EXPECT_EQ(hic->toString().find("ALLOCATE(mem_type=local, size=( numberOfStreams"),
+  EXPECT_EQ(hic->toString().find("ALLOCATE(mem_type=local, size=( minimum(numberOfStreams"),
             std::string::npos);
   at::Tensor t0 = at::randn({5, 8});
   expectMatchesAten(fusion_, {t0}, {t0});
@@ -513,7 +519,7 @@ TEST_F(StreamLoweringTest, SplitStreamAxisDivisibleAndNot) {
 }
 
 // set -> abs -> add on 3 Stream chunks: both intermediates shrink to rings of
-// numberOfStreams chunks (a chunk slot, narrowed to the chunk's rows), the
+// minimum(numberOfStreams, 3) chunks (a chunk slot, narrowed to the chunk's rows), the
 // output is allocated whole; one main loop.
 TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinking) {
   TensorView* in = makeContigTensor(2);
@@ -529,13 +535,15 @@ TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinking) {
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
-    CHECK-NEXT: T8_l_float[iS22{numberOfStreams}, iS23{ceilDiv(i0, 3)}, iS24{i1}] = ALLOCATE(mem_type=local, size=( ( numberOfStreams * ceilDiv(i0, 3) ) * i1 ), zero_init=false)
-    CHECK-NEXT: T10_l_float[iS27{numberOfStreams}, iS28{ceilDiv(i0, 3)}, iS29{i1}] = ALLOCATE(mem_type=local, size=( ( numberOfStreams * ceilDiv(i0, 3) ) * i1 ), zero_init=false)
+    CHECK-NEXT: T8_l_float[iS22{minimum(numberOfStreams, 3)}, iS23{ceilDiv(i0, 3)}, iS24{i1}] = ALLOCATE(mem_type=local, size=( ( minimum(numberOfStreams, 3) * ceilDiv(i0, 3) ) * i1 ), zero_init=false)
+    CHECK-NEXT: T10_l_float[iS27{minimum(numberOfStreams, 3)}, iS28{ceilDiv(i0, 3)}, iS29{i1}] = ALLOCATE(mem_type=local, size=( ( minimum(numberOfStreams, 3) * ceilDiv(i0, 3) ) * i1 ), zero_init=false)
     CHECK-NEXT: T3_g_float[iStreamIdx12{3}, iS13{ceilDiv(i0, 3)}, iS11{i1}] = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK-NEXT: FOR StreamIdx from 0 to minimum(3, numberOfStreams) step 1:
     CHECK:      FOR StreamIdx in iStreamIdx4{3}:
+    CHECK:        i43 = ( StreamIdx % minimum(numberOfStreams, 3) )
+    CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
     CHECK:        = slice( T0_g_float[iS0{i0}, iS1{i1}], i15, i17, dim = 0 )
-    CHECK:        = HirAliasSelect( T8_l_float[iS22{numberOfStreams}, iS23{ceilDiv(i0, 3)}, iS24{i1}], axis = iS22{numberOfStreams}, index = ( StreamIdx % numberOfStreams ) )
+    CHECK:        = HirAliasSelect( T8_l_float[iS22{minimum(numberOfStreams, 3)}, iS23{ceilDiv(i0, 3)}, iS24{i1}], axis = iS22{minimum(numberOfStreams, 3)}, index = i43 )
     CHECK:        = slice( T9_l_float[iS25{ceilDiv(i0, 3)}, iS26{i1}], 0, i18, dim = 0 )
     CHECK:        = Set( T4_l_float
     CHECK:        = HirAliasSelect( T10_l_float
@@ -569,10 +577,11 @@ TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinkingChunkPastTheEnd) {
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
-    CHECK-NEXT: T6_l_float[iS16{numberOfStreams}, iS17{ceilDiv(i0, 4)}, iS18{i1}] = ALLOCATE(mem_type=local, size=( ( numberOfStreams * ceilDiv(i0, 4) ) * i1 ), zero_init=false)
+    CHECK-NEXT: T6_l_float[iS16{minimum(numberOfStreams, 4)}, iS17{ceilDiv(i0, 4)}, iS18{i1}] = ALLOCATE(mem_type=local, size=( ( minimum(numberOfStreams, 4) * ceilDiv(i0, 4) ) * i1 ), zero_init=false)
     CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK:      FOR StreamIdx in iStreamIdx4{4}:
-    CHECK:        = HirAliasSelect( T6_l_float[iS16{numberOfStreams}, iS17{ceilDiv(i0, 4)}, iS18{i1}], axis = iS16{numberOfStreams}, index = ( StreamIdx % numberOfStreams ) )
+    CHECK:        i35 = ( StreamIdx % minimum(numberOfStreams, 4) )
+    CHECK:        = HirAliasSelect( T6_l_float[iS16{minimum(numberOfStreams, 4)}, iS17{ceilDiv(i0, 4)}, iS18{i1}], axis = iS16{minimum(numberOfStreams, 4)}, index = i35 )
     CHECK:        = slice( T7_l_float[iS19{ceilDiv(i0, 4)}, iS20{i1}], 0, i15, dim = 0 )
     CHECK:        = Set( T3_l_float
     CHECK:        = Set( T4_l_float
@@ -586,7 +595,7 @@ TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinkingChunkPastTheEnd) {
 }
 
 // set, mul, add on one Stream axis: both intermediates are rings of
-// numberOfStreams rows, the output is whole, all three ops share one loop.
+// minimum(numberOfStreams, i0) rows, the output is whole, all three ops share one loop.
 TEST_F(StreamLoweringTest, BufferShrinkingWithManyIterations) {
   TensorView* in = makeContigTensor(2);
   fusion_.addInput(in);
@@ -601,8 +610,8 @@ TEST_F(StreamLoweringTest, BufferShrinkingWithManyIterations) {
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
-    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
-    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( minimum(numberOfStreams, i0) * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( minimum(numberOfStreams, i0) * i1 ), zero_init=false)
     CHECK-NEXT: = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
     CHECK:      FOR StreamIdx in iStreamIdx2{i0}:

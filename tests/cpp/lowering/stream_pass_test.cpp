@@ -9,6 +9,7 @@
 #include "hostir/host_ir/passes/buffer_shrinking.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
+#include "hostir/runtime/tensor_memory.h"
 #include "lowering/lowering_test_utils.h"
 
 namespace hostir::test {
@@ -74,8 +75,9 @@ TEST_F(StreamPassTest, HandBuiltSingleSet) {
 
 // Two hand-built sets: the pass fuses them into one loop with the middle
 // tensor allocated whole and sliced once per iteration for both sets; buffer
-// shrinking then replaces that allocation with a ring of numberOfStreams rows
-// selected at StreamIdx % numberOfStreams, the program otherwise unchanged.
+// shrinking then replaces that allocation with a ring of
+// minimum(numberOfStreams, i0) rows selected at StreamIdx modulo that, the
+// program otherwise unchanged.
 TEST_F(StreamPassTest, HandBuiltTwoSetsThenShrink) {
   TensorView* in = makeContigTensor(2);
   hic_->addInput(in);
@@ -118,16 +120,17 @@ TEST_F(StreamPassTest, HandBuiltTwoSetsThenShrink) {
   shrinkStreamBuffers(*hic_);
   EXPECT_TRUE(irCheck(hic_->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
-    CHECK-NEXT: T6_l_float[iS9{numberOfStreams}, iS10{i1}] = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: T6_l_float[iS9{minimum(numberOfStreams, i0)}, iS10{i1}] = ALLOCATE(mem_type=local, size=( minimum(numberOfStreams, i0) * i1 ), zero_init=false)
     CHECK-NEXT: T2_g_float[iStreamIdx4{i0}, iS5{i1}] = ALLOCATE(mem_type=global, size=( i0 * i1 ), zero_init=false)
     CHECK-NEXT: FOR StreamIdx from 0 to minimum(i0, numberOfStreams) step 1:
     CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
     CHECK-NEXT:   Synchronize Stream 0
     CHECK-NEXT: SetCurrentStream to Stream 0
     CHECK-NEXT: FOR StreamIdx in iStreamIdx2{i0}:
+    CHECK-NEXT:   i16 = ( StreamIdx % minimum(numberOfStreams, i0) )
     CHECK-NEXT:   SetCurrentStream to Stream ( StreamIdx % numberOfStreams )
     CHECK-NOT:    T1_l_float
-    CHECK:        = HirAliasSelect( T6_l_float[iS9{numberOfStreams}, iS10{i1}], axis = iS9{numberOfStreams}, index = ( StreamIdx % numberOfStreams ) )
+    CHECK:        = HirAliasSelect( T6_l_float[iS9{minimum(numberOfStreams, i0)}, iS10{i1}], axis = iS9{minimum(numberOfStreams, i0)}, index = i16 )
     CHECK:        = Set( T3_l_float
     CHECK:        = Set( T4_l_float
     CHECK-NEXT:   SetCurrentStream to Stream 0
@@ -350,10 +353,52 @@ TEST_F(SegmentsThenPassTest, TwoSets) {
   shrinkStreamBuffers(*hic);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0
-    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( numberOfStreams * i1 ), zero_init=false)
+    CHECK-NEXT: = ALLOCATE(mem_type=local, size=( minimum(numberOfStreams, i0) * i1 ), zero_init=false)
   )"));
   at::Tensor t0 = at::randn({9, 2});
   expectProgramMatchesAten(*hic, {t0}, {t0});
+}
+
+// Two sets on 2 Stream chunks, run with up to 8 streams: the loop has 2
+// iterations, so the ring holds minimum(numberOfStreams, 2) chunk slots, not
+// one per stream (a ring of numberOfStreams slots kept 8 where 2 are used;
+// the sequence-parallel layer's 2-chunk training step peaked 1.27x torch's
+// for it, docs/training.md). The run's peak tensor memory is the output and
+// those slots, nothing more; the result is the input's.
+TEST_F(SegmentsThenPassTest, ARingHoldsNoMoreSlotsThanItsLoopHasIterations) {
+  TensorView* in = makeContigTensor(2);
+  fusion_.addInput(in);
+  TensorView* mid = set(in);
+  TensorView* out = set(mid);
+  for (TensorView* tv : {mid, out}) {
+    tv->split(0, 2, /*inner_split=*/false);
+    tv->axis(0)->parallelize(ParallelType::Stream);
+  }
+  fusion_.addOutput(out);
+
+  std::unique_ptr<HostIrContainer> hic = lowerSegmentsToHostIr(fusion_);
+  parallelizeStreams(*hic);
+  shrinkStreamBuffers(*hic);
+  const std::vector<const Allocate*> allocations = exprsOfKind<Allocate>(*hic);
+  ASSERT_EQ(allocations.size(), 2u);
+  ASSERT_FALSE(hic->isOutput(allocations[0]->buffer()));
+  EXPECT_EQ(allocations[0]->buffer()->axis(0)->extent()->toInlineString(),
+            "minimum(numberOfStreams, 2)");
+
+  // Below the buffer pool's smallest block (BufferPool::kMinBytes): every
+  // buffer is new memory of each run, counted in its peak.
+  constexpr int64_t kRows = 6, kCols = 300, kChunkBytes = kRows / 2 * kCols * 4;
+  runtime::countTensorMemory();
+  at::Tensor t0 = at::randn({kRows, kCols});
+  for (int streams : {1, 2, 4, 8}) {
+    SCOPED_TRACE("numberOfStreams = " + std::to_string(streams));
+    HostIrEvaluator evaluator(hic->clone(), HostIrEvaluatorParams{.number_of_streams = streams});
+    std::vector<at::Tensor> outputs;
+    const int64_t peak = runtime::peakTensorBytesOf([&] { outputs = evaluator.run({t0}); });
+    ASSERT_EQ(outputs.size(), 1u);
+    EXPECT_TRUE(at::equal(outputs[0], t0));
+    EXPECT_EQ(peak, t0.nbytes() + std::min(streams, 2) * kChunkBytes);
+  }
 }
 
 // A bare matmul from lowerSegmentsToHostIr with M in 4 Stream chunks: the pass

@@ -46,12 +46,11 @@ bool iteratesLike(const ForLoop* loop, const StreamAxis& axis) {
   return split != nullptr && split->inner()->extent()->sameAs(axis.chunk_size);
 }
 
-// [numberOfStreams, <tv's logical axes at this device's extents, the stream
+// [slots, <tv's logical axes at this device's extents, the stream
 // axis replaced by a chunk or dropped>].
 TensorView* makeRing(HostIrContainer& container, const TensorView* tv, const StreamAxis& axis,
-                     Val* number_of_streams) {
-  std::vector<IterDomain*> ids{
-      IrBuilder::createInContainer<IterDomain>(&container, number_of_streams)};
+                     Val* slots) {
+  std::vector<IterDomain*> ids{IrBuilder::createInContainer<IterDomain>(&container, slots)};
   const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
   for (size_t i = 0; i < logical.size(); ++i) {
     if (static_cast<int64_t>(i) == axis.logical_pos) {
@@ -94,6 +93,7 @@ void shrinkStreamBuffers(HostIrContainer& container) {
   }
 
   Val* number_of_streams = nullptr;
+  std::unordered_map<const ForLoop*, Val*> slots_of_loop;
   Scope& top = container.topLevel();
   for (auto it = top.begin(); it != top.end(); ++it) {
     auto* allocate = dynamic_cast<Allocate*>(*it);
@@ -125,8 +125,16 @@ void shrinkStreamBuffers(HostIrContainer& container) {
       number_of_streams =
           IrBuilder::createInContainer<Scalar>(&container, kNumberOfStreams, DataType::Int64);
     }
-    TensorView* ring = makeRing(container, buffer, *axis, number_of_streams);
-    Val* slot_index = mod(loop->index(), number_of_streams);
+    // A loop of fewer iterations than streams uses one slot per iteration:
+    // the ring holds minimum(numberOfStreams, the loop's stop) slots, and the
+    // same Val indexes them, so the extent and the index cannot disagree.
+    auto [slots_it, fresh] = slots_of_loop.try_emplace(loop, nullptr);
+    if (fresh) {
+      slots_it->second = minimum(number_of_streams, loop->stop());
+    }
+    Val* slots = slots_it->second;
+    TensorView* ring = makeRing(container, buffer, *axis, slots);
+    Val* slot_index = mod(loop->index(), slots);
     Scope& body = const_cast<ForLoop*>(loop)->body();
     for (const auto& [expr, user_loop] : uses) {
       Val* slice =
