@@ -30,13 +30,14 @@ std::string passNames() {
   return names;
 }
 
-const RegisteredPass& passNamed(const std::string& name) {
+// The pass `name` that `flag` (--pass, --stop-before, --stop-after) names.
+const RegisteredPass& passNamed(const std::string& name, const std::string& flag = "--pass") {
   for (const RegisteredPass& pass : registeredPasses()) {
     if (pass.name == name) {
       return pass;
     }
   }
-  HOSTIR_THROW("--pass ", name, " names no pass; the passes are: ", passNames());
+  HOSTIR_THROW(flag, " ", name, " names no pass; the passes are: ", passNames());
 }
 
 // The pass `name`, which must be able to run on the input: a presegmentation
@@ -110,22 +111,49 @@ bool runsPass(const RegisteredPass& pass, bool multidevice) {
   return pass.scope == PassScope::Always || multidevice;
 }
 
-// The example `name` with the passes before `stop_before` run ("" runs them
-// all), for --device: a fusion when `stop_before` is a presegmentation pass,
-// otherwise its host program. What a lit test of that pass starts from.
+// Where --stop-before / --stop-after stop an example's lowering: before or
+// after `pass` (none: every pass runs).
+struct StopPoint {
+  const RegisteredPass* pass = nullptr;
+  bool after = false;
+};
+
+// Runs the passes of `stage`, in the table's order, that `run_pass` runs up
+// to `stop`; true when it stopped (the stop pass is of `stage`).
+template <typename RunPass>
+bool runStageUntil(PassStage stage, const StopPoint& stop, bool multidevice, RunPass run_pass) {
+  for (const RegisteredPass& pass : registeredPasses()) {
+    if (pass.stage != stage) {
+      continue;
+    }
+    if (&pass == stop.pass && !stop.after) {
+      return true;
+    }
+    if (runsPass(pass, multidevice)) {
+      run_pass(pass);
+    }
+    if (&pass == stop.pass) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool isMultiDeviceExample(const std::string& name) {
+  return name == "sp-mlp" || name == "sp-layer";
+}
+
+// The example `name`, for --device, as it stands at `stop`: before or after a
+// presegmentation pass, the fusion; before or after a host IR pass (or with
+// no stop), its host program. What a lit test of that pass starts from.
 ParsedIr lowerExample(const std::string& name, int64_t chunks, int64_t device,
-                      const std::string& stop_before) {
-  const RegisteredPass* stop = stop_before.empty() ? nullptr : &passNamed(stop_before);
+                      const StopPoint& stop) {
   ParsedIr result;
   result.fusion = exampleFusion(name, chunks);
-  bool multidevice = name == "sp-mlp" || name == "sp-layer";
-  for (const RegisteredPass& pass : registeredPasses()) {
-    if (&pass == stop) {
-      return result;
-    }
-    if (pass.stage == PassStage::Presegmentation && runsPass(pass, multidevice)) {
-      pass.run_on_fusion(*result.fusion);
-    }
+  bool multidevice = isMultiDeviceExample(name);
+  if (runStageUntil(PassStage::Presegmentation, stop, multidevice,
+                    [&](const RegisteredPass& pass) { pass.run_on_fusion(*result.fusion); })) {
+    return result;
   }
   result.program = lowerSegmentsToHostIr(*result.fusion);
   result.fusion.reset();
@@ -133,15 +161,48 @@ ParsedIr lowerExample(const std::string& name, int64_t chunks, int64_t device,
   if (multidevice) {
     lowering = MultiDeviceLowering{device, {}};
   }
-  for (const RegisteredPass& pass : registeredPasses()) {
-    if (&pass == stop) {
-      break;
-    }
-    if (pass.stage == PassStage::HostIr && runsPass(pass, multidevice)) {
-      pass.run_on_host_program(*result.program, lowering);
-    }
-  }
+  runStageUntil(PassStage::HostIr, stop, multidevice, [&](const RegisteredPass& pass) {
+    pass.run_on_host_program(*result.program, lowering);
+  });
   return result;
+}
+
+// The stop point --stop-before or --stop-after names (at most one, and only
+// with --example).
+StopPoint stopPoint(const std::string& example, const std::string& stop_before,
+                    const std::string& stop_after) {
+  if (stop_before.empty() && stop_after.empty()) {
+    return {};
+  }
+  const std::string& flag = stop_before.empty() ? "--stop-after" : "--stop-before";
+  HOSTIR_CHECK(stop_before.empty() || stop_after.empty(), "--stop-before ", stop_before,
+               " and --stop-after ", stop_after, " both given: give one stop point");
+  HOSTIR_CHECK(!example.empty(), flag, " ", stop_before + stop_after,
+               " without --example: it stops the lowering of a built-in example (hostir list, "
+               "sp-mlp, sp-layer); a FILE is already at its stage, run --pass on it");
+  return {&passNamed(stop_before + stop_after, flag), stop_before.empty()};
+}
+
+// The comment line printed above an example stopped at `stop`: which
+// example, which form (the fusion or a rank's host program) and where.
+std::string stopLabel(const std::string& example, int64_t device, const StopPoint& stop,
+                      const std::vector<std::string>& passes) {
+  bool presegmentation = stop.pass->stage == PassStage::Presegmentation;
+  bool multidevice = isMultiDeviceExample(example);
+  std::string label =
+      "// hostir opt --example " + example + ": " +
+      (presegmentation ? std::string("the fusion (no host program yet)")
+                       : std::string("the host program") +
+                             (multidevice ? " of rank " + std::to_string(device) : std::string())) +
+      (stop.after ? " after " : " before ") +
+      (presegmentation ? "presegmentation pass " : "host IR pass ") + stop.pass->name;
+  if (!runsPass(*stop.pass, multidevice)) {
+    label += " (which does not run on a single-device example)";
+  }
+  for (size_t i = 0; i < passes.size(); ++i) {
+    label += (i == 0 ? ", then --pass " : ", ") + passes[i];
+  }
+  return label + "\n";
 }
 
 }  // namespace
@@ -159,6 +220,7 @@ int runOptCommand(const std::vector<std::string>& args) {
   int64_t device = 0;
   std::string example;
   std::string stop_before;
+  std::string stop_after;
   int64_t chunks = 4;
   int64_t stream_chunks = 0;
   app.add_option("FILE", input,
@@ -174,8 +236,10 @@ int runOptCommand(const std::vector<std::string>& args) {
   app.add_option("--example", example,
                  "instead of reading FILE, lower a built-in example, sp-mlp or sp-layer");
   app.add_option("--stop-before", stop_before,
-                 "with --example: run the passes before this one only (before a presegmentation "
-                 "pass: print the fusion)");
+                 "with --example: print it as it stands before this pass (a presegmentation "
+                 "pass: the fusion; a host IR pass: the host program), under a comment saying so");
+  app.add_option("--stop-after", stop_after,
+                 "with --example: print it as it stands after this pass, as --stop-before");
   app.add_option("--chunks", chunks, "with --example sp-mlp or sp-layer: Stream chunks (4)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--stream-chunks", stream_chunks,
@@ -195,8 +259,9 @@ int runOptCommand(const std::vector<std::string>& args) {
   }
   FixedStreamSplitPlanner planner(stream_chunks);
   StreamSplitPlannerScope planner_scope(stream_chunks > 0 ? &planner : nullptr);
+  StopPoint stop = stopPoint(example, stop_before, stop_after);
   ParsedIr ir = example.empty() ? parseIrText(readInput(input), input == "-" ? "<stdin>" : input)
-                                : lowerExample(example, chunks, device, stop_before);
+                                : lowerExample(example, chunks, device, stop);
   if (verify && ir.program != nullptr) {
     verifyHostProgram(*ir.program);
   }
@@ -210,6 +275,9 @@ int runOptCommand(const std::vector<std::string>& args) {
     if (verify) {
       verifyHostProgram(*ir.program);
     }
+  }
+  if (stop.pass != nullptr) {
+    std::cout << stopLabel(example, device, stop, passes);
   }
   if (ir.fusion != nullptr) {
     std::cout << (readable ? ir.fusion->toString() : printFusionText(*ir.fusion));
