@@ -96,13 +96,14 @@ TEST_P(CausalBackwardTest, TiledGemmsGiveTorchsGradsInQueryChunks) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, CausalBackwardTest, ::testing::Values(at::kFloat, at::kDouble),
                          dtypeName);
 
-// dS is causally zero whatever is saved: a GEMM reading it in each chunk's
-// loop is tiled, with either save policy; recomputing P gives a second
-// tiled GEMM (dV = Pᵀ·dO). Exact counts, so a GEMM that stops being tiled
-// fails. Without the pass no GEMM of the backward is.
+// dS is causally zero whatever is saved: both GEMMs reading it are tiled
+// with either save policy, dQ = dS·K in each chunk's loop (which writes the
+// chunk's dS just before) and dKᵀ = Qᵀ·dS after the loop; recomputing P
+// gives a third tiled GEMM (dV = Pᵀ·dO). Exact counts, so a GEMM that stops
+// being tiled fails. Without the pass no GEMM of the backward is.
 TEST(CausalBackward, TheGemmsReadingDsAreTiled) {
-  EXPECT_EQ(backwardTileLoops(3, SavePolicy::kSaveGemmOutputs), 1) << "save GEMM outputs";
-  EXPECT_EQ(backwardTileLoops(3, SavePolicy::kRecomputeAll), 2) << "recompute all";
+  EXPECT_EQ(backwardTileLoops(3, SavePolicy::kSaveGemmOutputs), 2) << "save GEMM outputs";
+  EXPECT_EQ(backwardTileLoops(3, SavePolicy::kRecomputeAll), 3) << "recompute all";
   ScopedEnv disabled("HOSTIR_DISABLE_PASS", "causal_key_ranges");
   EXPECT_EQ(backwardTileLoops(3, SavePolicy::kSaveGemmOutputs), 0);
 }

@@ -183,12 +183,21 @@ class CausalBuffers {
   }
 
   // The buffer itself, rows [start, ..) of it, or it with its last two axes
-  // swapped; `scope` must hold the view (or the view be top-level).
-  std::optional<CausalOperand> of(const TensorView* operand, Val* zero) const {
+  // swapped; `scope` must hold the view (or the view be top-level). A slice
+  // that an op of `scope` then writes has that op as its definition: the
+  // slice that binds it is looked up in `scope`.
+  std::optional<CausalOperand> of(const TensorView* operand, Val* zero, const Scope& scope) const {
     if (isZero(operand)) {
       return CausalOperand{Reads::Rows, zero};
     }
     const Expr* def = operand->definition();
+    for (const Expr* expr : scope) {
+      const auto* binding = dynamic_cast<const SliceOp*>(expr);
+      if (binding != nullptr && binding->out() == operand) {
+        def = binding;
+        break;
+      }
+    }
     if (const auto* slice = dynamic_cast<const SliceOp*>(def)) {
       if (isZero(slice->in()) && slice->dim() == slice->in()->rank() - 2) {
         return CausalOperand{Reads::Rows, slice->start()};
@@ -286,14 +295,18 @@ void tileMatmuls(HostIrContainer& container, Scope& scope, const CausalBuffers& 
   const CausalValues values(scope);
   for (Expr* expr : scope.toVector()) {
     auto* matmul = dynamic_cast<MatmulOp*>(expr);
-    // An operand this scope writes (a query loop's own probabilities) is
-    // causal_key_ranges' chain, or read whole on purpose.
+    // A right operand this scope writes is left whole; so is a left one,
+    // unless it is rows of a causally zero buffer that this scope wrote
+    // before (a query loop's dS chunk times K: dQ).
     if (matmul == nullptr || matmul->a()->rank() < 2 || matmul->b()->rank() < 2 ||
-        values.isWritten(matmul->a()) || values.isWritten(matmul->b())) {
+        values.isWritten(matmul->b())) {
       continue;
     }
-    std::optional<CausalOperand> a = buffers.of(matmul->a(), zero);
-    std::optional<CausalOperand> b = buffers.of(matmul->b(), zero);
+    std::optional<CausalOperand> a = buffers.of(matmul->a(), zero, scope);
+    std::optional<CausalOperand> b = buffers.of(matmul->b(), zero, scope);
+    if (values.isWritten(matmul->a()) && !(a && a->reads == Reads::Rows)) {
+      continue;
+    }
     if (a && a->reads == Reads::Rows) {
       tile(container, scope, matmul, Tiled::LowerRows, a->offset);
     } else if (a) {
