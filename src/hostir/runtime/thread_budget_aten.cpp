@@ -74,6 +74,19 @@ void setIntraOpThreads(int threads) {
 
 }  // namespace
 
+void adoptBudgetOnForeignThread() {
+#if AT_PARALLEL_OPENMP && defined(_OPENMP)
+  const int threads = g_process_count.load();
+  if (threads <= 0) {
+    return;
+  }
+  // What ATen's lazy init would do (at::set_num_threads with the stored
+  // count: this thread's OpenMP count) without re-creating the pool.
+  aten_thread_count_initialized = true;
+  omp_set_num_threads(threads);
+#endif
+}
+
 ThreadBudget applyThreadBudget(StreamPool& pool, bool communicates, int ranks_sharing_cores) {
   const ThreadBudget budget =
       computeThreadBudget(pool.numberOfStreams(), communicates, ranks_sharing_cores);

@@ -15,4 +15,12 @@ namespace hostir::runtime {
 ThreadBudget applyThreadBudget(StreamPool& pool, bool communicates = false,
                                int ranks_sharing_cores = 1);
 
+// For a thread hostir does not run (c10d's Gloo threads), called on it
+// before its first ATen call: gives it the budget's process-wide count
+// through OpenMP with ATen's lazy init marked done, so that first call does
+// not re-create caffe2's pthreadpool (a new thread spinning in the first
+// run). Does nothing while the budget has set no process-wide count (ATen's
+// lazy init then starts no pool).
+void adoptBudgetOnForeignThread();
+
 }  // namespace hostir::runtime

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/streams/stream_pool.h"
 #include "hostir/runtime/thread_budget_aten.h"
 
@@ -113,6 +115,28 @@ TEST(AtenThreadPools, TheBudgetStartsTheTeamsAheadSoAParallelOpStartsNoPool) {
   pool.synchronizeAll();
   EXPECT_EQ(on_worker, 1024.0f * 1024.0f);
   EXPECT_EQ(at::get_num_threads(), 2);
+  EXPECT_EQ(g_pools_started.load() - started, 0);
+}
+
+// c10d's Gloo threads are not the budget's: each ran ATen's lazy init at its
+// first ATen call (a collective's copy), which re-created caffe2's pool, a
+// new thread spinning in the transformer layer's first run. A group's
+// workers now take the budget's count when the group is made, so a first
+// collective starts no pool (before: one, from the worker that ran it).
+TEST(AtenThreadPools, AGroupsFirstCollectiveStartsNoPool) {
+  IntraOpThreadsOverride override_budget("2");
+  StreamPool pool(1);
+  applyThreadBudget(pool);  // may start ATen's pool: the count is stored here
+  Communicator& communicator = Communicator::getInstance();
+  ASSERT_EQ(communicator.size(), 1) << "runs as one process";
+  const int started = g_pools_started.load();
+  // Big enough that the Gloo worker's copy of the result is a parallel
+  // loop, which asks ATen for its thread count.
+  at::Tensor input = at::arange(1 << 20, at::kFloat);
+  std::vector<std::vector<at::Tensor>> outputs = {{at::empty_like(input)}};
+  std::vector<at::Tensor> inputs = {input};
+  communicator.processGroup({0}, /*stream_key=*/7).allgather(outputs, inputs)->wait();
+  EXPECT_TRUE(outputs[0][0].equal(input));
   EXPECT_EQ(g_pools_started.load() - started, 0);
 }
 

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 
@@ -21,6 +23,7 @@
 #include "hostir/runtime/environment_count.h"
 #include "hostir/runtime/streams/stream_timeout.h"
 #include "hostir/runtime/target_detection.h"
+#include "hostir/runtime/thread_budget_aten.h"
 
 namespace hostir {
 namespace {
@@ -32,6 +35,52 @@ constexpr int64_t kInternalStreamKey = -1;
 double seconds(std::chrono::milliseconds duration) {
   return static_cast<double>(duration.count()) / 1000.0;
 }
+
+// A Gloo group whose worker threads take the thread budget's count before
+// their first collective: otherwise the first ATen call on each (a copy in
+// the collective) runs ATen's lazy init, which re-creates caffe2's
+// pthreadpool and leaves a new thread spinning through the first run
+// (docs/performance.md, "Where a first run's time goes now").
+class GlooGroup : public c10d::ProcessGroupGloo {
+ public:
+  GlooGroup(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+            const c10::intrusive_ptr<Options>& options)
+      : ProcessGroupGloo(store, rank, size, options) {
+    // One item per worker, each held until all have started one, so every
+    // worker runs exactly one; queued before any collective.
+    auto started = std::make_shared<Arrivals>();
+    for (int i = 0; i < options->threads; ++i) {
+      enqueue(c10::make_intrusive<AdoptBudget>(started, options->threads));
+    }
+  }
+
+ private:
+  struct Arrivals {
+    std::mutex mutex;
+    std::condition_variable all_in;
+    int count = 0;
+  };
+
+  class AdoptBudget : public AsyncWork {
+   public:
+    AdoptBudget(std::shared_ptr<Arrivals> arrivals, int workers)
+        : AsyncWork(std::vector<std::vector<at::Tensor>>{}),
+          arrivals_(std::move(arrivals)),
+          workers_(workers) {}
+    void run() override {
+      runtime::adoptBudgetOnForeignThread();
+      std::unique_lock<std::mutex> lock(arrivals_->mutex);
+      if (++arrivals_->count == workers_) {
+        arrivals_->all_in.notify_all();
+      }
+      arrivals_->all_in.wait(lock, [this] { return arrivals_->count >= workers_; });
+    }
+
+   private:
+    std::shared_ptr<Arrivals> arrivals_;
+    int workers_;
+  };
+};
 
 }  // namespace
 
@@ -285,9 +334,9 @@ c10::intrusive_ptr<c10d::ProcessGroup> Communicator::createProcessGroup(
     }
     auto group_store = c10::make_intrusive<c10d::PrefixStore>(prefix.str(), base);
     group_store->setTimeout(timeout());
-    return c10::make_intrusive<c10d::ProcessGroupGloo>(
-        group_store, static_cast<int>(rankInTeam(sorted_team, deviceId())),
-        static_cast<int>(sorted_team.size()), options);
+    return c10::make_intrusive<GlooGroup>(group_store,
+                                          static_cast<int>(rankInTeam(sorted_team, deviceId())),
+                                          static_cast<int>(sorted_team.size()), options);
   } catch (const std::exception& error) {
     HOSTIR_THROW("Communicator (", environment_.toString(),
                  "): creating the process group of team ", teamToString(sorted_team),
