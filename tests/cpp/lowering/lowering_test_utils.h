@@ -24,6 +24,21 @@
 
 namespace hostir::test {
 
+// in -> set -> set -> out added to `fusion` (the one being built), both sets
+// on `chunks` Stream chunks of the rows: the intermediate is produced and
+// consumed in the stream loop, so buffer shrinking makes it a ring.
+inline void addTwoSetsOnStreamChunks(Fusion& fusion, int64_t chunks) {
+  TensorView* in = makeContigTensor(2);
+  fusion.addInput(in);
+  TensorView* mid = set(in);
+  TensorView* out = set(mid);
+  for (TensorView* tv : {mid, out}) {
+    tv->split(0, chunks, /*inner_split=*/false);
+    tv->axis(0)->parallelize(ParallelType::Stream);
+  }
+  fusion.addOutput(out);
+}
+
 // All exprs of the program, loop bodies included.
 inline std::vector<const Expr*> allExprs(const Scope& scope) {
   std::vector<const Expr*> out;

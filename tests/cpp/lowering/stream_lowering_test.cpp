@@ -565,15 +565,7 @@ TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinking) {
 // Two sets on 4 Stream chunks: the intermediate is a ring of chunk slots;
 // 4 chunks of 5 rows are 2+2+1+0, the last chunk starting past the end.
 TEST_F(StreamLoweringTest, SplitStreamAxisBufferShrinkingChunkPastTheEnd) {
-  TensorView* in = makeContigTensor(2);
-  fusion_.addInput(in);
-  TensorView* mid = set(in);
-  TensorView* out = set(mid);
-  for (TensorView* tv : {mid, out}) {
-    tv->split(0, 4, /*inner_split=*/false);
-    tv->axis(0)->parallelize(ParallelType::Stream);
-  }
-  fusion_.addOutput(out);
+  addTwoSetsOnStreamChunks(fusion_, 4);
   std::unique_ptr<HostIrContainer> hic = lowerToHostIr(fusion_);
   EXPECT_TRUE(irCheck(hic->toString(), R"(
     CHECK:      GetCurrentStream into Stream 0

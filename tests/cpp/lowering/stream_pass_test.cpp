@@ -366,15 +366,7 @@ TEST_F(SegmentsThenPassTest, TwoSets) {
 // for it, docs/training.md). The run's peak tensor memory is the output and
 // those slots, nothing more; the result is the input's.
 TEST_F(SegmentsThenPassTest, ARingHoldsNoMoreSlotsThanItsLoopHasIterations) {
-  TensorView* in = makeContigTensor(2);
-  fusion_.addInput(in);
-  TensorView* mid = set(in);
-  TensorView* out = set(mid);
-  for (TensorView* tv : {mid, out}) {
-    tv->split(0, 2, /*inner_split=*/false);
-    tv->axis(0)->parallelize(ParallelType::Stream);
-  }
-  fusion_.addOutput(out);
+  addTwoSetsOnStreamChunks(fusion_, 2);
 
   std::unique_ptr<HostIrContainer> hic = lowerSegmentsToHostIr(fusion_);
   parallelizeStreams(*hic);
