@@ -9,6 +9,7 @@
 
 #include "cli_arguments.h"
 #include "examples.h"
+#include "hostir/autodiff/differentiate.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/pass_registry.h"
 #include "hostir/host_ir/passes/stream_split_insertion.h"
@@ -93,17 +94,22 @@ class FixedStreamSplitPlanner : public StreamSplitPlanner {
 };
 
 // The fusion `name` names: a built-in example, or a Megatron block on 2
-// ranks with `chunks` Stream chunks.
-std::unique_ptr<Fusion> exampleFusion(const std::string& name, int64_t chunks) {
+// ranks with `chunks` Stream chunks; with `backward`, the block's backward
+// (the grads of every input, as `hostir sp-mlp --train` runs it).
+std::unique_ptr<Fusion> exampleFusion(const std::string& name, int64_t chunks, bool backward) {
+  std::unique_ptr<Fusion> fusion;
   if (name == "sp-mlp") {
-    return tools::buildSequenceParallelMlp(2, chunks);
+    fusion = tools::buildSequenceParallelMlp(2, chunks);
+  } else if (name == "sp-layer") {
+    fusion = tools::buildTransformerLayer(2, 8, chunks);
+  } else {
+    HOSTIR_CHECK(!backward, "--backward with --example ", name,
+                 ": only the training blocks sp-mlp and sp-layer have a backward here");
+    fusion = std::make_unique<Fusion>();
+    tools::findExample(name).build(*fusion);
+    return fusion;
   }
-  if (name == "sp-layer") {
-    return tools::buildTransformerLayer(2, 8, chunks);
-  }
-  auto fusion = std::make_unique<Fusion>();
-  tools::findExample(name).build(*fusion);
-  return fusion;
+  return backward ? std::move(differentiate(*fusion).backward) : std::move(fusion);
 }
 
 // Whether a lowering of one device (`multidevice` false) or many runs `pass`.
@@ -146,10 +152,10 @@ bool isMultiDeviceExample(const std::string& name) {
 // The example `name`, for --device, as it stands at `stop`: before or after a
 // presegmentation pass, the fusion; before or after a host IR pass (or with
 // no stop), its host program. What a lit test of that pass starts from.
-ParsedIr lowerExample(const std::string& name, int64_t chunks, int64_t device,
+ParsedIr lowerExample(const std::string& name, int64_t chunks, bool backward, int64_t device,
                       const StopPoint& stop) {
   ParsedIr result;
-  result.fusion = exampleFusion(name, chunks);
+  result.fusion = exampleFusion(name, chunks, backward);
   bool multidevice = isMultiDeviceExample(name);
   if (runStageUntil(PassStage::Presegmentation, stop, multidevice,
                     [&](const RegisteredPass& pass) { pass.run_on_fusion(*result.fusion); })) {
@@ -185,12 +191,12 @@ StopPoint stopPoint(const std::string& example, const std::string& stop_before,
 
 // The comment line printed above an example stopped at `stop`: which
 // example, which form (the fusion or a rank's host program) and where.
-std::string stopLabel(const std::string& example, int64_t device, const StopPoint& stop,
-                      const std::vector<std::string>& passes) {
+std::string stopLabel(const std::string& example, bool backward, int64_t device,
+                      const StopPoint& stop, const std::vector<std::string>& passes) {
   bool presegmentation = stop.pass->stage == PassStage::Presegmentation;
   bool multidevice = isMultiDeviceExample(example);
   std::string label =
-      "// hostir opt --example " + example + ": " +
+      "// hostir opt --example " + example + (backward ? " --backward" : "") + ": " +
       (presegmentation ? std::string("the fusion (no host program yet)")
                        : std::string("the host program") +
                              (multidevice ? " of rank " + std::to_string(device) : std::string())) +
@@ -221,6 +227,7 @@ int runOptCommand(const std::vector<std::string>& args) {
   std::string example;
   std::string stop_before;
   std::string stop_after;
+  bool backward = false;
   int64_t chunks = 4;
   int64_t stream_chunks = 0;
   app.add_option("FILE", input,
@@ -240,6 +247,8 @@ int runOptCommand(const std::vector<std::string>& args) {
                  "pass: the fusion; a host IR pass: the host program), under a comment saying so");
   app.add_option("--stop-after", stop_after,
                  "with --example: print it as it stands after this pass, as --stop-before");
+  app.add_flag("--backward", backward,
+               "with --example sp-mlp or sp-layer: lower its backward (what --train runs)");
   app.add_option("--chunks", chunks, "with --example sp-mlp or sp-layer: Stream chunks (4)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--stream-chunks", stream_chunks,
@@ -259,9 +268,11 @@ int runOptCommand(const std::vector<std::string>& args) {
   }
   FixedStreamSplitPlanner planner(stream_chunks);
   StreamSplitPlannerScope planner_scope(stream_chunks > 0 ? &planner : nullptr);
+  HOSTIR_CHECK(!backward || !example.empty(),
+               "--backward without --example: it lowers a built-in block's backward");
   StopPoint stop = stopPoint(example, stop_before, stop_after);
   ParsedIr ir = example.empty() ? parseIrText(readInput(input), input == "-" ? "<stdin>" : input)
-                                : lowerExample(example, chunks, device, stop);
+                                : lowerExample(example, chunks, backward, device, stop);
   if (verify && ir.program != nullptr) {
     verifyHostProgram(*ir.program);
   }
@@ -277,7 +288,7 @@ int runOptCommand(const std::vector<std::string>& args) {
     }
   }
   if (stop.pass != nullptr) {
-    std::cout << stopLabel(example, device, stop, passes);
+    std::cout << stopLabel(example, backward, device, stop, passes);
   }
   if (ir.fusion != nullptr) {
     std::cout << (readable ? ir.fusion->toString() : printFusionText(*ir.fusion));

@@ -49,12 +49,12 @@ TEST(PassRegistry, PipelinesFollowTheTable) {
       namesOf(hostIrPipeline(std::nullopt)),
       (Names{"stream_parallelization", "causal_key_ranges", "buffer_shrinking", "batched_rhs_gemms",
              "batched_matmul_sums", "loop_host_units", "gemm_epilogues", "recompute_scheduling"}));
-  EXPECT_EQ(
-      namesOf(hostIrPipeline(MultiDeviceLowering{1, {}})),
-      (Names{"resharding_to_communication", "specialize_encodings", "stream_axes_check",
-             "other_devices_work_removal", "stream_parallelization", "causal_key_ranges",
-             "buffer_shrinking", "batched_rhs_gemms", "batched_matmul_sums", "loop_host_units",
-             "gemm_epilogues", "collective_scheduling", "recompute_scheduling"}));
+  EXPECT_EQ(namesOf(hostIrPipeline(MultiDeviceLowering{1, {}})),
+            (Names{"resharding_to_communication", "specialize_encodings", "stream_axes_check",
+                   "other_devices_work_removal", "reduce_scatter_of_sums", "stream_parallelization",
+                   "causal_key_ranges", "buffer_shrinking", "batched_rhs_gemms",
+                   "batched_matmul_sums", "loop_host_units", "gemm_epilogues",
+                   "collective_scheduling", "recompute_scheduling"}));
   EXPECT_EQ(namesOf(presegmentationPipeline()),
             (Names{"validate_shardings", "propagate_shardings", "insert_stream_splits",
                    "insert_reshardings", "reorder_sharded_axis", "make_resharding_contiguous",

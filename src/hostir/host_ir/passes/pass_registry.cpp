@@ -14,6 +14,7 @@
 #include "hostir/host_ir/passes/loop_host_units.h"
 #include "hostir/host_ir/passes/propagate_stream_axes.h"
 #include "hostir/host_ir/passes/recompute_scheduling.h"
+#include "hostir/host_ir/passes/reduce_scatter_of_sums.h"
 #include "hostir/host_ir/passes/specialize_encodings.h"
 #include "hostir/host_ir/passes/stream_parallelization.h"
 #include "hostir/host_ir/passes/stream_split_insertion.h"
@@ -84,6 +85,9 @@ std::vector<RegisteredPass> buildTable() {
                     [](HostIrContainer& program, const Lowering& lowering) {
                       removeOtherDevicesWork(program, lowering->my_device);
                     }),
+      onHostProgram("reduce_scatter_of_sums", PassScope::MultiDevice,
+                    "allreduced partial sums added then scattered are added, then reduce-scattered",
+                    [](HostIrContainer& program, const Lowering&) { reduceScatterSums(program); }),
       onEveryHostProgram("stream_parallelization",
                          "exprs with a Stream axis become a loop over streams", parallelizeStreams),
       onEveryHostProgram("causal_key_ranges",
