@@ -223,7 +223,11 @@ def run_baselines(args, rank, world, model, chunk_list, config, label):
     for name, step in programs.items():
         checks[name] = check(rank, name, step(), model.expected, args.corrupt)
         all_ok = all_ok and checks[name][0]
-    measured = timed(args, programs)
+    # --comm-only: the pipelined step's collectives alone (1 and each --chunks),
+    # timed among the others; they compute nothing, so nothing to check.
+    comm_chunks = sorted({1} | set(chunk_list)) if getattr(args, "comm_only", False) else []
+    comm_programs = {f"comm-only {c}": (lambda c=c: model.comm_only_step(c)) for c in comm_chunks}
+    measured = timed(args, {**programs, **comm_programs})
     memory = step_memory(model, programs)
 
     def entry(name):
@@ -250,6 +254,9 @@ def run_baselines(args, rank, world, model, chunk_list, config, label):
         "blocking": entry("blocking"), "async": entry("async"),
         "pipelined": pipelined, "config": config, "peak_step_bytes": memory,
     }
+    if comm_chunks:
+        result["comm_only"] = [{"chunks": c, "median_ms": measured[f"comm-only {c}"][0],
+                                "runs_ms": measured[f"comm-only {c}"][1]} for c in comm_chunks]
     if rank == 0:
         print(f"\n{label}: one training step (forward + backward), {world} ranks, "
               f"{args.threads} thread(s) per rank, median of {args.runs} run(s), ms")
@@ -260,6 +267,9 @@ def run_baselines(args, rank, world, model, chunk_list, config, label):
             kind, _, c = name.partition(" ")
             print(f"{kind:<22} {c or '-':>3} {ms:>10.1f}  {ms / blocking_ms:>10.3f}  "
                   f"{max(checks[name][1].values()):.2g}")
+        for c in comm_chunks:
+            ms = measured[f"comm-only {c}"][0]
+            print(f"{'comm-only':<22} {c:>3} {ms:>10.1f}  {ms / blocking_ms:>10.3f}  -")
         for name, peak in memory.items():
             print(f"peak memory of a step on rank 0, {name}: {peak / 2**20:.1f} MiB")
         print(f"check: {'PASSED' if all_ok else 'FAILED'} (every rank's output and grads of "
@@ -307,6 +317,9 @@ def parse_args(argv):
         p, "chunk counts of the pipelined versions, comma-separated (default 2,4,8,16)",
         default_port=29633)
     add_train_arguments(p)
+    p.add_argument("--comm-only", action="store_true",
+                   help="also time the pipelined step's collectives alone (chunks 1 and each "
+                        "--chunks): posted and waited in the same order, no compute")
     return parse_with_common(p, argv)
 
 
@@ -373,10 +386,45 @@ class Block:
         return {"y": y, "dx": self.x_leaf.grad, "dw1": self.w1_param.grad,
                 "dw2": self.w2_param.grad}
 
-    def pipelined_step(self, chunks, keep):
+    def comm_only_step(self, chunks):
+        """pipelined_step(chunks, keep=False)'s collectives alone, posted and
+        waited in its order (forward: every allgather of x up front, chunk j's
+        reduce-scatter once its gather is done; backward: every allgather of
+        dy and re-gather of x up front, chunk j's reduce-scatter of dx once
+        its dy arrived, then the wait for its x), with no GEMM, gelu or sum:
+        the communication-only half of the pipelined step."""
+        plan = self.plan(chunks)
+        for c in plan:
+            if c["y_partial"] is None:  # a partial of the step's size to scatter
+                c["y_partial"] = torch.zeros_like(c["y_received"])
+                c["dx_partial"] = torch.zeros_like(c["dx_received"])
+        gathers = [all_gather_rows(c["x_gathered"], c["x"], async_op=True) for c in plan]
+        scatters = []
+        for j, c in enumerate(plan):
+            gathers[j].wait()
+            scatters.append(post_reduce_scatter(c["y_received"], c["y_partial"], async_op=True))
+        for work in scatters:
+            work.wait()
+        dy_gathers, x_gathers = [], []
+        for c in plan:
+            dy_gathers.append(all_gather_rows(c["dy_gathered"], c["dy"], async_op=True))
+            x_gathers.append(all_gather_rows(c["x_regathered"], c["x"], async_op=True))
+        scatters = []
+        for j, c in enumerate(plan):
+            dy_gathers[j].wait()
+            scatters.append(post_reduce_scatter(c["dx_received"], c["dx_partial"],
+                                                async_op=True))
+            x_gathers[j].wait()
+        for work in scatters:
+            work.wait()
+
+    def plan(self, chunks):
         if chunks not in self.plans:
             self.plans[chunks] = PipelinePlan(self, chunks)
-        plan = self.plans[chunks].chunks
+        return self.plans[chunks].chunks
+
+    def pipelined_step(self, chunks, keep):
+        plan = self.plan(chunks)
         # Forward: every allgather up front; chunk j's reduce-scatter in flight
         # while chunk j+1 computes.
         gathers = [all_gather_rows(c["x_gathered"], c["x"], async_op=True) for c in plan]

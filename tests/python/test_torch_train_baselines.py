@@ -49,7 +49,9 @@ def checks_of(output):
 
 @pytest.mark.parametrize("script,sizes,tensors", [MLP, LAYER], ids=["mlp", "layer"])
 def test_train_baseline_two_ranks(tmp_path, free_port, script, sizes, tensors):
-    result, out = run(script, sizes, tmp_path, free_port)
+    # The MLP's run also times its pipelined step's collectives alone.
+    extra = ["--comm-only"] if script == MLP[0] else []
+    result, out = run(script, sizes, tmp_path, free_port, *extra)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "check: PASSED" in result.stdout, output
@@ -78,6 +80,13 @@ def test_train_baseline_two_ranks(tmp_path, free_port, script, sizes, tensors):
     assert all(p["check"] and sorted(p["rel_diff"]) == sorted(tensors)
                for p in report["pipelined"])
     assert report["chunks"] in chunks
+    if script == MLP[0]:
+        assert [c["chunks"] for c in report["comm_only"]] == chunks
+        assert all(math.isfinite(c["median_ms"]) and c["median_ms"] > 0
+                   for c in report["comm_only"])
+        assert re.findall(r"^comm-only +(\d+) ", result.stdout, re.M) == [str(c) for c in chunks]
+    else:
+        assert "comm_only" not in report
     assert report["config"]["ranks"] == 2 and report["config"]["threads"] == 1
 
 
