@@ -81,6 +81,9 @@ dnnl::matmul::primitive_desc matmulDesc(const memory::desc& src, const memory::d
 struct Primitive {
   dnnl::matmul matmul;
   memory::desc scratchpad;
+  // oneDNN's reference implementation (a plain loop nest, ~1 GFLOP/s): what
+  // it falls back to for strides its GEMM kernels do not read.
+  bool reference = false;
 };
 
 // One primitive per shape, strides, layout and epilogue: creating one costs
@@ -153,7 +156,9 @@ std::shared_ptr<const Primitive> primitiveFor(const memory::desc& src, const mem
     cache.by_key.erase(cache.by_age.front());
     cache.by_age.pop_front();
   }
-  auto made = std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
+  auto made = std::make_shared<const Primitive>(
+      Primitive{dnnl::matmul(pd), pd.scratchpad_desc(),
+                std::string(pd.impl_info_str()).rfind("ref", 0) == 0});
   cache.by_key.emplace(key, made);
   cache.by_age.push_back(std::move(key));
   return made;
@@ -232,7 +237,13 @@ void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tenso
   }
 }
 
-bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
+namespace {
+
+// out = lhs @ rhs (batched where 3-D) on the operands as they are; false,
+// computing nothing, where oneDNN has no implementation for their strides
+// or, with `fast_only`, none but its reference loop nest.
+bool stridedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs,
+                      bool fast_only) {
   const memory::desc src = stridedDesc(lhs);
   const memory::desc weights = stridedDesc(rhs);
   const memory::desc dst = stridedDesc(out);
@@ -241,6 +252,9 @@ bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at
     primitive = primitiveFor(src, weights, std::nullopt, dst, MatmulActivation::None, std::nullopt);
   } catch (const dnnl::error&) {
     return false;  // no implementation for these strides
+  }
+  if (fast_only && primitive->reference) {
+    return false;
   }
   at::Tensor scratch = at::empty({static_cast<int64_t>(primitive->scratchpad.get_size())},
                                  at::TensorOptions().dtype(at::kByte));
@@ -254,6 +268,19 @@ bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at
                              {DNNL_ARG_SCRATCHPAD, wrap(primitive->scratchpad, scratch)}});
   threadStream().wait();
   return true;
+}
+
+}  // namespace
+
+bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
+  return stridedMatmulOut(out, lhs, rhs, /*fast_only=*/false);
+}
+
+bool dnnlPlainMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
+  HOSTIR_CHECK(out.dim() == 2 && lhs.dim() == 2 && rhs.dim() == 2,
+               "dnnlPlainMatmulOut takes 2-D operands, got ", lhs.sizes(), " @ ", rhs.sizes(),
+               " into ", out.sizes());
+  return stridedMatmulOut(out, lhs, rhs, /*fast_only=*/true);
 }
 
 size_t dnnlCachedPrimitives() {

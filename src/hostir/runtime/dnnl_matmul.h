@@ -47,6 +47,14 @@ void dnnlMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tenso
 // strides (ATen then computes it).
 bool dnnlBatchedMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs);
 
+// out = lhs @ rhs for 2-D float tensors of any strides, B read as it is
+// (oneDNN's GEMM packs its panels as it goes, as BLAS does): a right
+// operand read by one GEMM only, which packing first would cost a pass over
+// it and a packed copy (matmulThroughDnnlOut). False, computing nothing,
+// where oneDNN has no implementation for those strides but its reference
+// loop nest.
+bool dnnlPlainMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs);
+
 // How many matmul primitives are cached (at most 512, the oldest dropped
 // first; for tests).
 size_t dnnlCachedPrimitives();

@@ -70,7 +70,54 @@ bool sameBits(const at::Tensor& plain, const at::Tensor& snapshot) {
   return at::equal(plain.detach().view(at::kInt), snapshot.view(at::kInt));
 }
 
+// Program buffers a GEMM read once, unpacked (readOnceUnpacked): where,
+// and at which count of writes.
+struct Sighting {
+  WeakStorage storage;
+  const void* data = nullptr;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t writes = 0;
+};
+std::vector<Sighting> sightings;  // under cache_mutex
+constexpr size_t kMaxSightings = 64;
+
 }  // namespace
+
+bool readOnceUnpacked(const at::Tensor& plain, const Layout& layout) {
+  const c10::StorageImpl* storage =
+      plain.has_storage() ? plain.storage().unsafeGetStorageImpl() : nullptr;
+  const std::optional<int64_t> writes =
+      storage != nullptr ? runBufferWrites(storage) : std::nullopt;
+  if (!writes.has_value()) {
+    return false;
+  }
+  auto same = [&](const Sighting& seen) {
+    return seen.storage._unsafe_get_target() == storage && seen.data == plain.data_ptr() &&
+           seen.sizes == plain.sizes().vec() && seen.strides == plain.strides().vec();
+  };
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  for (const CacheEntry& entry : cache) {
+    if (entry.holds(storage, plain, layout) && !entry.snapshot.defined() &&
+        entry.writes == *writes) {
+      return false;  // packed already: reused
+    }
+  }
+  std::erase_if(sightings, [](const Sighting& seen) { return seen.storage.expired(); });
+  for (Sighting& seen : sightings) {
+    if (same(seen)) {
+      const bool again = seen.writes == *writes;
+      seen.writes = *writes;
+      return !again;  // a second read of the same bits packs
+    }
+  }
+  if (sightings.size() >= kMaxSightings) {
+    sightings.erase(sightings.begin());
+  }
+  sightings.push_back(Sighting{plain.storage().getWeakStorageImpl(), plain.data_ptr(),
+                               plain.sizes().vec(), plain.strides().vec(), *writes});
+  return true;
+}
 
 ReadOnlyRunInputs::ReadOnlyRunInputs(const std::vector<at::Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(read_only_mutex);

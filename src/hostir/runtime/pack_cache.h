@@ -36,6 +36,16 @@ namespace hostir {
 // rewrite of the same memory replaces the entry, freeing the storage drops it.
 at::Tensor packMatmulRhsCached(const at::Tensor& plain, const Layout& layout);
 
+// Whether a GEMM should read `plain` as it is rather than packed into
+// `layout`: true for a running program's own buffer (runBufferWrites) that
+// no GEMM has read since its last write, and no packing of which is cached
+// — a weight gradient's activation, x or gelu(h), read by one GEMM per
+// step, where packing first costs a pass over it and a packed copy alive
+// until the buffer goes (docs/kernels.md, "GEMMs"). It remembers the read,
+// so a second read of the same bits (each chunk's GEMM on one computed
+// operand) answers false and packs. False for any other tensor.
+bool readOnceUnpacked(const at::Tensor& plain, const Layout& layout);
+
 // While one lives, `inputs` are a run's inputs, unwritten until it ends: a
 // packed copy of (a view of) one is compared with it once per scope.
 // Scopes may nest and overlap (ranks in threads); a storage stays read-only

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 
+#include "hostir/runtime/deferred_memory.h"
 #include "hostir/runtime/pack_cache.h"
 #include "hostir/runtime/packed_gemm.h"
 
@@ -143,6 +144,60 @@ TEST(PackCacheTest, AnOperandThatIsNoRunInputIsComparedEveryTime) {
   const int64_t comparisons = packCacheComparisons();
   packMatmulRhsCached(computed, kWeightBlocked);
   EXPECT_EQ(packCacheComparisons(), comparisons + 1);
+}
+
+// A weight gradient's GEMM, dW = xᵀ @ dy, reads a running program's
+// buffer (the gathered x, gelu(h)) once per step: the first GEMM read since
+// the buffer's last write takes it as it is, neither packed nor kept in the
+// cache (the MLP training step packed 48 MiB per step for two GEMMs and
+// held the packed copy at its peak memory); a second read of the same bits
+// (each chunk's GEMM on one computed operand) packs it and reuses that.
+TEST(PackCacheTest, AProgramBufferReadOnceIsNotPacked) {
+  if (dnnlPreferredNBlock(96, 130) == 0) {
+    EXPECT_FALSE(
+        matmulThroughDnnlOut(at::empty({40, 130}), at::randn({40, 96}), at::randn({96, 130})))
+        << "oneDNN keeps B plain on this target: ATen computes it";
+    return;
+  }
+  at::Tensor operand = deferredEmpty({96, 130}, at::kFloat, nullptr);
+  materialize(operand, /*written=*/true);
+  operand.copy_(at::randn({96, 130}));
+  const at::Tensor activations = at::randn({96, 40});  // dW = activationsᵀ @ operand
+  const at::Tensor lhs = activations.t();
+  const at::Tensor truth = at::matmul(lhs.to(at::kDouble), operand.to(at::kDouble));
+  auto expectTheProduct = [&](const at::Tensor& out, const char* what) {
+    const double scale = truth.abs().max().item<double>();
+    EXPECT_LE((out.to(at::kDouble) - truth).abs().max().item<double>(), 1e-5 * scale) << what;
+  };
+  dropStalePackCacheEntries();
+  const int64_t entries = packCacheEntries();
+  const int64_t hits = packCacheHits();
+
+  at::Tensor out = at::full({40, 130}, -7.0f);
+  ASSERT_TRUE(matmulThroughDnnlOut(out, lhs, operand));
+  expectTheProduct(out, "first read");
+  EXPECT_EQ(packCacheEntries(), entries) << "the operand read once was packed";
+
+  at::Tensor wide = at::zeros({40, 140});
+  at::Tensor strided = wide.narrow(1, 5, 130);
+  ASSERT_TRUE(matmulThroughDnnlOut(strided, lhs, operand));
+  expectTheProduct(strided, "second read, into a strided output");
+  EXPECT_EQ(packCacheEntries(), entries + 1) << "the operand read twice is packed";
+  ASSERT_TRUE(matmulThroughDnnlOut(out, lhs, operand));
+  EXPECT_EQ(packCacheHits(), hits + 1) << "the third read reuses the packing";
+
+  materialize(operand, /*written=*/true);  // the next step writes it
+  operand.copy_(at::randn({96, 130}));
+  const at::Tensor next = at::matmul(lhs.to(at::kDouble), operand.to(at::kDouble));
+  ASSERT_TRUE(matmulThroughDnnlOut(out, lhs, operand));
+  EXPECT_LE((out.to(at::kDouble) - next).abs().max().item<double>(),
+            1e-5 * next.abs().max().item<double>())
+      << "the packing of the old bits was served";
+  EXPECT_EQ(packCacheHits(), hits + 1) << "read plain again after the write";
+
+  const at::Tensor weight = at::randn({96, 130});  // not a program's buffer
+  ASSERT_TRUE(matmulThroughDnnlOut(out, lhs, weight));
+  EXPECT_EQ(packCacheEntries(), entries + 2) << "a weight is packed at its first read";
 }
 
 }  // namespace
