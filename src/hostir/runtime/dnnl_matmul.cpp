@@ -280,7 +280,13 @@ bool dnnlPlainMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::
   HOSTIR_CHECK(out.dim() == 2 && lhs.dim() == 2 && rhs.dim() == 2,
                "dnnlPlainMatmulOut takes 2-D operands, got ", lhs.sizes(), " @ ", rhs.sizes(),
                " into ", out.sizes());
-  return stridedMatmulOut(out, lhs, rhs, /*fast_only=*/true);
+  // As a batch of one: oneDNN 2.6 serves the 2-D problem with plain B by
+  // brg:avx512_core copying B's blocks per call, the 3-D one by gemm:jit,
+  // its sgemm: medians 0.83-0.95x the time of packing B first in three
+  // interleaved runs (avx512, 1 thread, the MLP step's wgrad shapes:
+  // docs/performance.md), where the 2-D one took 1.11-1.21x.
+  return stridedMatmulOut(out.unsqueeze(0), lhs.unsqueeze(0), rhs.unsqueeze(0),
+                          /*fast_only=*/true);
 }
 
 size_t dnnlCachedPrimitives() {
