@@ -1,6 +1,7 @@
 #include "hostir/runtime/deferred_memory.h"
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -18,6 +19,7 @@ namespace {
 struct Pending {
   int64_t bytes = 0;
   BufferPool* pool = nullptr;
+  bool zeroed = false;             // deferredZeros: filled with zeros when materialized
   std::string caller_site;         // tracing: where the host made it
   std::vector<std::string> names;  // tracing: what the host bound to it
 };
@@ -62,6 +64,11 @@ void materializeLocked(c10::StorageImpl& storage) {
         pending->caller_site.empty() ? nullptr : &pending->caller_site,
         runtime::AllocationSite::Kind::kCaller);
     memory = newMemory(*pending);
+    if (pending->zeroed) {
+      // Under the lock: no other work item may see the memory before it is
+      // zero. On the stream that first touches it, not on the host.
+      std::memset(memory.data(), 0, static_cast<size_t>(pending->bytes));
+    }
     for (const std::string& name : pending->names) {
       runtime::nameTensorMemory(memory.data(), name);
     }
@@ -74,11 +81,14 @@ void materializeLocked(c10::StorageImpl& storage) {
 
 }  // namespace
 
-at::Tensor deferredEmpty(const std::vector<int64_t>& shape, at::ScalarType dtype,
-                         BufferPool* pool) {
+namespace {
+
+at::Tensor deferredTensor(const std::vector<int64_t>& shape, at::ScalarType dtype, BufferPool* pool,
+                          bool zeroed) {
   auto pending = std::make_unique<Pending>();
   pending->bytes = static_cast<int64_t>(c10::multiply_integers(shape) * c10::elementSize(dtype));
   pending->pool = pool;
+  pending->zeroed = zeroed;
   if (runtime::recordingAllocationSites()) {
     pending->caller_site = runtime::currentCallerSite();
   }
@@ -92,6 +102,18 @@ at::Tensor deferredEmpty(const std::vector<int64_t>& shape, at::ScalarType dtype
       caffe2::TypeMeta::fromScalarType(dtype));
   tensor.unsafeGetTensorImpl()->set_sizes_contiguous(shape);
   return tensor;
+}
+
+}  // namespace
+
+at::Tensor deferredEmpty(const std::vector<int64_t>& shape, at::ScalarType dtype,
+                         BufferPool* pool) {
+  return deferredTensor(shape, dtype, pool, /*zeroed=*/false);
+}
+
+at::Tensor deferredZeros(const std::vector<int64_t>& shape, at::ScalarType dtype,
+                         BufferPool* pool) {
+  return deferredTensor(shape, dtype, pool, /*zeroed=*/true);
 }
 
 void materialize(const at::Tensor& tensor, bool written) {

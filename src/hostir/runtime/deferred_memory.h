@@ -32,6 +32,12 @@ class BufferPool;
 // A contiguous tensor of `shape`, its memory deferred: `bytes` of `pool`
 // (BufferPool::takeMemory) when materialized, else of c10's allocator.
 at::Tensor deferredEmpty(const std::vector<int64_t>& shape, at::ScalarType dtype, BufferPool* pool);
+// The same, all zeros once materialized: the zeroing happens on the stream
+// whose work first touches it, in memory the pool may have kept warm, not on
+// the host over fresh pages (a 32 MiB at::zeros on the host cost the
+// pipelined MLP backward 160 ms of page faults per step on a VM:
+// docs/performance.md, "Why hostir's communication alone ran below the link").
+at::Tensor deferredZeros(const std::vector<int64_t>& shape, at::ScalarType dtype, BufferPool* pool);
 // Gives `tensor`'s storage its memory if it has none yet; `written`: the
 // caller is about to write it (counted: runBufferWrites). Undefined and
 // ordinary tensors are left as they are.

@@ -10,13 +10,15 @@ namespace hostir {
 
 RunBuffers::RunBuffers(const HostIrContainer& program) : dead_after_(tensorsDeadAfter(program)) {}
 
-at::Tensor RunBuffers::deferred(const std::vector<int64_t>& shape, const TensorView* tv) {
+at::Tensor RunBuffers::deferred(const std::vector<int64_t>& shape, const TensorView* tv,
+                                bool zero_init) {
   const at::ScalarType dtype = toAtenType(tv->dtype());
   // A small buffer costs less than the lock its deferral takes per use.
   if (c10::multiply_integers(shape) * c10::elementSize(dtype) < BufferPool::kMinBytes) {
-    return at::empty(shape, at::TensorOptions().dtype(dtype));
+    const auto options = at::TensorOptions().dtype(dtype);
+    return zero_init ? at::zeros(shape, options) : at::empty(shape, options);
   }
-  return deferredEmpty(shape, dtype, &pool_);
+  return zero_init ? deferredZeros(shape, dtype, &pool_) : deferredEmpty(shape, dtype, &pool_);
 }
 
 at::Tensor RunBuffers::allocate(const TensorView* tv, const std::vector<int64_t>& shape,
@@ -25,18 +27,17 @@ at::Tensor RunBuffers::allocate(const TensorView* tv, const std::vector<int64_t>
   if (!chosen.has_value() && tv->hasEncoding() && tv->encoding()->isResolved()) {
     chosen = tv->encoding()->resolved;
   }
-  auto options = at::TensorOptions().dtype(toAtenType(tv->dtype()));
   if (chosen.has_value() && !chosen->isIdentity()) {
     // An encoded tensor held in oneDNN's blocked layout (docs/targets.md).
     HOSTIR_CHECK(shape.size() == 2, tv->toInlineString(), " is laid out as ", chosen->toString(),
                  " but has ", shape.size(), " axes; a blocked layout holds a 2-D tensor");
     std::vector<int64_t> blocked = chosen->blockedShape(
         shape[static_cast<size_t>(chosen->n_axis)], shape[static_cast<size_t>(1 - chosen->n_axis)]);
-    at::Tensor buffer = zero_init ? at::zeros(blocked, options) : deferred(blocked, tv);
+    at::Tensor buffer = deferred(blocked, tv, zero_init);
     rememberPlainSizes(buffer, shape);
     return buffer;
   }
-  return zero_init ? at::zeros(shape, options) : deferred(shape, tv);
+  return deferred(shape, tv, zero_init);
 }
 
 }  // namespace hostir

@@ -31,9 +31,10 @@ class RunBuffers {
   // A buffer for `tv` of `shape`, laid out as `layout`, else as its
   // resolved encoding says (e.g. what a collective delivers), else plain.
   // Panels: [ceilDiv(N, tile), K, tile], the plain sizes remembered.
-  // `zero_init`: zero-filled (never from the pool, whose buffers hold an
-  // earlier run's data). A large buffer's memory is deferred
-  // (deferred_memory.h): the pool's, taken when a stream first uses it.
+  // `zero_init`: zero-filled. A large buffer's memory is deferred
+  // (deferred_memory.h): the pool's, taken when a stream first uses it (and
+  // zeroed then, on that stream, for `zero_init`: the pool's buffers hold
+  // an earlier run's data).
   at::Tensor allocate(const TensorView* tv, const std::vector<int64_t>& shape,
                       const std::optional<Layout>& layout = std::nullopt, bool zero_init = false);
   // The tensors no top-level expr after the `index`-th refers to.
@@ -51,7 +52,7 @@ class RunBuffers {
   }
 
  private:
-  at::Tensor deferred(const std::vector<int64_t>& shape, const TensorView* tv);
+  at::Tensor deferred(const std::vector<int64_t>& shape, const TensorView* tv, bool zero_init);
 
   BufferPool& pool_ = BufferPool::shared();
   std::vector<std::vector<const Val*>> dead_after_;

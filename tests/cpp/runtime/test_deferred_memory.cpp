@@ -14,6 +14,7 @@
 #include "hostir/runtime/deferred_memory.h"
 #include "hostir/runtime/pack_cache.h"
 #include "hostir/runtime/packed_gemm.h"
+#include "hostir/runtime/run_buffers.h"
 #include "hostir/runtime/tensor_memory.h"
 
 namespace hostir::test {
@@ -106,6 +107,36 @@ TEST_F(DeferredRunTest, ARunHoldsWhatItsStreamNeedsNotWhatTheHostDecided) {
     EXPECT_LE(peak, 3 * x.nbytes()) << "pool " << pool_mb << " MiB: " << peak / kMiB
                                     << " MiB alive at once, of " << 2 * kOps << " buffers";
   }
+}
+
+// A zero-initialized buffer (Allocate zero_init, a padded gather's) is
+// deferred like any other: its memory is the pool's, taken and zeroed by the
+// first work item that touches it, not zeroed by the host over fresh pages
+// as it walks past. The pool's buffer held an earlier run's data: it comes
+// back zero.
+TEST_F(DeferredRunTest, AZeroInitBufferIsDeferredAndZeroedOverPooledMemory) {
+  ScopedEnv pool_on("HOSTIR_BUFFER_POOL_MB", "2048");
+  TensorView* tv = makeContigTensor(2);
+  hic().addInput(tv);
+  RunBuffers buffers(hic());
+  BufferPool::shared().release();
+  void* earlier = nullptr;
+  {
+    at::Tensor used = BufferPool::shared().take({512, 1024}, at::kFloat);  // 2 MiB
+    used.fill_(7.0F);
+    earlier = used.data_ptr();
+  }
+  buffers.startRun();
+  at::Tensor zeros = buffers.allocate(tv, {512, 1024}, std::nullopt, /*zero_init=*/true);
+  EXPECT_TRUE(isDeferred(zeros)) << "the host made and zeroed its memory";
+  materialize(zeros.narrow(0, 256, 16), /*written=*/true);
+  EXPECT_FALSE(isDeferred(zeros));
+  EXPECT_EQ(zeros.data_ptr(), earlier) << "not the pool's buffer";
+  EXPECT_TRUE(at::equal(zeros, at::zeros({512, 1024})));
+  // Below BufferPool::kMinBytes: plain zeros at once.
+  at::Tensor small = buffers.allocate(tv, {4, 4}, std::nullopt, /*zero_init=*/true);
+  EXPECT_FALSE(isDeferred(small));
+  EXPECT_TRUE(at::equal(small, at::zeros({4, 4})));
 }
 
 // A GEMM's computed right operand, a buffer of the running program, is
