@@ -70,6 +70,26 @@ bool contractsAStreamAxis(const TensorView* tv) {
   return false;
 }
 
+// Whether `expr` sums over an axis sharded across devices (the attention's
+// out-projection summed over the heads): its result is the output of a
+// reduce-scatter or allreduce, and recomputing it would move its bytes over
+// the link again.
+bool reducesAcrossDevices(const Expr* expr) {
+  const auto* reduction = dynamic_cast<const ReductionOp*>(expr);
+  if (reduction == nullptr || !reduction->in()->hasDeviceMesh()) {
+    return false;
+  }
+  const AxisMap map = mapProducerToConsumer(expr, reduction->in());
+  for (const auto& [parallel_type, pos] : shardingOf(reduction->in()).logical_axes) {
+    const int64_t consumer_pos = mappedConsumerAxis(map, pos);
+    if (consumer_pos >= 0 &&
+        reduction->out()->getLogicalDomain()[static_cast<size_t>(consumer_pos)]->isReduction()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Gives `grad` the Stream split of the forward tensor `like` (same shape):
 // the same logical axis cut into the same number of chunks, so the grads
 // of a pipelined forward form the same loops in the backward. `extent`
@@ -259,7 +279,7 @@ class BackwardBuilder : public PrimalValues {
     }
     if (policy_ == SavePolicy::kSaveGemmOutputs &&
         (definition->isA<MatmulOp>() || definition->isA<LinearOp>() ||
-         also_saved_.count(val) != 0)) {
+         reducesAcrossDevices(definition) || also_saved_.count(val) != 0)) {
       auto* saved = cloner_.clone(val)->as<TensorView>();
       // Inputs arrive whole: the forward's Stream chunks of it stay there.
       for (IterDomain* id : saved->getLoopDomain()) {

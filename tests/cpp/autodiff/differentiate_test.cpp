@@ -232,6 +232,31 @@ TEST(DifferentiateSave, GemmOutputsAreSavedAndPointwiseOpsRecomputed) {
   EXPECT_EQ(countOf(*recomputing.backward, isLinear), 1);  // the first linear, recomputed
 }
 
+// A sum over an axis sharded across devices is kept, as a GEMM's result
+// is: its result comes out of a collective (here an allreduce over the
+// heads; the layer's attention out-projection is reduce-scattered), so
+// recomputing it for the backward would move its bytes over the link again.
+TEST(DifferentiateSave, ASumAcrossDevicesIsSavedNotRecomputed) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* per_head = makeContigTensor(3);  // [heads, T, H], heads on the devices
+  TensorView* x = makeContigTensor(2);
+  fusion.addInput(per_head);
+  fusion.addInput(x);
+  shard(per_head, DeviceMesh({0, 1}), 0);
+  TensorView* h = add(x, sum(per_head, {0}));
+  fusion.addOutput(mul(h, h));  // its grad reads h, so the sum
+  auto isSum = [](const Expr* expr) { return expr->isA<ReductionOp>(); };
+
+  Differentiated saving = differentiate(fusion);
+  EXPECT_EQ(saving.saved_outputs, std::vector<int64_t>{1});
+  EXPECT_EQ(countOf(*saving.backward, isSum), 0);
+
+  Differentiated recomputing = differentiate(fusion, {.save = SavePolicy::kRecomputeAll});
+  EXPECT_TRUE(recomputing.saved_outputs.empty());
+  EXPECT_EQ(countOf(*recomputing.backward, isSum), 1);
+}
+
 // An attention's softmax keeps its probabilities, as torch does, and its
 // grad reads them alone (p * (g - sum(g * p))): the backward neither keeps
 // the scores nor recomputes the probabilities from them (exp, max), which
