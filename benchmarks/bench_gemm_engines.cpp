@@ -192,8 +192,53 @@ void BM_LinearPlainWeights(benchmark::State& state) {
   state.SetLabel("plain W^T (oneDNN prefers " + hostir::dnnlPreferredLayout(k, n) + " here)");
 }
 
+// A weight gradient's GEMM, dW[M, N] = Aᵀ @ B with A[K, M] read
+// transposed and B[K, N] an activation new every step (the MLP training
+// step's dW1 = dhᵀ @ x and dW2 = dyᵀ @ gelu(h), K the 4096 tokens): packing
+// B into oneDNN's blocked layout then its matmul, as matmulThroughDnnlOut
+// ran it before 94a683d, against oneDNN on the plain B (dnnlPlainMatmulOut,
+// gemm:jit), as it runs a program buffer's first read now. Args: M, N.
+void BM_WeightGradient(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = 4096;
+  at::manual_seed(0);
+  const at::Tensor lhs = at::randn({k, m}).t();
+  const at::Tensor rhs = at::randn({k, n});
+  at::Tensor out_packed = at::empty({m, n});
+  at::Tensor out_plain = at::empty({m, n});
+  const int64_t n_block = hostir::dnnlPreferredNBlock(k, n);
+  if (n_block == 0) {
+    state.SkipWithError("oneDNN keeps B plain on this target: nothing is packed");
+    return;
+  }
+  const hostir::Layout layout = hostir::Layout::dnnlBlocked(n_block, /*n_axis=*/1);
+  auto packed_side = [&] {
+    hostir::packedMatmulOut(out_packed, lhs, hostir::packMatmulRhs(rhs, layout), layout);
+  };
+  auto plain_side = [&] { hostir::dnnlPlainMatmulOut(out_plain, lhs, rhs); };
+  packed_side();
+  if (!hostir::dnnlPlainMatmulOut(out_plain, lhs, rhs)) {
+    state.SkipWithError("oneDNN has no fast kernel for the plain operands");
+    return;
+  }
+  std::vector<double> packed_s, plain_s;
+  for (auto _ : state) {
+    packed_s.push_back(seconds(packed_side));
+    plain_s.push_back(seconds(plain_side));
+    state.SetIterationTime(packed_s.back() + plain_s.back());
+  }
+  state.counters["packed_ms"] = median(packed_s) * 1e3;
+  state.counters["plain_ms"] = median(plain_s) * 1e3;
+  state.counters["plain/packed"] = median(plain_s) / median(packed_s);
+  state.counters["max_diff"] = (out_packed - out_plain).abs().max().item<double>();
+}
+
 }  // namespace
 
+BENCHMARK(BM_WeightGradient)
+    ->Args({2048, 1024})
+    ->Args({1024, 2048})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
 BENCHMARK(BM_LinearPlainWeights)
     ->Args({512, 1024, 2048})
     ->Args({512, 2048, 1024})
