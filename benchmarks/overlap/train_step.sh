@@ -64,7 +64,7 @@ for round in $(seq 1 "$rounds"); do
       --ffn 4096 --chunks 4,8 --train --baselines --runs 3 --link "$link" \
       --json "$out/hostir_mlp.$round.json"
     ranks "torch_mlp.$round" /usr/bin/python3 benchmarks/overlap/torch_sp_mlp_train.py \
-      --chunks 4,8 --runs 3 --json "$out/torch_mlp.$round.json"
+      --chunks 4,8 --runs 3 --comm-only --json "$out/torch_mlp.$round.json"
   fi
   if [[ $which != mlp ]]; then
     ranks "hostir_layer.$round" "$build/tools/hostir" sp-layer --tokens 2048 --hidden 1024 \

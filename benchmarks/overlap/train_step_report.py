@@ -97,6 +97,13 @@ def main():
             bound = max(h_comm, h_compute)
             print(f"  hostir communication only, best C {h_comm:6.1f} ms")
             print(f"  hostir best / its bound (the longer of the two) {h_best / bound:5.2f}")
+        torch_comm = [min(c["median_ms"] for c in t["comm_only"] if c["chunks"] > 1)
+                      for t in theirs[:rounds]
+                      if any(c["chunks"] > 1 for c in t.get("comm_only", []))]
+        if torch_comm:
+            print(f"  torch communication only (--comm-only), best C {med(torch_comm):6.1f} ms")
+            if h_comm is not None:
+                print(f"  hostir / torch, communication only, best C {h_comm / med(torch_comm):5.2f}")
 
 
 if __name__ == "__main__":
