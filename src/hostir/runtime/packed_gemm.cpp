@@ -176,6 +176,23 @@ std::optional<std::string> whyNotThroughDnnl(const at::Tensor& out, const at::Te
   return std::nullopt;
 }
 
+// out = lhs @ rhs with rhs read plain (dnnlPlainMatmulOut); false, computing
+// nothing, where oneDNN has no fast kernel for the strides.
+bool plainMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
+  const int64_t k = lhs.size(-1);
+  const int64_t n = rhs.size(1);
+  const at::Tensor x = lhs.reshape({-1, k});
+  const bool direct = out.dim() == 2 && out.stride(1) == 1;
+  const at::Tensor result = direct ? out : at::empty({x.size(0), n}, out.options());
+  if (!dnnlPlainMatmulOut(result, x, rhs)) {
+    return false;
+  }
+  if (!direct) {
+    out.copy_(result.view(out.sizes()));
+  }
+  return true;
+}
+
 bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& rhs,
                         int64_t n_axis, const MatmulEpilogue& epilogue, std::string* why_not) {
   int64_t n_block = 0;
@@ -186,6 +203,12 @@ bool gemmThroughDnnlOut(const at::Tensor& out, const at::Tensor& in, const at::T
     return false;
   }
   const Layout layout = Layout::dnnlBlocked(n_block, n_axis);
+  // A matmul's (n_axis 1, no epilogue) right operand that a weight
+  // gradient reads once per step (x, gelu(h)): read plain, not packed per
+  // step and kept packed (readOnceUnpacked).
+  if (n_axis == 1 && readOnceUnpacked(rhs, layout) && plainMatmulOut(out, in, rhs)) {
+    return true;
+  }
   packedMatmulOut(out, in, packMatmulRhsCached(rhs, layout), layout, epilogue);
   return true;
 }
@@ -210,40 +233,8 @@ std::string describeGemmPath(int64_t k, int64_t n) {
          dnnlImplementationFor(Layout::dnnlBlocked(n_block, /*n_axis=*/0), k, n) + ")";
 }
 
-namespace {
-
-// out = lhs @ rhs with rhs read plain (dnnlPlainMatmulOut); false, computing
-// nothing, where oneDNN has no fast kernel for the strides.
-bool plainMatmulOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
-  const int64_t k = lhs.size(-1);
-  const int64_t n = rhs.size(1);
-  const at::Tensor x = lhs.reshape({-1, k});
-  const bool direct = out.dim() == 2 && out.stride(1) == 1;
-  const at::Tensor result = direct ? out : at::empty({x.size(0), n}, out.options());
-  if (!dnnlPlainMatmulOut(result, x, rhs)) {
-    return false;
-  }
-  if (!direct) {
-    out.copy_(result.view(out.sizes()));
-  }
-  return true;
-}
-
-}  // namespace
-
 bool matmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
-  int64_t n_block = 0;
-  if (whyNotThroughDnnl(out, lhs, rhs, /*n_axis=*/1, MatmulEpilogue{}, n_block)) {
-    return false;
-  }
-  const Layout layout = Layout::dnnlBlocked(n_block, /*n_axis=*/1);
-  // A weight gradient's activation (x, gelu(h)) is read by this GEMM only:
-  // read plain, not packed per step and kept packed (readOnceUnpacked).
-  if (readOnceUnpacked(rhs, layout) && plainMatmulOut(out, lhs, rhs)) {
-    return true;
-  }
-  packedMatmulOut(out, lhs, packMatmulRhsCached(rhs, layout), layout, MatmulEpilogue{});
-  return true;
+  return gemmThroughDnnlOut(out, lhs, rhs, /*n_axis=*/1, MatmulEpilogue{}, nullptr);
 }
 
 bool batchedMatmulThroughDnnlOut(const at::Tensor& out, const at::Tensor& lhs,
