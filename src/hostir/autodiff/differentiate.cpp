@@ -90,26 +90,6 @@ bool reducesAcrossDevices(const Expr* expr) {
   return false;
 }
 
-// Whether `val`, computed in the forward, is what a collective gathers for a
-// GEMM (ln1(x)'s token shard, allgathered for the q|k|v projection): the
-// backward re-gathers it for the GEMM's wgrad. Kept, its gather reads a
-// backward input and is posted as early as the schedule allows; recomputed
-// (cheap: a layer norm), the gather would wait for the recompute, which the
-// segmenter merges with the grad work reading the same inputs, late in the
-// backward. Megatron-LM's column-parallel linear keeps this shard too.
-bool isGatheredGemmInput(const Val* val) {
-  const std::vector<Expr*>& uses = val->uses();
-  return std::any_of(uses.begin(), uses.end(), [](const Expr* use) {
-    if (!use->isA<LoadStoreOp>() || !isResharding(use)) {
-      return false;
-    }
-    const std::vector<Expr*>& readers = use->output(0)->uses();
-    return std::any_of(readers.begin(), readers.end(), [](const Expr* reader) {
-      return reader->isA<MatmulOp>() || reader->isA<LinearOp>();
-    });
-  });
-}
-
 // Gives `grad` the Stream split of the forward tensor `like` (same shape):
 // the same logical axis cut into the same number of chunks, so the grads
 // of a pipelined forward form the same loops in the backward. `extent`
@@ -299,8 +279,7 @@ class BackwardBuilder : public PrimalValues {
     }
     if (policy_ == SavePolicy::kSaveGemmOutputs &&
         (definition->isA<MatmulOp>() || definition->isA<LinearOp>() ||
-         reducesAcrossDevices(definition) || isGatheredGemmInput(val) ||
-         also_saved_.count(val) != 0)) {
+         reducesAcrossDevices(definition) || also_saved_.count(val) != 0)) {
       auto* saved = cloner_.clone(val)->as<TensorView>();
       // Inputs arrive whole: the forward's Stream chunks of it stay there.
       for (IterDomain* id : saved->getLoopDomain()) {

@@ -21,13 +21,12 @@ enum class SavePolicy {
   // Nothing but the inputs: every intermediate is recomputed (least memory;
   // GEMMs run twice).
   kRecomputeAll,
-  // The results of matmul and linear (as Megatron-LM keeps them), of sums
-  // over an axis sharded across devices (a reduce-scatter's or allreduce's
-  // output: recomputing it would run the collective again) and the shard a
-  // collective gathers for a GEMM (a layer norm's output: its re-gather
-  // then need not wait for a recompute): the GEMMs run once, other
-  // pointwise ops and resharding copies (a re-gathered input) are
-  // recomputed, so no gathered activation is kept between the two passes.
+  // The results of matmul and linear (as Megatron-LM keeps them) and of
+  // sums over an axis sharded across devices (a reduce-scatter's or
+  // allreduce's output: recomputing it would run the collective again): the
+  // GEMMs run once, pointwise ops and resharding copies (a re-gathered
+  // input) are recomputed, so no gathered activation is kept between the
+  // two passes.
   kSaveGemmOutputs,
 };
 

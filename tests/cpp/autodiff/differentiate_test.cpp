@@ -257,37 +257,6 @@ TEST(DifferentiateSave, ASumAcrossDevicesIsSavedNotRecomputed) {
   EXPECT_EQ(countOf(*recomputing.backward, isSum), 1);
 }
 
-// The shard a collective gathers for a GEMM (a layer norm's output, token
-// sharded, allgathered for the q|k|v projection) is kept: the backward
-// re-gathers it for the wgrad, and a gather of a backward input is posted
-// as early as the schedule allows, where a recomputed one waits for the
-// kernel recomputing it (merged with late grad work). Megatron-LM's
-// column-parallel linear keeps this shard too.
-TEST(DifferentiateSave, AShardGatheredForAGemmIsSavedNotRecomputed) {
-  Fusion fusion;
-  FusionGuard fg(&fusion);
-  const DeviceMesh mesh({0, 1});
-  TensorView* x = shard(makeContigTensor(2), mesh, 0);  // [T, H], tokens on the devices
-  TensorView* w = shard(makeContigTensor(2), mesh, 0);  // [F, H], rows on the devices
-  fusion.addInput(x);
-  fusion.addInput(w);
-  TensorView* normed = shard(mul(x, 2.0), mesh, 0);
-  TensorView* gathered = shard(set(normed), mesh);  // replicated: an allgather
-  fusion.addOutput(shard(linear(gathered, w), mesh, 1));
-  auto isMul = [](const Expr* expr) {
-    return expr->isA<BinaryOp>() && expr->as<BinaryOp>()->type() == BinaryOpType::Mul;
-  };
-
-  Differentiated saving = differentiate(fusion, {.inputs = {1}});
-  EXPECT_EQ(saving.saved_outputs, std::vector<int64_t>{1});
-  EXPECT_EQ(countOf(*saving.backward, isMul), 0) << "the shard is recomputed, not read";
-
-  Differentiated recomputing =
-      differentiate(fusion, {.inputs = {1}, .save = SavePolicy::kRecomputeAll});
-  EXPECT_TRUE(recomputing.saved_outputs.empty());
-  EXPECT_EQ(countOf(*recomputing.backward, isMul), 1);
-}
-
 // An attention's softmax keeps its probabilities, as torch does, and its
 // grad reads them alone (p * (g - sum(g * p))): the backward neither keeps
 // the scores nor recomputes the probabilities from them (exp, max), which
