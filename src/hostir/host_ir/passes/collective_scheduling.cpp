@@ -332,13 +332,9 @@ void moveGathersAheadOfReductions(HostIrContainer& container) {
     // The set defines its output (nothing before it touches it) and reads
     // its input, which only the expr computing it writes (none: a program
     // input).
-    // A program input's gather keeps its place behind the other gathers (a
-    // pipelined GEMM reading the same input takes it over there:
-    // communication_lowering).
-    const bool computed = !isProgramInput(container, input);
-    while (position != top.begin() && !defines(*std::prev(position), input) &&
-           (isPassableByGather(*std::prev(position)) ||
-            (computed && waitsForItsInput(top, std::prev(position))))) {
+    while (
+        position != top.begin() && !defines(*std::prev(position), input) &&
+        (isPassableByGather(*std::prev(position)) || waitsForItsInput(top, std::prev(position)))) {
       --position;
     }
     if (position != top.at(gather)) {
