@@ -88,7 +88,7 @@ TEST_F(CollectiveSchedulingTest, InputCollectivesArePostedFirstAndWaitedForByThe
   fusion_.addOutput(sharded(add(gathered, busy), mesh2_, -1));
   std::unique_ptr<HostIrContainer> program = loweredWithCollectives(fusion_);
   // The lowering already put the gather of the input x first
-  // (moveGathersAheadOfReductions), its Wait right after it.
+  // (moveInputGathersAheadOfReduceScatters), its Wait right after it.
   EXPECT_TRUE(irCheck(program->toString(), R"(
     CHECK:      (type=Allgather
     CHECK-NEXT: Wait Communication
@@ -105,36 +105,6 @@ TEST_F(CollectiveSchedulingTest, InputCollectivesArePostedFirstAndWaitedForByThe
   )")) << program->toString();
 }
 
-// A gather of a value computed early is lowered right after the kernel
-// computing it: ahead of an allreduce (its input is ready only once its
-// compute is done) and of a gather that waits for a value computed from
-// that allreduce, so it crosses the link while the later compute runs (the
-// layer backward's gather of ln2's normalized input, ahead of ln1's grad
-// reduce-scatter and the layer norms' weight-grad allreduces).
-TEST_F(CollectiveSchedulingTest, AGatherOfAValueComputedEarlyGoesAheadOfLaterReductionsAndGathers) {
-  TensorView* x = shardedTensor({8, 4}, mesh2_, 0);
-  TensorView* y = shardedTensor({8, 4}, mesh2_, 0);
-  fusion_.addInput(x);
-  fusion_.addInput(y);
-  TensorView* early = sharded(relu(x), mesh2_, 0);
-  TensorView* total = sharded(sum(y, {0}), mesh2_, -1);  // an allreduce
-  TensorView* late = sharded(mul(x, broadcast(total, {true, false})), mesh2_, 0);
-  TensorView* late_gathered = sharded(set(late), mesh2_, -1);
-  TensorView* early_gathered = sharded(set(early), mesh2_, -1);
-  fusion_.addOutput(total);
-  fusion_.addOutput(late_gathered);
-  fusion_.addOutput(early_gathered);
-  std::unique_ptr<HostIrContainer> program = loweredWithCollectives(fusion_);
-  EXPECT_TRUE(irCheck(program->toString(), R"(
-    CHECK:      T2_l_float
-    CHECK-NEXT:    = relu(
-    CHECK:      (type=Allgather, team=(0 1), input=T2_l_float
-    CHECK:      (type=Allreduce
-    CHECK:      outputs=(T4_l_float
-    CHECK:      (type=Allgather, team=(0 1), input=T4_l_float
-  )")) << program->toString();
-}
-
 // The sequence-parallel MLP block's backward (autodiff): the reduce-scatter
 // of dx is waited for at the very end, after the wgrad GEMMs it overlaps;
 // the re-gather of x, an input, is lowered ahead of it.
@@ -146,7 +116,7 @@ TEST_F(CollectiveSchedulingTest, TheMlpBackwardWaitsForTheInputGradAfterTheWgrad
   // The re-gather of x (15), an input, is lowered right after the gather
   // of dy (12), ahead of dx's reduce-scatter (19): it was lowered after it,
   // where the fusion reads it, and crossed the link only once the dgrad
-  // GEMMs were done (moveGathersAheadOfReductions).
+  // GEMMs were done (moveInputGathersAheadOfReduceScatters).
   EXPECT_TRUE(irCheck(before, R"(
     CHECK:      Communication 12 (type=Allgather
     CHECK-NEXT: Wait Communication 12

@@ -271,25 +271,20 @@ bool becomesCollectives(const Expr* expr) {
   return hasTrait(expr, OpTrait::AtenEvaluable) && isResharding(expr);
 }
 
-// What a gather may move past: compute, the reductions (reduce-scatters,
-// allreduces), whose inputs are ready only once the compute before them is
-// done, and scatters (of a replicated value: each device slices its own, or
-// of an allreduced sum, which reduce_scatter_of_sums makes one reduction).
-// Other gathers keep their order: the one posted first is needed first.
-bool isPassableByGather(const Expr* expr) {
-  if (!becomesCollectives(expr)) {
-    return true;
-  }
-  const CollectiveType type = classifyResharding(expr).type;
-  return type == CollectiveType::ReduceScatter || type == CollectiveType::Allreduce ||
-         type == CollectiveType::Scatter;
+// What an input gather may move past: compute and reduce-scatters.
+bool isPassableByInputGather(const Expr* expr) {
+  return !becomesCollectives(expr) ||
+         classifyResharding(expr).type == CollectiveType::ReduceScatter;
 }
 
-// A resharding set that allgathers its input, read by no GEMM that would
-// pipeline the gather (a matmul or linear with a Stream-split output: the
-// pipeline needs its other operands where the set is).
-bool isUnpipelinedGather(const Expr* expr) {
+}  // namespace
+
+// A resharding set that allgathers a program input, read by no GEMM that
+// would pipeline the gather (a matmul or linear with a Stream-split
+// output: the pipeline needs its other operands where the set is).
+bool isGatherOfProgramInput(const HostIrContainer& container, const Expr* expr) {
   if (!expr->isA<LoadStoreOp>() || !becomesCollectives(expr) ||
+      !isProgramInput(container, expr->input(0)) ||
       classifyResharding(expr).type != CollectiveType::Allgather) {
     return false;
   }
@@ -300,41 +295,19 @@ bool isUnpipelinedGather(const Expr* expr) {
   });
 }
 
-bool defines(const Expr* expr, const Val* val) {
-  return std::find(expr->outputs().begin(), expr->outputs().end(), val) != expr->outputs().end();
-}
-
-// An unpipelined gather right behind the expr computing its input: it
-// cannot be posted earlier, so a gather whose input is ready sooner may go
-// ahead of it (in the layer's backward, ln2's normalized input, ready after
-// the MLP's backward, goes ahead of ln1's, computed with dx at the end).
-bool waitsForItsInput(Scope& top, Scope::Iterator at) {
-  return isUnpipelinedGather(*at) && at != top.begin() && defines(*std::prev(at), (*at)->input(0));
-}
-
-}  // namespace
-
-bool isGatherOfProgramInput(const HostIrContainer& container, const Expr* expr) {
-  return isUnpipelinedGather(expr) && isProgramInput(container, expr->input(0));
-}
-
-void moveGathersAheadOfReductions(HostIrContainer& container) {
+void moveInputGathersAheadOfReduceScatters(HostIrContainer& container) {
   Scope& top = container.topLevel();
   std::vector<Expr*> gathers;
   for (Expr* expr : top) {
-    if (isUnpipelinedGather(expr)) {
+    if (isGatherOfProgramInput(container, expr)) {
       gathers.push_back(expr);
     }
   }
   for (Expr* gather : gathers) {
-    const Val* input = gather->input(0);
     Scope::Iterator position = top.at(gather);
-    // The set defines its output (nothing before it touches it) and reads
-    // its input, which only the expr computing it writes (none: a program
-    // input).
-    while (
-        position != top.begin() && !defines(*std::prev(position), input) &&
-        (isPassableByGather(*std::prev(position)) || waitsForItsInput(top, std::prev(position)))) {
+    // The set defines its output and reads a program input: nothing before
+    // it reads or writes either.
+    while (position != top.begin() && isPassableByInputGather(*std::prev(position))) {
       --position;
     }
     if (position != top.at(gather)) {

@@ -35,24 +35,20 @@ void scheduleCollectives(HostIrContainer& container);
 
 // Before the collectives are lowered (communication_lowering calls it
 // first, on the program every rank shares, so every rank gets the same
-// order): each top-level allgather that no Stream-split GEMM reads moves up
-// past the compute, the reduce-scatters and the allreduces before it, up to
-// the expr that computes its input (the program's start for a program
-// input) or the previous resharding expr that is neither a reduce-scatter
-// nor an allreduce (another gather, a pipelined GEMM). A gather's input is
-// often ready long before the reductions ahead of it, whose inputs are
-// ready only once their compute is done: posted first, the gather crosses
-// the link under that compute and the reduction under the compute after it
-// (the backward's re-gather of x under the dgrad of w1, dx's reduce-scatter
-// under the wgrads, as Megatron-LM's async linear orders them; in the
-// layer's backward, the gather of ln2's normalized input for w1's wgrad
-// under the attention's backward, not after ln1's grad reduce-scatter and
-// the layer norms' weight-grad allreduces). Other gathers keep their order.
-void moveGathersAheadOfReductions(HostIrContainer& container);
+// order): each top-level allgather of a program input (a resharding set
+// that no Stream-split GEMM reads) moves up past the compute and the
+// reduce-scatters lowered before it, up to the previous resharding expr that
+// is not a reduce-scatter (another gather, a pipelined GEMM) or the program's
+// start. Its input is ready from the start, a reduce-scatter's only once its
+// GEMM is done: posted first, the gather crosses the link under that GEMM
+// and the reduce-scatter under the GEMMs after it (the backward's re-gather
+// of x under the dgrad of w1, dx's reduce-scatter under the wgrads, as
+// Megatron-LM's async linear orders them).
+void moveInputGathersAheadOfReduceScatters(HostIrContainer& container);
 
 // A resharding set that allgathers a program input, read by no GEMM that
 // would pipeline the gather (a matmul or linear with a Stream-split
-// output): one of what moveGathersAheadOfReductions moves. A pipelined
+// output): what moveInputGathersAheadOfReduceScatters moves. A pipelined
 // GEMM with a reduce-scattered tail posts such a gather lowered right after
 // it between its prefetch loop and its loop (communication_lowering).
 bool isGatherOfProgramInput(const HostIrContainer& container, const Expr* expr);

@@ -442,7 +442,7 @@ bool livesElsewhere(const Val* val, int64_t my_device) {
 }  // namespace
 
 void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_device) {
-  moveGathersAheadOfReductions(container);
+  moveInputGathersAheadOfReduceScatters(container);
   Scope& top = container.topLevel();
   for (auto it = top.begin(); it != top.end();) {
     Expr* expr = *it;
@@ -468,7 +468,7 @@ void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_devic
       tail = findPipelineTail(container, expr);
       shared_set = laterGatherOfPipelinedInput(container, it, plan);
     }
-    // moveGathersAheadOfReductions stopped an input's gather right
+    // moveInputGathersAheadOfReduceScatters stopped an input's gather right
     // after this GEMM: with a tail (reduce-scatters in the loop) it is
     // posted between the prefetch loop and the loop.
     Expr* input_gather = nullptr;
