@@ -18,6 +18,7 @@
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/axis_mapping.h"
 #include "hostir/multidevice/presegmentation_passes.h"
+#include "hostir/multidevice/reduction_sharding.h"
 #include "hostir/multidevice/sharding.h"
 
 namespace hostir {
@@ -76,18 +77,11 @@ bool contractsAStreamAxis(const TensorView* tv) {
 // the link again.
 bool reducesAcrossDevices(const Expr* expr) {
   const auto* reduction = dynamic_cast<const ReductionOp*>(expr);
-  if (reduction == nullptr || !reduction->in()->hasDeviceMesh()) {
-    return false;
-  }
-  const AxisMap map = mapProducerToConsumer(expr, reduction->in());
-  for (const auto& [parallel_type, pos] : shardingOf(reduction->in()).logical_axes) {
-    const int64_t consumer_pos = mappedConsumerAxis(map, pos);
-    if (consumer_pos >= 0 &&
-        reduction->out()->getLogicalDomain()[static_cast<size_t>(consumer_pos)]->isReduction()) {
-      return true;
-    }
-  }
-  return false;
+  return reduction != nullptr && reduction->in()->hasDeviceMesh() &&
+         std::any_of(kDeviceParallelTypes.begin(), kDeviceParallelTypes.end(),
+                     [reduction](ParallelType parallel_type) {
+                       return reducesShardedAxis(reduction, parallel_type);
+                     });
 }
 
 // Gives `grad` the Stream split of the forward tensor `like` (same shape):

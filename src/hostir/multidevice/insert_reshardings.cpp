@@ -9,6 +9,7 @@
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/communication_plan.h"
 #include "hostir/multidevice/presegmentation_passes.h"
+#include "hostir/multidevice/reduction_sharding.h"
 #include "hostir/multidevice/sharding_propagation.h"
 
 namespace hostir {
@@ -144,10 +145,7 @@ Expr* reshardBefore(Expr* expr) {
 bool reducesAlong(const Expr* expr, ParallelType parallel_type) {
   std::vector<TensorView*> inputs = tensorInputs(expr);
   if (const auto* reduction = dynamic_cast<const ReductionOp*>(expr)) {
-    int64_t p = shardingOf(reduction->in()).axisOf(parallel_type);
-    int64_t c = mappedConsumerAxis(mapProducerToConsumer(expr, reduction->in()), p);
-    return p >= 0 && c >= 0 &&
-           reduction->out()->getLogicalDomain()[static_cast<size_t>(c)]->isReduction();
+    return reducesShardedAxis(reduction, parallel_type);
   }
   bool gemm = expr->isA<MatmulOp>() || (expr->isA<LinearOp>() && inputs.size() == 2);
   return gemm && std::all_of(inputs.begin(), inputs.end(), [&](const TensorView* in) {
