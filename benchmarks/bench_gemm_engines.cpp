@@ -23,6 +23,8 @@
 
 #include "hostir/runtime/dnnl_matmul.h"
 #include "hostir/runtime/packed_gemm.h"
+#include "hostir/runtime/reduced_precision_gemm.h"
+#include "hostir/runtime/target_detection.h"
 #include "intra_op_threads.h"
 #include "wall_time.h"
 
@@ -48,7 +50,8 @@ const char* epilogueName(int64_t epilogue) {
 // two results are apart.
 template <typename AtenSide, typename DnnlSide>
 void timeAlternately(benchmark::State& state, AtenSide aten_side, DnnlSide dnnl_side,
-                     const at::Tensor& out_aten, const at::Tensor& out_dnnl) {
+                     const at::Tensor& out_aten, const at::Tensor& out_dnnl,
+                     const std::string& other = "dnnl") {
   aten_side();
   dnnl_side();
   double max_diff = (out_aten - out_dnnl).abs().max().item<double>();
@@ -61,8 +64,8 @@ void timeAlternately(benchmark::State& state, AtenSide aten_side, DnnlSide dnnl_
     state.SetIterationTime(a + d);
   }
   state.counters["aten_ms"] = median(aten_s) * 1e3;
-  state.counters["dnnl_ms"] = median(dnnl_s) * 1e3;
-  state.counters["dnnl/aten"] = median(dnnl_s) / median(aten_s);
+  state.counters[other + "_ms"] = median(dnnl_s) * 1e3;
+  state.counters[other + "/aten"] = median(dnnl_s) / median(aten_s);
   state.counters["max_diff"] = max_diff;
 }
 
@@ -232,8 +235,35 @@ void BM_WeightGradient(benchmark::State& state) {
   state.counters["max_diff"] = (out_packed - out_plain).abs().max().item<double>();
 }
 
+// A bfloat16 linear where ATen has no fast bfloat16 GEMM (below AVX-512:
+// its scalar reference loop): ATen's at::linear_out against hostir's
+// linearInFloatOut (the product in float32 through BLAS, rounded once;
+// runtime/reduced_precision_gemm.h). Args: M, K, N.
+void BM_Bfloat16Linear(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  if (!hostir::reducedPrecisionGemmRunsInFloat(at::kBFloat16, hostir::localTarget())) {
+    state.SkipWithError("ATen runs bfloat16 GEMMs through oneDNN on this target");
+    return;
+  }
+  at::manual_seed(0);
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16);
+  const at::Tensor x = at::randn({m, k}).to(bf16);
+  const at::Tensor w = (at::randn({n, k}) / std::sqrt(static_cast<double>(k))).to(bf16);
+  at::Tensor out_aten = at::empty({m, n}, bf16);
+  at::Tensor out_float = at::empty({m, n}, bf16);
+  auto aten_side = [&] { at::linear_out(out_aten, x, w); };
+  auto float_side = [&] { hostir::linearInFloatOut(out_float, x, w, c10::nullopt); };
+  timeAlternately(state, aten_side, float_side, out_aten, out_float, "float");
+}
+
 }  // namespace
 
+BENCHMARK(BM_Bfloat16Linear)
+    ->Args({64, 512, 512})
+    ->Args({256, 1024, 1024})
+    ->Args({512, 1024, 2048})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
 BENCHMARK(BM_WeightGradient)
     ->Args({2048, 1024})
     ->Args({1024, 2048})

@@ -22,6 +22,7 @@
 #include "hostir/multidevice/sharding.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/packed_gemm.h"
+#include "hostir/runtime/reduced_precision_gemm.h"
 
 namespace hostir {
 
@@ -277,6 +278,10 @@ class AtenOpEvaluator final : public OptInDispatch {
       result = out;
       return;
     }
+    if (matmulInFloatOut(out, a, b)) {  // bfloat16/half where ATen has no fast GEMM
+      result = out;
+      return;
+    }
     if (a.dim() == 1 && b.dim() >= 2) {
       result = out.copy_(at::matmul(a, b));
       return;
@@ -301,6 +306,10 @@ class AtenOpEvaluator final : public OptInDispatch {
       // W^T in oneDNN's blocked layout (docs/targets.md).
       packedMatmulOut(out, in, weight, Layout::dnnlBlocked(weight.size(2), /*n_axis=*/0),
                       bias.has_value() ? std::optional<at::Tensor>(*bias) : std::nullopt);
+      result = out;
+      return;
+    }
+    if (linearInFloatOut(out, in, tensor(op->weight()), bias)) {  // bfloat16/half, as above
       result = out;
       return;
     }
