@@ -22,8 +22,8 @@ namespace hostir {
 bool reducedPrecisionGemmRunsInFloat(at::ScalarType dtype, const Target& target);
 
 // out = in @ weight^T (+ bias), in float32, rounded once into `out`, when
-// reducedPrecisionGemmRunsInFloat(in's dtype, localTarget()) and every
-// operand has `out`'s dtype; false, computing nothing, otherwise.
+// reducedPrecisionGemmRunsInFloat(out's dtype, localTarget()) and every
+// operand has out's dtype; false, computing nothing, otherwise.
 bool linearInFloatOut(const at::Tensor& out, const at::Tensor& in, const at::Tensor& weight,
                       const c10::optional<at::Tensor>& bias);
 // The same for out = matmul(a, b) (any ranks at::matmul takes).

@@ -25,10 +25,6 @@ TEST(ReducedPrecisionGemmRule, HalfEverywhereBfloat16BelowAvx512NothingElse) {
   }
 }
 
-DataType hostirType(at::ScalarType type) {
-  return type == at::kHalf ? DataType::Half : DataType::BFloat16;
-}
-
 // Counts the GEMMs the float path ran while `body` runs.
 template <typename Body>
 int64_t gemmsRunInFloatDuring(Body body) {
@@ -42,9 +38,9 @@ class ReducedPrecisionGemmTest : public RuntimeTest,
 
 TEST_P(ReducedPrecisionGemmTest, LinearWithBiasIsTheFloatProductRoundedOnce) {
   const at::ScalarType type = GetParam();
-  TensorView* x = makeContigTensor(3, hostirType(type));
-  TensorView* w = makeContigTensor(2, hostirType(type));
-  TensorView* b = makeContigTensor(1, hostirType(type));
+  TensorView* x = makeContigTensor(3, fromAtenType(type));
+  TensorView* w = makeContigTensor(2, fromAtenType(type));
+  TensorView* b = makeContigTensor(1, fromAtenType(type));
   for (TensorView* input : {x, w, b}) {
     fusion().addInput(input);
   }
@@ -63,8 +59,8 @@ TEST_P(ReducedPrecisionGemmTest, LinearWithBiasIsTheFloatProductRoundedOnce) {
 
 TEST_P(ReducedPrecisionGemmTest, BatchedMatmulIsTheFloatProductRoundedOnce) {
   const at::ScalarType type = GetParam();
-  TensorView* a = makeContigTensor(3, hostirType(type));
-  TensorView* b = makeContigTensor(3, hostirType(type));
+  TensorView* a = makeContigTensor(3, fromAtenType(type));
+  TensorView* b = makeContigTensor(3, fromAtenType(type));
   fusion().addInput(a);
   fusion().addInput(b);
   fusion().addOutput(matmul(a, b));
