@@ -25,13 +25,14 @@ UNARY = {
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
     "gelu": torch.nn.functional.gelu,
+    "gelu_derivative": lambda t: torch.ops.aten.gelu_backward(torch.ones_like(t), t),
 }
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary(cache, name):
     x = torch.rand(4, 6) + 0.1
-    if name in ("neg", "abs", "relu", "gelu", "tanh", "set", "sigmoid"):
+    if name in ("neg", "abs", "relu", "gelu", "gelu_derivative", "tanh", "set", "sigmoid"):
         x = torch.randn(4, 6)
 
     def build(fd):

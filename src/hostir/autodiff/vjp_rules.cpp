@@ -135,12 +135,16 @@ class Rules : public OptInDispatch {
         give(op, 0, mul(g, sub(1.0, mul(y, y))));
         return;
       }
-      case UnaryOpType::Gelu: {
-        // Exact (erf) GELU: d/dx x Phi(x) = Phi(x) + x phi(x).
+      case UnaryOpType::Gelu:
+        // Exact (erf) GELU: d/dx x Phi(x) = Phi(x) + x phi(x), one op, so a
+        // kernel computes it with gelu's erf (ops.h).
+        give(op, 0, mul(g, geluDerivative(primal(op->in()))));
+        return;
+      case UnaryOpType::GeluDerivative: {
+        // d/dx (Phi(x) + x phi(x)) = 2 phi(x) + x phi'(x) = phi(x) (2 - x^2).
         TensorView* x = primal(op->in());
-        TensorView* cdf = mul(add(erf(mul(x, M_SQRT1_2)), 1.0), 0.5);
         TensorView* pdf = mul(exp(mul(mul(x, x), -0.5)), 0.5 * M_2_SQRTPI * M_SQRT1_2);
-        give(op, 0, mul(g, add(cdf, mul(x, pdf))));
+        give(op, 0, mul(g, mul(pdf, sub(2.0, mul(x, x)))));
         return;
       }
       case UnaryOpType::Cast: give(op, 0, castOp(op->in()->dtype(), g)); return;

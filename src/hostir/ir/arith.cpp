@@ -138,6 +138,7 @@ bool isFloatPromotingUnary(UnaryOpType type) {
     case UnaryOpType::Sigmoid:
     case UnaryOpType::Tanh:
     case UnaryOpType::Gelu:
+    case UnaryOpType::GeluDerivative:
     case UnaryOpType::Rsqrt:
     case UnaryOpType::Erf:
     case UnaryOpType::Sin:
@@ -316,6 +317,9 @@ TensorView* tanh(TensorView* in) {
 }
 TensorView* gelu(TensorView* in) {
   return unaryOp(UnaryOpType::Gelu, in);
+}
+TensorView* geluDerivative(TensorView* in) {
+  return unaryOp(UnaryOpType::GeluDerivative, in);
 }
 TensorView* castOp(DataType dtype, TensorView* in) {
   return unaryOp(UnaryOpType::Cast, in, dtype);

@@ -24,7 +24,8 @@ TensorView* sqrt(TensorView* in);
 TensorView* relu(TensorView* in);
 TensorView* sigmoid(TensorView* in);
 TensorView* tanh(TensorView* in);
-TensorView* gelu(TensorView* in);  // tanh approximation off: exact erf GELU
+TensorView* gelu(TensorView* in);            // tanh approximation off: exact erf GELU
+TensorView* geluDerivative(TensorView* in);  // d gelu(x) / dx; integer inputs compute in float
 TensorView* castOp(DataType dtype, TensorView* in);
 TensorView* rsqrt(TensorView* in);  // 1 / sqrt(x); integer inputs compute in float
 TensorView* erf(TensorView* in);    // the error function; integer inputs compute in float

@@ -30,6 +30,7 @@ std::string toString(UnaryOpType type) {
     case UnaryOpType::Signbit: return "signbit";
     case UnaryOpType::Real: return "real";
     case UnaryOpType::Imag: return "imag";
+    case UnaryOpType::GeluDerivative: return "gelu_derivative";
   }
   HOSTIR_ASSERT(false, "unknown UnaryOpType");
 }
@@ -93,7 +94,7 @@ bool isBitwiseLogical(BinaryOpType type) {
 
 std::vector<UnaryOpType> allUnaryOpTypes() {
   std::vector<UnaryOpType> types;
-  for (int64_t i = 0; i <= static_cast<int64_t>(UnaryOpType::Imag); ++i) {
+  for (int64_t i = 0; i <= static_cast<int64_t>(UnaryOpType::GeluDerivative); ++i) {
     types.push_back(static_cast<UnaryOpType>(i));
   }
   return types;

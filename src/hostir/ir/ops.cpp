@@ -127,7 +127,7 @@ void LoadStoreOp::validateStructure() const {
 
 void UnaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attribute>& attributes) {
   expectCounts("UnaryOp", inputs, 1, 1, attributes, 1);
-  auto type = enumAttribute("UnaryOp", attributes, 0, UnaryOpType::Imag);
+  auto type = enumAttribute("UnaryOp", attributes, 0, UnaryOpType::GeluDerivative);
   HOSTIR_CHECK(inputs[0] != nullptr, hostir::toString(type), ": the operand is null");
   HOSTIR_CHECK(inputs[0]->vtype() == ValType::TensorView || inputs[0]->vtype() == ValType::Scalar,
                hostir::toString(type), ": ", describe(inputs[0]),
@@ -142,7 +142,8 @@ void UnaryOp::validate(const std::vector<Val*>& inputs, const std::vector<Attrib
                hostir::toString(in->dtype()));
   // torch has no complex relu, gelu, erf or signbit (they order numbers).
   const bool ordered = type == UnaryOpType::Relu || type == UnaryOpType::Gelu ||
-                       type == UnaryOpType::Erf || type == UnaryOpType::Signbit;
+                       type == UnaryOpType::GeluDerivative || type == UnaryOpType::Erf ||
+                       type == UnaryOpType::Signbit;
   HOSTIR_CHECK(!ordered || !isComplexType(in->dtype()), hostir::toString(type), "(", describe(in),
                "): not defined for a complex operand (as in torch); apply it to ",
                "real(x) / imag(x)");

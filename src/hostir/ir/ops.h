@@ -18,6 +18,10 @@ class TensorView;
 // (torch.signbit: true for negative numbers, -0.0 included) gives Bool.
 // Real and Imag (torch.real / torch.imag) take a complex operand and give
 // its parts in the matching real dtype (ComplexFloat -> Float).
+// GeluDerivative is d gelu(x) / dx = Phi(x) + x phi(x) (torch's
+// gelu_backward divided by its grad): what differentiating a gelu gives,
+// computed as one op so a kernel takes gelu's fast erf for it (the erf
+// op is correctly rounded, ~6x the time). Integer inputs compute in float.
 // Every type also applies to a scalar operand (a scalar result).
 enum class UnaryOpType {
   Neg,
@@ -36,7 +40,8 @@ enum class UnaryOpType {
   Cos,
   Signbit,
   Real,
-  Imag
+  Imag,
+  GeluDerivative
 };
 // Pow is lhs ** rhs, promoted as add is (an integer tensor to an integer
 // power stays integer). Eq..Ge compare in the promoted dtype of the

@@ -105,6 +105,7 @@ ScalarValue complexUnaryOp(UnaryOpType type, std::complex<double> x, DataType ou
       return applyScalarUnaryOp(UnaryOpType::Cast, x.real(), out_dtype);
     case UnaryOpType::Relu:
     case UnaryOpType::Gelu:
+    case UnaryOpType::GeluDerivative:
     case UnaryOpType::Erf:
     case UnaryOpType::Signbit: break;
   }
@@ -246,6 +247,9 @@ ScalarValue applyScalarUnaryOp(UnaryOpType type, const ScalarValue& in, DataType
     case UnaryOpType::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
     case UnaryOpType::Tanh: return std::tanh(x);
     case UnaryOpType::Gelu: return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2));
+    case UnaryOpType::GeluDerivative:
+      return 0.5 * (1.0 + std::erf(x * M_SQRT1_2)) +
+             x * std::exp(-0.5 * x * x) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
     case UnaryOpType::Rsqrt: return 1.0 / std::sqrt(x);
     case UnaryOpType::Erf: return std::erf(x);
     case UnaryOpType::Sin: return std::sin(x);

@@ -76,6 +76,7 @@ void Lowering::lowerUnary(const UnaryOp* op) {
       case UnaryOpType::Sigmoid: return vectorSigmoid(x);
       case UnaryOpType::Tanh: return vectorTanh(x);
       case UnaryOpType::Gelu: return vectorGelu(x);
+      case UnaryOpType::GeluDerivative: return vectorGeluDerivative(x);
       // 1 / sqrt(x), two roundings, as ATen's vectorized rsqrt.
       case UnaryOpType::Rsqrt: return Halide::Internal::make_one(type) / Halide::sqrt(x);
       // float32 compute (float64 erf is not compiled: kernel_signature.cpp).

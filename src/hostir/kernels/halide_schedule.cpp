@@ -26,6 +26,7 @@ bool expensive(const TensorView* tv, const std::set<const TensorView*>& material
       case UnaryOpType::Sigmoid:
       case UnaryOpType::Tanh:
       case UnaryOpType::Gelu:
+      case UnaryOpType::GeluDerivative:
       case UnaryOpType::Sin:
       case UnaryOpType::Cos:
       case UnaryOpType::Erf: return true;

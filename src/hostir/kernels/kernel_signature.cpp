@@ -52,10 +52,12 @@ bool isCompilableOp(const Expr* expr) {
     return false;  // BLAS, through ATen (docs/kernels.md)
   }
   if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
-    // The kernels' erf (erf, and gelu's), sin and cos (vector_trig.h) are
-    // accurate to float32, not float64: a float64 one runs through ATen.
+    // The kernels' erf (erf, and gelu's and its derivative's), sin and cos
+    // (vector_trig.h) are accurate to float32, not float64: a float64 one
+    // runs through ATen.
     switch (unary->type()) {
       case UnaryOpType::Gelu:
+      case UnaryOpType::GeluDerivative:
       case UnaryOpType::Erf:
       case UnaryOpType::Sin:
       case UnaryOpType::Cos: return unary->out()->dtype() != DataType::Double;

@@ -75,9 +75,12 @@ Expr vectorTanh(const Expr& x) {
   return Halide::select(Halide::is_nan(x), x, result);
 }
 
-Expr vectorErf(const Expr& x) {
-  // Abramowitz and Stegun 7.1.26 for |x| >= 0.5 (absolute error 1.5e-7),
-  // and the Maclaurin series below, where 7.1.26's relative error would show.
+namespace {
+
+// erf(x) given exp(-x^2) (a GELU's derivative has that exponential anyway):
+// Abramowitz and Stegun 7.1.26 for |x| >= 0.5 (absolute error 1.5e-7),
+// and the Maclaurin series below, where 7.1.26's relative error would show.
+Expr erfGivenExpOfMinusSquare(const Expr& x, const Expr& exp_of_minus_square) {
   Halide::Type type = x.type();
   auto c = [&](double value) { return Halide::cast(type, Expr(value)); };
   Expr a = Halide::abs(x);
@@ -87,7 +90,7 @@ Expr vectorErf(const Expr& x) {
   poly = poly * t + c(1.421413741);
   poly = poly * t + c(-0.284496736);
   poly = poly * t + c(0.254829592);
-  Expr tail = c(1.0) - poly * t * vectorExp(-a * a);
+  Expr tail = c(1.0) - poly * t * exp_of_minus_square;
   tail = Halide::select(x < 0, -tail, tail);
   Expr z = x * x;
   // 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
@@ -98,6 +101,12 @@ Expr vectorErf(const Expr& x) {
   series = series * z + c(-1.0 / 3.0);
   series = (series * z + c(1.0)) * x * c(1.1283791670955126);
   return Halide::select(a < c(0.5), series, tail);
+}
+
+}  // namespace
+
+Expr vectorErf(const Expr& x) {
+  return erfGivenExpOfMinusSquare(x, vectorExp(-x * x));
 }
 
 namespace {
@@ -172,6 +181,15 @@ Expr vectorGelu(const Expr& x) {
   Expr half = Halide::cast(type, Expr(0.5));
   Expr one = Halide::Internal::make_one(type);
   return half * x * (one + vectorErf(x * Halide::cast(type, Expr(0.70710678118654752440))));
+}
+
+Expr vectorGeluDerivative(const Expr& x) {
+  Halide::Type type = x.type();
+  auto c = [&](double value) { return Halide::cast(type, Expr(value)); };
+  // One exponential: erf(x / sqrt 2) needs exp(-x^2 / 2), as phi(x) does.
+  Expr gauss = vectorExp(x * x * c(-0.5));
+  Expr cdf = c(0.5) * (c(1.0) + erfGivenExpOfMinusSquare(x * c(0.70710678118654752440), gauss));
+  return cdf + x * gauss * c(0.39894228040143267794);  // phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
 }
 
 }  // namespace hostir

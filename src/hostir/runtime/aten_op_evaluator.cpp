@@ -75,7 +75,9 @@ class AtenOpEvaluator final : public OptInDispatch {
     // those in a fresh (float for Half) tensor and copy into the output.
     bool half_math = in.scalar_type() == at::kHalf && op->type() != UnaryOpType::Neg &&
                      op->type() != UnaryOpType::Abs;
-    bool strided_gelu = op->type() == UnaryOpType::Gelu && !out.is_contiguous();
+    bool strided_gelu =
+        (op->type() == UnaryOpType::Gelu || op->type() == UnaryOpType::GeluDerivative) &&
+        !out.is_contiguous();
     if (half_math || strided_gelu) {
       at::Tensor tmp_in = half_math ? in.to(at::kFloat) : in;
       at::Tensor tmp_out = at::empty(tmp_in.sizes(), tmp_in.options());
@@ -98,6 +100,7 @@ class AtenOpEvaluator final : public OptInDispatch {
       case UnaryOpType::Sigmoid: at::sigmoid_out(out, in); break;
       case UnaryOpType::Tanh: at::tanh_out(out, in); break;
       case UnaryOpType::Gelu: at::gelu_out(out, in); break;
+      case UnaryOpType::GeluDerivative: at::gelu_backward_out(out, at::ones_like(in), in); break;
       case UnaryOpType::Cast: out.copy_(in); break;
       case UnaryOpType::Rsqrt: at::rsqrt_out(out, in); break;
       case UnaryOpType::Erf: at::erf_out(out, in); break;

@@ -34,13 +34,15 @@ TEST_P(DifferentiateTest, EveryUnaryOp) {
   y = add(y, div(log(positive), sqrt(positive)));
   y = add(y, mul(relu(x), gelu(x)));
   y = add(y, sub(rsqrt(positive), erf(neg(x))));
+  y = add(y, geluDerivative(x));
   fusion.addOutput(y);
   auto reference = [](const std::vector<at::Tensor>& in) {
     at::Tensor x = in[0];
     at::Tensor positive = x.abs() + 0.5;
     return std::vector<at::Tensor>{(x.tanh() * x.sigmoid() + (x * 0.3).exp()) +
                                    positive.log() / positive.sqrt() + x.relu() * at::gelu(x) +
-                                   (positive.rsqrt() - (-x).erf())};
+                                   (positive.rsqrt() - (-x).erf()) +
+                                   at::gelu_backward(at::ones_like(x), x)};
   };
   expectGradsMatchTorch(fusion, reference, {at::randn({6, 9}, options())});
 }
@@ -230,6 +232,26 @@ TEST(DifferentiateSave, GemmOutputsAreSavedAndPointwiseOpsRecomputed) {
   Differentiated recomputing = differentiate(fusion, {.save = SavePolicy::kRecomputeAll});
   EXPECT_TRUE(recomputing.saved_outputs.empty());
   EXPECT_EQ(countOf(*recomputing.backward, isLinear), 1);  // the first linear, recomputed
+}
+
+// A gelu's grad is g * gelu_derivative(x), one op that kernels compute with
+// gelu's erf, not erf and exp composed (the erf op is correctly rounded:
+// the MLP step's GELU backward took 6.5x ATen's gelu_backward).
+TEST(DifferentiateSave, AGelusGradIsOneGeluDerivative) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  fusion.addInput(x);
+  fusion.addOutput(gelu(x));
+  auto isUnary = [](UnaryOpType type) {
+    return [type](const Expr* expr) {
+      return expr->isA<UnaryOp>() && expr->as<UnaryOp>()->type() == type;
+    };
+  };
+  Differentiated differentiated = differentiate(fusion);
+  EXPECT_EQ(countOf(*differentiated.backward, isUnary(UnaryOpType::GeluDerivative)), 1);
+  EXPECT_EQ(countOf(*differentiated.backward, isUnary(UnaryOpType::Erf)), 0);
+  EXPECT_EQ(countOf(*differentiated.backward, isUnary(UnaryOpType::Exp)), 0);
 }
 
 // A sum over an axis sharded across devices is kept, as a GEMM's result
