@@ -10,6 +10,15 @@
 namespace hostir {
 
 bool isForwardableOp(const Expr* expr) {
+  // A GELU's derivative (an erf and an exp per element, what a backward
+  // computes from the saved pre-GELU tensor, a program input) is computed
+  // once, by a segment of its own, not copied into each reader's group: a
+  // forwarded one ran whole through ATen ahead of the program and its result
+  // was then copied into the buffer the segment writes in place.
+  const auto* unary = dynamic_cast<const UnaryOp*>(expr);
+  if (unary != nullptr && unary->type() == UnaryOpType::GeluDerivative) {
+    return false;
+  }
   return hasTrait(expr, OpTrait::Forwardable);
 }
 
