@@ -1,6 +1,7 @@
 #include "hostir/autodiff/differentiate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "hostir/ir/iter_domain.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
+#include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/axis_mapping.h"
@@ -216,6 +218,28 @@ std::optional<Softmax> matchSoftmax(const Expr* expr) {
   return Softmax{max_op->in(), div_op->output(0)->as<TensorView>(), sum_op->axes()};
 }
 
+// Whether a softmax's probabilities are 0 above the diagonal of their last
+// two axes: a softmax over the last axis of where(mask, x, -inf) with a
+// causal mask from 0 (whole, or broadcast along leading axes) — exp(-inf)
+// is 0 and the diagonal is visible, so no row sums to 0.
+bool isCausalSoftmax(const Softmax& softmax) {
+  const int64_t rank = softmax.p->rank();
+  const auto* where = definedAs<WhereOp>(softmax.x);
+  if (rank < 2 || softmax.axes != std::vector<int64_t>{rank - 1} || where == nullptr ||
+      !isConstantScalar(where->b(), -INFINITY)) {
+    return false;
+  }
+  const Val* mask = where->condition();
+  while (const auto* broadcast = definedAs<BroadcastOp>(mask)) {
+    const std::vector<int64_t>& flags = broadcast->isBroadcastDims();
+    if (flags.size() < 2 || flags[flags.size() - 1] != 0 || flags[flags.size() - 2] != 0) {
+      return false;
+    }
+    mask = broadcast->in();
+  }
+  return isCausalMaskFromZero(mask);
+}
+
 // The softmaxes among the exprs on the grad's path, by their div.
 std::unordered_map<const Expr*, Softmax> softmaxesOf(
     const std::unordered_set<const Expr*>& active) {
@@ -241,6 +265,11 @@ class BackwardBuilder : public PrimalValues {
   // too) and which cost a reduction over the scores to recompute.
   void alsoSave(const Val* val) {
     also_saved_.insert(val);
+  }
+  // Saved, `val` tells the backward its entries above the diagonal are 0
+  // (TensorView::zeroAboveDiagonal), so its GEMMs skip them.
+  void markZeroAboveDiagonal(const Val* val) {
+    zero_above_diagonal_.insert(val);
   }
 
   void addForwardInputs() {
@@ -286,6 +315,7 @@ class BackwardBuilder : public PrimalValues {
       // outermost axis (host_ir/passes/gather_pipeline.h).
       saved->domain()->setContiguity(
           std::vector<bool>(saved->domain()->contiguity().size(), false));
+      saved->setZeroAboveDiagonal(zero_above_diagonal_.count(val) != 0);
       backward_.addInput(saved);
       saved_.push_back(val);
       available_.insert(val);
@@ -335,6 +365,7 @@ class BackwardBuilder : public PrimalValues {
   SavePolicy policy_;
   std::unordered_set<const Val*> available_;
   std::unordered_set<const Val*> also_saved_;
+  std::unordered_set<const Val*> zero_above_diagonal_;
   std::vector<const Val*> saved_;
 };
 
@@ -419,6 +450,9 @@ class GradAccumulator {
     const std::unordered_map<const Expr*, Softmax> softmaxes = softmaxesOf(active);
     for (const auto& [div, softmax] : softmaxes) {
       builder_.alsoSave(softmax.p);
+      if (isCausalSoftmax(softmax)) {
+        builder_.markZeroAboveDiagonal(softmax.p);
+      }
     }
     for (const Val* output : outputs) {
       accumulate(output, builder_.addGradInput(output->as<TensorView>()));

@@ -113,6 +113,10 @@ TensorView* arange(Val* start, Val* end, Val* step, DataType dtype = DataType::I
 // Built from two iotas, their broadcasts and ge (a composition); a null
 // query_offset is 0. Use it as where(mask, scores, -INFINITY).
 TensorView* causalMask(Val* num_queries, Val* num_keys, Val* query_offset = nullptr);
+// Whether `mask` is computed as causalMask(n, m) (or the Python frontend's
+// causal_mask) computes it with a query offset of 0: key c visible from
+// query r iff c <= r, both counted from 0.
+bool isCausalMaskFromZero(const Val* mask);
 
 // Integer scalar arithmetic for extents and loop indices.
 Val* ceilDiv(Val* lhs, Val* rhs);

@@ -8,6 +8,8 @@
 
 #include "hostir/ir/arith_support.h"
 #include "hostir/ir/fusion.h"
+#include "hostir/ir/ops.h"
+#include "hostir/ir/scalar.h"
 #include "hostir/ir/tensor_factories.h"
 
 namespace hostir {
@@ -75,6 +77,28 @@ TensorView* causalMask(Val* num_queries, Val* num_keys, Val* query_offset) {
   TensorView* rows = iota(num_queries, query_offset, constantIn(container, 1));
   TensorView* cols = iota(num_keys, constantIn(container, 0), constantIn(container, 1));
   return ge(broadcast(rows, {false, true}), broadcast(cols, {true, false}));
+}
+
+namespace {
+
+// iota(n, 0, 1) broadcast along `broadcast_axis` of a 2-D tensor.
+bool isIndexAlong(const Val* val, int64_t broadcast_axis) {
+  const auto* broadcast = dynamic_cast<const BroadcastOp*>(val->definition());
+  if (broadcast == nullptr || broadcast->isBroadcastDims().size() != 2 ||
+      broadcast->isBroadcastDims()[static_cast<size_t>(broadcast_axis)] == 0 ||
+      broadcast->isBroadcastDims()[static_cast<size_t>(1 - broadcast_axis)] != 0) {
+    return false;
+  }
+  const auto* iota = dynamic_cast<const IotaOp*>(broadcast->in()->definition());
+  return iota != nullptr && isConstantScalar(iota->start(), 0) && isConstantScalar(iota->step(), 1);
+}
+
+}  // namespace
+
+bool isCausalMaskFromZero(const Val* mask) {
+  const auto* ge = dynamic_cast<const BinaryOp*>(mask->definition());
+  return ge != nullptr && ge->type() == BinaryOpType::Ge && isIndexAlong(ge->lhs(), 1) &&
+         isIndexAlong(ge->rhs(), 0);
 }
 
 TensorView* full(const std::vector<Val*>& shape, Val* fill_value, DataType dtype) {

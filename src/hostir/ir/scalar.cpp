@@ -55,6 +55,21 @@ Scalar::Scalar(Fusion* container, const ScalarValue& value, DataType dtype)
   }
 }
 
+bool isConstantScalar(const Val* val, double expected) {
+  const auto* scalar = dynamic_cast<const Scalar*>(val);
+  if (scalar == nullptr || !scalar->isConst()) {
+    return false;
+  }
+  const ScalarValue& value = *scalar->value();
+  if (const auto* as_int = std::get_if<int64_t>(&value)) {
+    return static_cast<double>(*as_int) == expected;
+  }
+  if (const auto* as_double = std::get_if<double>(&value)) {
+    return *as_double == expected;
+  }
+  return false;
+}
+
 double scalarAsDouble(const ScalarValue& value) {
   return std::visit(
       [](auto v) -> double {

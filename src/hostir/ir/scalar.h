@@ -17,6 +17,9 @@ double scalarAsDouble(const ScalarValue& value);
 int64_t scalarAsInt(const ScalarValue& value);
 std::complex<double> scalarAsComplex(const ScalarValue& value);
 
+// Whether `val` is a constant int or real scalar equal to `expected`.
+bool isConstantScalar(const Val* val, double expected);
+
 // A scalar Val: a constant (`4`), a free symbol (`i0`, a tensor extent), a
 // named symbol bound by the runtime (`StreamIdx`, `numberOfStreams`), or the
 // result of scalar arithmetic (printed as its defining expression).

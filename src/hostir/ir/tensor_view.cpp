@@ -73,7 +73,8 @@ bool TensorView::sameAs(const Val* other) const {
   }
   const auto* tv = dynamic_cast<const TensorView*>(other);
   return tv != nullptr && tv->dtype() == dtype() && tv->mesh_ == mesh_ &&
-         tv->encoding_ == encoding_ && domain_->sameAs(tv->domain_);
+         tv->encoding_ == encoding_ && tv->zero_above_diagonal_ == zero_above_diagonal_ &&
+         domain_->sameAs(tv->domain_);
 }
 
 Val* TensorView::cloneInto(IrCloner& cloner) const {
@@ -82,6 +83,7 @@ Val* TensorView::cloneInto(IrCloner& cloner) const {
       IrBuilder::createInContainer<TensorView>(cloner.target(), domain, dtype(), memory_type_);
   tv->mesh_ = mesh_;
   tv->encoding_ = encoding_;
+  tv->zero_above_diagonal_ = zero_above_diagonal_;
   return tv;
 }
 
@@ -91,6 +93,9 @@ std::string TensorView::toInlineString() const {
      << hostir::toString(dtype()) << domain_->toInlineString();
   if (encoding_.has_value()) {
     ss << "#" << encoding_->toString();
+  }
+  if (zero_above_diagonal_) {
+    ss << "#zero_above_diagonal";
   }
   return ss.str();
 }

@@ -78,6 +78,18 @@ class TensorView : public Val {
     return encoding_.has_value();
   }
 
+  // A fact about the values, not the layout: every entry (r, c) of the last
+  // two axes with c > r is exactly 0 (a causal softmax's probabilities,
+  // which differentiation saves for the backward). Whoever sets it vouches
+  // for the values; GEMMs reading such a tensor skip its zero blocks
+  // (skipCausalZeroBlocks). Printed as "#zero_above_diagonal".
+  void setZeroAboveDiagonal(bool zero) {
+    zero_above_diagonal_ = zero;
+  }
+  bool zeroAboveDiagonal() const {
+    return zero_above_diagonal_;
+  }
+
   bool sameAs(const Val* other) const override;
   Val* cloneInto(IrCloner& cloner) const override;
   // With the device mesh, when set.
@@ -89,6 +101,7 @@ class TensorView : public Val {
   MemoryType memory_type_;
   std::optional<DeviceMesh> mesh_;
   std::optional<Encoding> encoding_;
+  bool zero_above_diagonal_ = false;
 };
 
 }  // namespace hostir

@@ -1,7 +1,7 @@
 // The backward of a causal attention skips the masked half of its GEMMs
 // (skipCausalZeroBlocks, run by the causal_key_ranges pass): the GEMMs that
-// read dS (dQ = dS·K, dK = dSᵀ·Q) and, where the backward recomputes them,
-// the probabilities (dV = Pᵀ·dO) become loops over tiles of 256 rows, each
+// read dS (dQ = dS·K, dK = dSᵀ·Q) and the probabilities, saved or
+// recomputed (dV = Pᵀ·dO), become loops over tiles of 256 rows, each
 // against the keys or queries it sees. The grads stay torch autograd's, in
 // float64 and float32, in Stream chunks of the queries (what the pass reads
 // the mask's rows from), over more tokens than one tile so that the tiles'
@@ -98,11 +98,13 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CausalBackwardTest, ::testing::Values(at::kFloa
 
 // dS is causally zero whatever is saved: both GEMMs reading it are tiled
 // with either save policy, dQ = dS·K in each chunk's loop (which writes the
-// chunk's dS just before) and dKᵀ = Qᵀ·dS after the loop; recomputing P
-// gives a third tiled GEMM (dV = Pᵀ·dO). Exact counts, so a GEMM that stops
-// being tiled fails. Without the pass no GEMM of the backward is.
-TEST(CausalBackward, TheGemmsReadingDsAreTiled) {
-  EXPECT_EQ(backwardTileLoops(3, SavePolicy::kSaveGemmOutputs), 2) << "save GEMM outputs";
+// chunk's dS just before) and dKᵀ = Qᵀ·dS after the loop; P gives a third
+// tiled GEMM (dV = Pᵀ·dO), recomputed or saved (a saved P is an input
+// marked zero above the diagonal by differentiation). Exact counts, so a
+// GEMM that stops being tiled fails. Without the pass no GEMM of the
+// backward is.
+TEST(CausalBackward, TheGemmsReadingDsAndPAreTiled) {
+  EXPECT_EQ(backwardTileLoops(3, SavePolicy::kSaveGemmOutputs), 3) << "save GEMM outputs";
   EXPECT_EQ(backwardTileLoops(3, SavePolicy::kRecomputeAll), 3) << "recompute all";
   ScopedEnv disabled("HOSTIR_DISABLE_PASS", "causal_key_ranges");
   EXPECT_EQ(backwardTileLoops(3, SavePolicy::kSaveGemmOutputs), 0);

@@ -343,6 +343,50 @@ TEST(DifferentiateSave, ASoftmaxKeepsItsProbabilitiesNotTheScores) {
   }
 }
 
+// The saved probabilities of a softmax over where(causal mask, s, -inf)
+// tell the backward they are 0 above the diagonal (so its GEMMs reading
+// them skip those blocks, causal_backward_test.cpp); a mask that does not
+// start at query 0, a softmax over another axis, or a fill other than -inf
+// make no such claim.
+TEST(DifferentiateSave, ACausalSoftmaxsSavedProbabilitiesAreZeroAboveTheDiagonal) {
+  enum class Variant { Causal, OffsetMask, OtherAxis, ZeroFill };
+  auto markedProbabilities = [](Variant variant) {
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* s = makeContigTensor(3);
+    TensorView* v = makeContigTensor(3);
+    fusion.addInput(s);
+    fusion.addInput(v);
+    Val* tokens = s->getLogicalDomain()[1]->extent();
+    Val* offset = variant == Variant::OffsetMask ? IrBuilder::create<Scalar>(int64_t{1}) : nullptr;
+    TensorView* mask = causalMask(tokens, tokens, offset);
+    TensorView* masked = where(mask, s, variant == Variant::ZeroFill ? 0.0 : -INFINITY);
+    TensorView* probs = softmax(masked, variant == Variant::OtherAxis ? 1 : -1);
+    fusion.addOutput(matmul(probs, v));
+    Differentiated d = differentiate(fusion);
+    int64_t saved = 0;
+    int64_t marked = 0;
+    for (Val* input : d.backward->inputs()) {
+      if (const auto* tv = dynamic_cast<const TensorView*>(input)) {
+        marked += tv->zeroAboveDiagonal() ? 1 : 0;
+      }
+    }
+    for (int64_t position : d.saved_outputs) {
+      const Expr* def = d.forward->outputs()[static_cast<size_t>(position)]->definition();
+      saved +=
+          def != nullptr && def->isA<BinaryOp>() && def->as<BinaryOp>()->type() == BinaryOpType::Div
+              ? 1
+              : 0;
+    }
+    EXPECT_EQ(saved, 1) << "the probabilities are saved either way";
+    return marked;
+  };
+  EXPECT_EQ(markedProbabilities(Variant::Causal), 1);
+  EXPECT_EQ(markedProbabilities(Variant::OffsetMask), 0);
+  EXPECT_EQ(markedProbabilities(Variant::OtherAxis), 0);
+  EXPECT_EQ(markedProbabilities(Variant::ZeroFill), 0);
+}
+
 TEST(DifferentiateSave, AnInputThatReachesNoOutputGetsZeros) {
   Fusion fusion;
   FusionGuard fg(&fusion);

@@ -67,6 +67,16 @@ TEST(HostIrTextRoundTrip, BackwardOfTheMlpBlock) {
   expectRoundTrip(*lowerOnDevice(*grads.backward, 0));
 }
 
+// The layer's backward reads the attention's saved probabilities, an input
+// marked zero above the diagonal: the mark is printed and read back.
+TEST(HostIrTextRoundTrip, BackwardOfTheTransformerLayerKeepsTheCausalMark) {
+  std::unique_ptr<Fusion> fusion = tools::buildTransformerLayer(2, 8, 2);
+  Differentiated grads = differentiate(*fusion);
+  std::unique_ptr<HostIrContainer> program = lowerOnDevice(*grads.backward, 0);
+  EXPECT_NE(printHostIrText(*program).find("zero_above_diagonal"), std::string::npos);
+  expectRoundTrip(*program);
+}
+
 // Weights that carry an encoding on a mesh of mixed targets: the program
 // has the device targets, SetEncoding nodes, resolved layouts and the
 // HostUnit variants of each target.

@@ -18,46 +18,6 @@
 
 namespace hostir {
 
-bool isConstantScalar(const Val* val, double expected) {
-  const auto* scalar = dynamic_cast<const Scalar*>(val);
-  if (scalar == nullptr || !scalar->isConst()) {
-    return false;
-  }
-  const ScalarValue& value = *scalar->value();
-  if (const auto* as_int = std::get_if<int64_t>(&value)) {
-    return static_cast<double>(*as_int) == expected;
-  }
-  if (const auto* as_double = std::get_if<double>(&value)) {
-    return *as_double == expected;
-  }
-  return false;
-}
-
-namespace {
-
-// iota(n, 0, 1) broadcast along `broadcast_axis` of a 2-D tensor.
-bool isIndexAlong(const Val* val, int64_t broadcast_axis) {
-  const Expr* def = val->definition();
-  const auto* broadcast = dynamic_cast<const BroadcastOp*>(def);
-  if (broadcast == nullptr || broadcast->isBroadcastDims().size() != 2 ||
-      broadcast->isBroadcastDims()[static_cast<size_t>(broadcast_axis)] == 0 ||
-      broadcast->isBroadcastDims()[static_cast<size_t>(1 - broadcast_axis)] != 0) {
-    return false;
-  }
-  const auto* iota = dynamic_cast<const IotaOp*>(broadcast->in()->definition());
-  return iota != nullptr && isConstantScalar(iota->start(), 0) && isConstantScalar(iota->step(), 1);
-}
-
-// ge(row index, column index) with both counted from 0: key c is visible
-// from query r iff c <= r.
-bool isCausalFromZero(const Val* mask) {
-  const auto* ge = dynamic_cast<const BinaryOp*>(mask->definition());
-  return ge != nullptr && ge->type() == BinaryOpType::Ge && isIndexAlong(ge->lhs(), 1) &&
-         isIndexAlong(ge->rhs(), 0);
-}
-
-}  // namespace
-
 bool isCausalMask(const TensorView* mask) {
   const Expr* def = mask->definition();
   if (const auto* post = dynamic_cast<const PostOnStream*>(def)) {
@@ -66,10 +26,10 @@ bool isCausalMask(const TensorView* mask) {
     if (it == outputs.end() || !post->variants().empty()) {
       return false;
     }
-    return isCausalFromZero(
+    return isCausalMaskFromZero(
         post->hostUnit()->fusion()->outputs().at(static_cast<size_t>(it - outputs.begin())));
   }
-  return def != nullptr && isCausalFromZero(mask);
+  return def != nullptr && isCausalMaskFromZero(mask);
 }
 
 namespace {

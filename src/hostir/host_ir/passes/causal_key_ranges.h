@@ -59,14 +59,12 @@ void narrowCausalKeyRanges(HostIrContainer& container);
 // skips 0 times V).
 void skipCausalZeroBlocks(HostIrContainer& container);
 
-// Shared by the two: whether `val` is a constant scalar equal to `expected`;
-// whether `mask` is causalMask(n) (key c visible from query r iff c <= r),
+// Shared by the two: whether `mask` is causalMask(n) (key c visible from query r iff c <= r),
 // a HostUnit's output followed into its segment; slice(tv, start, stop)
 // along its shape axis `dim` as a new expr appended to `emitted` (`start`
 // nullptr slices from 0); whether an expr of `body` other than `writer`
 // binds `out` (a slice of a buffer the stream pass takes, an allocation)
 // before `writer` runs.
-bool isConstantScalar(const Val* val, double expected);
 bool isCausalMask(const TensorView* mask);
 TensorView* sliceAlong(HostIrContainer& container, TensorView* tv, int64_t dim, Val* start,
                        Val* stop, std::vector<Expr*>& emitted);

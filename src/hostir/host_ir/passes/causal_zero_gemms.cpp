@@ -159,6 +159,25 @@ bool isCausallyZeroBuffer(const TensorView* buffer, const std::vector<Scope*>& s
   return writes > 0;
 }
 
+// A program input its producer vouches is 0 above the diagonal of its last
+// two axes (a causal softmax's probabilities saved by the forward for the
+// backward, TensorView::zeroAboveDiagonal), read whole: neither of those
+// axes split across devices (this rank's rows would start past row 0) and
+// no op of the program writing it.
+bool isCausallyZeroInput(const TensorView* input, const std::vector<Scope*>& scopes) {
+  if (!input->zeroAboveDiagonal() || input->rank() < 2) {
+    return false;
+  }
+  const std::vector<IterDomain*> shape = input->shapeDomain();
+  for (size_t axis = shape.size() - 2; axis < shape.size(); ++axis) {
+    if (isDeviceDim(shardingParallelType(input, shape[axis]))) {
+      return false;
+    }
+  }
+  return std::none_of(scopes.begin(), scopes.end(),
+                      [&](const Scope* scope) { return CausalValues(*scope).isWritten(input); });
+}
+
 // How a GEMM operand reads a causally zero buffer.
 enum class Reads { Rows, Transposed };
 struct CausalOperand {
@@ -169,6 +188,12 @@ struct CausalOperand {
 class CausalBuffers {
  public:
   CausalBuffers(HostIrContainer& container, const std::vector<Scope*>& scopes) {
+    for (Val* input : container.inputs()) {
+      const auto* tv = dynamic_cast<const TensorView*>(input);
+      if (tv != nullptr && isCausallyZeroInput(tv, scopes)) {
+        zero_.push_back(tv);
+      }
+    }
     for (Expr* expr : container.topLevel()) {
       if (const auto* allocate = dynamic_cast<const Allocate*>(expr)) {
         if (isCausallyZeroBuffer(allocate->buffer(), scopes)) {

@@ -283,6 +283,7 @@ class Parser {
       }
       tv->setEncoding(encoding);
     }
+    tv->setZeroAboveDiagonal(acceptWord("zero_above_diagonal"));
     return tv;
   }
 

@@ -165,6 +165,9 @@ std::string tensorText(const TensorView* tv) {
                                            " " + std::to_string(layout->n_axis);
     }
   }
+  if (tv->zeroAboveDiagonal()) {
+    result += " zero_above_diagonal";
+  }
   return result;
 }
 
