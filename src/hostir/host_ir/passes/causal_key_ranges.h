@@ -46,7 +46,10 @@ void narrowCausalKeyRanges(HostIrContainer& container);
 // axes is exactly 0 wherever key c is after query r: a buffer whose every
 // write in a query loop is `where(causal mask rows, x, 0)`, or the softmax of
 // `where(causal mask rows, x, -inf)` (exp of -inf is 0), times or divided by
-// anything (the softmax backward's dS and the recomputed probabilities P).
+// anything (the softmax backward's dS and the recomputed probabilities P);
+// or a program input marked TensorView::zeroAboveDiagonal whose last two
+// axes are not split across devices (the probabilities the forward saved,
+// marked by differentiation).
 // Its GEMMs then become loops over tiles of kCausalQueryTileRows:
 //
 //   Z[rows of a query chunk] · B   rows [t0, t1) against keys [0, chunk start + t1)  (dQ = dS·K)
