@@ -94,22 +94,37 @@ class FixedStreamSplitPlanner : public StreamSplitPlanner {
 };
 
 // The fusion `name` names: a built-in example, or a Megatron block on 2
-// ranks with `chunks` Stream chunks; with `backward`, the block's backward
-// (the grads of every input, as `hostir sp-mlp --train` runs it).
-std::unique_ptr<Fusion> exampleFusion(const std::string& name, int64_t chunks, bool backward) {
+// ranks with `chunks` Stream chunks; of a training block, the forward as
+// the inference runs it, the forward `--train` runs (which also returns what
+// its backward reads) or the backward (the grads of every input).
+enum class TrainingProgram { kNone, kForward, kBackward };
+
+std::string flagOf(TrainingProgram program) {
+  return program == TrainingProgram::kForward    ? " --train-forward"
+         : program == TrainingProgram::kBackward ? " --backward"
+                                                 : "";
+}
+
+std::unique_ptr<Fusion> exampleFusion(const std::string& name, int64_t chunks,
+                                      TrainingProgram training) {
   std::unique_ptr<Fusion> fusion;
   if (name == "sp-mlp") {
     fusion = tools::buildSequenceParallelMlp(2, chunks);
   } else if (name == "sp-layer") {
     fusion = tools::buildTransformerLayer(2, 8, chunks);
   } else {
-    HOSTIR_CHECK(!backward, "--backward with --example ", name,
-                 ": only the training blocks sp-mlp and sp-layer have a backward here");
+    HOSTIR_CHECK(training == TrainingProgram::kNone, flagOf(training).substr(1), " with --example ",
+                 name, ": only the training blocks sp-mlp and sp-layer are differentiated here");
     fusion = std::make_unique<Fusion>();
     tools::findExample(name).build(*fusion);
     return fusion;
   }
-  return backward ? std::move(differentiate(*fusion).backward) : std::move(fusion);
+  if (training == TrainingProgram::kNone) {
+    return fusion;
+  }
+  Differentiated differentiated = differentiate(*fusion);
+  return training == TrainingProgram::kForward ? std::move(differentiated.forward)
+                                               : std::move(differentiated.backward);
 }
 
 // Whether a lowering of one device (`multidevice` false) or many runs `pass`.
@@ -152,10 +167,10 @@ bool isMultiDeviceExample(const std::string& name) {
 // The example `name`, for --device, as it stands at `stop`: before or after a
 // presegmentation pass, the fusion; before or after a host IR pass (or with
 // no stop), its host program. What a lit test of that pass starts from.
-ParsedIr lowerExample(const std::string& name, int64_t chunks, bool backward, int64_t device,
-                      const StopPoint& stop) {
+ParsedIr lowerExample(const std::string& name, int64_t chunks, TrainingProgram training,
+                      int64_t device, const StopPoint& stop) {
   ParsedIr result;
-  result.fusion = exampleFusion(name, chunks, backward);
+  result.fusion = exampleFusion(name, chunks, training);
   bool multidevice = isMultiDeviceExample(name);
   if (runStageUntil(PassStage::Presegmentation, stop, multidevice,
                     [&](const RegisteredPass& pass) { pass.run_on_fusion(*result.fusion); })) {
@@ -191,12 +206,12 @@ StopPoint stopPoint(const std::string& example, const std::string& stop_before,
 
 // The comment line printed above an example stopped at `stop`: which
 // example, which form (the fusion or a rank's host program) and where.
-std::string stopLabel(const std::string& example, bool backward, int64_t device,
+std::string stopLabel(const std::string& example, TrainingProgram training, int64_t device,
                       const StopPoint& stop, const std::vector<std::string>& passes) {
   bool presegmentation = stop.pass->stage == PassStage::Presegmentation;
   bool multidevice = isMultiDeviceExample(example);
   std::string label =
-      "// hostir opt --example " + example + (backward ? " --backward" : "") + ": " +
+      "// hostir opt --example " + example + flagOf(training) + ": " +
       (presegmentation ? std::string("the fusion (no host program yet)")
                        : std::string("the host program") +
                              (multidevice ? " of rank " + std::to_string(device) : std::string())) +
@@ -228,6 +243,7 @@ int runOptCommand(const std::vector<std::string>& args) {
   std::string stop_before;
   std::string stop_after;
   bool backward = false;
+  bool train_forward = false;
   int64_t chunks = 4;
   int64_t stream_chunks = 0;
   app.add_option("FILE", input,
@@ -249,6 +265,9 @@ int runOptCommand(const std::vector<std::string>& args) {
                  "with --example: print it as it stands after this pass, as --stop-before");
   app.add_flag("--backward", backward,
                "with --example sp-mlp or sp-layer: lower its backward (what --train runs)");
+  app.add_flag("--train-forward", train_forward,
+               "with --example sp-mlp or sp-layer: lower the forward --train runs (it also "
+               "returns what the backward reads)");
   app.add_option("--chunks", chunks, "with --example sp-mlp or sp-layer: Stream chunks (4)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--stream-chunks", stream_chunks,
@@ -268,11 +287,17 @@ int runOptCommand(const std::vector<std::string>& args) {
   }
   FixedStreamSplitPlanner planner(stream_chunks);
   StreamSplitPlannerScope planner_scope(stream_chunks > 0 ? &planner : nullptr);
-  HOSTIR_CHECK(!backward || !example.empty(),
-               "--backward without --example: it lowers a built-in block's backward");
+  HOSTIR_CHECK(!(backward && train_forward),
+               "--backward and --train-forward both given: give one of a training block's two "
+               "programs");
+  const TrainingProgram training = backward        ? TrainingProgram::kBackward
+                                   : train_forward ? TrainingProgram::kForward
+                                                   : TrainingProgram::kNone;
+  HOSTIR_CHECK(training == TrainingProgram::kNone || !example.empty(), flagOf(training).substr(1),
+               " without --example: it lowers a built-in block's training program");
   StopPoint stop = stopPoint(example, stop_before, stop_after);
   ParsedIr ir = example.empty() ? parseIrText(readInput(input), input == "-" ? "<stdin>" : input)
-                                : lowerExample(example, chunks, backward, device, stop);
+                                : lowerExample(example, chunks, training, device, stop);
   if (verify && ir.program != nullptr) {
     verifyHostProgram(*ir.program);
   }
@@ -288,7 +313,7 @@ int runOptCommand(const std::vector<std::string>& args) {
     }
   }
   if (stop.pass != nullptr) {
-    std::cout << stopLabel(example, backward, device, stop, passes);
+    std::cout << stopLabel(example, training, device, stop, passes);
   }
   if (ir.fusion != nullptr) {
     std::cout << (readable ? ir.fusion->toString() : printFusionText(*ir.fusion));

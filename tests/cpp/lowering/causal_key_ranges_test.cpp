@@ -206,16 +206,44 @@ TEST_F(CausalKeyRangesTest, FiniteFillIsNotNarrowed) {
   expectMatches({.fill = -3.0});
 }
 
-// The probabilities are a program output: every key's must be written, so
-// the chain is not narrowed (Q·Kᵀ reads every key). Only P·V skips P's zero
-// blocks (skipCausalZeroBlocks: the output is causally zero), a tile loop
-// whose GEMM reads a prefix of V's rows.
-TEST_F(CausalKeyRangesTest, ProbabilitiesReadElsewhereAreNotNarrowed) {
+// The probabilities are a program output (a training forward keeps them for
+// the backward): every key's must be written. The chain is narrowed all the
+// same (Q·Kᵀ and P·V read prefixes of the keys): each tile writes its rows'
+// visible keys into the output and zeros past them, one `full` in the tile
+// loop, so the output holds what the whole-width softmax gives (exact zeros
+// past the diagonal). The count of `full`s is what shows the zeros are
+// written: a fresh output buffer is zero already, a reused one is not.
+TEST_F(CausalKeyRangesTest, KeptProbabilitiesAreNarrowedAndZeroedPastTheVisibleKeys) {
   build({.probabilities_are_an_output = true});
-  EXPECT_EQ(loweredKeySliceMatmuls(), 1);
-  EXPECT_EQ(queryTileLoops(*lowered()), 1);
+  std::unique_ptr<HostIrContainer> program = lowered();
+  EXPECT_EQ(matmulsOfKeySlices(*program), 2);
+  EXPECT_EQ(queryTileLoops(*program), 1);
+  EXPECT_EQ(exprsOfKind<FullOp>(*program).size(), 1u);
   expectMatches({.probabilities_are_an_output = true});
 }
+
+// The same over chunks longer than a tile (tiles of 256 and 22 rows), in
+// float and double: each tile's zeros start at its own last visible key.
+class KeptProbabilitiesTest : public CausalKeyRangesTest,
+                              public ::testing::WithParamInterface<at::ScalarType> {};
+
+TEST_P(KeptProbabilitiesTest, InTilesOfRows) {
+  const int64_t tokens = 2 * (kCausalQueryTileRows + 22);
+  q_ = at::randn({kHeads, tokens, kHeadDim}, GetParam());
+  k_ = at::randn({kHeads, tokens, kHeadDim}, GetParam());
+  v_ = at::randn({kHeads, tokens, kHeadDim}, GetParam());
+  const Options options{.chunks = 2,
+                        .probabilities_are_an_output = true,
+                        .dtype = GetParam() == at::kFloat ? DataType::Float : DataType::Double};
+  build(options);
+  EXPECT_EQ(queryTileLoops(*lowered()), 1);
+  expectMatches(options);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, KeptProbabilitiesTest, ::testing::Values(at::kFloat, at::kDouble),
+                         [](const ::testing::TestParamInfo<at::ScalarType>& info) {
+                           return std::string(at::toString(info.param));
+                         });
 
 }  // namespace
 }  // namespace hostir::test

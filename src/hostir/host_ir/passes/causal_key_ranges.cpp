@@ -253,20 +253,65 @@ bool boundBefore(const Scope& body, const Val* out, const Expr* writer) {
 
 namespace {
 
-bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) {
-  // Every chain tensor must be private to the chain: its views and buffer
-  // go with it.
+// The probabilities as a view of rows of a buffer that others read (a
+// training forward keeps them for the backward, a program output): the
+// slice of `body` that binds them, along their rows, or nullptr.
+const SliceOp* keptProbabilities(const Scope& body, const Val* probs) {
+  for (const Expr* expr : body) {
+    const auto* binding = dynamic_cast<const SliceOp*>(expr);
+    if (binding != nullptr && binding->out() == probs) {
+      return binding->dim() == binding->out()->rank() - 2 ? binding : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// zeros into `tv` (a view of a buffer), as a new expr appended to `emitted`.
+void fillWithZeros(HostIrContainer& container, TensorView* tv, std::vector<Expr*>& emitted) {
+  std::vector<Val*> inputs{IrBuilder::createInContainer<Scalar>(&container, 0.0)};
+  for (IterDomain* id : tv->shapeDomain()) {
+    inputs.push_back(id->extent());
+  }
+  emitted.push_back(IrBuilder::createInContainer<FullOp>(&container, inputs, std::vector<Val*>{tv},
+                                                         std::vector<Attribute>{}));
+}
+
+// Every chain tensor must be private to the chain: its views and buffer
+// (`holders`) go with it. The probabilities may instead be rows of a buffer
+// kept for others (`kept`): each tile then writes its rows' visible keys
+// there and zeros past them, what the whole-width softmax wrote (exp(-inf)
+// is 0). nullopt when another chain tensor is read elsewhere.
+struct ChainHolders {
+  ScopedExprs holders;
+  const SliceOp* kept = nullptr;
+};
+
+std::optional<ChainHolders> holdersOf(HostIrContainer& container, const Scope& body,
+                                      const CausalChain& chain) {
   std::unordered_set<const Expr*> chain_exprs(chain.ops.begin(), chain.ops.end());
   chain_exprs.insert(chain.values);
-  ScopedExprs holders;
+  ChainHolders result;
   for (const Expr* op : chain.ops) {
     std::optional<ScopedExprs> private_chain =
         privateViewChain(container, op->output(0), chain_exprs);
     if (!private_chain) {
-      return false;
+      result.kept = op == chain.ops.back() ? keptProbabilities(body, op->output(0)) : nullptr;
+      if (result.kept == nullptr) {
+        return std::nullopt;
+      }
+      continue;
     }
-    holders.insert(holders.end(), private_chain->begin(), private_chain->end());
+    result.holders.insert(result.holders.end(), private_chain->begin(), private_chain->end());
   }
+  return result;
+}
+
+bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) {
+  std::optional<ChainHolders> held = holdersOf(container, body, chain);
+  if (!held) {
+    return false;
+  }
+  const SliceOp* kept = held->kept;
 
   auto* scores = chain.ops.front()->as<MatmulOp>();
   TensorView* queries = scores->a();                                 // [.., rows, head_dim]
@@ -312,14 +357,26 @@ bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) 
   // groups a run of ops that nothing else interrupts.
   Val* rows_here = sub(tile_stop, tile_start);
   std::vector<Expr*> ops;
+  TensorView* unseen_keys = nullptr;  // of the kept probabilities' tile rows
   for (Expr* op : chain.ops) {
     std::vector<Val*> inputs;
     for (Val* input : op->inputs()) {
       auto it = replaced.find(input);
       inputs.push_back(it == replaced.end() ? input : it->second);
     }
-    TensorView* out = narrowed(op->output(0)->as<TensorView>(), rows_here, keys);
-    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
+    TensorView* out = nullptr;
+    if (kept != nullptr && op == chain.ops.back()) {
+      TensorView* probs = kept->out();
+      const int64_t key_axis = probs->rank() - 1;
+      TensorView* tile_rows =
+          sliceAlong(container, probs, key_axis - 1, tile_start, tile_stop, emitted);
+      out = sliceAlong(container, tile_rows, key_axis, nullptr, keys, emitted);
+      unseen_keys = sliceAlong(container, tile_rows, key_axis, keys,
+                               localExtent(probs, probs->shapeDomain().back()), emitted);
+    } else {
+      out = narrowed(op->output(0)->as<TensorView>(), rows_here, keys);
+      emitted.push_back(IrBuilder::createInContainer<Allocate>(&container, out));
+    }
     ops.push_back(op->newObject(&container, inputs, {out}, op->attributes(), op->attributeVals()));
     replaced[op->output(0)] = out;
   }
@@ -328,6 +385,9 @@ bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) 
   emitted.push_back(chain.values->newObject(&container, value_inputs, {out_tile},
                                             chain.values->attributes(),
                                             chain.values->attributeVals()));
+  if (unseen_keys != nullptr) {
+    fillWithZeros(container, unseen_keys, emitted);
+  }
   for (Expr* expr : emitted) {
     tiles->body().push_back(expr);
   }
@@ -336,7 +396,7 @@ bool rewrite(HostIrContainer& container, Scope& body, const CausalChain& chain) 
   for (Expr* op : chain.ops) {
     body.erase(op);
   }
-  for (const auto& [scope, holder] : holders) {
+  for (const auto& [scope, holder] : held->holders) {
     if (scope->contains(holder)) {
       scope->erase(holder);
     }

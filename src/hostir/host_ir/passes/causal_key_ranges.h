@@ -32,8 +32,10 @@ class Val;
 // as many short chunks would. About half of Q·Kᵀ, softmax and P·V is never
 // computed. The chain's tensors become per-iteration
 // allocations (their extent changes with the iteration); the loop kernel
-// pass then keeps the softmax's inside one kernel. Any other shape of the
-// chain (another reader of a chain tensor, a mask that is not causal from
+// pass then keeps the softmax's inside one kernel. P may instead be rows of
+// a buffer others read (a training forward's saved probabilities): each
+// tile writes its keys' probabilities there and zeros past them. Any other
+// shape of the chain (another reader of a chain tensor, a mask that is not causal from
 // row 0, a fill other than -inf, an O that is not a buffer before the
 // chain) is left as it is.
 //
