@@ -13,11 +13,13 @@
 
 #include "autodiff/grads_vs_torch.h"
 #include "common/scoped_env.h"
+#include "hostir/compiler/compile.h"
 #include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/causal_key_ranges.h"
 #include "hostir/ir/arith.h"
 #include "hostir/ir/cloner.h"
+#include "hostir/multidevice/sharding.h"
 #include "lowering/lowering_test_utils.h"
 
 namespace hostir::test {
@@ -55,6 +57,16 @@ std::vector<at::Tensor> attentionReference(const std::vector<at::Tensor>& in) {
   return {at::matmul(probs, in[2])};
 }
 
+// The loops over tiles of 256 rows in `program`.
+int64_t queryTileLoops(const HostIrContainer& program) {
+  int64_t count = 0;
+  for (const ForLoop* loop : exprsOfKind<ForLoop>(program)) {
+    const auto* index = dynamic_cast<const Scalar*>(loop->index());
+    count += index != nullptr && index->symbol() == kQueryTile ? 1 : 0;
+  }
+  return count;
+}
+
 // The loops over tiles of 256 rows in the one-device backward program of
 // the attention.
 int64_t backwardTileLoops(int64_t chunks, SavePolicy save) {
@@ -65,12 +77,7 @@ int64_t backwardTileLoops(int64_t chunks, SavePolicy save) {
   Fusion copy;
   copyFusion(*d.backward, copy);
   std::unique_ptr<HostIrContainer> program = presegmentAndLower(copy);
-  int64_t count = 0;
-  for (const ForLoop* loop : exprsOfKind<ForLoop>(*program)) {
-    const auto* index = dynamic_cast<const Scalar*>(loop->index());
-    count += index != nullptr && index->symbol() == kQueryTile ? 1 : 0;
-  }
-  return count;
+  return queryTileLoops(*program);
 }
 
 class CausalBackwardTest : public GradsVsTorchTest {
@@ -108,6 +115,37 @@ TEST(CausalBackward, TheGemmsReadingDsAndPAreTiled) {
   EXPECT_EQ(backwardTileLoops(3, SavePolicy::kRecomputeAll), 3) << "recompute all";
   ScopedEnv disabled("HOSTIR_DISABLE_PASS", "causal_key_ranges");
   EXPECT_EQ(backwardTileLoops(3, SavePolicy::kSaveGemmOutputs), 0);
+}
+
+// A program input marked zero above the diagonal is a causally zero operand
+// only when this rank holds its rows from query 0: with its rows split
+// across the 2 ranks, rank 1's local rows start at the middle, its zeros are
+// elsewhere, and dV = Pᵀ·dO (a partial sum over the local rows, reduced
+// after) stays whole on both ranks; replicated, it is tiled on both.
+TEST(CausalBackward, AMarkedInputSplitOnItsRowsIsNotTiled) {
+  auto tileLoops = [](bool rows_sharded, int64_t device) {
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    const DeviceMesh mesh({0, 1});
+    TensorView* probs = makeContigTensor(2);
+    TensorView* dout = makeContigTensor(2);
+    probs->setZeroAboveDiagonal(true);
+    fusion.addInput(probs);
+    fusion.addInput(dout);
+    shard(probs, mesh, rows_sharded ? 0 : -1);
+    shard(dout, mesh, rows_sharded ? 0 : -1);
+    TensorView* dv = matmul(permute(probs, {1, 0}), dout);
+    shard(dv, mesh);
+    fusion.addOutput(dv);
+    std::unique_ptr<HostIrContainer> program =
+        compile(fusion, CompileOptions{.multidevice = MultiDeviceLowering{device, {}}}).program;
+    return queryTileLoops(*program);
+  };
+  for (int64_t device : {0, 1}) {
+    SCOPED_TRACE("device " + std::to_string(device));
+    EXPECT_EQ(tileLoops(/*rows_sharded=*/false, device), 1);
+    EXPECT_EQ(tileLoops(/*rows_sharded=*/true, device), 0);
+  }
 }
 
 }  // namespace
