@@ -57,16 +57,6 @@ std::vector<at::Tensor> attentionReference(const std::vector<at::Tensor>& in) {
   return {at::matmul(probs, in[2])};
 }
 
-// The loops over tiles of 256 rows in `program`.
-int64_t queryTileLoops(const HostIrContainer& program) {
-  int64_t count = 0;
-  for (const ForLoop* loop : exprsOfKind<ForLoop>(program)) {
-    const auto* index = dynamic_cast<const Scalar*>(loop->index());
-    count += index != nullptr && index->symbol() == kQueryTile ? 1 : 0;
-  }
-  return count;
-}
-
 // The loops over tiles of 256 rows in the one-device backward program of
 // the attention.
 int64_t backwardTileLoops(int64_t chunks, SavePolicy save) {

@@ -37,16 +37,6 @@ int64_t matmulsOfKeySlices(const HostIrContainer& program) {
   return count;
 }
 
-// The loops over query tiles in `program`.
-int64_t queryTileLoops(const HostIrContainer& program) {
-  int64_t count = 0;
-  for (const ForLoop* loop : exprsOfKind<ForLoop>(program)) {
-    const auto* index = dynamic_cast<const Scalar*>(loop->index());
-    count += index != nullptr && index->symbol() == kQueryTile ? 1 : 0;
-  }
-  return count;
-}
-
 class CausalKeyRangesTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -63,6 +63,17 @@ std::vector<const T*> exprsOfKind(const HostIrContainer& hic) {
   return out;
 }
 
+// The loops over causal query tiles (index `QueryTile`, causal_key_ranges.h)
+// anywhere in `hic`.
+inline int64_t queryTileLoops(const HostIrContainer& hic) {
+  int64_t count = 0;
+  for (const ForLoop* loop : exprsOfKind<ForLoop>(hic)) {
+    const auto* index = dynamic_cast<const Scalar*>(loop->index());
+    count += index != nullptr && index->symbol() == kQueryTile ? 1 : 0;
+  }
+  return count;
+}
+
 // The top-level loops, in order.
 inline std::vector<const ForLoop*> topLevelLoops(const HostIrContainer& hic) {
   std::vector<const ForLoop*> loops;
