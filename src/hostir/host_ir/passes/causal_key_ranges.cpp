@@ -255,15 +255,28 @@ namespace {
 
 // The probabilities as a view of rows of a buffer that others read (a
 // training forward keeps them for the backward, a program output): the
-// slice of `body` that binds them, along their rows, or nullptr.
+// slice of `body` that binds them, along their rows, or nullptr. The tiles
+// write them where P·V was, later than the softmax did: nothing else in
+// the body may read that buffer (through another view) in between, so
+// nothing else in the body reads it at all.
 const SliceOp* keptProbabilities(const Scope& body, const Val* probs) {
+  const SliceOp* found = nullptr;
   for (const Expr* expr : body) {
     const auto* binding = dynamic_cast<const SliceOp*>(expr);
     if (binding != nullptr && binding->out() == probs) {
-      return binding->dim() == binding->out()->rank() - 2 ? binding : nullptr;
+      found = binding;
     }
   }
-  return nullptr;
+  if (found == nullptr || found->dim() != found->out()->rank() - 2) {
+    return nullptr;
+  }
+  for (const Expr* expr : body) {
+    const std::vector<Val*>& inputs = expr->inputs();
+    if (expr != found && std::find(inputs.begin(), inputs.end(), found->in()) != inputs.end()) {
+      return nullptr;
+    }
+  }
+  return found;
 }
 
 // zeros into `tv` (a view of a buffer), as a new expr appended to `emitted`.
