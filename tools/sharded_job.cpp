@@ -13,6 +13,7 @@
 
 #include "cli_arguments.h"
 #include "hostir/autodiff/differentiate.h"
+#include "hostir/runtime/buffer_pool.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
 #include "hostir/runtime/fusion_executor.h"
@@ -401,6 +402,9 @@ struct Timings {
   std::vector<double> aten;
   // --train: per program, the peak tensor bytes of one step (stepMemory).
   std::vector<int64_t> step_bytes;
+  // --train: what the buffer pool kept in its reserve after the timed steps
+  // (memory no tensor uses, kept for the next step; not in step_bytes).
+  int64_t pool_reserve_bytes = 0;
 
   // A baseline of the program of `chunks` chunks: its own (every chunk
   // count's is timed).
@@ -474,8 +478,9 @@ Timings timePrograms(const ShardedJobOptions& options, const ShardedJob& job,
 // memory of a step"): the most bytes of CPU tensor memory alive at once
 // during the step above those alive before it, counted at c10's CPU
 // allocator. Every program's pooled buffers are let go first, with the
-// pack-cache entries of operands that lived in them, so the step allocates
-// what it keeps for the next step too.
+// pack-cache entries of operands that lived in them, so the step makes its
+// buffers anew. A pooled buffer counts while a tensor holds it; what the
+// pool keeps for the next step does not (printed apart: its reserve).
 // --memory-breakdown: rank 0 prints what is alive at each peak.
 std::vector<int64_t> stepMemory(const ShardedJobOptions& options, const ShardedJob& job,
                                 const std::vector<Program>& programs, Communicator& communicator) {
@@ -578,6 +583,10 @@ void printTimings(const ShardedJobOptions& options, const std::vector<Program>& 
       row(programTitle(programs[i]), static_cast<double>(timings.step_bytes[i]) / (1 << 20), "MiB")
           << "\n";
     }
+    std::cout << "the buffer pool's reserve after the timed steps (buffers of the programs' "
+                 "earlier runs, kept for their next; not counted above):\n";
+    row("every program", static_cast<double>(timings.pool_reserve_bytes) / (1 << 20), "MiB")
+        << "\n";
   }
   if (!options.baselines) {
     return;
@@ -644,6 +653,7 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
   }
   Timings timings = timePrograms(options, job, programs, communicator);
   if (options.train) {
+    timings.pool_reserve_bytes = BufferPool::shared().reserveBytes();
     timings.step_bytes = stepMemory(options, job, programs, communicator);
   }
   if (!options.trace_path.empty()) {
@@ -682,6 +692,9 @@ int runShardedJob(const ShardedJobOptions& options, const ShardedJob& job) {
                           {"machine", machine},         {"isa", localTarget().toString()},
                           {"gemm_path", gemm_path},     {"train", options.train}};
       report["config"].update(job.config);
+      if (options.train) {
+        report["pool_reserve_bytes"] = timings.pool_reserve_bytes;
+      }
       if (built.auto_choice) {
         report["auto"] = autoReport(*built.auto_choice);
       }

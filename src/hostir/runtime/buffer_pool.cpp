@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -66,7 +69,7 @@ bool poolHugePages() {
   return value != "0";
 }
 
-c10::Storage newPoolMemory(int64_t bytes) {
+c10::DataPtr newPoolMemory(int64_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   void* data = nullptr;
   if (bytes >= BufferPool::kHugePageBytes && poolHugePages() &&
@@ -77,13 +80,108 @@ c10::Storage newPoolMemory(int64_t bytes) {
     // THP) leaves plain pages: nothing to report.
     const int64_t page = sysconf(_SC_PAGESIZE);
     (void)madvise(data, static_cast<size_t>(bytes / page * page), MADV_HUGEPAGE);
-    c10::DataPtr memory(data, data, &freeBlock, c10::Device(c10::kCPU));
-    return c10::Storage(c10::Storage::use_byte_size_t(), static_cast<size_t>(bytes),
-                        runtime::countAsTensorMemory(std::move(memory), static_cast<size_t>(bytes)),
-                        c10::GetCPUAllocator(), /*resizable=*/true);
+    return {data, data, &freeBlock, c10::Device(c10::kCPU)};
   }
 #endif
-  return at::empty({bytes}, at::TensorOptions().dtype(at::kByte)).storage();
+  // The default allocator, not c10::GetCPUAllocator(): that one may be the
+  // counting allocator (tensor_memory.h), and a block in the reserve is
+  // not tensor memory.
+  return c10::GetDefaultCPUAllocator()->allocate(static_cast<size_t>(bytes));
+}
+
+// What the pool and its leases share: a lease may come back after its pool
+// is gone (an output the caller keeps), and then frees its block.
+struct BufferPool::Shelf {
+  struct Block {
+    c10::DataPtr memory;
+    int64_t last_run = 0;  // the run that last asked for it
+  };
+  // How often runs asked for a size in bytes: a size asked for by more than
+  // one run is kept in the reserve when a request misses.
+  struct Asked {
+    int64_t runs = 0;
+    int64_t last_run = -1;
+  };
+
+  mutable std::mutex mutex;
+  std::multimap<int64_t, Block> reserve;  // by size in bytes
+  std::map<int64_t, Asked> asked;
+  int64_t reserve_bytes = 0;
+  int64_t leased_bytes = 0;
+  int64_t runs = 0;        // recycle() calls
+  int64_t generation = 0;  // release() calls: older leases are freed on return
+  int64_t limit = -1;      // HOSTIR_BUFFER_POOL_MB's bytes, as the last request read it
+  int64_t reused = 0;
+
+  // Under mutex. Moves the blocks `drop` picks out of the reserve into
+  // `freed` (freed by the caller, after unlocking).
+  template <typename Drop>
+  void dropBlocks(std::vector<c10::DataPtr>& freed, Drop drop) {
+    for (auto block = reserve.begin(); block != reserve.end();) {
+      if (drop(block->first, block->second)) {
+        reserve_bytes -= block->first;
+        freed.push_back(std::move(block->second.memory));
+        block = reserve.erase(block);
+      } else {
+        ++block;
+      }
+    }
+  }
+
+  // Under mutex: the reserve's least recently asked-for blocks go until
+  // `bytes` more fit under the limit.
+  void makeRoomFor(int64_t bytes, std::vector<c10::DataPtr>& freed) {
+    while (!reserve.empty() && reserve_bytes + leased_bytes + bytes > limit) {
+      auto oldest = std::ranges::min_element(
+          reserve, {}, [](const auto& entry) { return entry.second.last_run; });
+      reserve_bytes -= oldest->first;
+      freed.push_back(std::move(oldest->second.memory));
+      reserve.erase(oldest);
+    }
+  }
+
+  void noteAsked(int64_t bytes) {
+    Asked& size = asked[bytes];
+    if (size.last_run != runs) {
+      ++size.runs;
+      size.last_run = runs;
+    }
+  }
+};
+
+namespace {
+
+// A block handed out: the DataPtr context of a lease's storage.
+struct Lease {
+  std::shared_ptr<BufferPool::Shelf> shelf;
+  c10::DataPtr block;
+  int64_t bytes = 0;
+  int64_t run = 0;
+  int64_t generation = 0;
+};
+
+// The lease's storage is gone: its block goes back to the reserve (or is
+// freed: the pool was released since, or is off).
+void endLease(void* context) {
+  std::unique_ptr<Lease> lease(static_cast<Lease*>(context));
+  BufferPool::Shelf& shelf = *lease->shelf;
+  std::lock_guard<std::mutex> lock(shelf.mutex);
+  shelf.leased_bytes -= lease->bytes;
+  if (lease->generation == shelf.generation && shelf.reserve_bytes + lease->bytes <= shelf.limit) {
+    shelf.reserve_bytes += lease->bytes;
+    shelf.reserve.emplace(lease->bytes,
+                          BufferPool::Shelf::Block{std::move(lease->block), lease->run});
+  }
+  // Else the block is freed with the lease, under the lock: freeing takes
+  // no lock of the pool's.
+}
+
+}  // namespace
+
+BufferPool::BufferPool() : shelf_(std::make_shared<Shelf>()) {}
+
+BufferPool::~BufferPool() {
+  release();
 }
 
 BufferPool& BufferPool::shared() {
@@ -99,97 +197,85 @@ at::Tensor BufferPool::take(const std::vector<int64_t>& shape, at::ScalarType dt
 }
 
 c10::Storage BufferPool::takeMemory(int64_t bytes) {
-  auto fresh = [bytes] { return newPoolMemory(bytes); };
+  const int64_t limit = bufferPoolLimitBytes();
   // Off (HOSTIR_BUFFER_POOL_MB=0), the pool holds nothing: not even the
   // memory it hands out, which a program lets go after its last use.
-  if (bytes < kMinBytes || bufferPoolLimitBytes() == 0) {
-    return fresh();
+  if (bytes < kMinBytes || limit == 0) {
+    return at::empty({bytes}, at::TensorOptions().dtype(at::kByte)).storage();
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::optional<c10::Storage> memory;
-  if (auto found = free_.find(bytes); found != free_.end()) {
-    memory = std::move(found->second.memory);
-    free_bytes_ -= found->first;
-    free_.erase(found);
-  } else {
-    // A buffer handed out earlier that nobody refers to any more (the
-    // program let it go after its last use): its memory serves this
-    // request instead of new memory.
-    auto earlier = std::ranges::find_if(handed_out_, [&](const HandedOut& handed) {
-      return static_cast<int64_t>(handed.memory.nbytes()) == bytes && unreferenced(handed.memory);
-    });
-    if (earlier != handed_out_.end()) {
-      memory = std::move(earlier->memory);
-      handed_out_.erase(earlier);
+  auto lease = std::make_unique<Lease>();
+  lease->shelf = shelf_;
+  lease->bytes = bytes;
+  std::vector<c10::DataPtr> freed;  // freed after unlocking, as this returns
+  {
+    Shelf& shelf = *shelf_;
+    std::lock_guard<std::mutex> lock(shelf.mutex);
+    shelf.limit = limit;
+    shelf.noteAsked(bytes);
+    if (auto found = shelf.reserve.find(bytes); found != shelf.reserve.end()) {
+      lease->block = std::move(found->second.memory);
+      shelf.reserve_bytes -= bytes;
+      shelf.reserve.erase(found);
+      ++shelf.reused;
+    } else {
+      shelf.dropBlocks(freed, [&](int64_t size, const Shelf::Block&) {
+        const auto asked = shelf.asked.find(size);
+        return asked == shelf.asked.end() || asked->second.runs <= 1;
+      });
+      shelf.makeRoomFor(bytes, freed);
     }
+    shelf.leased_bytes += bytes;
+    lease->run = shelf.runs;
+    lease->generation = shelf.generation;
   }
-  if (memory.has_value()) {
-    ++reused_;
-  } else {
-    releaseUnreferencedLocked();
-    memory = fresh();
+  if (!lease->block) {
+    lease->block = newPoolMemory(bytes);
   }
-  handed_out_.push_back({*memory, runs_});
-  return std::move(*memory);
-}
-
-void BufferPool::releaseUnreferencedLocked() {
-  free_.clear();
-  free_bytes_ = 0;
-  std::erase_if(handed_out_, [](const HandedOut& handed) { return unreferenced(handed.memory); });
-}
-
-bool BufferPool::unreferenced(const c10::Storage& memory) {
-  // One reference to the memory: the pool's. An output the caller kept, a
-  // view of it, or queued work holding it has another.
-  return memory.use_count() == 1;
+  void* data = lease->block.get();
+  c10::DataPtr leased(data, lease.release(), &endLease, c10::Device(c10::kCPU));
+  return {c10::Storage::use_byte_size_t(), static_cast<size_t>(bytes),
+          runtime::countAsTensorMemory(std::move(leased), static_cast<size_t>(bytes)),
+          c10::GetCPUAllocator(), /*resizable=*/true};
 }
 
 int64_t BufferPool::heldBytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  int64_t held = free_bytes_;
-  for (const HandedOut& handed : handed_out_) {
-    held += static_cast<int64_t>(handed.memory.nbytes());
-  }
-  return held;
+  std::lock_guard<std::mutex> lock(shelf_->mutex);
+  return shelf_->reserve_bytes + shelf_->leased_bytes;
+}
+
+int64_t BufferPool::reserveBytes() const {
+  std::lock_guard<std::mutex> lock(shelf_->mutex);
+  return shelf_->reserve_bytes;
+}
+
+int64_t BufferPool::reused() const {
+  std::lock_guard<std::mutex> lock(shelf_->mutex);
+  return shelf_->reused;
 }
 
 void BufferPool::release() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  free_.clear();
-  free_bytes_ = 0;
-  handed_out_.clear();
+  std::vector<c10::DataPtr> freed;
+  std::lock_guard<std::mutex> lock(shelf_->mutex);
+  shelf_->dropBlocks(freed, [](int64_t, const Shelf::Block&) { return true; });
+  shelf_->asked.clear();
+  ++shelf_->generation;
 }
 
 void BufferPool::recycle() {
   const int64_t limit = bufferPoolLimitBytes();
   keepFreedMemoryMapped(limit);
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++runs_;
-  // Sizes that no recent run asked for do not stay.
-  std::erase_if(free_, [&](const auto& entry) {
-    const bool idle = runs_ - entry.second.last_run > kIdleRuns || free_bytes_ > limit;
-    free_bytes_ -= idle ? entry.first : 0;
-    return idle;
+  std::vector<c10::DataPtr> freed;
+  Shelf& shelf = *shelf_;
+  std::lock_guard<std::mutex> lock(shelf.mutex);
+  shelf.limit = limit;
+  ++shelf.runs;
+  shelf.dropBlocks(freed, [&](int64_t, const Shelf::Block& block) {
+    return shelf.runs - block.last_run > kIdleRuns || shelf.reserve_bytes > limit;
   });
-  std::vector<HandedOut> still_held;
-  for (HandedOut& handed : handed_out_) {
-    const auto bytes = static_cast<int64_t>(handed.memory.nbytes());
-    if (!unreferenced(handed.memory)) {
-      // Another run's binding, or the caller's: watched for a while (a run
-      // in flight lets it go), then forgotten (an output kept for good).
-      if (runs_ - handed.run <= kIdleRuns) {
-        still_held.push_back(std::move(handed));
-      }
-      continue;
-    }
-    if (free_bytes_ + bytes > limit) {
-      continue;
-    }
-    free_bytes_ += bytes;
-    free_.emplace(bytes, Free{std::move(handed.memory), handed.run});
-  }
-  handed_out_ = std::move(still_held);
+  // Sizes no recent run asked for are forgotten: a length seen long ago
+  // is as good as new.
+  std::erase_if(shelf.asked,
+                [&](const auto& entry) { return shelf.runs - entry.second.last_run > kIdleRuns; });
 }
 
 }  // namespace hostir

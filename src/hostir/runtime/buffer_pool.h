@@ -1,8 +1,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -14,12 +13,15 @@ namespace hostir {
 // to later runs (docs/streams.md, "Buffers across runs"). A program
 // allocates the same intermediates on every run; a fresh allocation of
 // megabytes is a fresh mapping whose pages the kernel faults in and zeroes
-// on first touch, every run. A buffer is reused only once nothing but the
-// pool references its memory: not an output the caller holds, nor a view
-// of one, nor a tensor queued work still uses. Every evaluator of the
-// process takes its buffers from shared(): a training step's backward
-// reuses the buffers its forward let go (docs/training.md, "Peak memory of
-// a step"). Thread-safe.
+// on first touch, every run (and on these VMs, memory the process gives
+// back is reported to the host, which must back it again). Each buffer is
+// a lease on one of the pool's blocks: when its storage's last reference
+// goes (the caller's output, a view of it, queued work), the block comes
+// back to the pool's reserve at once, for the next request of its size in
+// bytes. Every evaluator of the process takes its buffers from shared(): a
+// training step's backward reuses the buffers its forward let go
+// (docs/training.md, "Peak memory of a step"). Thread-safe; a lease may
+// outlive its pool.
 class BufferPool {
  public:
   // Buffers smaller than this come from malloc's heap cheaply: not pooled.
@@ -27,83 +29,74 @@ class BufferPool {
   // Buffers from this size on start on a huge page's boundary and are
   // advised huge pages (newPoolMemory).
   static constexpr int64_t kHugePageBytes = int64_t{2} << 20;
-  // A pooled buffer that this many runs in a row did not ask for is freed.
+  // A block of the reserve that this many runs in a row did not ask for is
+  // freed.
   static constexpr int64_t kIdleRuns = 4;
+
+  BufferPool();
+  // Frees the reserve; blocks still leased are freed when they come back.
+  ~BufferPool();
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
 
   // The pool of the process's host programs.
   static BufferPool& shared();
 
-  // A contiguous tensor of `shape` and `dtype`: over the memory of a buffer
-  // of the same size in bytes that nobody else refers to any more (an
-  // earlier run's, or one this run let go of already: the evaluator drops a
-  // binding after its last use, binding_lifetimes.h), when there is one,
-  // else new. (Reusing a larger buffer for a shorter request, as a sequence
-  // whose length changes would, did not pay: docs/performance.md, "Sequence
-  // lengths that change between calls".) Nor is free memory kept while
-  // new memory is made: a request that no free buffer fits first lets go of
-  // every buffer nobody refers to, so what the pool holds during a run is
-  // never more than what the run has alive at once (docs/training.md, "Peak
-  // memory of a step").
+  // A contiguous tensor of `shape` and `dtype` over a lease of `bytes`
+  // (takeMemory).
   at::Tensor take(const std::vector<int64_t>& shape, at::ScalarType dtype);
-  // The same, as memory of `bytes` (a deferred tensor's, deferred_memory.h).
+  // Memory of `bytes`: a block of the reserve of that size in bytes (an
+  // earlier run's, or one this run let go of already), else a new one.
+  // (Serving a shorter request from a longer block, as a sequence whose
+  // length changes would, did not pay: docs/performance.md, "Sequence
+  // lengths that change between calls".) A request no block fits first
+  // frees the reserve's blocks of sizes only one run has asked for (a
+  // length that changed, or a program's first run: what the pool holds
+  // during a run is then what the run has alive at once) and, over the
+  // byte limit, the least recently asked for; it keeps those that runs ask
+  // for again and again (a training step's forward and backward ask for
+  // different sizes in turn: freeing one's blocks for the other's made
+  // both allocate anew every step, docs/performance.md, "The buffer pool
+  // across a training step's programs"). While leased, the memory counts
+  // as tensor memory (tensor_memory.h); in the reserve it does not, as
+  // malloc's free memory does not (reserveBytes() says how much).
   c10::Storage takeMemory(int64_t bytes);
-  // At the start of a run: the buffers handed out so far that nobody else
-  // references any more become free, up to the byte limit
-  // (HOSTIR_BUFFER_POOL_MB, default 2048; 0 turns the pool off); free
-  // buffers that the last kIdleRuns runs did not ask for are released.
+  // At the start of a run: applies the byte limit (HOSTIR_BUFFER_POOL_MB,
+  // default 2048; 0 turns the pool off) and frees the reserve's blocks that
+  // the last kIdleRuns runs did not ask for.
   void recycle();
 
-  // Lets go of every buffer: the pooled ones are freed, the handed-out ones
-  // live on as long as someone else refers to them (as before the first
-  // run: `hostir sp-mlp --train` measures a step's memory from there).
+  // Frees the reserve; blocks leased now are freed when they come back
+  // (`hostir sp-mlp --train` measures a step's memory from there).
   void release();
-  // The memory the pool keeps alive: its free buffers and those it handed
-  // out (which others may also refer to).
+  // The memory of the pool's blocks: the reserve and those leased.
   int64_t heldBytes() const;
+  // The reserve alone: blocks nobody uses, kept for later requests.
+  int64_t reserveBytes() const;
 
-  // Buffers handed out again rather than allocated, since construction.
-  int64_t reused() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return reused_;
-  }
+  // Requests served from the reserve rather than new memory, since
+  // construction.
+  int64_t reused() const;
+
+  // The reserve and what is leased, shared with every lease (buffer_pool.cpp).
+  struct Shelf;
 
  private:
-  // Only the memory is kept, never the tensor a caller had: torch autograd
-  // attaches a grad_fn to the output of a Function (which holds the program
-  // owning this pool: test_autograd_lifetime), an in-place t_() changes its
-  // strides; the next run gets a fresh, plain tensor over the memory.
-  static bool unreferenced(const c10::Storage& memory);
-  // Frees the free buffers and the handed-out ones nobody refers to any
-  // more. Under mutex_.
-  void releaseUnreferencedLocked();
-  struct Free {
-    c10::Storage memory;
-    int64_t last_run;  // the run that last asked for it
-  };
-  struct HandedOut {
-    c10::Storage memory;
-    int64_t run;
-  };
-
-  mutable std::mutex mutex_;
-  std::multimap<int64_t, Free> free_;  // by size in bytes
-  std::vector<HandedOut> handed_out_;
-  int64_t free_bytes_ = 0;
-  int64_t runs_ = 0;  // recycle() calls
-  int64_t reused_ = 0;
+  std::shared_ptr<Shelf> shelf_;
 };
 
-// New memory of `bytes` for the pool (docs/streams.md, "Buffers across
+// A new block of `bytes` for the pool (docs/streams.md, "Buffers across
 // runs"). From BufferPool::kHugePageBytes on, a block that starts on a 2 MiB
 // boundary and that madvise(MADV_HUGEPAGE) marks for transparent huge pages
 // (Linux; THP in `always` or `madvise` mode): its first touch faults a 2 MiB
 // page at a time, not 4 KiB (64 MiB of new memory written in 26-38 ms
 // against 525-678 ms on this VM, docs/performance.md, "Huge pages for the
 // pool's blocks"). It comes from glibc's malloc like the rest (so memory let
-// go stays mapped, keepFreedMemoryMapped) and counts as tensor memory
-// (tensor_memory.h). Smaller blocks, those of a process with
-// HOSTIR_HUGE_PAGES=0 (poolHugePages), and any where THP is unknown: at::empty.
-c10::Storage newPoolMemory(int64_t bytes);
+// go stays mapped, keepFreedMemoryMapped). Smaller blocks, those of a
+// process with HOSTIR_HUGE_PAGES=0 (poolHugePages), and any where THP is
+// unknown: c10's default CPU allocator. Not counted as tensor memory: the
+// pool counts its leases (BufferPool::takeMemory).
+c10::DataPtr newPoolMemory(int64_t bytes);
 // HOSTIR_HUGE_PAGES: 1 (the default, also when unset or empty) or 0; throws
 // hostir::Error naming the variable for anything else.
 bool poolHugePages();

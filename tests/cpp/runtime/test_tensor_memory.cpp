@@ -42,20 +42,31 @@ TEST(TensorMemoryTest, ScratchMemoryOfAtenKernelsIsFreedThroughTheCounter) {
 }
 
 // The buffer pool's blocks of 2 MiB or more are its own allocations, aligned
-// for huge pages (newPoolMemory), not c10's: they count all the same, or a
-// step's peak would leave out every pooled intermediate.
-TEST(TensorMemoryTest, ThePoolsHugePageBlocksCountAsTensorMemory) {
+// for huge pages (newPoolMemory), not c10's: a lease of one counts all the
+// same, or a step's peak would leave out every pooled intermediate. Back in
+// the pool's reserve, the block is nobody's tensor: it counts no more, as
+// the memory malloc keeps for later does not (the pool says how much it
+// keeps: reserveBytes).
+TEST(TensorMemoryTest, ThePoolsLeasedBlocksCountAsTensorMemoryItsReserveDoesNot) {
   runtime::countTensorMemory();
   BufferPool pool;
+  const int64_t live = runtime::liveTensorBytes();
   const int64_t peak = runtime::peakTensorBytesOf([&] {
     at::Tensor block = pool.take({3 * kMiB / 4}, at::kFloat);  // 3 MiB
     EXPECT_EQ(reinterpret_cast<uintptr_t>(block.data_ptr()) % BufferPool::kHugePageBytes, 0u);
     block.fill_(1.0F);
+    EXPECT_EQ(runtime::liveTensorBytes(), live + 3 * kMiB);
   });
   EXPECT_EQ(peak, 3 * kMiB);
-  const int64_t live = runtime::liveTensorBytes();
-  pool.release();  // the last reference: freed through the counter
-  EXPECT_EQ(runtime::liveTensorBytes(), live - 3 * kMiB);
+  EXPECT_EQ(runtime::liveTensorBytes(), live) << "let go: in the reserve, not a tensor's";
+  EXPECT_EQ(pool.reserveBytes(), 3 * kMiB);
+  {
+    at::Tensor again = pool.take({3 * kMiB / 4}, at::kFloat);
+    EXPECT_EQ(runtime::liveTensorBytes(), live + 3 * kMiB) << "leased again";
+  }
+  pool.release();
+  EXPECT_EQ(pool.reserveBytes(), 0);
+  EXPECT_EQ(runtime::liveTensorBytes(), live);
 }
 
 TEST(TensorMemoryTest, TheTraceListsWhatIsAliveAtThePeakBySiteAndTensor) {
