@@ -112,6 +112,7 @@ struct BufferPool::Shelf {
   int64_t generation = 0;  // release() calls: older leases are freed on return
   int64_t limit = -1;      // HOSTIR_BUFFER_POOL_MB's bytes, as the last request read it
   int64_t reused = 0;
+  int64_t made = 0;
 
   // Under mutex. Moves the blocks `drop` picks out of the reserve into
   // `freed` (freed by the caller, after unlocking).
@@ -223,6 +224,7 @@ c10::Storage BufferPool::takeMemory(int64_t bytes) {
         return asked == shelf.asked.end() || asked->second.runs <= 1;
       });
       shelf.makeRoomFor(bytes, freed);
+      ++shelf.made;
     }
     shelf.leased_bytes += bytes;
     lease->run = shelf.runs;
@@ -251,6 +253,11 @@ int64_t BufferPool::reserveBytes() const {
 int64_t BufferPool::reused() const {
   std::lock_guard<std::mutex> lock(shelf_->mutex);
   return shelf_->reused;
+}
+
+int64_t BufferPool::made() const {
+  std::lock_guard<std::mutex> lock(shelf_->mutex);
+  return shelf_->made;
 }
 
 void BufferPool::release() {

@@ -77,6 +77,8 @@ class BufferPool {
   // Requests served from the reserve rather than new memory, since
   // construction.
   int64_t reused() const;
+  // New blocks made, since construction.
+  int64_t made() const;
 
   // The reserve and what is leased, shared with every lease (buffer_pool.cpp).
   struct Shelf;

@@ -16,6 +16,7 @@
 #include "hostir/ir/ops.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/sharding.h"
+#include "hostir/runtime/buffer_pool.h"
 #include "hostir/runtime/host_executor.h"
 #include "lowering/lowering_test_utils.h"
 #include "runtime/runtime_test_utils.h"
@@ -252,6 +253,46 @@ TEST(DifferentiateSave, AGelusGradIsOneGeluDerivative) {
   EXPECT_EQ(countOf(*differentiated.backward, isUnary(UnaryOpType::GeluDerivative)), 1);
   EXPECT_EQ(countOf(*differentiated.backward, isUnary(UnaryOpType::Erf)), 0);
   EXPECT_EQ(countOf(*differentiated.backward, isUnary(UnaryOpType::Exp)), 0);
+}
+
+// A training step runs the forward program, then the backward, whose
+// buffers differ in size; both take theirs from the process's buffer pool.
+// From the third step on, neither makes new memory: each keeps the other's
+// buffers in the pool's reserve (docs/streams.md, "Buffers across runs").
+TEST(DifferentiateRun, AStepsProgramsMakeNoNewMemoryFromTheThirdStep) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);   // [512, 1024]
+  TensorView* w1 = makeContigTensor(2);  // [1536, 1024]
+  TensorView* w2 = makeContigTensor(2);  // [768, 1536]
+  fusion.addInput(x);
+  fusion.addInput(w1);
+  fusion.addInput(w2);
+  // Buffers of 1.5 to 6 MiB; the backward's grads of x and the weights are
+  // sizes the forward never asks for.
+  fusion.addOutput(linear(gelu(linear(x, w1)), w2));
+  Differentiated differentiated = differentiate(fusion);
+  HostExecutor forward(*differentiated.forward);
+  HostExecutor backward(*differentiated.backward);
+  const std::vector<at::Tensor> inputs{at::randn({512, 1024}), at::randn({1536, 1024}) * 0.03,
+                                       at::randn({768, 1536}) * 0.03};
+  const at::Tensor output_grad = at::randn({512, 768});
+  BufferPool& pool = BufferPool::shared();
+  pool.release();
+  std::vector<int64_t> made;
+  for (int step = 0; step < 5; ++step) {
+    std::vector<at::Tensor> outputs = forward.run(inputs);
+    std::vector<at::Tensor> backward_inputs = inputs;
+    backward_inputs.push_back(output_grad);
+    for (int64_t saved : differentiated.saved_outputs) {
+      backward_inputs.push_back(outputs.at(static_cast<size_t>(saved)));
+    }
+    backward.run(backward_inputs);
+    made.push_back(pool.made());
+  }
+  EXPECT_GT(made[0], 0) << "the step pools nothing: the test says nothing";
+  EXPECT_EQ(made[4], made[1]) << "new blocks after each step: " << made[0] << " " << made[1] << " "
+                              << made[2] << " " << made[3] << " " << made[4];
 }
 
 // A sum over an axis sharded across devices is kept, as a GEMM's result
