@@ -111,9 +111,8 @@ TEST(BufferPoolTest, ANewBufferIsMadeOnlyAfterTheFreeOnesAreLetGo) {
 // from the third step on, neither allocates: every request is served from
 // the reserve, at the same address as the step before. (Before, the first
 // miss of a run let every free buffer go: each program freed the other's,
-// and a layer step made ~600 MiB of new memory per rank, ~300 ms of page
-// faults: docs/performance.md, "The buffer pool across a training step's
-// programs".)
+// and a layer step made ~600 MiB of new memory per rank: docs/
+// performance.md, "The buffer pool across a training step's programs".)
 TEST(BufferPoolTest, TwoProgramsRunInTurnKeepEachOthersBuffers) {
   BufferPool pool;
   const std::vector<std::vector<int64_t>> forward{{1024, 1024}, {512, 1024}};    // 4, 2 MiB
