@@ -219,9 +219,15 @@ c10::Storage BufferPool::takeMemory(int64_t bytes) {
       shelf.reserve.erase(found);
       ++shelf.reused;
     } else {
+      // A size no earlier run asked for is a new shape (a length that
+      // changed): the reserve's blocks this run has not asked for are
+      // another shape's, and go to malloc, whose heap hands their pages to
+      // the new sizes. Else only sizes one run asked for go.
+      const bool new_shape = shelf.asked[bytes].runs == 1;
       shelf.dropBlocks(freed, [&](int64_t size, const Shelf::Block&) {
         const auto asked = shelf.asked.find(size);
-        return asked == shelf.asked.end() || asked->second.runs <= 1;
+        return asked == shelf.asked.end() || asked->second.runs <= 1 ||
+               (new_shape && asked->second.last_run != shelf.runs);
       });
       shelf.makeRoomFor(bytes, freed);
       ++shelf.made;

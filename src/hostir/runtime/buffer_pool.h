@@ -51,8 +51,9 @@ class BufferPool {
   // length changes would, did not pay: docs/performance.md, "Sequence
   // lengths that change between calls".) A request no block fits first
   // frees the reserve's blocks of sizes only one run has asked for (a
-  // length that changed, or a program's first run: what the pool holds
-  // during a run is then what the run has alive at once) and, over the
+  // program's first run: what the pool holds during a run is then what the
+  // run has alive at once) or, for a size no run asked for before (a length
+  // that changed), every block this run has not asked for; and, over the
   // byte limit, the least recently asked for; it keeps those that runs ask
   // for again and again (a training step's forward and backward ask for
   // different sizes in turn: freeing one's blocks for the other's made

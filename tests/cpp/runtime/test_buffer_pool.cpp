@@ -80,12 +80,11 @@ TEST(BufferPoolTest, AnotherShapeOfTheSameBytesReusesTheMemory) {
     EXPECT_EQ(pool.reused(), 1);
   }
   pool.recycle();
-  // Not reused (the count): new memory. Two runs asked for 4 MiB, so that
-  // block stays in the reserve for the next.
+  // Not reused (the count): new memory. A size no run asked for before is
+  // a new shape, so the 4 MiB block this run has not asked for goes.
   at::Tensor shorter = pool.take({1023, 1024}, at::kFloat);
   EXPECT_EQ(pool.reused(), 1);
-  EXPECT_NE(shorter.data_ptr(), first);
-  EXPECT_EQ(pool.heldBytes(), (4 << 20) + static_cast<int64_t>(shorter.nbytes()));
+  EXPECT_EQ(pool.heldBytes(), static_cast<int64_t>(shorter.nbytes()));
 }
 
 // A request no free buffer fits first lets go of the free ones of sizes
@@ -141,6 +140,25 @@ TEST(BufferPoolTest, TwoProgramsRunInTurnKeepEachOthersBuffers) {
   EXPECT_EQ(pool.reused(), reused + 3 * 4) << "every request of steps 2-4 from the reserve";
   EXPECT_EQ(pool.heldBytes(), held);
   EXPECT_EQ(held, int64_t{20} << 20) << "both programs' buffers, 4 + 2 + 8 + 6 MiB";
+}
+
+// A length that changes after several runs: its first request, a size no
+// run asked for before, lets the old length's blocks go (to malloc, whose
+// heap gives their pages to the new sizes), though runs asked for them
+// again and again; a size this run already asked for stays.
+TEST(BufferPoolTest, ANewShapeLetsTheOldShapesBlocksGo) {
+  BufferPool pool;
+  for (int run = 0; run < 3; ++run) {
+    pool.recycle();
+    at::Tensor old_length = pool.take({1024, 1024}, at::kFloat);  // 4 MiB
+    at::Tensor weight_grad = pool.take({512, 1024}, at::kFloat);  // 2 MiB
+  }
+  EXPECT_EQ(pool.reserveBytes(), int64_t{6} << 20);
+  pool.recycle();
+  at::Tensor weight_grad = pool.take({512, 1024}, at::kFloat);
+  at::Tensor new_length = pool.take({1536, 1024}, at::kFloat);  // 6 MiB
+  EXPECT_EQ(pool.reserveBytes(), 0) << "the old length's 4 MiB block let go";
+  EXPECT_EQ(pool.heldBytes(), int64_t{8} << 20);
 }
 
 // The reserve and the leases stay under the byte limit: a request that
