@@ -20,6 +20,7 @@
 #include "hostir/ir/scatter_ops.h"
 #include "hostir/ir/tensor_view.h"
 #include "hostir/multidevice/sharding.h"
+#include "hostir/runtime/contiguous_blocks.h"
 #include "hostir/runtime/expression_evaluator.h"
 #include "hostir/runtime/packed_gemm.h"
 #include "hostir/runtime/reduced_precision_gemm.h"
@@ -70,14 +71,23 @@ class AtenOpEvaluator final : public OptInDispatch {
     if (in.scalar_type() != out.scalar_type()) {
       in = in.to(out.scalar_type());  // integer inputs of exp, log, ... compute in float
     }
+    const bool gelu = op->type() == UnaryOpType::Gelu || op->type() == UnaryOpType::GeluDerivative;
+    if (gelu && in.scalar_type() != at::kHalf) {
+      auto blocks = contiguousBlocks(out, in);
+      for (auto& [out_block, in_block] : blocks) {
+        computeUnary(op->type(), out_block, in_block);
+      }
+      if (!blocks.empty()) {
+        result = out;
+        return;
+      }
+    }
     // ATen's CPU kernels lack Half for most math ops (exp, relu, gelu, ...),
     // and gelu_out writes wrong values into a non-contiguous buffer: compute
     // those in a fresh (float for Half) tensor and copy into the output.
     bool half_math = in.scalar_type() == at::kHalf && op->type() != UnaryOpType::Neg &&
                      op->type() != UnaryOpType::Abs;
-    bool strided_gelu =
-        (op->type() == UnaryOpType::Gelu || op->type() == UnaryOpType::GeluDerivative) &&
-        !out.is_contiguous();
+    bool strided_gelu = gelu && !out.is_contiguous();
     if (half_math || strided_gelu) {
       at::Tensor tmp_in = half_math ? in.to(at::kFloat) : in;
       at::Tensor tmp_out = at::empty(tmp_in.sizes(), tmp_in.options());
