@@ -136,6 +136,24 @@ TEST_F(CollectivesTest, AllgatherIntoNonContiguousOutput) {
   EXPECT_TRUE(at::equal(output, stackInputs(team, 11).view({n * kRows, kCols})));
 }
 
+// A pipeline's chunk gathered into its rows of the whole tensor: the output
+// is [devices, rows, ...] rows of [devices, c, ...] blocks, not contiguous,
+// but every member's block is; each lands in its own, and the rows around
+// the chunk stay as they were.
+TEST_F(CollectivesTest, AllgatherIntoAChunksRowsOfAWholeTensor) {
+  const auto team = teams().front();
+  const int64_t n = static_cast<int64_t>(team.size());
+  const auto& communication =
+      makeCommunication({.type = CommunicationType::Allgather, .team = team});
+  at::Tensor whole = at::full({n, kRows + 3, kCols}, -100.0f);
+  at::Tensor chunk_rows = whole.slice(1, 1, 1 + kRows);  // [n, kRows, kCols]
+  ASSERT_EQ(chunk_rows.is_contiguous(), n == 1);
+  run(communication, localTensor(me_, 12), chunk_rows);
+  EXPECT_TRUE(at::equal(chunk_rows, stackInputs(team, 12)));
+  EXPECT_TRUE(at::equal(whole.slice(1, 0, 1), at::full({n, 1, kCols}, -100.0f)));
+  EXPECT_TRUE(at::equal(whole.slice(1, 1 + kRows), at::full({n, 2, kCols}, -100.0f)));
+}
+
 TEST_F(CollectivesTest, Gather) {
   int64_t seed = 20;
   for (const auto& team : teams()) {

@@ -191,8 +191,8 @@ TEST_F(CollectiveSchedulingTest, TheRecomputedGeluLivesOnlyForTheWgradGemmThatRe
 // over by differentiate): dy's allgather is pipelined with the dgrad GEMM of
 // w2, and the wgrad of w2 reads dy gathered whole. Three things failed here
 // before issue 35's pipelined backward:
-// - that was a second allgather of dy; now the pipeline's loop copies each
-//   chunk's arrived rows into the whole gathered dy, so dy crosses the link
+// - that was a second allgather of dy; now each chunk's allgather writes
+//   its rows straight into the whole gathered dy, so dy crosses the link
 //   once: two allgathers in the program (dy's, in the prefetch loop, and
 //   x's);
 // - the GELU backward (dy * gelu'(h), a binary op) ended the pipeline, so
@@ -221,10 +221,12 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
   // ahead of the loop's reduce-scatters) come first. gelu'(h) (T6) is
   // computed next, by its segment, straight into the first rows of a padded
   // [devices * largest shard] block (T17, seen as T18 [2 devices, rows,
-  // ...], since shards may be uneven): no copy. Then one loop: wait for the chunk, copy
-  // it into the whole dy (T12: the first rows of the padded T20, seen as
-  // T21), the dgrad GEMM of w2, dy * gelu'(h) on the chunk's rows, written
-  // over the rows of gelu'(h) it has just read (T30 and T31 are the same
+  // ...], since shards may be uneven): no copy. dy's chunks are gathered
+  // into their rows of the whole dy (T12: the first rows of the padded T20,
+  // seen as T21; T23 is a chunk's rows): no slots of their own, no copy.
+  // Then one loop: wait for the chunk (T24, the same rows of T21), the
+  // dgrad GEMM of w2, dy * gelu'(h) on the chunk's rows, written
+  // over the rows of gelu'(h) it has just read (T26 and T27 are the same
   // slice of T18: gelu'(h) has no other reader), so the whole GELU grad
   // (T7) is a view of gelu'(h)'s blocks (T17 reshaped as T19), not a
   // buffer of its own; then the dgrad GEMM of w1 and the chunk's
@@ -233,9 +235,17 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
   // gelu'(h)'s: one [S, F/devices] buffer more (32 MiB on rank 0 of
   // sp-mlp --train --chunks 4; 192 -> 160 MiB).
   EXPECT_TRUE(irCheck(text, R"(
-    CHECK:      Communication 56 (type=Allgather, team=(0 1), input=T22_l_float
-    CHECK:      Communication 58 (type=Allgather, team=(0 1), input=T0_g_float
-    CHECK:      T17_l_float[iS43{i20}, iS44{ceilDiv(i2, 2)}] = ALLOCATE(
+    CHECK:      T20_l_float[iS50{i20}, iS51{i4}] = ALLOCATE(
+    CHECK-NEXT: T12_l_float[iS30{i0}, iS31{i4}]
+    CHECK-NEXT:    = slice( T20_l_float
+    CHECK-NEXT: T21_l_float[iS52{2}, iS53{ceilDiv(i0, 2)}, iS54{i4}]
+    CHECK-NEXT:    = reshape( T20_l_float
+    CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
+    CHECK:        T23_l_float[iS57{2}, iS58{i42}, iS59{i4}]
+    CHECK-NEXT:      = slice( T21_l_float[iS52{2}, iS53{ceilDiv(i0, 2)}, iS54{i4}], i39, i41, dim = 1 )
+    CHECK-NEXT:   Communication 57 (type=Allgather, team=(0 1), input=T22_l_float[iS55{i42}, iS56{i4}], output=T23_l_float
+    CHECK:      Communication 59 (type=Allgather, team=(0 1), input=T0_g_float
+    CHECK-NEXT: T17_l_float[iS43{i20}, iS44{ceilDiv(i2, 2)}] = ALLOCATE(
     CHECK-NEXT: T6_l_float[iS16{i0}, ideviceIdx.x17{i2}]
     CHECK-NEXT:    = slice( T17_l_float
     CHECK-NEXT: PostOnStream (HostUnit 5, inputs=(T4_g_float
@@ -245,35 +255,30 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardGathersDyOnce) {
     CHECK-NEXT:    = reshape( T18_l_float
     CHECK-NEXT: T7_l_float
     CHECK-NEXT:    = slice( T19_l_float
-    CHECK-NEXT: T20_l_float[iS50{i20}, iS51{i4}] = ALLOCATE(
-    CHECK-NEXT: T12_l_float[iS30{i0}, iS31{i4}]
-    CHECK-NEXT:    = slice( T20_l_float
     CHECK:      SetCurrentStream to Stream 0
     CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
-    CHECK:        Wait Communication 56
-    CHECK-NEXT:   T27_l_float[iS65{2}, iS66{i54}, iS67{i4}]
-    CHECK-NEXT:      = reshape(
-    CHECK-NEXT:   T28_l_float
-    CHECK-NEXT:      = slice( T21_l_float[iS52{2}, iS53{ceilDiv(i0, 2)}, iS54{i4}], i51, i53, dim = 1 )
-    CHECK-NEXT:   T28_l_float
-    CHECK-NEXT:      = Set( T27_l_float
-    CHECK:           = matmul( T27_l_float
-    CHECK:        T30_l_float
-    CHECK-NEXT:      = slice( T18_l_float[iS45{2}, iS46{ceilDiv(i0, 2)}, iS47{ceilDiv(i2, 2)}], i51, i53, dim = 1 )
-    CHECK-NEXT:   T31_l_float
-    CHECK-NEXT:      = slice( T18_l_float[iS45{2}, iS46{ceilDiv(i0, 2)}, iS47{ceilDiv(i2, 2)}], i51, i53, dim = 1 )
-    CHECK-NEXT:   T30_l_float
-    CHECK-NEXT:      = mul( T29_l_float[iS71{2}, iS72{i54}, iS73{ceilDiv(i5, 2)}], T31_l_float
-    CHECK:           = matmul( T30_l_float
+    CHECK:        T24_l_float[iS60{2}, iS61{i56}, iS62{i4}]
+    CHECK-NEXT:      = slice( T21_l_float[iS52{2}, iS53{ceilDiv(i0, 2)}, iS54{i4}], i53, i55, dim = 1 )
+    CHECK-NEXT:   Wait Communication 57
+    CHECK-NOT:       = Set(
+    CHECK:           = matmul( T24_l_float
+    CHECK:        T26_l_float
+    CHECK-NEXT:      = slice( T18_l_float[iS45{2}, iS46{ceilDiv(i0, 2)}, iS47{ceilDiv(i2, 2)}], i53, i55, dim = 1 )
+    CHECK-NEXT:   T27_l_float
+    CHECK-NEXT:      = slice( T18_l_float[iS45{2}, iS46{ceilDiv(i0, 2)}, iS47{ceilDiv(i2, 2)}], i53, i55, dim = 1 )
+    CHECK-NEXT:   T26_l_float
+    CHECK-NEXT:      = mul( T25_l_float[iS63{2}, iS64{i56}, iS65{ceilDiv(i5, 2)}], T27_l_float
+    CHECK:           = matmul( T26_l_float
     CHECK:        Communication 82 (type=ReduceScatter
     CHECK:      = permute( T7_l_float
-    CHECK:      Wait Communication 58
+    CHECK:      Wait Communication 59
     CHECK:      = permute( T12_l_float
   )")) << text;
-  // Five local buffers (six before): gelu'(h)'s blocks (dh's too), dy
-  // gathered whole, the prefetch slots of dy's chunks, x gathered, and a
+  // Four local buffers (five before, when dy's chunks had prefetch slots
+  // of their own and were copied into the whole dy; six before that):
+  // gelu'(h)'s blocks (dh's too), dy gathered whole, x gathered, and a
   // chunk's dy·w2.
-  EXPECT_EQ(count("= ALLOCATE(mem_type=local"), 5U) << text;
+  EXPECT_EQ(count("= ALLOCATE(mem_type=local"), 4U) << text;
   EXPECT_EQ(text.find("= Set( T6_l_float"), std::string::npos) << "gelu'(h) copied:\n" << text;
 }
 
@@ -292,7 +297,7 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardWaitsForDxAfterTheWgradOfW
     CHECK:      Communication 82 (type=ReduceScatter
     CHECK-NOT:  Wait Communication 82
     CHECK:      = permute( T7_l_float
-    CHECK-NEXT: Wait Communication 58
+    CHECK-NEXT: Wait Communication 59
     CHECK-NEXT: T11_g_float
     CHECK-NEXT:    = matmul( T9_l_float
     CHECK-NOT:  = matmul(
@@ -312,26 +317,33 @@ TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardWaitsForDxAfterTheWgradOfW
 // their order (dy's chunks, x, then the loop's reduce-scatters). Before,
 // they were posted after the fork, so the channel waited for gelu'(h) on
 // the caller's stream before sending dy's first chunk (issue 35: 170 ms of
-// a traced 8-chunk step on a loaded machine).
+// a traced 8-chunk step on a loaded machine). The prefetch loop writes
+// into views of the whole dy (T21 of T20): the views' definitions move up
+// with the buffer's allocation, else the loop stopped below them, after
+// gelu'(h)'s segment.
 TEST_F(CollectiveSchedulingTest, TheChunkedMlpBackwardPostsItsInputGathersBeforeGeluGrad) {
   const std::string text = chunkedMlpBackwardThroughThePipeline();
   EXPECT_TRUE(irCheck(text, R"(
     CHECK-NOT:  CurrentStream
     CHECK-NOT:  PostOnStream
-    CHECK:      T16_l_float[iS40{2}, iS41{i15}, iS42{i4}] = ALLOCATE(
+    CHECK:      T20_l_float[iS50{i20}, iS51{i4}] = ALLOCATE(
+    CHECK-NEXT: T12_l_float
+    CHECK-NEXT:    = slice( T20_l_float
+    CHECK-NEXT: T21_l_float
+    CHECK-NEXT:    = reshape( T20_l_float
     CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
     CHECK-NOT:    CurrentStream
-    CHECK:        Communication 56 (type=Allgather, team=(0 1), input=T22_l_float
+    CHECK:        Communication 57 (type=Allgather, team=(0 1), input=T22_l_float
     CHECK-NEXT: T10_l_float
-    CHECK-NEXT: Communication 58 (type=Allgather, team=(0 1), input=T0_g_float
+    CHECK-NEXT: Communication 59 (type=Allgather, team=(0 1), input=T0_g_float
     CHECK-NEXT: GetCurrentStream into Stream
     CHECK:      PostOnStream (HostUnit
     CHECK:      FOR StreamIdx from
     CHECK:      SetCurrentStream to Stream 0
     CHECK-NEXT: FOR StreamIdx in iStreamIdx14{2}:
-    CHECK:        Wait Communication 56
+    CHECK:        Wait Communication 57
     CHECK:        Communication 82 (type=ReduceScatter
-    CHECK:      Wait Communication 58
+    CHECK:      Wait Communication 59
   )")) << text;
 }
 

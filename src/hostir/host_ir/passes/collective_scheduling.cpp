@@ -190,8 +190,15 @@ void addExtents(const TensorView* buffer, ValSet& reads) {
   }
 }
 
+// A slice, reshape or alias select whose input is (a view of) a buffer in
+// `writes`.
+bool isViewOfWritten(const Expr* expr, const ValSet& writes) {
+  return (expr->isA<SliceOp>() || expr->isA<ReshapeOp>() || expr->isA<HirAliasSelect>()) &&
+         writes.count(expr->input(0)) != 0;
+}
+
 // Moves a top-level Communication, or a prefetch loop, with the
-// allocations of the buffers it writes, up to just after the last expr that
+// allocations of the buffers it writes (and views of them), up to just after the last expr that
 // writes what it reads or touches what it writes, never past another
 // poster. It crosses stream switches and synchronizations only when it
 // reads program inputs alone and lands where the caller's stream is
@@ -212,6 +219,15 @@ void hoistPoster(Scope& top, const HostIrContainer& container, const ViewBases& 
         allocate != nullptr && writes.count(allocate->buffer()) != 0) {
       allocations.insert(allocate);  // moves with the poster
       addExtents(allocate->buffer(), reads);
+      --position;
+      continue;
+    }
+    if (isViewOfWritten(previous, writes)) {
+      // A view of a buffer the poster writes (a pipeline gathering into a
+      // whole tensor's rows): defined where the buffer is, so it moves too.
+      allocations.insert(previous);
+      ValSet view_writes;
+      collectVals(previous, bases, reads, view_writes);
       --position;
       continue;
     }

@@ -61,22 +61,6 @@ bool isProgramOutput(const HostIrContainer& container, const Val* val) {
   return std::find(outputs.begin(), outputs.end(), val) != outputs.end();
 }
 
-// Copies `chunk` ([devices, rows, ...]) into its rows of `blocks`.
-void appendCopyIntoRows(HostIrContainer& container, TensorView* chunk, TensorView* blocks,
-                        const ChunkRows& chunk_rows, std::vector<Expr*>& body_exprs) {
-  std::vector<Val*> extents;
-  for (IterDomain* id : chunk->getLogicalDomain()) {
-    extents.push_back(id->extent());
-  }
-  TensorView* rows_view = makeTensorOfExtents(&container, extents, chunk->dtype());
-  body_exprs.push_back(IrBuilder::createInContainer<SliceOp>(
-      &container, std::vector<Val*>{blocks, chunk_rows.start, chunk_rows.stop},
-      std::vector<Val*>{rows_view}, std::vector<Attribute>{int64_t{1}}));
-  body_exprs.push_back(IrBuilder::createInContainer<LoadStoreOp>(
-      &container, std::vector<Val*>{chunk}, std::vector<Val*>{rows_view},
-      std::vector<Attribute>{}));
-}
-
 void checkPipelinable(const Expr* gemm, const CommunicationPlan& plan) {
   const auto* a = gemm->input(0)->as<TensorView>();
   HOSTIR_CHECK(a->rank() == 2 && plan.scattered_axis == 0 && plan.stream_axis == 0,
@@ -121,10 +105,11 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   if (tail) {
     tail_blocks = allocateTailBlocks(*tail, pipeline, emitted);
   }
-  // The whole gathered A: each chunk's arrived rows are copied into it, for
-  // the later reader that would otherwise gather A a second time.
-  TensorView* shared_blocks =
-      shared_gather == nullptr ? nullptr : pipeline.blocksToFill(shared_gather, emitted);
+  // The whole gathered A, for the later reader that would otherwise gather
+  // A a second time: each chunk is gathered straight into its rows.
+  if (shared_gather != nullptr) {
+    pipeline.gatherInto(pipeline.blocksToFill(shared_gather, emitted));
+  }
   std::vector<Communication*> allgathers = pipeline.start(caller, plan, my_device, emitted);
   // An allgather of a program input lowered right after this GEMM: posted
   // behind the prefetched chunks, ahead of the tail's reduce-scatters,
@@ -144,9 +129,6 @@ std::vector<Expr*> lowerPipelinedGemm(HostIrContainer& container, Expr* gemm,
   auto [start, stop] = pipeline.bounds(index);
   Val* rows = sub(stop, start);
   TensorView* gathered_blocks = pipeline.arrivedBlocks(index, rows, allgathers, body_exprs);
-  if (shared_blocks != nullptr) {
-    appendCopyIntoRows(container, gathered_blocks, shared_blocks, {start, stop, rows}, body_exprs);
-  }
   std::vector<Val*> out_chunk_extents{pipeline.devices(), rows};
   for (size_t i = 1; i < out_shape.size(); ++i) {
     out_chunk_extents.push_back(localExtent(out, out_shape[i]));

@@ -108,7 +108,9 @@ GatherPipeline::GatherPipeline(HostIrContainer& container, TensorView* a, int64_
 
 std::vector<Communication*> GatherPipeline::start(Stream* caller, const CommunicationPlan& plan,
                                                   int64_t my_device, std::vector<Expr*>& emitted) {
-  emitted.push_back(IrBuilder::createInContainer<Allocate>(&container_, slots_));
+  if (gather_target_ == nullptr) {
+    emitted.push_back(IrBuilder::createInContainer<Allocate>(&container_, slots_));
+  }
   TensorView* a_rows = may_hold_fewer_rows_ ? paddedA(emitted) : a_;
   appendWorkerSync(container_, loop_id_->extent(), caller, emitted);
   return appendPrefetchLoop(a_rows, plan, my_device, emitted);
@@ -250,12 +252,29 @@ TensorView* GatherPipeline::arrivedBlocks(Val* index, Val* rows,
   for (Communication* communication : allgathers) {
     exprs.push_back(IrBuilder::createInContainer<Wait>(&container_, communication));
   }
+  if (gather_target_ != nullptr) {
+    return slot;
+  }
   return reshapeView(container_, slot, {devices_, rows, a_->shapeDomain()[1]->extent()}, exprs);
 }
 
 // Where chunk `index`'s `rows` rows of every device are gathered:
-// [devices * rows, ...], device-major.
+// [devices * rows, ...], device-major, in the chunk's slot; with
+// gatherInto, [devices, rows, ...], the chunk's rows of the blocks (each
+// device's rows contiguous: the allgather writes them in place).
 TensorView* GatherPipeline::gathered(Val* index, Val* rows, std::vector<Expr*>& exprs) const {
+  if (gather_target_ != nullptr) {
+    auto [start, stop] = bounds(index);
+    std::vector<Val*> extents{devices_, rows};
+    for (size_t i = 1; i < a_->shapeDomain().size(); ++i) {
+      extents.push_back(a_->shapeDomain()[i]->extent());
+    }
+    TensorView* chunk = makeTensorOfExtents(&container_, extents, a_->dtype());
+    exprs.push_back(IrBuilder::createInContainer<SliceOp>(
+        &container_, std::vector<Val*>{gather_target_, start, stop}, std::vector<Val*>{chunk},
+        std::vector<Attribute>{int64_t{1}}));
+    return chunk;
+  }
   std::vector<Val*> slot_extents(slots_extents_.begin() + 1, slots_extents_.end());
   TensorView* slot = makeTensorOfExtents(&container_, slot_extents, a_->dtype());
   exprs.push_back(

@@ -43,11 +43,19 @@ class GatherPipeline {
  public:
   GatherPipeline(HostIrContainer& container, TensorView* a, int64_t devices, IterDomain* loop_id);
 
+  // Every chunk gathered straight into `blocks` ([devices, c, ...], from
+  // blocksToFill: the whole gathered A a later reader takes whole), chunk
+  // i into blocks[:, chunk i rows], instead of into slots of its own: no
+  // slots, no copy of each chunk into the whole. Before start().
+  void gatherInto(TensorView* blocks) {
+    gather_target_ = blocks;
+  }
+
   // Everything before the compute loop: the slots every chunk is gathered
   // into ([chunks, devices * chunk rows, ...]: the prefetch loop fills slot
-  // i, the compute loop reads it), A's padded copy on a device that may
-  // hold fewer rows, the workers' sync with `caller`, and the prefetch
-  // loop. Returns the allgathers, for the compute loop's Waits.
+  // i, the compute loop reads it; none with gatherInto), A's padded copy on
+  // a device that may hold fewer rows, the workers' sync with `caller`, and
+  // the prefetch loop. Returns the allgathers, for the compute loop's Waits.
   std::vector<Communication*> start(Stream* caller, const CommunicationPlan& plan,
                                     int64_t my_device, std::vector<Expr*>& emitted);
 
@@ -117,6 +125,7 @@ class GatherPipeline {
   Val* chunk_rows_;
   std::vector<Val*> slots_extents_;
   TensorView* slots_ = nullptr;
+  TensorView* gather_target_ = nullptr;
 };
 
 // The [devices, c, ...] blocks of the whole tensors `tail` writes (its

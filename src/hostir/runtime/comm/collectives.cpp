@@ -235,8 +235,24 @@ class CollectivePoster {
       return postUnevenAllgather(unevenExchange(), input_, output_);
     }
     checkBlocks(output_, input_, team_size_, "output", "input");
+    // A chunk's rows of a whole gathered tensor ([devices, rows, ...] of
+    // [devices, c, ...] blocks): every member's block is contiguous, so the
+    // list form writes into them in place, with no staging copy.
+    if (!output_.is_contiguous() && blocksAreContiguous(output_, team_size_)) {
+      return allgatherBlocks(input_.contiguous(), output_);
+    }
     WritableBuffer out(output_);
     return withCopyBack(allgatherBlocks(input_.contiguous(), out.buffer), out);
+  }
+
+  static bool blocksAreContiguous(const at::Tensor& whole, int64_t blocks) {
+    const int64_t rows = whole.size(0) / blocks;
+    for (int64_t index = 0; index < blocks; ++index) {
+      if (!whole.narrow(0, index * rows, rows).is_contiguous()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // Allgathers equal blocks: `contribution` (contiguous) from every member
