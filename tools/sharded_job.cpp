@@ -423,7 +423,7 @@ struct Timings {
 // collectives with its compute skipped (Executor::runCommunicationOnly).
 // Runs of the programs and of the baselines interleave, so a change in the
 // machine's load hits them alike (a bound timed under another load than its
-// program would not bound it).
+// program would not bound it), and the programs take turns in each position.
 Timings timePrograms(const ShardedJobOptions& options, const ShardedJob& job,
                      const std::vector<Program>& programs, Communicator& communicator) {
   Timings timings;
@@ -448,7 +448,11 @@ Timings timePrograms(const ShardedJobOptions& options, const ShardedJob& job,
     return timedRuns(1, communicator, body).front();
   };
   for (int run = 0; run < options.runs; ++run) {
-    for (size_t i = 0; i < programs.size(); ++i) {
+    // Each run starts one program later: the program timed first after the
+    // previous run's last ran up to 1.18x slower on the same program
+    // (docs/performance.md, "The automatic splits on a real AVX2 machine").
+    for (size_t k = 0; k < programs.size(); ++k) {
+      const size_t i = (k + static_cast<size_t>(run)) % programs.size();
       timings.programs[i].push_back(timeOnce([&] { programs[i].run(job); }));
     }
     if (!options.baselines) {
