@@ -71,8 +71,9 @@ class AtenOpEvaluator final : public OptInDispatch {
     if (in.scalar_type() != out.scalar_type()) {
       in = in.to(out.scalar_type());  // integer inputs of exp, log, ... compute in float
     }
-    const bool gelu = op->type() == UnaryOpType::Gelu || op->type() == UnaryOpType::GeluDerivative;
-    if (gelu && in.scalar_type() != at::kHalf) {
+    const bool is_gelu =
+        op->type() == UnaryOpType::Gelu || op->type() == UnaryOpType::GeluDerivative;
+    if (is_gelu && in.scalar_type() != at::kHalf) {
       auto blocks = contiguousBlocks(out, in);
       for (auto& [out_block, in_block] : blocks) {
         computeUnary(op->type(), out_block, in_block);
@@ -87,7 +88,7 @@ class AtenOpEvaluator final : public OptInDispatch {
     // those in a fresh (float for Half) tensor and copy into the output.
     bool half_math = in.scalar_type() == at::kHalf && op->type() != UnaryOpType::Neg &&
                      op->type() != UnaryOpType::Abs;
-    bool strided_gelu = gelu && !out.is_contiguous();
+    bool strided_gelu = is_gelu && !out.is_contiguous();
     if (half_math || strided_gelu) {
       at::Tensor tmp_in = half_math ? in.to(at::kFloat) : in;
       at::Tensor tmp_out = at::empty(tmp_in.sizes(), tmp_in.options());

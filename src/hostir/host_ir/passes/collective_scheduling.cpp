@@ -198,11 +198,12 @@ bool isViewOfWritten(const Expr* expr, const ValSet& writes) {
 }
 
 // Moves a top-level Communication, or a prefetch loop, with the
-// allocations of the buffers it writes (and views of them), up to just after the last expr that
-// writes what it reads or touches what it writes, never past another
-// poster. It crosses stream switches and synchronizations only when it
-// reads program inputs alone and lands where the caller's stream is
-// current, as where it was: its inputs are ready there.
+// allocations of the buffers it writes (and views of them), up to just
+// after the last expr that writes what it reads or touches what it writes,
+// never past another poster. It crosses stream switches and
+// synchronizations only when it reads program inputs alone and lands where
+// the caller's stream is current, as where it was: its inputs are ready
+// there.
 void hoistPoster(Scope& top, const HostIrContainer& container, const ViewBases& bases,
                  Expr* poster) {
   ValSet reads;
