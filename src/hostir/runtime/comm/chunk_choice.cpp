@@ -1,7 +1,6 @@
 #include "hostir/runtime/comm/chunk_choice.h"
 
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
 #include <time.h>
@@ -151,9 +150,7 @@ std::string gemmRateWhole(const LinkCalibration& link) {
 }  // namespace
 
 at::Tensor probeOperand(int64_t rows, int64_t cols) {
-  constexpr uint64_t kProbeSeed = 20261129;
-  at::Generator generator = at::detail::createCPUGenerator(kProbeSeed);
-  return at::randn({rows, cols}, generator);
+  return at::full({rows, cols}, 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(cols, 1))));
 }
 
 double gemmGflopsFromTimes(double flops, const std::vector<double>& milliseconds) {

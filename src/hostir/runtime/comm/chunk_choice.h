@@ -78,12 +78,14 @@ constexpr double kHostMicrosecondsPerInstruction = 0.56;
 // 127 for the layer's 16 (HOSTIR_DUMP=host_ir, 4 chunks): 8 per op at most.
 constexpr int64_t kHostInstructionsPerOp = 8;
 
-// A random [rows, cols] operand for a GEMM-rate probe, drawn from a
-// generator of its own: probing must leave torch's default generator (the
-// user's seed) as it was. Ranks probe different GEMMs (a rank with no rows
-// probes none), so draws from the default generator made the ranks' next
-// torch.randn differ, and a script drawing the same whole tensor on every
-// rank then fed hostir shards of different tensors.
+// A [rows, cols] operand for a GEMM-rate probe, every element 1/sqrt(cols)
+// (a product of two stays O(1): no overflow, no denormals). A BLAS GEMM's
+// time does not depend on its values, and a constant fill costs a quarter of
+// at::randn's (22 vs 6 ms for 1024 x 2048 on one AVX2 core), which the
+// planner paid per candidate (docs/performance.md, "Planning time on AVX2").
+// It draws nothing, so torch's default generator (the user's seed) is left
+// as it was: ranks probe different GEMMs, and draws from it made their next
+// torch.randn differ.
 at::Tensor probeOperand(int64_t rows, int64_t cols);
 
 // The GEMM rate, in GFLOP/s, of `flops` timed `milliseconds` (one GEMM

@@ -168,31 +168,36 @@ std::optional<CandidateSizes> sizesOf(ExpressionEvaluator& ee,
 }
 
 // The GEMM rate of this rank for [m, k] x [k, n] with m up to `max_rows`,
-// within a few milliseconds: rows double from 64 until one GEMM takes 4 ms
-// or reaches `max_rows` (the smallest candidate chunk's rows). Probing
-// every candidate at its full size, as `hostir sp-mlp --chunks auto` does,
-// costs seconds at the sizes; the per-chunk rate varies far less
-// than the link term across candidates. Each size is timed twice
-// (gemmGflopsFromTimes reads the faster).
+// within a few milliseconds. The operands are made once at `max_rows` (the
+// smallest candidate chunk's rows) and their leading rows used: one warm-up
+// GEMM of 64 rows (packing, page faults) also says how many rows take ~4 ms,
+// and that many (at most `max_rows`) are timed twice (gemmGflopsFromTimes
+// reads the faster). Probing every candidate at its full size, as `hostir
+// sp-mlp --chunks auto` does, costs seconds at the sizes; the
+// per-chunk rate varies far less than the link term across candidates.
+// Doubling the rows from 64, as this did before, timed every size on the
+// way three times: 48-73 ms of planning on an AVX2 core, not 30-50
+// (docs/performance.md, "Planning time on AVX2").
 double probeGemmGflops(int64_t max_rows, int64_t k, int64_t n) {
   constexpr double kEnoughMs = 4;
-  at::Tensor b = probeOperand(k, n);
-  for (int64_t rows = std::min<int64_t>(64, max_rows);; rows = std::min(2 * rows, max_rows)) {
-    at::Tensor a = probeOperand(rows, k);
-    at::Tensor c = at::empty({rows, n});
-    at::matmul_out(c, a, b);  // warm-up: packing, page faults
-    std::vector<double> times;
-    for (int i = 0; i < 2; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      at::matmul_out(c, a, b);
-      times.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
-    }
-    if (*std::min_element(times.begin(), times.end()) >= kEnoughMs || rows >= max_rows) {
-      return gemmGflopsFromTimes(2.0 * static_cast<double>(rows * k * n), times);
-    }
+  const at::Tensor a = probeOperand(max_rows, k);
+  const at::Tensor b = probeOperand(k, n);
+  const at::Tensor c = at::empty({max_rows, n});
+  auto timedGemm = [&](int64_t rows) {
+    at::Tensor out = c.narrow(0, 0, rows);
+    const auto start = std::chrono::steady_clock::now();
+    at::matmul_out(out, a.narrow(0, 0, rows), b);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  const int64_t warm_rows = std::min<int64_t>(64, max_rows);
+  const double warm_ms = timedGemm(warm_rows);
+  int64_t rows = warm_rows;
+  while (rows < max_rows && warm_ms * static_cast<double>(rows) / warm_rows < kEnoughMs) {
+    rows = std::min(2 * rows, max_rows);
   }
+  const std::vector<double> times{timedGemm(rows), timedGemm(rows)};
+  return gemmGflopsFromTimes(2.0 * static_cast<double>(rows * k * n), times);
 }
 
 }  // namespace
