@@ -66,6 +66,7 @@ import gc
 import math
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -275,6 +276,8 @@ def run_baselines(args, rank, world, model, chunk_list, config, label):
         print(f"check: {'PASSED' if all_ok else 'FAILED'} (every rank's output and grads of "
               f"every program; max |diff| / max |ref| = {max_rel:.3g}, tolerance "
               f"{TOLERANCE:g})", flush=True)
+    if getattr(args, "op_times", False):
+        print_op_times(model, rank, chunk_list)
     return finish(args, rank, result, all_ok)
 
 
@@ -320,6 +323,10 @@ def parse_args(argv):
     p.add_argument("--comm-only", action="store_true",
                    help="also time the pipelined step's collectives alone (chunks 1 and each "
                         "--chunks): posted and waited in the same order, no compute")
+    p.add_argument("--op-times", action="store_true",
+                   help="after the table, 3 more pipelined steps per chunk count with each op "
+                        "(GEMM, gelu, wait) timed; rank 0 prints the ops' time per step, summed "
+                        "by kind, to read beside hostir's --trace")
     return parse_with_common(p, argv)
 
 
@@ -371,6 +378,16 @@ class Block:
         self.dw1 = torch.empty_like(self.w1)
         self.dw2 = torch.empty_like(self.w2)
         self.plans = {}
+        self.op_ms = None  # --op-times: {kind: ms summed over the timed steps}
+
+    def op(self, kind, fn):
+        """fn(); with --op-times on, its time is added to op_ms[kind]."""
+        if self.op_ms is None:
+            return fn()
+        start = time.perf_counter()
+        result = fn()
+        self.op_ms[kind] = self.op_ms.get(kind, 0.0) + (time.perf_counter() - start) * 1e3
+        return result
 
     def drop_grads(self):
         for t in (self.x_leaf, self.w1_param, self.w2_param):
@@ -430,10 +447,10 @@ class Block:
         gathers = [all_gather_rows(c["x_gathered"], c["x"], async_op=True) for c in plan]
         scatters = []
         for j, c in enumerate(plan):
-            gathers[j].wait()
-            torch.matmul(c["x_gathered"], self.w1.t(), out=c["h"])
-            c["g"] = F.gelu(c["h"])
-            c["y_partial"] = torch.matmul(c["g"], self.w2.t())
+            self.op("forward wait", gathers[j].wait)
+            self.op("forward GEMM1", lambda: torch.matmul(c["x_gathered"], self.w1.t(), out=c["h"]))
+            c["g"] = self.op("forward gelu", lambda: F.gelu(c["h"]))
+            c["y_partial"] = self.op("forward GEMM2", lambda: torch.matmul(c["g"], self.w2.t()))
             scatters.append(post_reduce_scatter(c["y_received"], c["y_partial"], async_op=True))
         for j, c in enumerate(plan):
             scatters[j].wait()
@@ -448,25 +465,29 @@ class Block:
                 x_gathers.append(all_gather_rows(c["x_regathered"], c["x"], async_op=True))
         scatters = []
         for j, c in enumerate(plan):
-            dy_gathers[j].wait()
-            dg = torch.matmul(c["dy_gathered"], self.w2)                # [W n, F/W]
-            dh = torch.ops.aten.gelu_backward(dg, c["h"])
-            c["dx_partial"] = torch.matmul(dh, self.w1)                  # [W n, H]
+            self.op("backward wait", dy_gathers[j].wait)
+            dg = self.op("backward dgrad GEMM2",
+                         lambda: torch.matmul(c["dy_gathered"], self.w2))    # [W n, F/W]
+            dh = self.op("backward gelu'", lambda: torch.ops.aten.gelu_backward(dg, c["h"]))
+            c["dx_partial"] = self.op("backward dgrad GEMM1",
+                                      lambda: torch.matmul(dh, self.w1))     # [W n, H]
             scatters.append(post_reduce_scatter(c["dx_received"], c["dx_partial"],
                                                 async_op=True))
             if j == 0:
-                torch.matmul(c["dy_gathered"].t(), c["g"], out=self.dw2)
+                self.op("backward wgrad GEMM2",
+                        lambda: torch.matmul(c["dy_gathered"].t(), c["g"], out=self.dw2))
             else:
-                self.dw2.addmm_(c["dy_gathered"].t(), c["g"])
+                self.op("backward wgrad GEMM2",
+                        lambda: self.dw2.addmm_(c["dy_gathered"].t(), c["g"]))
             if keep:
                 x_total = c["x_gathered"]
             else:
-                x_gathers[j].wait()
+                self.op("backward wait", x_gathers[j].wait)
                 x_total = c["x_regathered"]
             if j == 0:
-                torch.matmul(dh.t(), x_total, out=self.dw1)
+                self.op("backward wgrad GEMM1", lambda: torch.matmul(dh.t(), x_total, out=self.dw1))
             else:
-                self.dw1.addmm_(dh.t(), x_total)
+                self.op("backward wgrad GEMM1", lambda: self.dw1.addmm_(dh.t(), x_total))
         for j, c in enumerate(plan):
             scatters[j].wait()
             sum_blocks(c["dx_received"], out=c["dx"])
@@ -483,6 +504,23 @@ def main(argv):
               "backend": "gloo", "gloo_socket_ifname": os.environ.get("GLOO_SOCKET_IFNAME", "")}
     return run_baselines(args, rank, world, block, args.chunk_list, config,
                          f"sp-mlp training step, S={args.tokens} H={args.hidden} F={args.ffn}")
+
+
+def print_op_times(block, rank, chunk_list, steps=3):
+    """--op-times: `steps` more pipelined steps per chunk count, each op
+    timed (Block.op); rank 0 prints each kind's time per step."""
+    for chunks in chunk_list:
+        block.op_ms = {}
+        for _ in range(steps):
+            dist.barrier()
+            block.pipelined_step(chunks, keep=False)
+        dist.barrier()
+        if rank == 0:
+            print(f"ops of the pipelined step ({chunks} chunks), rank 0, ms per step "
+                  f"(mean of {steps}):")
+            for kind, ms in block.op_ms.items():
+                print(f"  {kind:24s} {ms / steps:10.4f}")
+    block.op_ms = None
 
 
 if __name__ == "__main__":

@@ -49,8 +49,9 @@ def checks_of(output):
 
 @pytest.mark.parametrize("script,sizes,tensors", [MLP, LAYER], ids=["mlp", "layer"])
 def test_train_baseline_two_ranks(tmp_path, free_port, script, sizes, tensors):
-    # The MLP's run also times its pipelined step's collectives alone.
-    extra = ["--comm-only"] if script == MLP[0] else []
+    # The MLP's run also times its pipelined step's collectives alone, and
+    # its ops one by one.
+    extra = ["--comm-only", "--op-times"] if script == MLP[0] else []
     result, out = run(script, sizes, tmp_path, free_port, *extra)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -85,6 +86,15 @@ def test_train_baseline_two_ranks(tmp_path, free_port, script, sizes, tensors):
         assert all(math.isfinite(c["median_ms"]) and c["median_ms"] > 0
                    for c in report["comm_only"])
         assert re.findall(r"^comm-only +(\d+) ", result.stdout, re.M) == [str(c) for c in chunks]
+        # --op-times: per chunk count, every GEMM of the step timed (ms > 0).
+        tables = re.split(r"^ops of the pipelined step \((\d+) chunks\)[^\n]*\n", result.stdout,
+                          flags=re.M)
+        assert [int(c) for c in tables[1::2]] == chunks, output
+        for table in tables[2::2]:
+            times = dict(re.findall(r"^  (\S.*?) +([0-9.]+)$", table, re.M))
+            gemms = [f"forward GEMM{i}" for i in (1, 2)] + [
+                f"backward {kind} GEMM{i}" for kind in ("dgrad", "wgrad") for i in (1, 2)]
+            assert all(float(times[g]) > 0 for g in gemms), table
     else:
         assert "comm_only" not in report
     assert report["config"]["ranks"] == 2 and report["config"]["threads"] == 1
