@@ -256,6 +256,11 @@ void addShardedJobOptions(CLI::App& app, ShardedJobOptions& options) {
                "time a training step (forward + hostir's backward), check every input's grad");
   app.add_flag("--memory-breakdown", options.memory_breakdown,
                "with --train: print what is alive at each step's peak memory, by tensor (rank 0)");
+  app.add_option("--save", options.save,
+                 "with --train: what the forward keeps for the backward: gemm_outputs (GEMM "
+                 "results; the backward gathers its inputs again) or gathered (also each GEMM's "
+                 "gathered input: one allgather a step fewer, more memory)")
+      ->check(CLI::IsMember({"gemm_outputs", "gathered"}));
 }
 
 void checkShardedJobOptions(const ShardedJobOptions& options, int64_t devices) {
@@ -315,7 +320,9 @@ Programs buildPrograms(const ShardedJobOptions& options, const ShardedJob& job,
                                      .automatic_stream_splits = program.name == "automatic"};
     program.fusion = job.build(program.chunks);
     if (options.train) {
-      program.differentiated = differentiate(*program.fusion);
+      program.differentiated = differentiate(
+          *program.fusion, {.save = options.save == "gathered" ? SavePolicy::kSaveGathered
+                                                               : SavePolicy::kSaveGemmOutputs});
       program.executor = std::make_unique<MultiDeviceExecutor>(*program.differentiated->forward,
                                                                communicator, params);
       program.backward = std::make_unique<MultiDeviceExecutor>(*program.differentiated->backward,

@@ -54,6 +54,10 @@ struct ShardedJobOptions {
   // With --train: rank 0 prints what is alive at each step's peak memory, by
   // program and tensor (runtime/tensor_memory.h's trace).
   bool memory_breakdown = false;
+  // With --train: what the forward keeps for the backward
+  // (autodiff/differentiate.h's SavePolicy): "gemm_outputs" (the default)
+  // or "gathered" (also each GEMM's gathered input: no re-gather).
+  std::string save = "gemm_outputs";
 };
 
 // Adds the common flags to `app` (each with its range check).

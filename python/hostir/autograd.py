@@ -29,7 +29,10 @@ class Differentiable:
     floating-point one); inputs: positions of the inputs that get grads
     (default: every floating-point tensor input); save: "gemm_outputs" (keep
     what matmul and linear compute, recompute everything else in the
-    backward) or "nothing" (recompute everything: least memory).
+    backward, re-gathering sharded inputs), "gathered" (also keep each
+    GEMM's gathered input: one allgather a step fewer, a gathered
+    activation more in memory) or "nothing" (recompute everything: least
+    memory).
     """
 
     def __init__(self, fd, outputs=None, inputs=None, save="gemm_outputs",

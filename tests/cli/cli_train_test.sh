@@ -60,4 +60,24 @@ status=$?
 [[ $status == 0 ]] || fail "sp-layer --train exited with $status"
 check_run sp-layer "$output" "$dir/layer.json" 2
 
+# --save gathered: the forward keeps x gathered (filled by its pipelined
+# allgather's chunks: still one allgather there), so the backward gathers
+# dy alone; the grads still match, with uneven shards (127 tokens) too.
+output=$(timeout 600 "$hostir" sp-mlp --ranks 2 --tokens 127 --hidden 64 --ffn 256 --chunks 2 \
+  --train --save gathered --runs 1 2>&1)
+status=$?
+[[ $status == 0 ]] || fail "sp-mlp --train --save gathered exited with $status"
+checks=$(grep -Ec "check .* step's grads of every input against single-process autograd: .* OK$" <<<"$output")
+[[ $checks == 4 ]] || fail "--save gathered: want 4 OK grad checks, got $checks"
+forward=$(sed -n '/== host program, pipelined (2 chunks)/,/} \/\/ %HostIrContainer/p' <<<"$output")
+backward=$(sed -n '/== backward host program/,/} \/\/ %HostIrContainer/p' <<<"$output")
+[[ $(grep -c "type=Allgather" <<<"$forward") == 1 ]] ||
+  fail "--save gathered: want the forward's one (pipelined) allgather"
+[[ $(grep -c "type=Allgather" <<<"$backward") == 1 ]] ||
+  fail "--save gathered: want one allgather (dy's) in the backward"
+output=$("$hostir" sp-mlp --train --save everything 2>&1) &&
+  fail "--save everything: want a refusal"
+grep -q -- "--save: everything not in {gemm_outputs,gathered}" <<<"$output" ||
+  fail "--save everything: want an error naming --save and its values, got: $output"
+
 finish "cli.train: OK"

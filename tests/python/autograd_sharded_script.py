@@ -2,7 +2,7 @@
 rank of a launch: x[S, H] sharded on tokens, w1[F, H] and w2[H, F] on the
 inner width, h (and, with --chunks C, its tokens in C Stream chunks). Each
 rank checks the grads of its shards against single-process torch autograd,
-for both save policies, then takes AdamW steps through hostir.autograd.Module
+for each save policy, then takes AdamW steps through hostir.autograd.Module
 and checks the updated shards; prints "rank R of N: OK"."""
 
 import argparse
@@ -29,7 +29,8 @@ def main():
     leaves = [t.clone().requires_grad_() for t in full]
     (torch_mlp(*leaves) * out_grad).sum().backward()
 
-    for save in ("gemm_outputs", "nothing"):
+    allgathers = {}
+    for save in ("gemm_outputs", "gathered", "nothing"):
         fd = Mlp(args.chunks, devices=ranks)
         f = Differentiable(fd, save=save)
         mine = [t.requires_grad_() for t in dist.shard_inputs(fd, full)]
@@ -40,6 +41,7 @@ def main():
             scale = want.abs().max().item()
             diff = (got.grad - want).abs().max().item()
             assert diff <= 1e-4 * scale, f"rank {rank} save={save}: grad {i} off by {diff}"
+        allgathers[save] = f.backward_host_ir.count("type=Allgather")
         if rank == 0 and save == "gemm_outputs":
             program = f.backward_host_ir
             assert "ReduceScatter" in program and "Allgather" in program, program
@@ -50,6 +52,11 @@ def main():
                 in_loop = re.search(r"FOR StreamIdx[^\n]*\n(?:    .*\n)*?    Communication \d+ "
                                     r"\(type=Allgather", program)
                 assert in_loop, program
+
+    if ranks > 1:
+        # save="gathered": the forward keeps x gathered, the backward
+        # gathers only dy (one collective, or one per chunk in a loop).
+        assert allgathers["gathered"] == allgathers["gemm_outputs"] - 1, allgathers
 
     # Three AdamW steps on the weights' shards against torch on the whole.
     fd = Mlp(args.chunks, devices=ranks)

@@ -13,6 +13,7 @@
 #include "hostir/ir/arith.h"
 #include "hostir/ir/cloner.h"
 #include "hostir/ir/iter_domain.h"
+#include "hostir/ir/mutation.h"
 #include "hostir/ir/op_traits.h"
 #include "hostir/ir/ops.h"
 #include "hostir/ir/scalar.h"
@@ -262,7 +263,8 @@ class BackwardBuilder : public PrimalValues {
 
   // Tensors kept like the GEMMs' results under kSaveGemmOutputs: a
   // softmax's probabilities, which its grad reads alone (torch keeps them
-  // too) and which cost a reduction over the scores to recompute.
+  // too) and which cost a reduction over the scores to recompute; under
+  // kSaveGathered, the gathers gatherGemmOperandsExplicitly made.
   void alsoSave(const Val* val) {
     also_saved_.insert(val);
   }
@@ -300,9 +302,10 @@ class BackwardBuilder : public PrimalValues {
     if (definition == nullptr) {
       return cloner_.clone(val);  // a constant or an extent's arithmetic
     }
-    if (policy_ == SavePolicy::kSaveGemmOutputs &&
-        (definition->isA<MatmulOp>() || definition->isA<LinearOp>() ||
-         reducesAcrossDevices(definition) || also_saved_.count(val) != 0)) {
+    const bool saves_gemm_outputs =
+        policy_ == SavePolicy::kSaveGemmOutputs || policy_ == SavePolicy::kSaveGathered;
+    if (saves_gemm_outputs && (definition->isA<MatmulOp>() || definition->isA<LinearOp>() ||
+                               reducesAcrossDevices(definition) || also_saved_.count(val) != 0)) {
       auto* saved = cloner_.clone(val)->as<TensorView>();
       // Inputs arrive whole: the forward's Stream chunks of it stay there.
       for (IterDomain* id : saved->getLoopDomain()) {
@@ -416,6 +419,38 @@ namespace {
 // computed from a Stream-split one split too, as the lowering computes them
 // (pipelined tails included), so that their grads are split alike and the
 // backward's loops mirror the forward's.
+// SavePolicy::kSaveGathered: a GEMM's left operand sharded on an axis the
+// GEMM neither contracts nor keeps sharded (the sequence-parallel tokens that
+// a column-parallel GEMM reads whole) is gathered by an explicit `set`
+// first, as the attention's tokens are: that set's output is then a value
+// of the fusion the forward can save, where the resharding passes would
+// otherwise gather it inside the lowered program only.
+std::vector<std::pair<Expr*, TensorView*>> gatherGemmOperandsExplicitly(Fusion* fusion) {
+  std::vector<std::pair<Expr*, TensorView*>> gathered_operands;
+  for (Expr* expr : fusion->exprs()) {
+    if (!expr->isA<LinearOp>() && !expr->isA<MatmulOp>()) {
+      continue;
+    }
+    auto* operand = dynamic_cast<TensorView*>(expr->inputs().front());
+    if (operand == nullptr || !operand->hasDeviceMesh() || !isResharding(expr)) {
+      continue;
+    }
+    const TensorSharding sharding = shardingOf(operand);
+    const int64_t contracted = contractedAxis(expr, operand);
+    bool gathered_axis = false;
+    bool contracted_sharded = false;
+    for (const auto& [parallel_type, axis] : sharding.logical_axes) {
+      (axis == contracted ? contracted_sharded : gathered_axis) = true;
+    }
+    if (!gathered_axis || contracted_sharded) {
+      continue;
+    }
+    TensorView* gathered = shard(set(operand), *sharding.mesh);
+    gathered_operands.emplace_back(replaceValInExprInputs(expr, operand, gathered), operand);
+  }
+  return gathered_operands;
+}
+
 void placeForDifferentiation(Fusion* fusion) {
   const bool sharded = std::any_of(
       fusion->statements().begin(), fusion->statements().end(), [](const auto& statement) {
@@ -530,26 +565,42 @@ class GradAccumulator {
 // The forward is the user's fusion (the executor places it as before), plus
 // the saved tensors as outputs after its own; `placed_copy` maps the user's
 // vals to the placed copy the backward was built from.
+// The forward: the user's fusion (its names as written; the executor places
+// it again) with each saved value that is not one of its outputs already
+// added as an output. `placed_copy` maps the user's values to the placed
+// fusion the backward was built from. Each GEMM operand gathered explicitly
+// there (kSaveGathered) is gathered here too, by a `set` of its own that
+// only the forward's output reads: the GEMM still reads the sharded
+// operand, so the lowering pipelines the allgather with it, and the saved
+// gather is the later whole reader whose rows the pipeline's chunks fill
+// (communication_lowering: laterGatherOfPipelinedInput): the tokens cross
+// the link once.
 void addForward(const Fusion& user_fusion, IrCloner& placed_copy,
+                const std::vector<std::pair<Expr*, TensorView*>>& gathered_operands,
                 const std::vector<const Val*>& saved, Differentiated& result) {
   result.forward = std::make_unique<Fusion>();
   IrCloner forward_cloner = copyFusion(user_fusion, *result.forward);
-  std::unordered_map<const Val*, const Val*> user_val_of;
+  std::unordered_map<const Val*, Val*> forward_val_of;
   for (const auto& statement : user_fusion.statements()) {
     if (statement->isVal()) {
       const auto* val = static_cast<const Val*>(statement.get());
-      user_val_of[placed_copy.clone(val)] = val;
+      forward_val_of[placed_copy.clone(val)] = forward_cloner.clone(val);
     }
   }
-  const std::vector<Val*>& outputs = user_fusion.outputs();
+  for (const auto& [gemm, operand] : gathered_operands) {
+    auto* gathered = gemm->inputs().front()->as<TensorView>();
+    auto* forward_operand = forward_val_of.at(operand)->as<TensorView>();
+    forward_val_of[gathered] = shard(set(forward_operand), *shardingOf(gathered).mesh);
+  }
+  const std::vector<Val*>& outputs = result.forward->outputs();
   for (const Val* saved_val : saved) {
-    const Val* user_val = user_val_of.at(saved_val);
-    auto existing = std::find(outputs.begin(), outputs.end(), user_val);
+    Val* forward_val = forward_val_of.at(saved_val);
+    auto existing = std::find(outputs.begin(), outputs.end(), forward_val);
     if (existing != outputs.end()) {
       result.saved_outputs.push_back(existing - outputs.begin());
     } else {
-      result.saved_outputs.push_back(static_cast<int64_t>(result.forward->outputs().size()));
-      result.forward->addOutput(forward_cloner.clone(user_val));
+      result.saved_outputs.push_back(static_cast<int64_t>(outputs.size()));
+      result.forward->addOutput(forward_val);
     }
   }
 }
@@ -560,6 +611,10 @@ Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptio
   Fusion fusion;
   IrCloner placed_copy = copyFusion(user_fusion, fusion);
   placeForDifferentiation(&fusion);
+  std::vector<std::pair<Expr*, TensorView*>> gathered_operands;
+  if (options.save == SavePolicy::kSaveGathered) {
+    gathered_operands = gatherGemmOperandsExplicitly(&fusion);
+  }
   Differentiated result;
   result.differentiated_outputs = chosenPositions(options.outputs, fusion.outputs(), "output");
   result.grad_inputs = chosenPositions(options.inputs, fusion.inputs(), "input");
@@ -571,11 +626,14 @@ Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptio
   result.backward = std::make_unique<Fusion>();
   FusionGuard guard(result.backward.get());
   BackwardBuilder builder(fusion, *result.backward, options.save);
+  for (const auto& [gemm, operand] : gathered_operands) {
+    builder.alsoSave(gemm->inputs().front());
+  }
   builder.addForwardInputs();
   GradAccumulator grads(builder);
   grads.backpropagate(exprs, activeExprs(exprs, grad_input_vals, output_vals), output_vals);
   grads.addGradOutputs(grad_input_vals, *result.backward);
-  addForward(user_fusion, placed_copy, builder.saved(), result);
+  addForward(user_fusion, placed_copy, gathered_operands, builder.saved(), result);
   return result;
 }
 

@@ -28,6 +28,14 @@ enum class SavePolicy {
   // input) are recomputed, so no gathered activation is kept between the
   // two passes.
   kSaveGemmOutputs,
+  // kSaveGemmOutputs, and the gathered left operand of each GEMM that reads
+  // a tensor sharded on its rows whole (the sequence-parallel tokens a
+  // column-parallel linear reads): the backward reads it from the forward
+  // instead of gathering it again, one allgather a step fewer for a
+  // gathered [S, H] activation more in memory (torch's "pipelined-keep"
+  // step; docs/training.md, "What the forward keeps"). A gather the user
+  // wrote as a `set` (the attention's tokens) is gathered again as before.
+  kSaveGathered,
 };
 
 struct DifferentiateOptions {

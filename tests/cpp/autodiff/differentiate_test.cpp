@@ -320,6 +320,68 @@ TEST(DifferentiateSave, ASumAcrossDevicesIsSavedNotRecomputed) {
   EXPECT_EQ(countOf(*recomputing.backward, isSum), 1);
 }
 
+// kSaveGathered: the sequence-parallel MLP's x, sharded on its tokens and
+// read whole by the column-parallel linear, is gathered by a `set` of its
+// own in the forward, which the forward saves (replicated, [S, H]) and the
+// backward reads for w1's grad instead of x: the backward no longer
+// gathers x (`hostir sp-mlp --train --save gathered`, cli.train, shows the
+// lowered programs: one allgather fewer in the backward, none more in the
+// forward). The default keeps only the GEMMs' results; unsharded fusions
+// have nothing to gather.
+TEST(DifferentiateSave, KeepingTheGatheredInputSavesTheTokensOnce) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  DeviceMesh mesh({0, 1});
+  TensorView* x = makeContigTensor(2);   // [S, H] on the tokens
+  TensorView* w1 = makeContigTensor(2);  // [F, H] on the ffn
+  TensorView* w2 = makeContigTensor(2);  // [H, F] on the ffn
+  fusion.addInput(x);
+  fusion.addInput(w1);
+  fusion.addInput(w2);
+  shard(x, mesh, 0);
+  shard(w1, mesh, 0);
+  shard(w2, mesh, 1);
+  TensorView* h = shard(linear(x, w1), mesh, 1);
+  fusion.addOutput(shard(linear(gelu(h), w2), mesh, 0));
+  auto isSet = [](const Expr* expr) { return expr->isA<LoadStoreOp>(); };
+
+  Differentiated gemm_outputs = differentiate(fusion);
+  EXPECT_EQ(gemm_outputs.saved_outputs, std::vector<int64_t>{1});  // h
+  Differentiated gathered = differentiate(fusion, {.save = SavePolicy::kSaveGathered});
+  ASSERT_EQ(gathered.saved_outputs.size(), 2u);  // h and x gathered
+  const std::vector<Val*>& outputs = gathered.forward->outputs();
+  ASSERT_EQ(outputs.size(), 3u);
+  auto* x_gathered = outputs[static_cast<size_t>(gathered.saved_outputs[1])]->as<TensorView>();
+  ASSERT_NE(x_gathered->definition(), nullptr);
+  EXPECT_TRUE(x_gathered->definition()->isA<LoadStoreOp>());
+  EXPECT_EQ(x_gathered->definition()->input(0), gathered.forward->inputs()[0]);
+  EXPECT_FALSE(shardingOf(x_gathered).isSharded()) << "replicated: every rank's tokens";
+  EXPECT_EQ(countOf(*gathered.forward, isSet), 1);
+  // The forward's linear still reads x itself (the lowering pipelines its
+  // allgather and fills the saved gather from the chunks).
+  for (Expr* expr : gathered.forward->exprs()) {
+    if (expr->isA<LinearOp>() && expr->input(1) == gathered.forward->inputs()[1]) {
+      EXPECT_EQ(expr->input(0), gathered.forward->inputs()[0]);
+    }
+  }
+  // The backward's grad of w1 reads the saved gather, not x.
+  Val* saved_x = gathered.backward->inputs()[static_cast<size_t>(
+      gathered.forward->inputs().size() + 1 + 1)];  // x, w1, w2, dy, h, x gathered
+  EXPECT_FALSE(shardingOf(saved_x->as<TensorView>()).isSharded());
+  EXPECT_EQ(gathered.backward->inputs().size(), gemm_outputs.backward->inputs().size() + 1);
+
+  // Unsharded: nothing to gather, the same as the default.
+  Fusion plain;
+  FusionGuard plain_guard(&plain);
+  TensorView* a = makeContigTensor(2);
+  TensorView* w = makeContigTensor(2);
+  plain.addInput(a);
+  plain.addInput(w);
+  plain.addOutput(linear(a, w));
+  EXPECT_EQ(differentiate(plain, {.save = SavePolicy::kSaveGathered}).saved_outputs.size(),
+            differentiate(plain).saved_outputs.size());
+}
+
 // An attention's softmax keeps its probabilities, as torch does, and its
 // grad reads them alone (p * (g - sum(g * p))): the backward neither keeps
 // the scores nor recomputes the probabilities from them (exp, max), which

@@ -409,7 +409,7 @@ Expr* laterGatherOfPipelinedInput(HostIrContainer& container, Scope::Iterator ge
     if (plan.pattern == ReshardingPattern::Set && plan.type == CollectiveType::Allgather &&
         plan.scattered_axis == 0 && plan.collectives.size() == 1 &&
         plan.collectives[0].team == gemm_plan.collectives[0].team && gathered->rank() == 2 &&
-        !findStreamAxis(gathered).has_value() && !isProgramOutput(container, gathered)) {
+        !findStreamAxis(gathered).has_value()) {
       return expr;
     }
   }
@@ -454,7 +454,8 @@ void lowerReshardingToCommunication(HostIrContainer& container, int64_t my_devic
     // after this GEMM: with a tail (reduce-scatters in the loop) it is
     // posted between the prefetch loop and the loop.
     Expr* input_gather = nullptr;
-    if (tail && std::next(it) != top.end() && isGatherOfProgramInput(container, *std::next(it)) &&
+    if (tail && std::next(it) != top.end() && *std::next(it) != shared_set &&
+        isGatherOfProgramInput(container, *std::next(it)) &&
         gemmsOfGatheredRows(container, *std::next(it), classifyResharding(*std::next(it)))
             .empty()) {
       input_gather = *std::next(it);
