@@ -99,32 +99,40 @@ class FixedStreamSplitPlanner : public StreamSplitPlanner {
 // its backward reads) or the backward (the grads of every input).
 enum class TrainingProgram { kNone, kForward, kBackward };
 
-std::string flagOf(TrainingProgram program) {
-  return program == TrainingProgram::kForward    ? " --train-forward"
-         : program == TrainingProgram::kBackward ? " --backward"
-                                                 : "";
+// Which training program, and what its forward keeps (--save).
+struct Training {
+  TrainingProgram program = TrainingProgram::kNone;
+  SavePolicy save = SavePolicy::kSaveGemmOutputs;
+};
+
+std::string flagOf(const Training& training) {
+  const std::string save = training.save == SavePolicy::kSaveGathered ? " --save gathered" : "";
+  return training.program == TrainingProgram::kForward    ? " --train-forward" + save
+         : training.program == TrainingProgram::kBackward ? " --backward" + save
+                                                          : "";
 }
 
 std::unique_ptr<Fusion> exampleFusion(const std::string& name, int64_t chunks,
-                                      TrainingProgram training) {
+                                      const Training& training) {
   std::unique_ptr<Fusion> fusion;
   if (name == "sp-mlp") {
     fusion = tools::buildSequenceParallelMlp(2, chunks);
   } else if (name == "sp-layer") {
     fusion = tools::buildTransformerLayer(2, 8, chunks);
   } else {
-    HOSTIR_CHECK(training == TrainingProgram::kNone, flagOf(training).substr(1), " with --example ",
-                 name, ": only the training blocks sp-mlp and sp-layer are differentiated here");
+    HOSTIR_CHECK(training.program == TrainingProgram::kNone, flagOf(training).substr(1),
+                 " with --example ", name,
+                 ": only the training blocks sp-mlp and sp-layer are differentiated here");
     fusion = std::make_unique<Fusion>();
     tools::findExample(name).build(*fusion);
     return fusion;
   }
-  if (training == TrainingProgram::kNone) {
+  if (training.program == TrainingProgram::kNone) {
     return fusion;
   }
-  Differentiated differentiated = differentiate(*fusion);
-  return training == TrainingProgram::kForward ? std::move(differentiated.forward)
-                                               : std::move(differentiated.backward);
+  Differentiated differentiated = differentiate(*fusion, {.save = training.save});
+  return training.program == TrainingProgram::kForward ? std::move(differentiated.forward)
+                                                       : std::move(differentiated.backward);
 }
 
 // Whether a lowering of one device (`multidevice` false) or many runs `pass`.
@@ -167,7 +175,7 @@ bool isMultiDeviceExample(const std::string& name) {
 // The example `name`, for --device, as it stands at `stop`: before or after a
 // presegmentation pass, the fusion; before or after a host IR pass (or with
 // no stop), its host program. What a lit test of that pass starts from.
-ParsedIr lowerExample(const std::string& name, int64_t chunks, TrainingProgram training,
+ParsedIr lowerExample(const std::string& name, int64_t chunks, const Training& training,
                       int64_t device, const StopPoint& stop) {
   ParsedIr result;
   result.fusion = exampleFusion(name, chunks, training);
@@ -206,7 +214,7 @@ StopPoint stopPoint(const std::string& example, const std::string& stop_before,
 
 // The comment line printed above an example stopped at `stop`: which
 // example, which form (the fusion or a rank's host program) and where.
-std::string stopLabel(const std::string& example, TrainingProgram training, int64_t device,
+std::string stopLabel(const std::string& example, const Training& training, int64_t device,
                       const StopPoint& stop, const std::vector<std::string>& passes) {
   bool presegmentation = stop.pass->stage == PassStage::Presegmentation;
   bool multidevice = isMultiDeviceExample(example);
@@ -246,6 +254,7 @@ int runOptCommand(const std::vector<std::string>& args) {
   bool train_forward = false;
   int64_t chunks = 4;
   int64_t stream_chunks = 0;
+  std::string save = "gemm_outputs";
   app.add_option("FILE", input,
                  "the text of a host program or of a fusion; - (the default) reads stdin");
   // One name per --pass, so `--pass X FILE` leaves FILE positional.
@@ -268,6 +277,10 @@ int runOptCommand(const std::vector<std::string>& args) {
   app.add_flag("--train-forward", train_forward,
                "with --example sp-mlp or sp-layer: lower the forward --train runs (it also "
                "returns what the backward reads)");
+  app.add_option("--save", save,
+                 "with --train-forward or --backward: what the forward keeps, gemm_outputs (the "
+                 "default) or gathered (as `hostir sp-mlp --train --save`)")
+      ->check(CLI::IsMember({"gemm_outputs", "gathered"}));
   app.add_option("--chunks", chunks, "with --example sp-mlp or sp-layer: Stream chunks (4)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--stream-chunks", stream_chunks,
@@ -290,10 +303,16 @@ int runOptCommand(const std::vector<std::string>& args) {
   HOSTIR_CHECK(!(backward && train_forward),
                "--backward and --train-forward both given: give one of a training block's two "
                "programs");
-  const TrainingProgram training = backward        ? TrainingProgram::kBackward
-                                   : train_forward ? TrainingProgram::kForward
-                                                   : TrainingProgram::kNone;
-  HOSTIR_CHECK(training == TrainingProgram::kNone || !example.empty(), flagOf(training).substr(1),
+  const Training training{
+      .program = backward        ? TrainingProgram::kBackward
+                 : train_forward ? TrainingProgram::kForward
+                                 : TrainingProgram::kNone,
+      .save = save == "gathered" ? SavePolicy::kSaveGathered : SavePolicy::kSaveGemmOutputs};
+  HOSTIR_CHECK(training.program != TrainingProgram::kNone || save == "gemm_outputs",
+               "--save without --train-forward or --backward: it chooses what a training "
+               "forward keeps");
+  HOSTIR_CHECK(training.program == TrainingProgram::kNone || !example.empty(),
+               flagOf(training).substr(1),
                " without --example: it lowers a built-in block's training program");
   StopPoint stop = stopPoint(example, stop_before, stop_after);
   ParsedIr ir = example.empty() ? parseIrText(readInput(input), input == "-" ? "<stdin>" : input)
