@@ -234,6 +234,26 @@ std::string stopLabel(const std::string& example, const Training& training, int6
   return label + "\n";
 }
 
+// The training program --backward / --train-forward / --save choose.
+Training trainingOf(bool backward, bool train_forward, const std::string& save,
+                    const std::string& example) {
+  HOSTIR_CHECK(!(backward && train_forward),
+               "--backward and --train-forward both given: give one of a training block's two "
+               "programs");
+  const Training training{
+      .program = backward        ? TrainingProgram::kBackward
+                 : train_forward ? TrainingProgram::kForward
+                                 : TrainingProgram::kNone,
+      .save = save == "gathered" ? SavePolicy::kSaveGathered : SavePolicy::kSaveGemmOutputs};
+  HOSTIR_CHECK(training.program != TrainingProgram::kNone || save == "gemm_outputs",
+               "--save without --train-forward or --backward: it chooses what a training "
+               "forward keeps");
+  HOSTIR_CHECK(training.program == TrainingProgram::kNone || !example.empty(),
+               flagOf(training).substr(1),
+               " without --example: it lowers a built-in block's training program");
+  return training;
+}
+
 }  // namespace
 
 int runOptCommand(const std::vector<std::string>& args) {
@@ -300,20 +320,7 @@ int runOptCommand(const std::vector<std::string>& args) {
   }
   FixedStreamSplitPlanner planner(stream_chunks);
   StreamSplitPlannerScope planner_scope(stream_chunks > 0 ? &planner : nullptr);
-  HOSTIR_CHECK(!(backward && train_forward),
-               "--backward and --train-forward both given: give one of a training block's two "
-               "programs");
-  const Training training{
-      .program = backward        ? TrainingProgram::kBackward
-                 : train_forward ? TrainingProgram::kForward
-                                 : TrainingProgram::kNone,
-      .save = save == "gathered" ? SavePolicy::kSaveGathered : SavePolicy::kSaveGemmOutputs};
-  HOSTIR_CHECK(training.program != TrainingProgram::kNone || save == "gemm_outputs",
-               "--save without --train-forward or --backward: it chooses what a training "
-               "forward keeps");
-  HOSTIR_CHECK(training.program == TrainingProgram::kNone || !example.empty(),
-               flagOf(training).substr(1),
-               " without --example: it lowers a built-in block's training program");
+  const Training training = trainingOf(backward, train_forward, save, example);
   StopPoint stop = stopPoint(example, stop_before, stop_after);
   ParsedIr ir = example.empty() ? parseIrText(readInput(input), input == "-" ? "<stdin>" : input)
                                 : lowerExample(example, chunks, training, device, stop);
