@@ -68,16 +68,8 @@ class Definition {
   // with the positions that connect them.
   py::tuple differentiate(const std::vector<int64_t>& outputs, const std::vector<int64_t>& inputs,
                           const std::string& save) {
-    HOSTIR_CHECK(save == "gemm_outputs" || save == "nothing" || save == "gathered",
-                 "differentiate: save='", save,
-                 "' is not a policy; valid: 'gemm_outputs' (the default: keep what matmul and "
-                 "linear compute, recompute the rest), 'gathered' (also keep each GEMM's gathered "
-                 "input: no re-gather in the backward) or 'nothing' (recompute everything)");
-    DifferentiateOptions options{.outputs = outputs,
-                                 .inputs = inputs,
-                                 .save = save == "nothing"    ? SavePolicy::kRecomputeAll
-                                         : save == "gathered" ? SavePolicy::kSaveGathered
-                                                              : SavePolicy::kSaveGemmOutputs};
+    DifferentiateOptions options{
+        .outputs = outputs, .inputs = inputs, .save = savePolicyNamed(save)};
     Differentiated result = hostir::differentiate(*fusion_, options);
     return py::make_tuple(std::make_unique<Definition>(std::move(result.forward)),
                           std::make_unique<Definition>(std::move(result.backward)),

@@ -240,11 +240,10 @@ Training trainingOf(bool backward, bool train_forward, const std::string& save,
   HOSTIR_CHECK(!(backward && train_forward),
                "--backward and --train-forward both given: give one of a training block's two "
                "programs");
-  const Training training{
-      .program = backward        ? TrainingProgram::kBackward
-                 : train_forward ? TrainingProgram::kForward
-                                 : TrainingProgram::kNone,
-      .save = save == "gathered" ? SavePolicy::kSaveGathered : SavePolicy::kSaveGemmOutputs};
+  const Training training{.program = backward        ? TrainingProgram::kBackward
+                                     : train_forward ? TrainingProgram::kForward
+                                                     : TrainingProgram::kNone,
+                          .save = savePolicyNamed(save)};
   HOSTIR_CHECK(training.program != TrainingProgram::kNone || save == "gemm_outputs",
                "--save without --train-forward or --backward: it chooses what a training "
                "forward keeps");

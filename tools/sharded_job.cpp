@@ -320,9 +320,8 @@ Programs buildPrograms(const ShardedJobOptions& options, const ShardedJob& job,
                                      .automatic_stream_splits = program.name == "automatic"};
     program.fusion = job.build(program.chunks);
     if (options.train) {
-      program.differentiated = differentiate(
-          *program.fusion, {.save = options.save == "gathered" ? SavePolicy::kSaveGathered
-                                                               : SavePolicy::kSaveGemmOutputs});
+      program.differentiated =
+          differentiate(*program.fusion, {.save = savePolicyNamed(options.save)});
       program.executor = std::make_unique<MultiDeviceExecutor>(*program.differentiated->forward,
                                                                communicator, params);
       program.backward = std::make_unique<MultiDeviceExecutor>(*program.differentiated->backward,

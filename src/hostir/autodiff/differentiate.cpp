@@ -412,21 +412,15 @@ std::unordered_set<const Expr*> activeExprs(const std::vector<Expr*>& exprs,
 
 namespace {
 
-// Every tensor of a sharded fusion placed first (as the executor places them
-// before segmenting), so that each grad takes a placement: a grad left
-// unplaced would be placed by whichever operand propagation meets first,
-// which need not be a placement the collectives can reach. And every tensor
-// computed from a Stream-split one split too, as the lowering computes them
-// (pipelined tails included), so that their grads are split alike and the
-// backward's loops mirror the forward's.
 // SavePolicy::kSaveGathered: a GEMM's left operand sharded on an axis the
 // GEMM neither contracts nor keeps sharded (the sequence-parallel tokens that
 // a column-parallel GEMM reads whole) is gathered by an explicit `set`
 // first, as the attention's tokens are: that set's output is then a value
 // of the fusion the forward can save, where the resharding passes would
 // otherwise gather it inside the lowered program only.
-std::vector<std::pair<Expr*, TensorView*>> gatherGemmOperandsExplicitly(Fusion* fusion) {
-  std::vector<std::pair<Expr*, TensorView*>> gathered_operands;
+// Returns each (operand, its gather).
+std::vector<std::pair<TensorView*, TensorView*>> gatherGemmOperandsExplicitly(Fusion* fusion) {
+  std::vector<std::pair<TensorView*, TensorView*>> gathered_operands;
   for (Expr* expr : fusion->exprs()) {
     if (!expr->isA<LinearOp>() && !expr->isA<MatmulOp>()) {
       continue;
@@ -446,11 +440,19 @@ std::vector<std::pair<Expr*, TensorView*>> gatherGemmOperandsExplicitly(Fusion* 
       continue;
     }
     TensorView* gathered = shard(set(operand), *sharding.mesh);
-    gathered_operands.emplace_back(replaceValInExprInputs(expr, operand, gathered), operand);
+    replaceValInExprInputs(expr, operand, gathered);
+    gathered_operands.emplace_back(operand, gathered);
   }
   return gathered_operands;
 }
 
+// Every tensor of a sharded fusion placed first (as the executor places them
+// before segmenting), so that each grad takes a placement: a grad left
+// unplaced would be placed by whichever operand propagation meets first,
+// which need not be a placement the collectives can reach. And every tensor
+// computed from a Stream-split one split too, as the lowering computes them
+// (pipelined tails included), so that their grads are split alike and the
+// backward's loops mirror the forward's.
 void placeForDifferentiation(Fusion* fusion) {
   const bool sharded = std::any_of(
       fusion->statements().begin(), fusion->statements().end(), [](const auto& statement) {
@@ -562,9 +564,6 @@ class GradAccumulator {
   std::unordered_map<const Val*, TensorView*> grads_;
 };
 
-// The forward is the user's fusion (the executor places it as before), plus
-// the saved tensors as outputs after its own; `placed_copy` maps the user's
-// vals to the placed copy the backward was built from.
 // The forward: the user's fusion (its names as written; the executor places
 // it again) with each saved value that is not one of its outputs already
 // added as an output. `placed_copy` maps the user's values to the placed
@@ -576,7 +575,7 @@ class GradAccumulator {
 // (communication_lowering: laterGatherOfPipelinedInput): the tokens cross
 // the link once.
 void addForward(const Fusion& user_fusion, IrCloner& placed_copy,
-                const std::vector<std::pair<Expr*, TensorView*>>& gathered_operands,
+                const std::vector<std::pair<TensorView*, TensorView*>>& gathered_operands,
                 const std::vector<const Val*>& saved, Differentiated& result) {
   result.forward = std::make_unique<Fusion>();
   IrCloner forward_cloner = copyFusion(user_fusion, *result.forward);
@@ -587,8 +586,7 @@ void addForward(const Fusion& user_fusion, IrCloner& placed_copy,
       forward_val_of[placed_copy.clone(val)] = forward_cloner.clone(val);
     }
   }
-  for (const auto& [gemm, operand] : gathered_operands) {
-    auto* gathered = gemm->inputs().front()->as<TensorView>();
+  for (const auto& [operand, gathered] : gathered_operands) {
     auto* forward_operand = forward_val_of.at(operand)->as<TensorView>();
     forward_val_of[gathered] = shard(set(forward_operand), *shardingOf(gathered).mesh);
   }
@@ -607,11 +605,25 @@ void addForward(const Fusion& user_fusion, IrCloner& placed_copy,
 
 }  // namespace
 
+SavePolicy savePolicyNamed(const std::string& name) {
+  if (name == "gemm_outputs") {
+    return SavePolicy::kSaveGemmOutputs;
+  }
+  if (name == "gathered") {
+    return SavePolicy::kSaveGathered;
+  }
+  HOSTIR_CHECK(name == "nothing", "save='", name,
+               "' is not a policy; valid: 'gemm_outputs' (the default: keep what matmul and "
+               "linear compute, recompute the rest), 'gathered' (also keep each GEMM's gathered "
+               "input: no re-gather in the backward) or 'nothing' (recompute everything)");
+  return SavePolicy::kRecomputeAll;
+}
+
 Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptions& options) {
   Fusion fusion;
   IrCloner placed_copy = copyFusion(user_fusion, fusion);
   placeForDifferentiation(&fusion);
-  std::vector<std::pair<Expr*, TensorView*>> gathered_operands;
+  std::vector<std::pair<TensorView*, TensorView*>> gathered_operands;
   if (options.save == SavePolicy::kSaveGathered) {
     gathered_operands = gatherGemmOperandsExplicitly(&fusion);
   }
@@ -626,8 +638,8 @@ Differentiated differentiate(const Fusion& user_fusion, const DifferentiateOptio
   result.backward = std::make_unique<Fusion>();
   FusionGuard guard(result.backward.get());
   BackwardBuilder builder(fusion, *result.backward, options.save);
-  for (const auto& [gemm, operand] : gathered_operands) {
-    builder.alsoSave(gemm->inputs().front());
+  for (const auto& [operand, gathered] : gathered_operands) {
+    builder.alsoSave(gathered);
   }
   builder.addForwardInputs();
   GradAccumulator grads(builder);

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "hostir/ir/fusion.h"
@@ -37,6 +38,11 @@ enum class SavePolicy {
   // wrote as a `set` (the attention's tokens) is gathered again as before.
   kSaveGathered,
 };
+
+// The policy `name` names, as Python's `save=` and the tools' `--save`
+// spell it: "gemm_outputs", "gathered" or "nothing". Throws hostir::Error
+// naming the valid ones for any other.
+SavePolicy savePolicyNamed(const std::string& name);
 
 struct DifferentiateOptions {
   // Positions of the forward's outputs to differentiate; empty: every

@@ -393,9 +393,10 @@ std::vector<Expr*> lowerResharding(HostIrContainer& container, Expr* expr, int64
 
 // A later top-level allgather of the pipelined GEMM's A onto the same
 // team (the backward's wgrad reads dy gathered whole, the dgrad reads it
-// through the pipeline): the pipeline's chunks already bring every row of
-// A, so the loop fills that set's output too and the set is dropped: A
-// crosses the link once. nullptr when there is none.
+// through the pipeline; a forward under save="gathered" returns x gathered
+// whole, its linear reads it through the pipeline): the pipeline's chunks already bring every row
+// of A, so the loop fills that set's output too and the set is dropped: A crosses the link once.
+// nullptr when there is none.
 Expr* laterGatherOfPipelinedInput(HostIrContainer& container, Scope::Iterator gemm_position,
                                   const CommunicationPlan& gemm_plan) {
   const Val* a = (*gemm_position)->input(0);
