@@ -462,7 +462,7 @@ std::shared_ptr<const CompiledKernel> KernelCache::loadOrCompile(const Fusion& f
     KeyFileLock key_lock(dir / (hash + ".lock"));
     kernel = loadFromDisk(dir, hash, key, target);
     if (kernel == nullptr) {
-      compileEntry(fusion, signature, target, dir, hash, key);
+      KernelCompileTimes times = compileEntry(fusion, signature, target, dir, hash, key);
       // The engine's runtime is built (once) while other threads compile
       // their kernels: only loading a kernel needs it.
       ensureRuntime(dir, target);
@@ -471,6 +471,7 @@ std::shared_ptr<const CompiledKernel> KernelCache::loadOrCompile(const Fusion& f
                    " cannot be loaded");
       ++compiled_;
       kernel->setOrigin(false, secondsSince(start));
+      kernel->setCompileTimes(times);
       return kernel;
     }
   }
@@ -491,22 +492,35 @@ std::shared_ptr<CompiledKernel> KernelCache::loadFromDisk(const fs::path& dir,
   return load(*library, hash, target);
 }
 
-void KernelCache::compileEntry(const Fusion& fusion, const KernelSignature& signature,
-                               const KernelTarget& target, const fs::path& dir,
-                               const std::string& hash, const std::string& key) {
+KernelCompileTimes KernelCache::compileEntry(const Fusion& fusion, const KernelSignature& signature,
+                                             const KernelTarget& target, const fs::path& dir,
+                                             const std::string& hash, const std::string& key) {
+  KernelCompileTimes times;
+  auto phase = std::chrono::steady_clock::now();
+  auto endPhase = [&phase](double& seconds) {
+    seconds = secondsSince(phase);
+    phase = std::chrono::steady_clock::now();
+  };
   HalideKernel lowered = lowerToHalide(fusion, signature, target);
+  endPhase(times.to_engine);
   fs::path object = temporaryName(dir, ".o");
   fs::path built = temporaryName(dir, ".so");
   try {
-    lowered.pipeline.compile_to_object(object.string(), lowered.arguments, kEntry,
-                                       engineTarget(target, false));
+    // compile_to_object in two steps, so that each is timed.
+    Halide::Module module =
+        lowered.pipeline.compile_to_module(lowered.arguments, kEntry, engineTarget(target, false));
+    endPhase(times.engine_lowering);
+    module.compile({{Halide::OutputFileType::object, object.string()}});
+    endPhase(times.code_generation);
   } catch (const std::exception& e) {
     HOSTIR_THROW("the kernel compiler (Halide) failed on the segment\n", fusion.toString(),
                  e.what());
   }
   linkSharedLibrary(object, built);
+  endPhase(times.link);
   fs::remove(object);
   storeEntry(dir, hash, key, built);
+  return times;
 }
 
 size_t KernelCache::crossCompile(const Fusion& fusion, const KernelSignature& signature,

@@ -26,6 +26,17 @@ void setKernelParallelFor(KernelParallelFor parallel_for);
 // The installed hook (nullptr before the runtime installs one).
 KernelParallelFor kernelParallelFor();
 
+// Where a kernel's compile went, in seconds (HOSTIR_DUMP=kernels prints
+// it): hostir's fusion to Halide's Funcs, Halide's lowering to its loop
+// nest, LLVM's optimization and code generation, and the link into a shared
+// library. All zero for a kernel loaded from the disk cache.
+struct KernelCompileTimes {
+  double to_engine = 0.0;
+  double engine_lowering = 0.0;
+  double code_generation = 0.0;
+  double link = 0.0;
+};
+
 // One native kernel, loaded and callable.
 class CompiledKernel {
  public:
@@ -61,6 +72,12 @@ class CompiledKernel {
   double seconds() const {
     return seconds_;
   }
+  void setCompileTimes(const KernelCompileTimes& times) {
+    compile_times_ = times;
+  }
+  const KernelCompileTimes& compileTimes() const {
+    return compile_times_;
+  }
 
  private:
   void* library_;
@@ -69,6 +86,7 @@ class CompiledKernel {
   KernelTarget target_;
   bool from_disk_ = false;
   double seconds_ = 0.0;
+  KernelCompileTimes compile_times_;
 };
 
 // What a test can watch of a compile in flight (kernel_cache_test): called
@@ -148,9 +166,9 @@ class KernelCache {
                                                const std::string& hash, const std::string& key,
                                                const KernelTarget& target);
   // Compiles, links and stores the entry of `hash` in `dir`.
-  void compileEntry(const Fusion& fusion, const KernelSignature& signature,
-                    const KernelTarget& target, const std::filesystem::path& dir,
-                    const std::string& hash, const std::string& key);
+  KernelCompileTimes compileEntry(const Fusion& fusion, const KernelSignature& signature,
+                                  const KernelTarget& target, const std::filesystem::path& dir,
+                                  const std::string& hash, const std::string& key);
   std::shared_ptr<CompiledKernel> load(const std::filesystem::path& library,
                                        const std::string& hash, const KernelTarget& target);
   void ensureRuntime(const std::filesystem::path& dir, const KernelTarget& target);

@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <iomanip>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -113,6 +114,22 @@ bool writableInPlace(const at::Tensor& output, const std::vector<at::Tensor>& in
                                      [&](const at::Tensor& in) { return in.is_alias_of(output); });
 }
 
+// " (hostir to Halide A ms, ...)": where a compile's time went; empty for a
+// kernel loaded from the disk cache. The rest of the total is the cache's
+// lock and files and, for a process's first kernel, the engine's runtime.
+std::string compilePhases(const CompiledKernel& kernel) {
+  if (kernel.fromDisk()) {
+    return "";
+  }
+  const KernelCompileTimes& times = kernel.compileTimes();
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << " (hostir to Halide " << times.to_engine * 1e3
+       << " ms, Halide's lowering " << times.engine_lowering * 1e3
+       << " ms, LLVM's optimization and code generation " << times.code_generation * 1e3
+       << " ms, link " << times.link * 1e3 << " ms)";
+  return text.str();
+}
+
 // Says why a segment did not run compiled; false, for `return`.
 bool notRun(std::string* why_not, std::string reason) {
   if (why_not != nullptr) {
@@ -202,7 +219,7 @@ std::unique_ptr<CompiledSegment> CompiledSegment::compile(const Fusion& fusion,
     if (dumped.insert(kernel->hash()).second) {
       std::cout << "=== kernel " << kernel->hash() << " for " << target.toString()
                 << (kernel->fromDisk() ? ", loaded from the disk cache" : ", compiled") << " in "
-                << kernel->seconds() * 1e3 << " ms\n"
+                << kernel->seconds() * 1e3 << " ms" << compilePhases(*kernel) << "\n"
                 << fusion.toString() << KernelCache::global().loopNest(fusion, signature, target)
                 << std::flush;
     }

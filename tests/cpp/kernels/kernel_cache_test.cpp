@@ -21,6 +21,7 @@
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/kernels/kernel_cache.h"
+#include "hostir/runtime/target_detection.h"
 #include "runtime/runtime_test_utils.h"
 
 namespace hostir::test {
@@ -259,6 +260,42 @@ TEST(KernelCacheTest, DumpPrintsEachKernelsLoopNestOnce) {
   EXPECT_EQ(printed.find("=== kernel ", first + 1), std::string::npos) << "printed twice";
   EXPECT_NE(printed.find("produce out0"), std::string::npos) << printed;
   EXPECT_NE(printed.find("halide_do_par_for"), std::string::npos) << printed;
+}
+
+// A compiled kernel says where its compile went (each phase timed, their sum
+// within the total); one loaded from the disk cache compiled nothing.
+TEST(KernelCacheTest, ACompiledKernelReportsItsCompilePhases) {
+  FreshCacheDir dir;
+  auto fusion = scaledRowSums(5.0);
+  KernelSignature signature = analyzeSegment(*fusion);
+  KernelTarget target = kernelTargetFor(localTarget());
+  std::shared_ptr<const CompiledKernel> compiled =
+      KernelCache::global().get(*fusion, signature, target);
+  ASSERT_FALSE(compiled->fromDisk());
+  const KernelCompileTimes& times = compiled->compileTimes();
+  for (double phase : {times.to_engine, times.engine_lowering, times.code_generation, times.link}) {
+    EXPECT_GT(phase, 0.0);
+  }
+  EXPECT_LE(times.to_engine + times.engine_lowering + times.code_generation + times.link,
+            compiled->seconds());
+
+  KernelCache::global().clearMemory();
+  std::shared_ptr<const CompiledKernel> loaded =
+      KernelCache::global().get(*fusion, signature, target);
+  ASSERT_TRUE(loaded->fromDisk());
+  EXPECT_EQ(loaded->compileTimes().code_generation, 0.0);
+  EXPECT_EQ(loaded->compileTimes().link, 0.0);
+}
+
+TEST(KernelCacheTest, TheDumpSaysWhereACompilesTimeWent) {
+  FreshCacheDir dir;
+  ScopedEnv dump("HOSTIR_DUMP", "kernels");
+  ::testing::internal::CaptureStdout();
+  FusionExecutor executor(scaledRowSums(6.0));
+  executor.run({at::randn({8, 8})});
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find(", compiled in "), std::string::npos) << printed;
+  EXPECT_NE(printed.find("LLVM's optimization and code generation "), std::string::npos) << printed;
 }
 
 // The runtime's parallel-loop hook runs a kernel's loop on the rank's
