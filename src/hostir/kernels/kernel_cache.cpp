@@ -465,7 +465,9 @@ std::shared_ptr<const CompiledKernel> KernelCache::loadOrCompile(const Fusion& f
       KernelCompileTimes times = compileEntry(fusion, signature, target, dir, hash, key);
       // The engine's runtime is built (once) while other threads compile
       // their kernels: only loading a kernel needs it.
+      auto runtime_start = std::chrono::steady_clock::now();
       ensureRuntime(dir, target);
+      times.engine_runtime = secondsSince(runtime_start);
       kernel = load(dir / (hash + ".so"), hash, target);
       HOSTIR_CHECK(kernel != nullptr, "the kernel just compiled into ", dir.string(),
                    " cannot be loaded");

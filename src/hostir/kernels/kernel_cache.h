@@ -28,13 +28,16 @@ KernelParallelFor kernelParallelFor();
 
 // Where a kernel's compile went, in seconds (HOSTIR_DUMP=kernels prints
 // it): hostir's fusion to Halide's Funcs, Halide's lowering to its loop
-// nest, LLVM's optimization and code generation, and the link into a shared
-// library. All zero for a kernel loaded from the disk cache.
+// nest, LLVM's optimization and code generation, the link into a shared
+// library, and the engine's runtime: built (or waited for) once per process
+// and target, ~0 for every later kernel. All zero for a kernel loaded from
+// the disk cache.
 struct KernelCompileTimes {
   double to_engine = 0.0;
   double engine_lowering = 0.0;
   double code_generation = 0.0;
   double link = 0.0;
+  double engine_runtime = 0.0;
 };
 
 // One native kernel, loaded and callable.

@@ -116,7 +116,7 @@ bool writableInPlace(const at::Tensor& output, const std::vector<at::Tensor>& in
 
 // " (hostir to Halide A ms, ...)": where a compile's time went; empty for a
 // kernel loaded from the disk cache. The rest of the total is the cache's
-// lock and files and, for a process's first kernel, the engine's runtime.
+// lock and files.
 std::string compilePhases(const CompiledKernel& kernel) {
   if (kernel.fromDisk()) {
     return "";
@@ -126,7 +126,12 @@ std::string compilePhases(const CompiledKernel& kernel) {
   text << std::fixed << std::setprecision(1) << " (hostir to Halide " << times.to_engine * 1e3
        << " ms, Halide's lowering " << times.engine_lowering * 1e3
        << " ms, LLVM's optimization and code generation " << times.code_generation * 1e3
-       << " ms, link " << times.link * 1e3 << " ms)";
+       << " ms, link " << times.link * 1e3 << " ms";
+  // Built, or waited for while another thread built it: once per process.
+  if (times.engine_runtime >= 0.001) {
+    text << ", the engine's runtime " << times.engine_runtime * 1e3 << " ms";
+  }
+  text << ")";
   return text.str();
 }
 
