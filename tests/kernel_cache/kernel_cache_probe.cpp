@@ -2,16 +2,19 @@
 // kernel_cache_test.cpp): runs one fixed segment compiled, checks it against
 // ATen and prints how the kernel was obtained:
 //   compiled=<kernels compiled> loaded=<kernels loaded from disk> ok=<0|1>
+// and, with --runtime, runtime_copied=<engine runtimes copied from the
+// build's prebuilt ones>.
 #include <ATen/ATen.h>
 
 #include <iostream>
+#include <string>
 
 #include "hostir/ir/arith.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/kernels/kernel_cache.h"
 #include "hostir/runtime/fusion_executor.h"
 
-int main() {
+int main(int argc, char** argv) {
   using namespace hostir;
   auto fusion = std::make_unique<Fusion>();
   {
@@ -26,6 +29,10 @@ int main() {
   bool ok = at::allclose(out, (at::sigmoid(input) * 3.0).sum(1), 1e-5, 1e-5) &&
             executor.execution().rfind("compiled kernel", 0) == 0;
   std::cout << "compiled=" << KernelCache::global().compiled()
-            << " loaded=" << KernelCache::global().loadedFromDisk() << " ok=" << ok << std::endl;
+            << " loaded=" << KernelCache::global().loadedFromDisk() << " ok=" << ok;
+  if (argc > 1 && std::string(argv[1]) == "--runtime") {
+    std::cout << " runtime_copied=" << KernelCache::global().runtimesCopiedFromBuild();
+  }
+  std::cout << std::endl;
   return ok ? 0 : 1;
 }

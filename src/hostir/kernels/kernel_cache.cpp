@@ -334,26 +334,73 @@ void KernelCache::setHooksForTesting(KernelCacheHooks hooks) {
   hooks_ = std::move(hooks);
 }
 
+namespace {
+
+// The runtime entry `name` copied from the runtimes the build made
+// (tools/kernel_runtimes), or nullopt where the build made none for it.
+std::optional<fs::path> copyOfPrebuiltRuntime(const fs::path& dir, const std::string& name,
+                                              const std::string& key) {
+#ifdef HOSTIR_PREBUILT_KERNEL_RUNTIMES
+  const fs::path prebuilt = fs::path(HOSTIR_PREBUILT_KERNEL_RUNTIMES) / kFormat;
+  std::error_code error;
+  if (fs::equivalent(prebuilt, dir, error)) {
+    return std::nullopt;
+  }
+  std::optional<fs::path> library = verifiedEntry(prebuilt, name, key);
+  if (!library.has_value()) {
+    return std::nullopt;
+  }
+  fs::path copy = temporaryName(dir, ".so");
+  if (!fs::copy_file(*library, copy, error) || error) {
+    return std::nullopt;
+  }
+  storeEntry(dir, name, key, copy);
+  return dir / (name + ".so");
+#else
+  (void)dir;
+  (void)name;
+  (void)key;
+  return std::nullopt;
+#endif
+}
+
+}  // namespace
+
+fs::path KernelCache::runtimeEntry(const fs::path& dir, const KernelTarget& target) {
+  std::string key = std::string("format:") + kFormat + "\nruntime:" + target.engine_target;
+  std::string name = "runtime-" + hex(fnv1a(key));
+  if (std::optional<fs::path> library = verifiedEntry(dir, name, key)) {
+    return *library;
+  }
+  if (std::optional<fs::path> library = copyOfPrebuiltRuntime(dir, name, key)) {
+    ++runtimes_copied_;
+    return *library;
+  }
+  fs::path object = temporaryName(dir, ".o");
+  fs::path built = temporaryName(dir, ".so");
+  Halide::compile_standalone_runtime(object.string(), engineTarget(target, true));
+  linkSharedLibrary(object, built);
+  fs::remove(object);
+  storeEntry(dir, name, key, built);
+  return dir / (name + ".so");
+}
+
+void KernelCache::prebuildRuntime(const KernelTarget& target) {
+  fs::path dir = directory();
+  fs::create_directories(dir);
+  std::lock_guard<std::mutex> lock(runtime_mutex_);
+  runtimeEntry(dir, target);
+}
+
 void KernelCache::ensureRuntime(const fs::path& dir, const KernelTarget& target) {
   std::lock_guard<std::mutex> lock(runtime_mutex_);
   if (runtimes_.count(target.engine_target) != 0) {
     return;
   }
-  std::string key = std::string("format:") + kFormat + "\nruntime:" + target.engine_target;
-  std::string name = "runtime-" + hex(fnv1a(key));
-  std::optional<fs::path> library = verifiedEntry(dir, name, key);
-  if (!library.has_value()) {
-    fs::path object = temporaryName(dir, ".o");
-    fs::path built = temporaryName(dir, ".so");
-    Halide::compile_standalone_runtime(object.string(), engineTarget(target, true));
-    linkSharedLibrary(object, built);
-    fs::remove(object);
-    storeEntry(dir, name, key, built);
-    library = dir / (name + ".so");
-  }
+  const fs::path library = runtimeEntry(dir, target);
   // Global: the kernels' references to the engine's runtime resolve here.
-  void* handle = dlopen(library->c_str(), RTLD_NOW | RTLD_GLOBAL);
-  HOSTIR_CHECK(handle != nullptr, "cannot load the kernel runtime ", library->string(), ": ",
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  HOSTIR_CHECK(handle != nullptr, "cannot load the kernel runtime ", library.string(), ": ",
                dlerror());
   using SetError = void* (*)(void (*)(void*, const char*));
   using SetParallelFor = void* (*)(KernelParallelFor);
@@ -361,7 +408,7 @@ void KernelCache::ensureRuntime(const fs::path& dir, const KernelTarget& target)
   auto set_parallel_for =
       reinterpret_cast<SetParallelFor>(dlsym(handle, "halide_set_custom_do_par_for"));
   HOSTIR_CHECK(set_error != nullptr && set_parallel_for != nullptr, "the kernel runtime ",
-               library->string(), " lacks the engine's handler entry points");
+               library.string(), " lacks the engine's handler entry points");
   set_error(&recordKernelError);
   HOSTIR_ASSERT(g_parallel_for != nullptr, "no parallel-for installed before loading kernels");
   set_parallel_for(g_parallel_for);

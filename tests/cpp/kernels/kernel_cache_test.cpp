@@ -302,6 +302,16 @@ TEST(KernelCacheTest, TheFirstCompileInAFolderNamesTheEnginesRuntime) {
   EXPECT_EQ(second.find("the engine's runtime"), std::string::npos) << second;
 }
 
+// A fresh folder's first kernel copies its target's runtime from those the
+// build made (tools/kernel_runtimes) instead of building it; the next
+// process finds it in the folder.
+TEST(KernelCacheTest, AFreshFolderTakesTheRuntimeTheBuildMade) {
+  FreshCacheDir dir;
+  std::string probe = std::string(HOSTIR_KERNEL_CACHE_PROBE) + " --runtime";
+  EXPECT_EQ(run(probe), "compiled=1 loaded=0 ok=1 runtime_copied=1\n");
+  EXPECT_EQ(run(probe), "compiled=0 loaded=1 ok=1 runtime_copied=0\n");
+}
+
 TEST(KernelCacheTest, TheDumpSaysWhereACompilesTimeWent) {
   FreshCacheDir dir;
   ScopedEnv dump("HOSTIR_DUMP", "kernels");
