@@ -128,7 +128,7 @@ std::string compilePhases(const CompiledKernel& kernel) {
        << " ms, LLVM's optimization and code generation " << times.code_generation * 1e3
        << " ms, link " << times.link * 1e3 << " ms";
   // Built, or waited for while another thread built it: once per process.
-  if (times.engine_runtime >= 0.001) {
+  if (times.engine_runtime > 0.0) {
     text << ", the engine's runtime " << times.engine_runtime * 1e3 << " ms";
   }
   text << ")";
