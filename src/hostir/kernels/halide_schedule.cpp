@@ -43,7 +43,10 @@ bool expensive(const TensorView* tv, const std::set<const TensorView*>& material
 
 // Outputs: vectorized along the innermost axis (several registers per
 // step, so that a long dependent chain is throughput- not latency-bound)
-// and parallel over the outer axes.
+// and parallel over the outer axes. A row's tail is a predicated copy of
+// the vector body. ShiftInwards instead (tried) compiled no faster, since
+// Halide gives the shifted last vector a copy of its own too, and it would
+// read inputs an in-place output already overwrote.
 void Lowering::scheduleOutput(Func& output, const TensorView* tv, std::vector<Var>& vars) {
   if (vars.empty()) {
     return;

@@ -139,6 +139,19 @@ TEST_P(KernelDtypeTest, PointwiseArithmeticWithScalarsAndBroadcasts) {
       });
 }
 
+// Rows narrower than a vector, exactly a few vectors, and a vector and a
+// bit: the vector loop and its predicated tail (halide_schedule.cpp,
+// scheduleOutput).
+TEST_P(KernelDtypeTest, RowsOfEveryWidthAroundTheVector) {
+  DataType dtype = GetParam();
+  for (int64_t width : {1, 7, 31, 32, 33, 63, 64, 65, 129}) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    expectCompiledMatchesAten({{{5, width}, dtype}}, [](const std::vector<TensorView*>& t) {
+      return std::vector<TensorView*>{add(mul(t[0], 3), t[0]), sub(t[0], 1)};
+    });
+  }
+}
+
 TEST_P(KernelDtypeTest, Reductions) {
   DataType dtype = GetParam();
   expectCompiledMatchesAten({{{5, 33, 7}, dtype}}, [](const std::vector<TensorView*>& t) {
@@ -539,6 +552,25 @@ TEST(KernelTest, PreallocatedAndStridedBuffers) {
   executor.run({transposed}, {column_major});
   EXPECT_TRUE(allClose(column_major, at::exp(transposed + 1)));
   expectKernelRan(executor, 2);
+}
+
+// An output buffer that is the input, written in place: each element is
+// read before it is written. A schedule whose last vector of a row is
+// shifted back over elements already written (Halide's ShiftInwards) would
+// give f(f(x)) there (tried: halide_schedule.cpp, scheduleOutput).
+TEST(KernelTest, AnOutputBufferThatIsTheInputGetsTheInputsResult) {
+  for (int64_t width : {37, 100}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard guard(fusion.get());
+    TensorView* x = inputOf({{4, width}, DataType::Float});
+    fusion->addOutput(add(mul(x, 2.0), 1.0));
+    FusionExecutor executor(std::move(fusion));
+    at::Tensor input = at::randn({4, width});
+    at::Tensor expected = input * 2 + 1;
+    executor.run({input}, {input});
+    EXPECT_TRUE(allClose(input, expected)) << "width " << width << firstMismatch(input, expected, 1e-6);
+    expectKernelRan(executor, 1);
+  }
 }
 
 // Softmax and layer norm written with hostir's reductions and pointwise ops
