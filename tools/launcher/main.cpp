@@ -4,4 +4,6 @@
 // the whole CLI under ASan (tools/CMakeLists.txt).
 #include "launch_command.h"
 
-int main(int argc, char** argv) { return hostir::runLaunchCommand(argc - 1, argv + 1); }
+int main(int argc, char** argv) {
+  return hostir::runLaunchCommand(argc - 1, argv + 1);
+}

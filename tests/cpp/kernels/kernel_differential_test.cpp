@@ -568,7 +568,8 @@ TEST(KernelTest, AnOutputBufferThatIsTheInputGetsTheInputsResult) {
     at::Tensor input = at::randn({4, width});
     at::Tensor expected = input * 2 + 1;
     executor.run({input}, {input});
-    EXPECT_TRUE(allClose(input, expected)) << "width " << width << firstMismatch(input, expected, 1e-6);
+    EXPECT_TRUE(allClose(input, expected))
+        << "width " << width << firstMismatch(input, expected, 1e-6);
     expectKernelRan(executor, 1);
   }
 }
