@@ -119,8 +119,10 @@ case "$command" in
     (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" --timeout 600 "${skip_avx2_leg[@]}") ||
       status=$?
     # The Python suite after the C++ one; either failing fails the command.
+    # The timeout catches a hang only: with an empty kernel cache the suite
+    # took 989 s on a 2-core AVX2 machine (docs/reliability.md).
     HOSTIR_BUILD_DIR="$(cd "$BUILD_DIR" && pwd)" PYTHONPATH="$(cd "$BUILD_DIR" && pwd)/python" \
-      timeout 1200 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python || status=$?
+      timeout 1800 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python || status=$?
     # Then the sanitizer job (ASan + UBSan, build-sanitize); its failure
     # fails the command too.
     sanitize_test || status=$?
