@@ -10,6 +10,37 @@
 
 namespace hostir::halide_lowering {
 
+namespace {
+
+// What a reduction starts from: 0, 1, or the lowest (highest) value of the
+// type for max (min), -inf (+inf) for floats.
+Expr initialValue(ReductionOpType op, Halide::Type type) {
+  switch (op) {
+    case ReductionOpType::Sum: return Halide::Internal::make_zero(type);
+    case ReductionOpType::Product: return Halide::Internal::make_one(type);
+    case ReductionOpType::Max:
+      return type.is_float() ? Halide::cast(type, Expr(-std::numeric_limits<double>::infinity()))
+                             : type.min();
+    case ReductionOpType::Min:
+      return type.is_float() ? Halide::cast(type, Expr(std::numeric_limits<double>::infinity()))
+                             : type.max();
+  }
+  HOSTIR_ASSERT(false, "kernel lowering: an unknown reduction");
+}
+
+// The running value after one more element.
+Expr combine(ReductionOpType op, const Expr& current, const Expr& element) {
+  switch (op) {
+    case ReductionOpType::Sum: return current + element;
+    case ReductionOpType::Product: return current * element;
+    case ReductionOpType::Max: return Halide::max(current, element);
+    case ReductionOpType::Min: return Halide::min(current, element);
+  }
+  HOSTIR_ASSERT(false, "kernel lowering: an unknown reduction");
+}
+
+}  // namespace
+
 void Lowering::lowerReduction(const ReductionOp* op) {
   const TensorView* in = op->in();
   const TensorView* out = op->out();
@@ -25,13 +56,21 @@ void Lowering::lowerReduction(const ReductionOp* op) {
   for (size_t k = 0; k < kept.size(); ++k) {
     classes_.unite(in, kept[k], out, static_cast<int64_t>(k));
   }
+  // A reduction over broadcast axes alone (extent 1 each: the VJP of a
+  // broadcast gives them) combines its one element with the initial value:
+  // a pure Func inlined into its readers, not an update loop whose vector
+  // lanes and tail LLVM would compile (layer norm's backward had two).
+  const std::vector<IterDomain*> shape = in->shapeDomain();
+  const bool one_element = std::all_of(axes.begin(), axes.end(),
+                                       [&](int64_t axis) { return shape[axis]->isBroadcast(); });
   // The innermost reduced axis first: the RDom's first dimension is its
   // innermost loop.
   std::vector<Halide::Range> ranges;
-  for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
+  for (auto axis = axes.rbegin(); axis != axes.rend() && !one_element; ++axis) {
     ranges.emplace_back(0, extent(in, *axis));
   }
-  Halide::RDom domain(ranges, numbered("r", out->name()));
+  Halide::RDom domain =
+      one_element ? Halide::RDom() : Halide::RDom(ranges, numbered("r", out->name()));
   Halide::Type type = computeType(out->dtype());
   std::vector<Var> vars = varsFor(static_cast<int64_t>(kept.size()));
   Index out_index(vars.rbegin(), vars.rend());
@@ -40,22 +79,10 @@ void Lowering::lowerReduction(const ReductionOp* op) {
     in_index[kept[k]] = out_index[k];
   }
   for (size_t r = 0; r < axes.size(); ++r) {
-    in_index[axes[axes.size() - 1 - r]] = domain[static_cast<int>(r)];
+    in_index[axes[axes.size() - 1 - r]] = one_element ? Expr(0) : Expr(domain[static_cast<int>(r)]);
   }
   Expr element = convert(load(in, in_index), type);
-  Expr init;
-  switch (op->type()) {
-    case ReductionOpType::Sum: init = Halide::Internal::make_zero(type); break;
-    case ReductionOpType::Product: init = Halide::Internal::make_one(type); break;
-    case ReductionOpType::Max:
-      init = type.is_float() ? Halide::cast(type, Expr(-std::numeric_limits<double>::infinity()))
-                             : type.min();
-      break;
-    case ReductionOpType::Min:
-      init = type.is_float() ? Halide::cast(type, Expr(std::numeric_limits<double>::infinity()))
-                             : type.max();
-      break;
-  }
+  Expr init = initialValue(op->type(), type);
   Func accumulator(numbered("acc", out->name()));
   std::vector<Expr> pure(vars.begin(), vars.end());
   // torch's max and min return NaN when any element is NaN; the engine's
@@ -73,24 +100,26 @@ void Lowering::lowerReduction(const ReductionOp* op) {
       accumulator(pure) = value;
     }
   };
-  assign(counts_nans ? Halide::Tuple(init, zero) : Halide::Tuple(init));
-  Halide::FuncRef current_ref = vars.empty() ? accumulator() : accumulator(pure);
-  Expr current = counts_nans ? Halide::Tuple(current_ref)[0] : Expr(current_ref);
-  Expr updated;
-  switch (op->type()) {
-    case ReductionOpType::Sum: updated = current + element; break;
-    case ReductionOpType::Product: updated = current * element; break;
-    case ReductionOpType::Max: updated = Halide::max(current, element); break;
-    case ReductionOpType::Min: updated = Halide::min(current, element); break;
+  // The running value and NaN count: the initial ones for one element.
+  Expr current = init;
+  Expr current_nans = zero;
+  if (!one_element) {
+    assign(counts_nans ? Halide::Tuple(init, zero) : Halide::Tuple(init));
+    Halide::FuncRef current_ref = vars.empty() ? accumulator() : accumulator(pure);
+    current = counts_nans ? Halide::Tuple(current_ref)[0] : Expr(current_ref);
+    current_nans = counts_nans ? Halide::Tuple(current_ref)[1] : zero;
   }
+  Expr updated = combine(op->type(), current, element);
   if (counts_nans) {
-    Expr nans = Halide::Tuple(current_ref)[1] +
+    Expr nans = current_nans +
                 Halide::select(Halide::is_nan(element), Halide::Internal::make_one(type), zero);
     assign(Halide::Tuple(updated, nans));
   } else {
     assign(Halide::Tuple(updated));
   }
-  reductions_.push_back({accumulator, op, !axes.empty() && axes.back() == rank - 1, domain});
+  if (!one_element) {
+    reductions_.push_back({accumulator, op, !axes.empty() && axes.back() == rank - 1, domain});
+  }
   define(out, [&](const Index& i) {
     Halide::FuncRef ref = i.empty() ? accumulator() : accumulator(Index(i.rbegin(), i.rend()));
     if (!counts_nans) {

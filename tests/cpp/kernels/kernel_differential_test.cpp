@@ -162,6 +162,29 @@ TEST_P(KernelDtypeTest, Reductions) {
   });
 }
 
+// Reductions over broadcast axes alone (as the VJP of a broadcast gives)
+// are their one element combined with the initial value, without a loop
+// (halide_reduction.cpp); beside a real reduction reading one of them. With
+// NaNs: max and min of one NaN are NaN.
+TEST_P(KernelDtypeTest, ReductionsOverBroadcastAxesAreTheirOneElement) {
+  DataType dtype = GetParam();
+  // ATen's prod has no half-precision kernel to compare with (torch 1.13).
+  const bool with_prod = dtype != DataType::Half && dtype != DataType::BFloat16;
+  expectCompiledMatchesAten(
+      {{{6, 37}, dtype}},
+      [&](const std::vector<TensorView*>& t) {
+        TensorView* b = broadcast(t[0], {false, true, false});
+        std::vector<TensorView*> out{sum(b, {1}), max(b, {1}), min(b, {1}, true),
+                                     sum(sum(b, {1}), {1}),
+                                     sum(broadcast(t[0], {true, false, false}), {0})};
+        if (with_prod) {
+          out.push_back(prod(b, {1}));
+        }
+        return out;
+      },
+      /*positive=*/false, /*with_nans=*/isFloatingType(dtype));
+}
+
 TEST_P(KernelDtypeTest, Views) {
   DataType dtype = GetParam();
   expectCompiledMatchesAten({{{4, 6, 10}, dtype}}, [](const std::vector<TensorView*>& t) {
