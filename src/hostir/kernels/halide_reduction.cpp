@@ -90,8 +90,8 @@ void Lowering::lowerReduction(const ReductionOp* op) {
   // floating max/min also counts NaN elements, as a second value of the
   // same reduction (a sum: the pair stays associative, so rfactor still
   // splits it), and the result is NaN where the count is not zero.
-  const bool counts_nans =
-      type.is_float() && (op->type() == ReductionOpType::Max || op->type() == ReductionOpType::Min);
+  const bool extremum = op->type() == ReductionOpType::Max || op->type() == ReductionOpType::Min;
+  const bool counts_nans = type.is_float() && extremum;
   Expr zero = Halide::Internal::make_zero(type);
   auto assign = [&](const Halide::Tuple& value) {
     if (vars.empty()) {
@@ -109,7 +109,10 @@ void Lowering::lowerReduction(const ReductionOp* op) {
     current = counts_nans ? Halide::Tuple(current_ref)[0] : Expr(current_ref);
     current_nans = counts_nans ? Halide::Tuple(current_ref)[1] : zero;
   }
-  Expr updated = combine(op->type(), current, element);
+  // max and min of one element are the element (NaN counted below):
+  // combined with the type's lowest value, Halide 14's folding gave 1 for
+  // int64 (an expand over a size-1 input axis, test_nvfuser_spellings.py).
+  Expr updated = one_element && extremum ? element : combine(op->type(), current, element);
   if (counts_nans) {
     Expr nans = current_nans +
                 Halide::select(Halide::is_nan(element), Halide::Internal::make_one(type), zero);

@@ -170,19 +170,27 @@ TEST_P(KernelDtypeTest, ReductionsOverBroadcastAxesAreTheirOneElement) {
   DataType dtype = GetParam();
   // ATen's prod has no half-precision kernel to compare with (torch 1.13).
   const bool with_prod = dtype != DataType::Half && dtype != DataType::BFloat16;
-  expectCompiledMatchesAten(
-      {{{6, 37}, dtype}},
-      [&](const std::vector<TensorView*>& t) {
-        TensorView* b = broadcast(t[0], {false, true, false});
-        std::vector<TensorView*> out{sum(b, {1}), max(b, {1}), min(b, {1}, true),
-                                     sum(sum(b, {1}), {1}),
-                                     sum(broadcast(t[0], {true, false, false}), {0})};
-        if (with_prod) {
-          out.push_back(prod(b, {1}));
-        }
-        return out;
-      },
-      /*positive=*/false, /*with_nans=*/isFloatingType(dtype));
+  auto build = [&](const std::vector<TensorView*>& t) {
+    TensorView* b = broadcast(t[0], {false, true, false});
+    std::vector<TensorView*> out{sum(b, {1}),
+                                 max(b, {1}),
+                                 min(b, {1}, true),
+                                 sum(sum(b, {1}), {1}),
+                                 sum(broadcast(t[0], {true, false, false}), {0}),
+                                 max(broadcast(t[0], {true, false, false, true}), {0, 3})};
+    if (with_prod) {
+      out.push_back(prod(b, {1}));
+    }
+    return out;
+  };
+  expectCompiledMatchesAten({{{6, 37}, dtype}}, build, /*positive=*/false,
+                            /*with_nans=*/isFloatingType(dtype));
+  // Negative values (max's initial value is the type's lowest). The int64
+  // fold of max(INT64_MIN, x) to 1 that the lowering avoids showed in
+  // tests/python/test_nvfuser_spellings.py (expand over an input's size-1
+  // axis), not here.
+  at::Tensor negative = (at::arange(6 * 37) - 300).reshape({6, 37}).to(toAtenType(dtype));
+  expectCompiledMatchesAtenOn({{{6, 37}, dtype}}, build, {PolymorphicValue(negative)});
 }
 
 TEST_P(KernelDtypeTest, Views) {
