@@ -57,20 +57,22 @@ void Lowering::lowerReduction(const ReductionOp* op) {
     classes_.unite(in, kept[k], out, static_cast<int64_t>(k));
   }
   // A reduction over broadcast axes alone (extent 1 each: the VJP of a
-  // broadcast gives them) combines its one element with the initial value:
-  // a pure Func inlined into its readers, not an update loop whose vector
-  // lanes and tail LLVM would compile (layer norm's backward had two).
+  // broadcast gives them) reads its one element: a pure Func inlined into
+  // its readers, not an update loop whose vector lanes and tail LLVM would
+  // compile (layer norm's backward had two).
   const std::vector<IterDomain*> shape = in->shapeDomain();
   const bool one_element = std::all_of(axes.begin(), axes.end(),
                                        [&](int64_t axis) { return shape[axis]->isBroadcast(); });
-  // The innermost reduced axis first: the RDom's first dimension is its
-  // innermost loop.
-  std::vector<Halide::Range> ranges;
-  for (auto axis = axes.rbegin(); axis != axes.rend() && !one_element; ++axis) {
-    ranges.emplace_back(0, extent(in, *axis));
+  Halide::RDom domain;
+  if (!one_element) {
+    // The innermost reduced axis first: the RDom's first dimension is its
+    // innermost loop.
+    std::vector<Halide::Range> ranges;
+    for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
+      ranges.emplace_back(0, extent(in, *axis));
+    }
+    domain = Halide::RDom(ranges, numbered("r", out->name()));
   }
-  Halide::RDom domain =
-      one_element ? Halide::RDom() : Halide::RDom(ranges, numbered("r", out->name()));
   Halide::Type type = computeType(out->dtype());
   std::vector<Var> vars = varsFor(static_cast<int64_t>(kept.size()));
   Index out_index(vars.rbegin(), vars.rend());
@@ -109,9 +111,11 @@ void Lowering::lowerReduction(const ReductionOp* op) {
     current = counts_nans ? Halide::Tuple(current_ref)[0] : Expr(current_ref);
     current_nans = counts_nans ? Halide::Tuple(current_ref)[1] : zero;
   }
-  // max and min of one element are the element (NaN counted below):
-  // combined with the type's lowest value, Halide 14's folding gave 1 for
-  // int64 (an expand over a size-1 input axis, test_nvfuser_spellings.py).
+  // One element: a sum adds it to 0 (torch's sum of -0.0 is +0.0), a
+  // product multiplies it by 1; max and min are the element itself (NaN
+  // counted below), since combined with the type's lowest value Halide 14's
+  // folding gave 1 for int64 (an expand over a size-1 input axis,
+  // test_nvfuser_spellings.py).
   Expr updated = one_element && extremum ? element : combine(op->type(), current, element);
   if (counts_nans) {
     Expr nans = current_nans +
