@@ -4,8 +4,10 @@
     build/tools/hostir launch -n 2 -- /usr/bin/python3 benchmarks/bench_changing_lengths.py
 
 The sequence-parallel MLP block of examples/python_mlp.py (x sharded on
-tokens, the weights on the inner width, --chunks Stream chunks), one
-training step (hostir.autograd: forward + backward) per call. After a
+tokens, the weights on the inner width, --chunks Stream chunks) or, with
+--program layer, the transformer layer of examples/transformer_layer.py
+(--heads heads of hidden / heads, causal attention), one training step
+(hostir.autograd: forward + backward) per call. After a
 warm-up at a length outside the sweep, each of --lengths token counts is
 run once (the first call at that length) and then --repeats times again;
 the ratio first / median(repeats) is what a change of length costs. Every
@@ -31,6 +33,7 @@ from hostir.autograd import Differentiable
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 from python_mlp import Mlp  # noqa: E402
+from transformer_layer import TransformerLayer, draw_layer, fusion_inputs  # noqa: E402
 
 
 def kernels_made():
@@ -45,19 +48,28 @@ def main():
     parser.add_argument("--hidden", type=int, default=512)
     parser.add_argument("--ffn", type=int, default=2048)
     parser.add_argument("--chunks", type=int, default=4)
+    parser.add_argument("--program", choices=("mlp", "layer"), default="mlp")
+    parser.add_argument("--heads", type=int, default=8, help="the layer's attention heads")
     args = parser.parse_args()
     torch.set_num_threads(1)
     rank, ranks = dist.init(), dist.world_size()
-    fd = Mlp(args.chunks, devices=ranks)
-    step = Differentiable(fd)
     torch.manual_seed(0)
-    w1 = torch.randn(args.ffn, args.hidden) * 0.05
-    w2 = torch.randn(args.hidden, args.ffn) * 0.05
+    if args.program == "mlp":
+        fd = Mlp(args.chunks, devices=ranks)
+        weights = [torch.randn(args.ffn, args.hidden) * 0.05,
+                   torch.randn(args.hidden, args.ffn) * 0.05]
+        title = "the MLP block"
+    else:
+        fd = TransformerLayer(args.hidden // args.heads, ranks, args.chunks)
+        args.tokens = 1
+        weights = fusion_inputs(draw_layer(args), args.heads)[1:]
+        title = f"the transformer layer ({args.heads} heads)"
+    step = Differentiable(fd)
 
     def run(tokens):
         x = torch.randn(tokens, args.hidden)
         dy = torch.randn(tokens, args.hidden)
-        mine = [t.requires_grad_() for t in dist.shard_inputs(fd, [x, w1, w2])]
+        mine = [t.detach().requires_grad_() for t in dist.shard_inputs(fd, [x] + weights)]
         dist.barrier()
         start = time.perf_counter()
         step(*mine).backward(dy.chunk(ranks, 0)[rank].contiguous())
@@ -79,7 +91,7 @@ def main():
     assert lowerings == (1, 1), f"rank {rank}: lowered (forward, backward) {lowerings} times"
     assert made == 0, f"rank {rank}: {made} kernels compiled or loaded during the sweep"
     if rank == 0:
-        print(f"one training step of the MLP block (hidden {args.hidden}, ffn {args.ffn}, "
+        print(f"one training step of {title} (hidden {args.hidden}, ffn {args.ffn}, "
               f"{args.chunks} chunks), {ranks} ranks, 1 thread per rank, "
               f"{len(lengths)} lengths; first call / median of {args.repeats} repeats")
         print(f"{'tokens':>7} {'first ms':>9} {'repeat ms':>9} {'ratio':>6}")

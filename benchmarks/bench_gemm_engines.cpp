@@ -171,6 +171,34 @@ void BM_AttentionBatchedMatmul(benchmark::State& state) {
   state.SetLabel(pv ? "p @ v" : "q @ kT");
 }
 
+// A batched product out[8, M, N] = lhs[8, M, K] @ rhs[8, K, N] of every
+// shape the attention's forward and backward take (M, K, N each a head's 64
+// or a chunk's 256 or a sequence's 2048), oneDNN on the operands' strides
+// (dnnlBatchedMatmulOut) against ATen's at::matmul_out; `lhs_transposed`
+// reads lhs as the transpose of a [8, K, M] tensor (Q^T @ dS, P^T @ dO).
+// What decides batchedMatmulThroughDnnlOut's choice on each target
+// (docs/performance.md, "The attention's batched products on AVX2").
+// Args: M, K, N, lhs_transposed.
+void BM_BatchedMatmulShapes(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const bool lhs_transposed = state.range(3) != 0;
+  constexpr int64_t kBatch = 8;
+  at::manual_seed(0);
+  const at::Tensor lhs = lhs_transposed ? at::randn({kBatch, k, m}).transpose(1, 2)
+                                        : at::randn({kBatch, m, k});
+  const at::Tensor rhs = at::randn({kBatch, k, n});
+  at::Tensor out_aten = at::empty({kBatch, m, n});
+  at::Tensor out_dnnl = at::empty_like(out_aten);
+  if (!hostir::dnnlBatchedMatmulOut(out_dnnl, lhs, rhs)) {
+    state.SkipWithError("oneDNN has no implementation for these strides");
+    return;
+  }
+  auto aten_side = [&] { at::matmul_out(out_aten, lhs, rhs); };
+  auto dnnl_side = [&] { hostir::dnnlBatchedMatmulOut(out_dnnl, lhs, rhs); };
+  timeAlternately(state, aten_side, dnnl_side, out_aten, out_dnnl);
+  state.SetLabel(lhs_transposed ? "lhs transposed" : "lhs plain");
+}
+
 // The main job's per-chunk GEMMs where oneDNN keeps weights plain (AVX2:
 // DNNL_MAX_CPU_ISA=AVX2 on an AVX-512 machine, issue 39): ATen's linear
 // (OpenBLAS; OPENBLAS_CORETYPE picks its kernels) against oneDNN's matmul
@@ -279,6 +307,11 @@ BENCHMARK(BM_LinearPlainWeights)
 BENCHMARK(BM_Linear)->Apply(Shapes)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_AttentionBatchedMatmul)
     ->ArgsProduct({{512, 1024, 2048}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
+BENCHMARK(BM_BatchedMatmulShapes)
+    ->ArgsProduct({{64, 256, 2048}, {64, 256, 2048}, {64, 256, 2048}, {0, 1}})
+    ->ArgsProduct({{128, 512, 1024}, {64, 256}, {512, 1024, 2048}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
 BENCHMARK(BM_Pack)->Args({2048, 1024})->Args({4096, 1024})->Unit(benchmark::kMillisecond);

@@ -192,6 +192,15 @@ def test_one_definition_trains_on_lengths_that_change_every_call(ranks, chunks):
     _launch(ranks, "--chunks", str(chunks), script="changing_lengths_script.py")
 
 
+@pytest.mark.parametrize("ranks,chunks", [(1, 3), (2, 2)])
+def test_one_layer_definition_trains_on_lengths_that_change_every_call(ranks, chunks):
+    # Issue 37 item 4 for the transformer layer: the same checks as the MLP
+    # block's above (one lowering of each program, no kernel after the first
+    # length, every call's output and grads).
+    _launch(ranks, "--program", "layer", "--chunks", str(chunks),
+            script="changing_lengths_script.py")
+
+
 @pytest.mark.parametrize("ranks,chunks", [(1, 1), (2, 2), (4, 1)])
 def test_sharded_transformer_layer_grads_match_torch(ranks, chunks):
     _launch(ranks, str(chunks), script="autograd_layer_script.py")

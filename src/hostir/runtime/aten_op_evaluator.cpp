@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
 #include <ATen/ScalarOps.h>
+#include <ATen/TensorUtils.h>
 
 #include <algorithm>
 #include <functional>
@@ -364,7 +365,17 @@ class AtenOpEvaluator final : public OptInDispatch {
     // need not be bound where the op runs).
     std::vector<int64_t> sizes =
         given_out_ != nullptr ? given_out_->sizes().vec() : ee_.evaluateShape(op->out());
-    setView(tensor(op->in()).reshape(sizes));
+    const at::Tensor& in = tensor(op->in());
+    if (given_out_ != nullptr && given_out_->is_contiguous() &&
+        !at::detail::computeStride(in.sizes(), in.strides(), sizes).has_value()) {
+      // No view of `in` has the new shape (merged heads): one copy into the
+      // given buffer, read as `in`'s shape, instead of ATen's clone into
+      // fresh memory and a second copy from it.
+      given_out_->view(in.sizes()).copy_(in);
+      result = *given_out_;
+      return;
+    }
+    setView(in.reshape(sizes));
   }
 
   // The selected operands in out's dtype (hostir has promoted them, as

@@ -4,6 +4,7 @@
 
 #include "hostir/runtime/aten_op_evaluator.h"
 #include "hostir/runtime/input_validation.h"
+#include "hostir/runtime/tensor_memory.h"
 #include "runtime/runtime_test_utils.h"
 
 namespace hostir::test {
@@ -213,6 +214,31 @@ TEST_F(ExpressionEvaluatorTest, AtenOpEvaluatorDirect) {
   // Scalar arithmetic is not an ATen op.
   Val* extent_sum = add(tv0->axis(0)->extent(), tv0->axis(1)->extent());
   EXPECT_FALSE(isAtenEvaluable(extent_sum->definition()));
+}
+
+// Merging permuted axes (the attention's heads back into rows) is no view
+// of the input: into a given buffer it is one copy, with no tensor memory
+// of ATen's own (a clone copied again, before).
+TEST_F(ExpressionEvaluatorTest, AReshapeThatIsNoViewCopiesOnceIntoItsBuffer) {
+  TensorView* heads = makeContigTensor(3);
+  TensorView* merged = reshape(permute(heads, {1, 0, 2}), {5, 12});
+  ExpressionEvaluator ee;
+  at::Tensor t0 = at::randn({4, 5, 3});
+  ee.bind(heads, t0);
+  at::Tensor into = at::empty({5, 12});
+  runtime::countTensorMemory();
+  const int64_t extra = runtime::peakTensorBytesOf(
+      [&] { evaluateFusionOpInto(merged->definition(), ee, into); });
+  EXPECT_EQ(extra, 0);
+  EXPECT_TRUE(at::equal(into, t0.permute({1, 0, 2}).reshape({5, 12})));
+  // A reshape that is a view, and one into a strided buffer, as before.
+  TensorView* flat = reshape(heads, {20, 3});
+  at::Tensor rows = at::empty({20, 6}).narrow(1, 0, 3);
+  evaluateFusionOpInto(flat->definition(), ee, rows);
+  EXPECT_TRUE(at::equal(rows, t0.reshape({20, 3})));
+  at::Tensor strided = at::empty({5, 24}).narrow(1, 0, 12);
+  evaluateFusionOpInto(merged->definition(), ee, strided);
+  EXPECT_TRUE(at::equal(strided, t0.permute({1, 0, 2}).reshape({5, 12})));
 }
 
 TEST_F(ExpressionEvaluatorTest, ValidateInputsStandalone) {
