@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "hostir/ir/fusion.h"
+#include "example_fusions.h"
 
 namespace hostir::tools {
 
-// A built-in example: a fusion, inputs for it, and the same computation
-// written directly in ATen to check hostir's result against.
+// A built-in example: its fusion (example_fusions.h), inputs for it, and the
+// same computation written directly in ATen to check hostir's result against.
 struct Example {
   std::string name;
   std::string description;
@@ -20,6 +20,7 @@ struct Example {
   std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> reference;
 };
 
+// Every example of builtinExampleFusions(), in its order.
 const std::vector<Example>& builtinExamples();
 // The example named `name`; throws hostir::Error listing the valid names.
 const Example& findExample(const std::string& name);

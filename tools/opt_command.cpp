@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "cli_arguments.h"
-#include "examples.h"
+#include "example_fusions.h"
 #include "hostir/autodiff/differentiate.h"
 #include "hostir/host_ir/lowering.h"
 #include "hostir/host_ir/passes/pass_registry.h"
@@ -124,7 +124,7 @@ std::unique_ptr<Fusion> exampleFusion(const std::string& name, int64_t chunks,
                  " with --example ", name,
                  ": only the training blocks sp-mlp and sp-layer are differentiated here");
     fusion = std::make_unique<Fusion>();
-    tools::findExample(name).build(*fusion);
+    tools::findExampleFusion(name).build(*fusion);
     return fusion;
   }
   if (training.program == TrainingProgram::kNone) {

@@ -9,17 +9,32 @@
 # pass table of `hostir passes` (both stages), and each pass has a lit test
 # (tests/lit/PASS.hir); a pass it cannot run on its input, a file it cannot
 # read and text it cannot parse are errors that say so.
-# Usage: cli_opt_test.sh HOSTIR_BINARY SOURCE_DIR
+# The checks run `hostir-opt`, which is `hostir opt` without libtorch (~15 ms
+# a start where `hostir` takes ~1 s: this script starts it ~80 times); that
+# `hostir opt` is the same program is checked first.
+# Usage: HOSTIR_OPT=HOSTIR_OPT_BINARY cli_opt_test.sh HOSTIR_BINARY SOURCE_DIR
 set -uo pipefail
 hostir=$1
 source_dir=$2
+hostir_opt=${HOSTIR_OPT:?"set HOSTIR_OPT to the hostir-opt binary"}
 status=0
 fail() { echo "FAIL: $*"; status=1; }
+opt() { "$hostir_opt" "$@"; }
+
+# `hostir opt` and `hostir-opt`: the same output, the same errors.
+[[ "$("$hostir" opt --example sp-layer --chunks 2 --device 1)" == "$(opt --example sp-layer --chunks 2 --device 1)" ]] ||
+  fail "hostir opt and hostir-opt print different programs for sp-layer"
+[[ "$("$hostir" opt --list-passes)" == "$(opt --list-passes)" ]] ||
+  fail "hostir opt and hostir-opt list different passes"
+cli_error=$("$hostir" opt --pass frobnicate --example mlp 2>&1) && fail "hostir opt --pass frobnicate succeeded"
+tool_error=$(opt --pass frobnicate --example mlp 2>&1) && fail "hostir-opt --pass frobnicate succeeded"
+[[ "${cli_error#hostir: }" == "${tool_error#hostir-opt: }" ]] ||
+  fail "hostir opt and hostir-opt fail differently: '$cli_error' against '$tool_error'"
 
 round_trip() {  # ARGS...: the program `opt ARGS` prints (its comment lines aside), parsed and printed again
   local printed reprinted
-  printed=$("$hostir" opt "$@" | grep -v '^//') || { fail "hostir opt $*"; return; }
-  reprinted=$("$hostir" opt --verify - <<<"$printed") || { fail "hostir opt - on opt $*"; return; }
+  printed=$(opt "$@" | grep -v '^//') || { fail "hostir opt $*"; return; }
+  reprinted=$(opt --verify - <<<"$printed") || { fail "hostir opt - on opt $*"; return; }
   [[ "$printed" == "$reprinted" ]] || { fail "opt $* does not read back the same:"; diff <(echo "$printed") <(echo "$reprinted") | head; }
 }
 for example in $("$hostir" list | awk '{print $1}'); do
@@ -42,7 +57,7 @@ declare -A before_text=() stage_of=()
 stop_at() {  # before|after PASS: sp-mlp stopped there, checked for its label and form
   local point=$1 pass=$2 stage=${stage_of[$2]} form=host_program where="the host program of rank 0" printed label
   [[ $stage == presegmentation ]] && form=fusion where="the fusion (no host program yet)"
-  printed=$("$hostir" opt --example sp-mlp --chunks 2 --stop-"$point" "$pass") ||
+  printed=$(opt --example sp-mlp --chunks 2 --stop-"$point" "$pass") ||
     { fail "hostir opt --example sp-mlp --stop-$point $pass"; return; }
   label="// hostir opt --example sp-mlp: $where $point ${stage/host-IR/host IR} pass $pass"
   [[ $(sed -n 1p <<<"$printed") == "$label" && $(sed -n 2p <<<"$printed") == "$form {" ]] ||
@@ -55,10 +70,10 @@ while read -r stage pass; do
   before_text[$pass]=$stopped_text
   # It reads back: every fusion, and a few of the host programs.
   if [[ $stage == presegmentation || " resharding_to_communication causal_key_ranges recompute_scheduling " == *" $pass "* ]]; then
-    [[ "$("$hostir" opt --verify - <<<"$stopped_text")" == "$stopped_text" ]] ||
+    [[ "$(opt --verify - <<<"$stopped_text")" == "$stopped_text" ]] ||
       fail "opt --example sp-mlp --stop-before $pass does not read back the same"
   fi
-done < <("$hostir" opt --list-passes | awk '{print $2, $1}')
+done < <(opt --list-passes | awk '{print $2, $1}')
 for pair in insert_reshardings:reorder_sharded_axis buffer_shrinking:batched_rhs_gemms \
             collective_scheduling:recompute_scheduling; do
   stop_at after "${pair%%:*}"
@@ -66,21 +81,21 @@ for pair in insert_reshardings:reorder_sharded_axis buffer_shrinking:batched_rhs
     fail "--example sp-mlp: --stop-after ${pair%%:*} is not --stop-before ${pair#*:}"
 done
 stop_at after recompute_scheduling
-[[ "$stopped_text" == "$("$hostir" opt --example sp-mlp --chunks 2)" ]] ||
+[[ "$stopped_text" == "$(opt --example sp-mlp --chunks 2)" ]] ||
   fail "--stop-after the last pass (recompute_scheduling) is not the whole lowering"
-[[ $("$hostir" opt --example mlp --stop-after resharding_to_communication | head -2) == \
+[[ $(opt --example mlp --stop-after resharding_to_communication | head -2) == \
    "// hostir opt --example mlp: the host program after host IR pass resharding_to_communication (which does not run on a single-device example)"$'\n'"host_program {" ]] ||
   fail "--stop-after a multi-device pass on a single-device example does not say it did not run"
 
 # A lit test's input is a printed program (its comments aside).
 for input in "$source_dir"/tests/lit/*.hir; do
   program=$(grep -v '^//' "$input" | sed '/./,$!d')
-  reprinted=$("$hostir" opt - <<<"$program") || { fail "hostir opt cannot read $input"; continue; }
+  reprinted=$(opt - <<<"$program") || { fail "hostir opt cannot read $input"; continue; }
   [[ "$program" == "$reprinted" ]] ||
     { fail "$input does not read back the same:"; diff <(echo "$program") <(echo "$reprinted") | head; }
 done
 
-listed=$("$hostir" opt --list-passes | awk '{print $1}')
+listed=$(opt --list-passes | awk '{print $1}')
 table=$("$hostir" passes | awk 'NR > 1 {print ($2 == "host" ? $5 : $4)}')
 [[ $(wc -l <<<"$table") -ge 19 && "$listed" == "$table" ]] ||
   { fail "opt --list-passes is not the pass table of hostir passes:"; diff <(echo "$listed") <(echo "$table"); }
@@ -91,7 +106,7 @@ done
 expect_error() {  # EXPECTED-TEXT ARGS...: opt ARGS fails naming EXPECTED-TEXT
   local expected=$1 output
   shift
-  if output=$("$hostir" opt "$@" </dev/null 2>&1); then
+  if output=$(opt "$@" </dev/null 2>&1); then
     fail "hostir opt $* succeeded; expected an error naming '$expected'"
   elif [[ "$output" != *"$expected"* ]]; then
     fail "hostir opt $*: expected '$expected' in: $output"
@@ -114,7 +129,7 @@ expect_error "--stop-after buffer_shrinking without --example: it stops the lowe
 expect_error "cannot read the input /nonexistent.hir" /nonexistent.hir
 expect_error "<stdin>:1:1: expected 'host_program', got end of input" -
 # A text that starts with "fusion" is read as a fusion.
-output=$("$hostir" opt - <<<"fusion vals" 2>&1) && fail "hostir opt read 'fusion vals'"
+output=$(opt - <<<"fusion vals" 2>&1) && fail "hostir opt read 'fusion vals'"
 [[ "$output" == *"<stdin>:1:8: expected '{', got 'vals'"* ]] ||
   fail "hostir opt on 'fusion vals': expected \"<stdin>:1:8: expected '{', got 'vals'\" in: $output"
 
