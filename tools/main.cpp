@@ -1,35 +1,25 @@
-// The `hostir` command: run, inspect and launch hostir programs.
-#include <ATen/ATen.h>
+// The `hostir` command: run, inspect and launch hostir programs. This binary
+// holds the commands that need no ATen (help, list, print, passes, opt,
+// trace merge, launch) and starts in milliseconds; the commands that run or
+// compile programs (sp-mlp, sp-layer, run, lower, targets) are in
+// libhostir_commands, loaded on first use (command_library.h): loading
+// libtorch and its ~300 shared libraries takes about a second here, which
+// `hostir launch` paid once per job and `hostir list` per call.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <chrono>
-#include <cstring>
-#include <functional>
 #include <iomanip>
 #include <iostream>
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli_arguments.h"
-#include "examples.h"
-#include "hostir/compiler/compile.h"
-#include "hostir/host_ir/host_unit.h"
-#include "hostir/host_ir/lowering.h"
+#include "command_library.h"
+#include "example_fusions.h"
 #include "hostir/host_ir/passes/pass_registry.h"
-#include "hostir/ir/error.h"
-#include "hostir/kernels/kernel_cache.h"
-#include "hostir/runtime/compiled_segment.h"
-#include "hostir/runtime/host_executor.h"
-#include "hostir/runtime/segment_engines.h"
 #include "launch_command.h"
-#include "lower_explain.h"
 #include "opt_command.h"
-#include "sequence_parallel_layer.h"
-#include "sequence_parallel_mlp.h"
-#include "targets_command.h"
-#include "timing.h"
 #include "trace_merge_command.h"
 
 namespace hostir::tools {
@@ -89,185 +79,69 @@ commands:
 // column as wide as the longest name, so a name never touches its text).
 int listCommand() {
   size_t width = 0;
-  for (const Example& example : builtinExamples()) {
+  for (const ExampleFusion& example : builtinExampleFusions()) {
     width = std::max(width, example.name.size());
   }
-  for (const Example& example : builtinExamples()) {
+  for (const ExampleFusion& example : builtinExampleFusions()) {
     std::cout << std::left << std::setw(static_cast<int>(width + 2)) << example.name
               << example.description << "\n";
   }
   return 0;
 }
 
-int printCommand(const std::string& name) {
+int printCommand(const std::vector<std::string>& args) {
+  CLI::App app{"print an example's fusion", "hostir print"};
+  std::string name;
+  app.add_option("EXAMPLE", name, "a built-in example (`hostir list`)")->required();
+  if (!parseArguments(app, args, "hostir print")) {
+    return 0;
+  }
   Fusion fusion;
-  findExample(name).build(fusion);
+  findExampleFusion(name).build(fusion);
   fusion.print();
   return 0;
 }
 
-// How each HostUnit of a host program runs: a compiled kernel (and for
-// which target) or ATen, with the reason.
-void printSegmentExecution(const HostIrContainer& program) {
-  std::vector<HostUnit*> units = program.postedHostUnits();
-  if (units.empty()) {
-    return;
-  }
-  std::cout << "segments:\n";
-  for (const HostUnit* unit : units) {
-    std::cout << "  " << unit->toInlineString() << ": "
-              << (unit->engine().has_value() ? describe(*unit->engine())
-                                             : describeSegmentExecution(*unit->fusion()))
-              << "\n";
-  }
-}
-
-int lowerCommand(const std::string& name) {
-  Fusion fusion;
-  findExample(name).build(fusion);
-  fusion.print();
-  // The pipeline the Executor runs (presegmentation included), so that the
-  // program printed is the one `hostir run` runs.
-  const auto start = std::chrono::steady_clock::now();
-  CompiledProgram compiled = compile(fusion);
-  const auto lowered = std::chrono::steady_clock::now();
-  const int compiled_before = KernelCache::global().compiled();
-  const int loaded_before = KernelCache::global().loadedFromDisk();
-  decideSegmentEngines(*compiled.program);  // kernels compiled ahead, as the Executor does
-  const auto decided = std::chrono::steady_clock::now();
-  std::cout << compiled.program->toString();
-  printSegmentExecution(*compiled.program);
-  auto ms = [](auto from, auto to) {
-    return std::chrono::duration<double, std::milli>(to - from).count();
-  };
-  std::cout << std::fixed << std::setprecision(1) << "compile: lowering " << ms(start, lowered)
-            << " ms, engines and kernels " << ms(lowered, decided) << " ms ("
-            << KernelCache::global().compiled() - compiled_before << " kernels compiled, "
-            << KernelCache::global().loadedFromDisk() - loaded_before
-            << " loaded from the kernel cache)\n";
-  return 0;
-}
-
-int runCommand(const std::string& name, int runs) {
-  const Example& example = findExample(name);
-  Fusion fusion;
-  example.build(fusion);
-  std::cout << "== " << example.name << ": " << example.description << "\n";
-  fusion.print();
-  HostExecutor executor(fusion);
-  std::cout << executor.hostProgram().toString();
-  printSegmentExecution(executor.hostProgram());
-
-  at::manual_seed(0);
-  std::vector<at::Tensor> inputs = example.make_inputs();
-  std::vector<at::Tensor> outputs = executor.run(inputs);
-  std::vector<at::Tensor> expected = example.reference(inputs);
-
-  bool ok = outputs.size() == expected.size();
-  for (size_t i = 0; ok && i < outputs.size(); ++i) {
-    double max_diff = (outputs[i] - expected[i]).abs().max().item<double>();
-    double scale = expected[i].abs().max().item<double>();
-    bool close = at::allclose(outputs[i], expected[i], 1e-4, 1e-4 * std::max(1.0, scale));
-    std::cout << "check output " << i << " against ATen: max |diff| = " << max_diff
-              << " (max |value| = " << scale << ") " << (close ? "OK" : "MISMATCH") << "\n";
-    ok = ok && close;
-  }
-  double hostir_ms = medianMilliseconds(runs, [&] { executor.run(inputs); });
-  double aten_ms = medianMilliseconds(runs, [&] { example.reference(inputs); });
-  std::cout << std::fixed << std::setprecision(3) << "time (median of " << runs << "): hostir "
-            << hostir_ms << " ms, plain ATen " << aten_ms << " ms, ratio " << hostir_ms / aten_ms
-            << "\n";
-  // What the runs ran on: a segment that fell back to ATen at run time
-  // says so here, with the reason.
-  if (std::string ran = executor.segmentExecution(); !ran.empty()) {
-    std::cout << "segments ran:\n" << ran;
-  }
-  std::cout << (ok ? "PASSED" : "FAILED") << "\n";
-  return ok ? 0 : 1;
-}
-
-// `hostir run EXAMPLE [-n N]`, parsed with CLI11: N must be an integer from
-// 1 to 100000 (a number that does not fit, or text, is an error naming it).
-int runSubcommand(const std::vector<std::string>& args) {
-  CLI::App app{"lower and run an example, check it against ATen, time both", "hostir run"};
-  std::string example;
-  int runs = 10;
-  app.add_option("EXAMPLE", example, "a built-in example (`hostir list`)")->required();
-  app.add_option("-n,--runs", runs, "timed runs (median)")->check(CLI::Range(1, 100000));
-  if (!parseArguments(app, args, "hostir run")) {
-    return 0;
-  }
-  return runCommand(example, runs);
-}
-
-// `hostir print EXAMPLE` / `hostir lower EXAMPLE`, parsed with CLI11 (--help,
-// and an extra argument is an error naming it).
-int exampleSubcommand(const std::vector<std::string>& args, const std::string& command,
-                      const std::string& description, int (*body)(const std::string&)) {
-  CLI::App app{description, "hostir " + command};
-  std::string example;
-  app.add_option("EXAMPLE", example, "a built-in example (`hostir list`)")->required();
-  if (!parseArguments(app, args, "hostir " + command)) {
-    return 0;
-  }
-  return body(example);
-}
-
-int dispatchCommand(const std::vector<std::string>& args) {
+// The commands of this binary; std::nullopt for one of libhostir_commands.
+std::optional<int> dispatchLocalCommand(const std::vector<std::string>& args) {
   if (args.empty() || (args[0].rfind("--", 0) == 0 && args[0] != "--help")) {
-    return runSequenceParallelMlp(args);
+    return std::nullopt;  // the main job, sp-mlp
   }
   const std::string& command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << kUsage;
     return 0;
   }
-  if (command == "sp-mlp") {
-    return runSequenceParallelMlp(std::vector<std::string>(args.begin() + 1, args.end()));
-  }
-  if (command == "sp-layer") {
-    return runSequenceParallelLayer(std::vector<std::string>(args.begin() + 1, args.end()));
-  }
-  if (command == "targets") {
-    return runTargetsCommand(std::vector<std::string>(args.begin() + 1, args.end()));
-  }
   if (command == "list") {
     CLI::App app{"list the built-in examples", "hostir list"};
-    if (!parseArguments(app, std::vector<std::string>(args.begin() + 1, args.end()),
-                        "hostir list")) {
+    if (!parseArguments(app, rest, "hostir list")) {
       return 0;
     }
     return listCommand();
   }
   if (command == "trace") {
-    return runTraceCommand(std::vector<std::string>(args.begin() + 1, args.end()));
+    return runTraceCommand(rest);
   }
   if (command == "passes") {
     CLI::App app{"list the compiler's passes in the order they run (HOSTIR_DISABLE_PASS names)",
                  "hostir passes"};
-    if (!parseArguments(app, std::vector<std::string>(args.begin() + 1, args.end()),
-                        "hostir passes")) {
+    if (!parseArguments(app, rest, "hostir passes")) {
       return 0;
     }
     std::cout << describePasses();
     return 0;
   }
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "print") {
-    return exampleSubcommand(rest, "print", "print an example's fusion", printCommand);
-  }
-  if (command == "lower" && std::find(rest.begin(), rest.end(), "--explain") != rest.end()) {
-    return runLowerExplain(rest);
-  }
-  if (command == "lower") {
-    return exampleSubcommand(rest, "lower", "lower an example and print its host program",
-                             lowerCommand);
+    return printCommand(rest);
   }
   if (command == "opt") {
     return runOptCommand(rest);
   }
-  if (command == "run") {
-    return runSubcommand(std::vector<std::string>(args.begin() + 1, args.end()));
+  for (const char* loaded : {"sp-mlp", "sp-layer", "lower", "run", "targets"}) {
+    if (command == loaded) {
+      return std::nullopt;
+    }
   }
   std::cerr << "hostir: unknown command '" << command << "'\n" << kUsage;
   return 2;
@@ -282,9 +156,12 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    return hostir::tools::dispatchCommand(args);
+    if (std::optional<int> status = hostir::tools::dispatchLocalCommand(args)) {
+      return *status;
+    }
   } catch (const std::exception& error) {
     std::cerr << "hostir: error: " << error.what() << "\n";
     return 1;
   }
+  return hostir::tools::runLoadedCommand(argc, argv);
 }
