@@ -366,7 +366,9 @@ class AtenOpEvaluator final : public OptInDispatch {
     std::vector<int64_t> sizes =
         given_out_ != nullptr ? given_out_->sizes().vec() : ee_.evaluateShape(op->out());
     const at::Tensor& in = tensor(op->in());
-    if (given_out_ != nullptr && given_out_->is_contiguous() &&
+    // (Sizes of another element count go to ATen's reshape, whose error
+    // names them.)
+    if (given_out_ != nullptr && given_out_->is_contiguous() && given_out_->numel() == in.numel() &&
         !at::detail::computeStride(in.sizes(), in.strides(), sizes).has_value()) {
       // No view of `in` has the new shape (merged heads): one copy into the
       // given buffer, read as `in`'s shape, instead of ATen's clone into

@@ -239,6 +239,10 @@ TEST_F(ExpressionEvaluatorTest, AReshapeThatIsNoViewCopiesOnceIntoItsBuffer) {
   at::Tensor strided = at::empty({5, 24}).narrow(1, 0, 12);
   evaluateFusionOpInto(merged->definition(), ee, strided);
   EXPECT_TRUE(at::equal(strided, t0.permute({1, 0, 2}).reshape({5, 12})));
+  // A buffer of another element count: ATen's error, which names the sizes.
+  at::Tensor wrong = at::empty({5, 11});
+  EXPECT_HOSTIR_ERROR(evaluateFusionOpInto(merged->definition(), ee, wrong),
+                      {"shape '[5, 11]' is invalid for input of size 60"});
 }
 
 TEST_F(ExpressionEvaluatorTest, ValidateInputsStandalone) {
