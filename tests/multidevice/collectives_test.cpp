@@ -22,7 +22,6 @@
 #include "hostir/runtime/comm/block_communication.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
-#include "hostir/runtime/tensor_memory.h"
 
 namespace hostir {
 namespace {
@@ -153,34 +152,6 @@ TEST_F(CollectivesTest, AllgatherIntoAChunksRowsOfAWholeTensor) {
   EXPECT_TRUE(at::equal(chunk_rows, stackInputs(team, 12)));
   EXPECT_TRUE(at::equal(whole.slice(1, 0, 1), at::full({n, 1, kCols}, -100.0f)));
   EXPECT_TRUE(at::equal(whole.slice(1, 1 + kRows), at::full({n, 2, kCols}, -100.0f)));
-}
-
-// A team of two gathers by an all-to-all straight into the output's blocks
-// (postPairAllgather): no tensor memory is made, where Gloo's own allgather
-// made a flat buffer of the whole output per call and copied out of it.
-TEST_F(CollectivesTest, ATwoMemberAllgatherMakesNoFlatBuffer) {
-  runtime::countTensorMemory();
-  for (const auto& team : teams()) {
-    if (team.size() != 2) {
-      continue;
-    }
-    const auto& communication =
-        makeCommunication({.type = CommunicationType::Allgather, .team = team});
-    const at::Tensor input = localTensor(me_, 13, {64, kCols});
-    at::Tensor whole = at::full({2, 64 + 3, kCols}, -100.0f);
-    for (const at::Tensor& output : {at::empty({2 * 64, kCols}), whole.slice(1, 1, 1 + 64)}) {
-      const int64_t made = runtime::peakTensorBytesOf([&] { run(communication, input, output); });
-      if (!contains(team, me_)) {
-        continue;
-      }
-      EXPECT_EQ(made, 0) << communication.toString();
-      std::vector<at::Tensor> pieces;
-      for (int64_t device : team) {
-        pieces.push_back(localTensor(device, 13, {64, kCols}));
-      }
-      EXPECT_TRUE(at::equal(output.reshape({2 * 64, kCols}), at::cat(pieces)));
-    }
-  }
 }
 
 TEST_F(CollectivesTest, Gather) {

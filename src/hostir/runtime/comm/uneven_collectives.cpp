@@ -149,7 +149,8 @@ c10::intrusive_ptr<c10d::Work> postPairAllgather(const UnevenExchange& exchange,
   std::vector<int64_t> receive_sizes = send_sizes;
   c10d::AllToAllOptions options;
   options.timeout = exchange.timeout;
-  auto work = exchange.stripes[0]->alltoall_base(receive, send, receive_sizes, send_sizes, options);
+  auto work =
+      exchange.stripes[0]->alltoall_base(receive, send, receive_sizes, send_sizes, options);
   // The sent buffer lives until the work completes, whatever the backend keeps.
   return c10::make_intrusive<WorkWithEpilogue>(std::move(work), [send] {});
 }
