@@ -235,14 +235,9 @@ class CollectivePoster {
       return postUnevenAllgather(unevenExchange(), input_, output_);
     }
     checkBlocks(output_, input_, team_size_, "output", "input");
-    if (team_size_ == 2 && stripes_ == 1 && blocksAreContiguous(output_, 2)) {
-      const int64_t mine = positionOf(my_device_);
-      return postPairAllgather(unevenExchange(), input_, block(output_, mine, 2, input_),
-                               block(output_, 1 - mine, 2, input_));
-    }
     // A chunk's rows of a whole gathered tensor ([devices, rows, ...] of
     // [devices, c, ...] blocks): every member's block is contiguous, so the
-    // list form writes into them, with no staging copy of ours.
+    // list form writes into them in place, with no staging copy.
     if (!output_.is_contiguous() && blocksAreContiguous(output_, team_size_)) {
       return allgatherBlocks(input_.contiguous(), output_);
     }

@@ -4,7 +4,6 @@
 #include <numeric>
 #include <utility>
 
-#include "hostir/ir/error.h"
 #include "hostir/multidevice/row_chunks.h"
 #include "hostir/runtime/comm/collective_buffers.h"
 #include "hostir/runtime/comm/collective_works.h"
@@ -129,30 +128,6 @@ c10::intrusive_ptr<c10d::Work> postUnevenAllgather(const UnevenExchange& exchang
     }
     out.copyBack();
   });
-}
-
-c10::intrusive_ptr<c10d::Work> postPairAllgather(const UnevenExchange& exchange,
-                                                 const at::Tensor& piece, const at::Tensor& mine,
-                                                 const at::Tensor& theirs) {
-  HOSTIR_CHECK(exchange.team.size() == 2 && exchange.stripes.size() == 1 && mine.is_contiguous() &&
-                   theirs.is_contiguous() && mine.numel() == piece.numel() &&
-                   theirs.numel() == piece.numel(),
-               "postPairAllgather takes 2 members, 1 stripe and contiguous blocks of the piece's ",
-               piece.numel(), " elements");
-  at::Tensor send = piece.contiguous().view(-1);
-  at::Tensor receive = theirs.view(-1);
-  mine.view(-1).copy_(send);
-  // Nothing to this member itself; all of `piece` to the other one.
-  const int64_t other = positionsByGroupRank(exchange.team)[0] == exchange.position ? 1 : 0;
-  std::vector<int64_t> send_sizes(2, 0);
-  send_sizes[static_cast<size_t>(other)] = piece.numel();
-  std::vector<int64_t> receive_sizes = send_sizes;
-  c10d::AllToAllOptions options;
-  options.timeout = exchange.timeout;
-  auto work =
-      exchange.stripes[0]->alltoall_base(receive, send, receive_sizes, send_sizes, options);
-  // The sent buffer lives until the work completes, whatever the backend keeps.
-  return c10::make_intrusive<WorkWithEpilogue>(std::move(work), [send] {});
 }
 
 c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(const UnevenExchange& exchange,

@@ -39,17 +39,6 @@ c10::intrusive_ptr<c10d::Work> postUnevenAllgather(const UnevenExchange& exchang
                                                    const at::Tensor& piece,
                                                    const at::Tensor& whole);
 
-// The allgather of two members: `piece` into `mine`, this member's block of
-// the gathered tensor, by a local copy, and the other member's piece
-// straight into `theirs`, its block (both contiguous, each of `piece`'s
-// element count), by an all-to-all with split sizes that sends `piece`
-// itself. Gloo 1.13's allgather would gather into a fresh flat buffer and
-// copy both blocks out of it (docs/performance.md, "A two-member allgather
-// without Gloo's flat buffer").
-c10::intrusive_ptr<c10d::Work> postPairAllgather(const UnevenExchange& exchange,
-                                                 const at::Tensor& piece, const at::Tensor& mine,
-                                                 const at::Tensor& theirs);
-
 // Reduces every member's `whole` with `op` and leaves this member's piece of
 // axis `axis` of the result in `piece` (any shape of its element count). The
 // sent buffer is `whole` itself when contiguous, cut on axis 0 and the team
