@@ -184,8 +184,8 @@ void BM_BatchedMatmulShapes(benchmark::State& state) {
   const bool lhs_transposed = state.range(3) != 0;
   constexpr int64_t kBatch = 8;
   at::manual_seed(0);
-  const at::Tensor lhs = lhs_transposed ? at::randn({kBatch, k, m}).transpose(1, 2)
-                                        : at::randn({kBatch, m, k});
+  const at::Tensor lhs =
+      lhs_transposed ? at::randn({kBatch, k, m}).transpose(1, 2) : at::randn({kBatch, m, k});
   const at::Tensor rhs = at::randn({kBatch, k, n});
   at::Tensor out_aten = at::empty({kBatch, m, n});
   at::Tensor out_dnnl = at::empty_like(out_aten);

@@ -227,8 +227,8 @@ TEST_F(ExpressionEvaluatorTest, AReshapeThatIsNoViewCopiesOnceIntoItsBuffer) {
   ee.bind(heads, t0);
   at::Tensor into = at::empty({5, 12});
   runtime::countTensorMemory();
-  const int64_t extra = runtime::peakTensorBytesOf(
-      [&] { evaluateFusionOpInto(merged->definition(), ee, into); });
+  const int64_t extra =
+      runtime::peakTensorBytesOf([&] { evaluateFusionOpInto(merged->definition(), ee, into); });
   EXPECT_EQ(extra, 0);
   EXPECT_TRUE(at::equal(into, t0.permute({1, 0, 2}).reshape({5, 12})));
   // A reshape that is a view, and one into a strided buffer, as before.
