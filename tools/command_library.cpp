@@ -38,8 +38,11 @@ int runLoadedCommand(int argc, char** argv) {
     return command(argc, argv);
   }
   std::cerr << "hostir: error: cannot load libhostir_commands, which holds the commands that "
-               "run programs (sp-mlp, sp-layer, run, lower, targets); tried:"
-            << tried << "\n";
+               "run programs (";
+  for (std::string_view command : kLoadedCommands) {
+    std::cerr << command << (command == kLoadedCommands.back() ? "" : ", ");
+  }
+  std::cerr << "); tried:" << tried << "\n";
   return 1;
 }
 

@@ -138,7 +138,7 @@ std::optional<int> dispatchLocalCommand(const std::vector<std::string>& args) {
   if (command == "opt") {
     return runOptCommand(rest);
   }
-  for (const char* loaded : {"sp-mlp", "sp-layer", "lower", "run", "targets"}) {
+  for (std::string_view loaded : kLoadedCommands) {
     if (command == loaded) {
       return std::nullopt;
     }
