@@ -9,9 +9,9 @@
 namespace hostir::tools {
 
 // A built-in example's program: its name, what it computes and how to build
-// its fusion. No ATen here, so that `hostir-opt` (the IR tool, which never
-// loads libtorch) lowers the same examples as `hostir`; their inputs and
-// ATen references are in examples.h.
+// its fusion. No ATen here, so that `hostir list`, `print` and `opt` run
+// without loading libtorch (main.cpp); their inputs and ATen references are
+// in examples.h.
 struct ExampleFusion {
   std::string name;
   std::string description;

@@ -9,27 +9,13 @@
 # pass table of `hostir passes` (both stages), and each pass has a lit test
 # (tests/lit/PASS.hir); a pass it cannot run on its input, a file it cannot
 # read and text it cannot parse are errors that say so.
-# The checks run `hostir-opt`, which is `hostir opt` without libtorch (~15 ms
-# a start where `hostir` takes ~1 s: this script starts it ~80 times); that
-# `hostir opt` is the same program is checked first.
-# Usage: HOSTIR_OPT=HOSTIR_OPT_BINARY cli_opt_test.sh HOSTIR_BINARY SOURCE_DIR
+# Usage: cli_opt_test.sh HOSTIR_BINARY SOURCE_DIR
 set -uo pipefail
 hostir=$1
 source_dir=$2
-hostir_opt=${HOSTIR_OPT:?"set HOSTIR_OPT to the hostir-opt binary"}
 status=0
 fail() { echo "FAIL: $*"; status=1; }
-opt() { "$hostir_opt" "$@"; }
-
-# `hostir opt` and `hostir-opt`: the same output, the same errors.
-[[ "$("$hostir" opt --example sp-layer --chunks 2 --device 1)" == "$(opt --example sp-layer --chunks 2 --device 1)" ]] ||
-  fail "hostir opt and hostir-opt print different programs for sp-layer"
-[[ "$("$hostir" opt --list-passes)" == "$(opt --list-passes)" ]] ||
-  fail "hostir opt and hostir-opt list different passes"
-cli_error=$("$hostir" opt --pass frobnicate --example mlp 2>&1) && fail "hostir opt --pass frobnicate succeeded"
-tool_error=$(opt --pass frobnicate --example mlp 2>&1) && fail "hostir-opt --pass frobnicate succeeded"
-[[ "${cli_error#hostir: }" == "${tool_error#hostir-opt: }" ]] ||
-  fail "hostir opt and hostir-opt fail differently: '$cli_error' against '$tool_error'"
+opt() { "$hostir" opt "$@"; }
 
 round_trip() {  # ARGS...: the program `opt ARGS` prints (its comment lines aside), parsed and printed again
   local printed reprinted

@@ -1,12 +1,11 @@
 # lit configuration of the pass tests: a .hir file per pass (PASS.hir, and
 # PASS_WHAT.hir for a second input), its input in
 # the textual host IR (docs/lowering.md, "Textual host IR and `hostir
-# opt`"), a host program or, for a presegmentation pass, a fusion, with RUN lines that run the pass with `hostir-opt` and
+# opt`"), a host program or, for a presegmentation pass, a fusion, with RUN lines that run the pass with `hostir opt` and
 # CHECK lines that FileCheck matches against what it prints.
 #
 # CTest runs the whole folder as `lit.suite` (tests/CMakeLists.txt) with
-#   --param hostir=<the hostir binary> --param hostir_opt=<hostir-opt, `hostir opt`
-#   without libtorch: ~15 ms a start instead of ~1 s> --param filecheck=<FileCheck>
+#   --param hostir=<the hostir binary> --param filecheck=<FileCheck>
 #   --param output=<a folder of the build tree for lit's Output/>
 import os
 
@@ -27,8 +26,6 @@ def required_param(name):
 
 
 config.test_exec_root = required_param("output")
-# %hostir-opt before %hostir, its prefix (lit substitutes in this order).
-config.substitutions.append(("%hostir-opt", required_param("hostir_opt")))
 config.substitutions.append(("%hostir", required_param("hostir")))
 config.substitutions.append(("FileCheck", required_param("filecheck")))
 # Every pass runs with the verifier after it, as in the C++ tests.
