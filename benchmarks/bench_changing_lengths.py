@@ -61,8 +61,8 @@ def main():
         title = "the MLP block"
     else:
         fd = TransformerLayer(args.hidden // args.heads, ranks, args.chunks)
-        args.tokens = 1
-        weights = fusion_inputs(draw_layer(args), args.heads)[1:]
+        sizes = argparse.Namespace(tokens=1, hidden=args.hidden, ffn=args.ffn)  # x drawn per call
+        weights = fusion_inputs(draw_layer(sizes), args.heads)[1:]
         title = f"the transformer layer ({args.heads} heads)"
     step = Differentiable(fd)
 
