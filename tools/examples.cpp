@@ -1,5 +1,6 @@
 #include "examples.h"
 
+#include <algorithm>
 #include <map>
 
 #include "hostir/ir/error.h"
@@ -71,8 +72,7 @@ const std::vector<Example>& builtinExamples() {
       auto data = exampleData().find(fusion.name);
       HOSTIR_CHECK(data != exampleData().end(), "example '", fusion.name,
                    "' has no inputs and reference in tools/examples.cpp");
-      all.push_back(Example{fusion.name, fusion.description, fusion.build, data->second.make_inputs,
-                            data->second.reference});
+      all.push_back(Example{&fusion, data->second.make_inputs, data->second.reference});
     }
     return all;
   }();
@@ -80,13 +80,9 @@ const std::vector<Example>& builtinExamples() {
 }
 
 const Example& findExample(const std::string& name) {
-  findExampleFusion(name);  // the error naming the valid examples
-  for (const Example& example : builtinExamples()) {
-    if (example.name == name) {
-      return example;
-    }
-  }
-  HOSTIR_THROW("no example named '", name, "'");
+  const ExampleFusion* fusion = &findExampleFusion(name);  // or the error naming the valid ones
+  return *std::find_if(builtinExamples().begin(), builtinExamples().end(),
+                       [fusion](const Example& example) { return example.fusion == fusion; });
 }
 
 }  // namespace hostir::tools

@@ -13,9 +13,7 @@ namespace hostir::tools {
 // A built-in example: its fusion (example_fusions.h), inputs for it, and the
 // same computation written directly in ATen to check hostir's result against.
 struct Example {
-  std::string name;
-  std::string description;
-  std::function<void(Fusion&)> build;
+  const ExampleFusion* fusion;  // name, description, build
   std::function<std::vector<at::Tensor>()> make_inputs;
   std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> reference;
 };

@@ -50,7 +50,7 @@ void printSegmentExecution(const HostIrContainer& program) {
 
 int lowerCommand(const std::string& name) {
   Fusion fusion;
-  findExample(name).build(fusion);
+  findExampleFusion(name).build(fusion);
   fusion.print();
   // The pipeline the Executor runs (presegmentation included), so that the
   // program printed is the one `hostir run` runs.
@@ -77,8 +77,8 @@ int lowerCommand(const std::string& name) {
 int runCommand(const std::string& name, int runs) {
   const Example& example = findExample(name);
   Fusion fusion;
-  example.build(fusion);
-  std::cout << "== " << example.name << ": " << example.description << "\n";
+  example.fusion->build(fusion);
+  std::cout << "== " << example.fusion->name << ": " << example.fusion->description << "\n";
   fusion.print();
   HostExecutor executor(fusion);
   std::cout << executor.hostProgram().toString();
