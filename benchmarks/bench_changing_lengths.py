@@ -15,10 +15,14 @@ rank checks that the forward and backward were lowered once and that no
 kernel was compiled or loaded during the sweep. Rank 0 prints the table and
 the ratios' median, 90th percentile and maximum (target: call k <= 1.1x a
 repeated call of the same length). 1 intra-op thread per rank.
+
+With --engine torch, the same sweep times each rank's compute as plain torch
+autograd instead (its shards of the weights on the whole tokens, forward +
+backward, no communication: what a new length costs a process without
+hostir, on the same machine).
 """
 
 import argparse
-import os
 import pathlib
 import random
 import statistics
@@ -33,7 +37,7 @@ from hostir.autograd import Differentiable
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 from python_mlp import Mlp  # noqa: E402
-from transformer_layer import TransformerLayer, draw_layer, fusion_inputs  # noqa: E402
+from transformer_layer import TransformerLayer, compute_only, draw_layer, fusion_inputs  # noqa: E402
 
 
 def kernels_made():
@@ -50,6 +54,8 @@ def main():
     parser.add_argument("--chunks", type=int, default=4)
     parser.add_argument("--program", choices=("mlp", "layer"), default="mlp")
     parser.add_argument("--heads", type=int, default=8, help="the layer's attention heads")
+    parser.add_argument("--engine", choices=("hostir", "torch"), default="hostir",
+                        help="torch: each rank's compute as plain torch autograd, no communication")
     args = parser.parse_args()
     torch.set_num_threads(1)
     rank, ranks = dist.init(), dist.world_size()
@@ -66,13 +72,24 @@ def main():
         title = f"the transformer layer ({args.heads} heads)"
     step = Differentiable(fd)
 
+    def torch_step(x, mine):
+        """The rank's compute as plain torch: the whole tokens, its shards."""
+        x_full = x.detach().requires_grad_()
+        if args.program == "mlp":
+            F = torch.nn.functional
+            return F.linear(F.gelu(F.linear(x_full, mine[1])), mine[2])
+        return compute_only(x_full, mine, args.hidden // args.heads)
+
     def run(tokens):
         x = torch.randn(tokens, args.hidden)
         dy = torch.randn(tokens, args.hidden)
         mine = [t.detach().requires_grad_() for t in dist.shard_inputs(fd, [x] + weights)]
         dist.barrier()
         start = time.perf_counter()
-        step(*mine).backward(dy.chunk(ranks, 0)[rank].contiguous())
+        if args.engine == "torch":
+            torch_step(x, mine).backward(dy)
+        else:
+            step(*mine).backward(dy.chunk(ranks, 0)[rank].contiguous())
         dist.barrier()
         return (time.perf_counter() - start) * 1e3
 
@@ -86,13 +103,16 @@ def main():
         first = run(tokens)
         again = statistics.median(run(tokens) for _ in range(args.repeats))
         rows.append((tokens, first, again, first / again))
-    lowerings = (step._forward.num_lowerings(), step._backward.num_lowerings())
     made = kernels_made() - before
-    assert lowerings == (1, 1), f"rank {rank}: lowered (forward, backward) {lowerings} times"
-    assert made == 0, f"rank {rank}: {made} kernels compiled or loaded during the sweep"
+    if args.engine == "hostir":
+        lowerings = (step._forward.num_lowerings(), step._backward.num_lowerings())
+        assert lowerings == (1, 1), f"rank {rank}: lowered (forward, backward) {lowerings} times"
+        assert made == 0, f"rank {rank}: {made} kernels compiled or loaded during the sweep"
     if rank == 0:
-        print(f"one training step of {title} (hidden {args.hidden}, ffn {args.ffn}, "
-              f"{args.chunks} chunks), {ranks} ranks, 1 thread per rank, "
+        what = (f"{args.chunks} chunks" if args.engine == "hostir" else
+                "each rank's compute as plain torch autograd, no communication")
+        print(f"one training step of {title} (hidden {args.hidden}, ffn {args.ffn}, {what}), "
+              f"{ranks} ranks, 1 thread per rank, "
               f"{len(lengths)} lengths; first call / median of {args.repeats} repeats")
         print(f"{'tokens':>7} {'first ms':>9} {'repeat ms':>9} {'ratio':>6}")
         for tokens, first, again, ratio in rows:
@@ -100,8 +120,10 @@ def main():
         ratios = sorted(r for *_, r in rows)
         p90 = ratios[min(len(ratios) - 1, int(0.9 * len(ratios)))]
         print(f"ratio: median {statistics.median(ratios):.3f}, 90th percentile {p90:.3f}, "
-              f"max {ratios[-1]:.3f}; lowerings (forward, backward) {lowerings}; "
-              f"kernels compiled or loaded during the sweep: {made}")
+              f"max {ratios[-1]:.3f}" + (
+                  f"; lowerings (forward, backward) {lowerings}; "
+                  f"kernels compiled or loaded during the sweep: {made}"
+                  if args.engine == "hostir" else ""))
 
 
 if __name__ == "__main__":

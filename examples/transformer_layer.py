@@ -235,7 +235,8 @@ def fusion_inputs(t, heads):
 
 def compute_only(x_full, local, head_dim):
     """One rank's compute as plain torch on the whole (gathered) tokens: its
-    heads' attention and its share of the FFN, no communication."""
+    heads' attention and its share of the FFN, no communication. Returns the
+    rank's partial output (before the reduce-scatter)."""
     _, ln1_w, ln1_b, wq, wk, wv, wo, ln2_w, ln2_b, w1, w2 = local
     F = torch.nn.functional
     tokens, hidden = x_full.shape
@@ -246,7 +247,7 @@ def compute_only(x_full, local, head_dim):
     probs = torch.softmax(scores.masked_fill(future, float("-inf")), -1)
     h = x_full + ((probs @ v) @ wo).sum(0)
     hn = F.layer_norm(h, [hidden], ln2_w, ln2_b, 1e-5)
-    F.linear(F.gelu(F.linear(hn, w1)), w2)
+    return F.linear(F.gelu(F.linear(hn, w1)), w2)
 
 
 def timed(body):
