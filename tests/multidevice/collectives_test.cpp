@@ -19,9 +19,11 @@
 #include "hostir/ir/fusion.h"
 #include "hostir/ir/tensor_factories.h"
 #include "hostir/multidevice/row_chunks.h"
+#include "hostir/runtime/buffer_pool.h"
 #include "hostir/runtime/comm/block_communication.h"
 #include "hostir/runtime/comm/collectives.h"
 #include "hostir/runtime/comm/communicator.h"
+#include "hostir/runtime/tensor_memory.h"
 
 namespace hostir {
 namespace {
@@ -318,6 +320,52 @@ TEST_F(CollectivesTest, ReduceScatter) {
       }
     }
   }
+}
+
+// A reduce-scatter's scratch (the rows stacked to send, the blocks
+// received) is a lease of the buffer pool: a sweep of lengths, each call a
+// run, keeps none of the earlier lengths' scratch once runs stop asking for
+// them. Before, each length's buffers were kept for the life of the process
+// (up to 4 per size): live tensor memory grew by a set per length. Axis 1,
+// so that the rows are stacked; 1 MiB or more a member, so that the pool
+// takes them.
+TEST_F(CollectivesTest, ScratchOfALengthNoLongerUsedIsFreed) {
+  const int64_t n = communicator_.size();
+  if (n == 1) {
+    GTEST_SKIP() << "a team of one reduces locally: no scratch (runs on 2 and 4 ranks)";
+  }
+  runtime::countTensorMemory();
+  std::vector<int64_t> team(static_cast<size_t>(n));
+  std::iota(team.begin(), team.end(), 0);
+  const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                 .team = team,
+                                                 .reduce_op = ReduceOp::Sum,
+                                                 .scattered_axis = 1});
+  constexpr int64_t kCols = 1024;
+  const auto reduceScatterOf = [&](int64_t rows) {
+    BufferPool::shared().recycle();  // one call, one run
+    at::Tensor input = at::ones({rows, kCols * n});
+    at::Tensor output = at::zeros({rows, kCols});
+    run(communication, input, output);
+    EXPECT_TRUE(at::equal(output, at::full({rows, kCols}, static_cast<float>(n))));
+  };
+  reduceScatterOf(256);
+  const int64_t live = runtime::liveTensorBytes();
+  const int64_t held = BufferPool::shared().heldBytes();
+  for (int64_t rows = 264; rows <= 304; rows += 8) {
+    reduceScatterOf(rows);
+  }
+  for (int64_t run = 0; run <= BufferPool::kIdleRuns; ++run) {
+    reduceScatterOf(304);
+  }
+  const int64_t one_length = 2 * 304 * kCols * n * 4;  // stacked rows + blocks received
+  // At most the last length's set is alive or leased twice over: a finished
+  // work's references may still be let go on c10d's thread (7 lengths kept
+  // would be 6 sets more).
+  EXPECT_LE(runtime::liveTensorBytes(), live + one_length)
+      << "scratch of earlier lengths still alive";
+  EXPECT_LE(BufferPool::shared().heldBytes(), held + 2 * one_length)
+      << "the pool keeps earlier lengths' scratch";
 }
 
 // Pieces of unequal rows, as torch.chunk cuts an axis over the team (issue

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "hostir/multidevice/row_chunks.h"
+#include "hostir/runtime/buffer_pool.h"
 
 namespace hostir {
 
@@ -24,9 +25,8 @@ void fillWithIdentity(at::Tensor& tensor, ReduceOp op) {
   }
 }
 
-ScratchBuffers& collectiveScratch() {
-  static ScratchBuffers scratch;
-  return scratch;
+at::Tensor collectiveScratch(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  return BufferPool::shared().take(sizes.vec(), c10::typeMetaToScalarType(options.dtype()));
 }
 
 void reduceAlongFirstAxisInto(const at::Tensor& blocks, ReduceOp op, const at::Tensor& out) {

@@ -2,8 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include <map>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -38,46 +36,14 @@ struct WritableBuffer {
 // contribute puts in.
 void fillWithIdentity(at::Tensor& tensor, ReduceOp op);
 
-// Send and receive buffers of composed collectives (reduce-scatters,
-// uneven allgathers), kept for reuse: a fresh buffer per op costs page
-// faults on every transfer (measured 1.7x at 16-64 MiB). A buffer returns
-// here once its op's epilogue has read it, so concurrent ops never share one.
-class ScratchBuffers {
- public:
-  at::Tensor acquire(const at::Tensor& like) {
-    return acquire(like.sizes(), like.options());
-  }
-  // A contiguous tensor of `sizes` and the dtype of `options`.
-  at::Tensor acquire(at::IntArrayRef sizes, const at::TensorOptions& options) {
-    int64_t numel = 1;
-    for (int64_t size : sizes) {
-      numel *= size;
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto& free = free_[{numel, c10::typeMetaToScalarType(options.dtype())}];
-    if (free.empty()) {
-      return at::empty(sizes, options.memory_format(at::MemoryFormat::Contiguous));
-    }
-    at::Tensor buffer = std::move(free.back());
-    free.pop_back();
-    return buffer.view(sizes);
-  }
-  void release(at::Tensor buffer) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto& free = free_[{buffer.numel(), buffer.scalar_type()}];
-    if (free.size() < kMaxFreePerShape) {
-      free.push_back(std::move(buffer));
-    }
-  }
-
- private:
-  static constexpr size_t kMaxFreePerShape = 4;
-  std::mutex mutex_;
-  std::map<std::pair<int64_t, at::ScalarType>, std::vector<at::Tensor>> free_;
-};
-
-// The process-wide scratch of composed collectives.
-ScratchBuffers& collectiveScratch();
+// A send or receive buffer of a composed collective (reduce-scatters,
+// uneven allgathers): contiguous, of `sizes` and the dtype of `options`, a
+// lease of the process's buffer pool (buffer_pool.h), so that a transfer
+// writes memory already faulted in (a fresh buffer per op measured 1.7x at
+// 16-64 MiB), and memory of sizes no recent run asked for (a sequence
+// length that changed) is freed by the pool's rules. The block goes back to
+// the pool when the last reference goes: the op's epilogue, once run.
+at::Tensor collectiveScratch(at::IntArrayRef sizes, const at::TensorOptions& options);
 
 // [begin, end) of piece `index` of `count` near-equal pieces of `extent`
 // (the stripes of a striped collective).

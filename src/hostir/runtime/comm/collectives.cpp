@@ -490,20 +490,23 @@ class CollectivePoster {
       rows[groupRank(params_.team[position])] = input_.narrow(axis, position * extent, extent);
     }
     const bool team_is_sorted = std::is_sorted(params_.team.begin(), params_.team.end());
-    at::Tensor send = (axis == 0 && team_is_sorted && input_.is_contiguous())
-                          ? input_.view({team_size_, -1})
-                          : at::stack(rows).view({team_size_, -1});
+    at::Tensor send = input_.view({team_size_, -1});
+    if (axis != 0 || !team_is_sorted || !input_.is_contiguous()) {
+      std::vector<int64_t> stacked = rows[0].sizes().vec();
+      stacked.insert(stacked.begin(), team_size_);
+      at::Tensor stacked_rows = collectiveScratch(stacked, input_.options());
+      send = at::stack_out(stacked_rows, rows).view({team_size_, -1});
+    }
     std::vector<int64_t> equal_split;  // empty: n equal blocks along axis 0
     c10d::AllToAllOptions options;
     options.timeout = timeout();
     const ReduceOp op = *params_.reduce_op;
     if (stripes_ == 1) {
-      at::Tensor received = collectiveScratch().acquire(send);
+      at::Tensor received = collectiveScratch(send.sizes(), send.options());
       auto work = group_->alltoall_base(received, send, equal_split, equal_split, options);
       at::Tensor output = output_;
       return withEpilogue(std::move(work), [received, output, op, send] {
         reduceAlongFirstAxisInto(received, op, output);
-        collectiveScratch().release(received);
       });
     }
     // Stripe i moves columns [b_i, e_i) of every row of the send buffer
@@ -515,7 +518,7 @@ class CollectivePoster {
     for (int64_t stripe = 0; stripe < stripes_; ++stripe) {
       auto [begin, end] = pieceBounds(send.size(1), stripe, stripes_);
       sent.push_back(send.slice(1, begin, end).contiguous());
-      received.push_back(collectiveScratch().acquire(sent.back()));
+      received.push_back(collectiveScratch(sent.back().sizes(), sent.back().options()));
       destinations.push_back(out.buffer.view(-1).slice(0, begin, end));
       pieces.push_back(stripeGroup(stripe).alltoall_base(received.back(), sent.back(), equal_split,
                                                          equal_split, options));
@@ -524,7 +527,6 @@ class CollectivePoster {
                         [received, destinations, op, sent, out] {
                           for (size_t i = 0; i < received.size(); ++i) {
                             reduceAlongFirstAxisInto(received[i], op, destinations[i]);
-                            collectiveScratch().release(received[i]);
                           }
                           out.copyBack();
                         });

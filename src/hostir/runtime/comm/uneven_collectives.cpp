@@ -55,7 +55,7 @@ struct Landing {
       receive = flat_target.narrow(0, begin, total);
       return;
     }
-    receive = collectiveScratch().acquire({total}, flat_target.options());
+    receive = collectiveScratch({total}, flat_target.options());
     target = flat_target;
     regions = wanted;
   }
@@ -68,7 +68,6 @@ struct Landing {
       target.narrow(0, region.offset, region.numel).copy_(receive.narrow(0, offset, region.numel));
       offset += region.numel;
     }
-    collectiveScratch().release(receive);
   }
 };
 
@@ -141,12 +140,9 @@ c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(const UnevenExchange& exc
   // follow each other in it, else packed into a scratch.
   const bool in_place = axis == 0 && whole.is_contiguous() &&
                         std::is_sorted(exchange.team.begin(), exchange.team.end());
-  std::vector<at::Tensor> scratch;  // returned to collectiveScratch() once read
   const at::Tensor packed =
-      in_place ? whole.view(-1) : collectiveScratch().acquire({whole.numel()}, whole.options());
-  if (!in_place) {
-    scratch.push_back(packed);
-  }
+      in_place ? whole.view(-1) : collectiveScratch({whole.numel()}, whole.options());
+  std::vector<at::Tensor> sent;  // alive until the exchange is done
   std::vector<int64_t> offsets(k), numels(k);
   int64_t offset = 0;
   for (int64_t rank = 0; rank < k; ++rank) {
@@ -176,18 +172,18 @@ c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(const UnevenExchange& exc
         parts.push_back(packed.narrow(0, offsets[rank] + begin, end - begin));
         send_sizes[rank] = end - begin;
       }
-      send = collectiveScratch().acquire(
-          {std::accumulate(send_sizes.begin(), send_sizes.end(), int64_t{0})}, whole.options());
+      send = collectiveScratch({std::accumulate(send_sizes.begin(), send_sizes.end(), int64_t{0})},
+                               whole.options());
       at::cat_out(send, parts);
-      scratch.push_back(send);
     }
     const auto [begin, end] = pieceBounds(piece.numel(), stripe, stripes);
     std::vector<int64_t> receive_sizes(k, end - begin);
-    received.push_back(collectiveScratch().acquire({k * (end - begin)}, whole.options()));
+    received.push_back(collectiveScratch({k * (end - begin)}, whole.options()));
+    sent.push_back(send);
     works.push_back(exchange.stripes[stripe]->alltoall_base(received.back(), send, receive_sizes,
                                                             send_sizes, options));
   }
-  return c10::make_intrusive<WorkWithEpilogue>(allOf(std::move(works)), [received, scratch, out,
+  return c10::make_intrusive<WorkWithEpilogue>(allOf(std::move(works)), [received, sent, out,
                                                                          out_flat, op, k, stripes,
                                                                          whole] {
     for (int64_t stripe = 0; stripe < stripes; ++stripe) {
@@ -196,10 +192,6 @@ c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(const UnevenExchange& exc
       if (end > begin) {
         reduceAlongFirstAxisInto(blocks.view({k, end - begin}), op, out_flat.slice(0, begin, end));
       }
-      collectiveScratch().release(blocks);
-    }
-    for (const at::Tensor& buffer : scratch) {
-      collectiveScratch().release(buffer);
     }
     out.copyBack();
   });
