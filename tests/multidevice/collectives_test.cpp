@@ -322,6 +322,33 @@ TEST_F(CollectivesTest, ReduceScatter) {
   }
 }
 
+// An input that is not contiguous (a transposed tensor) is stacked into the
+// send rows, not viewed as them.
+TEST_F(CollectivesTest, ReduceScatterOfANonContiguousInput) {
+  for (const auto& team : teams()) {
+    const int64_t n = static_cast<int64_t>(team.size());
+    const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                   .team = team,
+                                                   .reduce_op = ReduceOp::Sum,
+                                                   .scattered_axis = 0});
+    const auto transposed = [&](int64_t device) {
+      return localTensor(device, 3, {kCols, kRows * n}).t();
+    };
+    at::Tensor input = transposed(me_);
+    ASSERT_FALSE(input.is_contiguous());
+    at::Tensor output = at::zeros({kRows, kCols});
+    run(communication, input, output);
+    if (contains(team, me_)) {
+      std::vector<at::Tensor> inputs;
+      for (int64_t device : team) {
+        inputs.push_back(transposed(device));
+      }
+      EXPECT_TRUE(at::equal(output, at::stack(inputs).sum(0).chunk(n, 0)[positionOf(team, me_)]))
+          << communication.toString();
+    }
+  }
+}
+
 // A reduce-scatter's scratch (the rows stacked to send, the blocks
 // received) is a lease of the buffer pool: a sweep of lengths, each call a
 // run, keeps none of the earlier lengths' scratch once runs stop asking for

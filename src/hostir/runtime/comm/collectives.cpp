@@ -490,8 +490,10 @@ class CollectivePoster {
       rows[groupRank(params_.team[position])] = input_.narrow(axis, position * extent, extent);
     }
     const bool team_is_sorted = std::is_sorted(params_.team.begin(), params_.team.end());
-    at::Tensor send = input_.view({team_size_, -1});
-    if (axis != 0 || !team_is_sorted || !input_.is_contiguous()) {
+    at::Tensor send;
+    if (axis == 0 && team_is_sorted && input_.is_contiguous()) {
+      send = input_.view({team_size_, -1});
+    } else {
       std::vector<int64_t> stacked = rows[0].sizes().vec();
       stacked.insert(stacked.begin(), team_size_);
       at::Tensor stacked_rows = collectiveScratch(stacked, input_.options());
