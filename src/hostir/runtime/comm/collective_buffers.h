@@ -42,7 +42,8 @@ void fillWithIdentity(at::Tensor& tensor, ReduceOp op);
 // writes memory already faulted in (a fresh buffer per op measured 1.7x at
 // 16-64 MiB), and memory of sizes no recent run asked for (a sequence
 // length that changed) is freed by the pool's rules. The block goes back to
-// the pool when the last reference goes: the op's epilogue, once run.
+// the pool when its last reference goes: the op's work (its epilogue holds
+// the buffers), once the program lets it go after its Wait.
 at::Tensor collectiveScratch(at::IntArrayRef sizes, const at::TensorOptions& options);
 
 // [begin, end) of piece `index` of `count` near-equal pieces of `extent`
