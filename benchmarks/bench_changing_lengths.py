@@ -20,11 +20,17 @@ With --engine torch, the same sweep times each rank's compute as plain torch
 autograd instead (its shards of the weights on the whole tokens, forward +
 backward, no communication: what a new length costs a process without
 hostir, on the same machine).
+
+With --memory, rank 0 also prints per length the minor page faults of the
+first call and the median of the repeats' (getrusage), and at the end
+glibc's heap (mallinfo2: memory from the system, heap and mappings).
 """
 
 import argparse
+import ctypes
 import pathlib
 import random
+import resource
 import statistics
 import sys
 import time
@@ -38,6 +44,19 @@ from hostir.autograd import Differentiable
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 from python_mlp import Mlp  # noqa: E402
 from transformer_layer import TransformerLayer, compute_only, draw_layer, fusion_inputs  # noqa: E402
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+
+
+def malloc_from_system_mib():
+    """glibc's heap and its own mappings, in MiB (what malloc took from the system)."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _MallInfo2
+    info = libc.mallinfo2()
+    return (info.arena + info.hblkhd) / 2**20
 
 
 def kernels_made():
@@ -56,6 +75,8 @@ def main():
     parser.add_argument("--heads", type=int, default=8, help="the layer's attention heads")
     parser.add_argument("--engine", choices=("hostir", "torch"), default="hostir",
                         help="torch: each rank's compute as plain torch autograd, no communication")
+    parser.add_argument("--memory", action="store_true",
+                        help="also print page faults per call and malloc's heap at the end")
     args = parser.parse_args()
     torch.set_num_threads(1)
     rank, ranks = dist.init(), dist.world_size()
@@ -85,13 +106,15 @@ def main():
         dy = torch.randn(tokens, args.hidden)
         mine = [t.detach().requires_grad_() for t in dist.shard_inputs(fd, [x] + weights)]
         dist.barrier()
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         start = time.perf_counter()
         if args.engine == "torch":
             torch_step(x, mine).backward(dy)
         else:
             step(*mine).backward(dy.chunk(ranks, 0)[rank].contiguous())
         dist.barrier()
-        return (time.perf_counter() - start) * 1e3
+        elapsed = (time.perf_counter() - start) * 1e3
+        return elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
 
     run(ranks * 700)  # warm-up: lowering, kernels, packed weights
     before = kernels_made()
@@ -100,9 +123,11 @@ def main():
     lengths = random.Random(0).sample([ranks * n for n in range(256, 1025)], args.lengths)
     rows = []
     for tokens in lengths:
-        first = run(tokens)
-        again = statistics.median(run(tokens) for _ in range(args.repeats))
-        rows.append((tokens, first, again, first / again))
+        first, first_faults = run(tokens)
+        repeats = [run(tokens) for _ in range(args.repeats)]
+        again = statistics.median(ms for ms, _ in repeats)
+        faults = statistics.median(count for _, count in repeats)
+        rows.append((tokens, first, again, first / again, first_faults, faults))
     made = kernels_made() - before
     if args.engine == "hostir":
         lowerings = (step._forward.num_lowerings(), step._backward.num_lowerings())
@@ -114,16 +139,22 @@ def main():
         print(f"one training step of {title} (hidden {args.hidden}, ffn {args.ffn}, {what}), "
               f"{ranks} ranks, 1 thread per rank, "
               f"{len(lengths)} lengths; first call / median of {args.repeats} repeats")
-        print(f"{'tokens':>7} {'first ms':>9} {'repeat ms':>9} {'ratio':>6}")
-        for tokens, first, again, ratio in rows:
-            print(f"{tokens:>7} {first:>9.1f} {again:>9.1f} {ratio:>6.3f}")
-        ratios = sorted(r for *_, r in rows)
+        print(f"{'tokens':>7} {'first ms':>9} {'repeat ms':>9} {'ratio':>6}" +
+              (f" {'faults first':>12} {'repeat':>7}" if args.memory else ""))
+        for tokens, first, again, ratio, first_faults, faults in rows:
+            print(f"{tokens:>7} {first:>9.1f} {again:>9.1f} {ratio:>6.3f}" +
+                  (f" {first_faults:>12} {faults:>7.0f}" if args.memory else ""))
+        ratios = sorted(row[3] for row in rows)
         p90 = ratios[min(len(ratios) - 1, int(0.9 * len(ratios)))]
         print(f"ratio: median {statistics.median(ratios):.3f}, 90th percentile {p90:.3f}, "
               f"max {ratios[-1]:.3f}" + (
                   f"; lowerings (forward, backward) {lowerings}; "
                   f"kernels compiled or loaded during the sweep: {made}"
                   if args.engine == "hostir" else ""))
+        if args.memory:
+            print(f"page faults per first call: mean {statistics.mean(r[4] for r in rows):.0f}, "
+                  f"per repeat: mean {statistics.mean(r[5] for r in rows):.0f}; malloc's heap "
+                  f"at the end {malloc_from_system_mib():.0f} MiB")
 
 
 if __name__ == "__main__":
