@@ -41,9 +41,8 @@ void keepFreedMemoryMapped(int64_t limit_bytes) {
     return;
   }
   applied = limit_bytes;
-  constexpr int kLargestHeapBlock = 32 << 20;  // glibc's DEFAULT_MMAP_THRESHOLD_MAX
   constexpr int kGlibcDefaultTrim = 128 << 10;
-  mallopt(M_MMAP_THRESHOLD, kLargestHeapBlock);
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(BufferPool::kLargestHeapBlock));
   mallopt(M_TRIM_THRESHOLD, limit_bytes == 0
                                 ? kGlibcDefaultTrim
                                 : static_cast<int>(std::min<int64_t>(limit_bytes, INT_MAX)));
@@ -222,12 +221,25 @@ c10::Storage BufferPool::takeMemory(int64_t bytes) {
       // A size no earlier run asked for is a new shape (a length that
       // changed): the reserve's blocks this run has not asked for are
       // another shape's, and go to malloc, whose heap hands their pages to
-      // the new sizes. Else only sizes one run asked for go.
+      // the new sizes. Else only the blocks of sizes this run is the first
+      // to ask for go (what a program's first run holds is what it has
+      // alive at once); an earlier run's sizes stay for the rest of this
+      // run, which asks for them again (letting them go at the second run's
+      // first miss made it allocate ~600 MiB anew for the transformer
+      // layer: docs/performance.md, "The second run").
       const bool new_shape = shelf.asked[bytes].runs == 1;
       shelf.dropBlocks(freed, [&](int64_t size, const Shelf::Block&) {
         const auto asked = shelf.asked.find(size);
-        return asked == shelf.asked.end() || asked->second.runs <= 1 ||
-               (new_shape && asked->second.last_run != shelf.runs);
+        if (asked == shelf.asked.end()) {
+          return true;
+        }
+        // A block over malloc's largest heap block is a mapping of its own:
+        // freeing it gives no page to the request, and this run or the next
+        // would fault a new one in.
+        const bool asked_first_now = asked->second.runs <= 1 &&
+                                     asked->second.last_run == shelf.runs &&
+                                     size < kLargestHeapBlock;
+        return asked_first_now || (new_shape && asked->second.last_run != shelf.runs);
       });
       shelf.makeRoomFor(bytes, freed);
       ++shelf.made;

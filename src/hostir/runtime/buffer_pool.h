@@ -29,6 +29,10 @@ class BufferPool {
   // Buffers from this size on start on a huge page's boundary and are
   // advised huge pages (newPoolMemory).
   static constexpr int64_t kHugePageBytes = int64_t{2} << 20;
+  // glibc's largest block from a heap (its DEFAULT_MMAP_THRESHOLD_MAX; set
+  // by keepFreedMemoryMapped): a larger one is a mapping of its own, whose
+  // pages no other allocation gets once it is freed.
+  static constexpr int64_t kLargestHeapBlock = int64_t{32} << 20;
   // A block of the reserve that this many runs in a row did not ask for is
   // freed.
   static constexpr int64_t kIdleRuns = 4;
@@ -50,9 +54,10 @@ class BufferPool {
   // (Serving a shorter request from a longer block, as a sequence whose
   // length changes would, did not pay: docs/performance.md, "Sequence
   // lengths that change between calls".) A request no block fits first
-  // frees the reserve's blocks of sizes only one run has asked for (a
+  // frees the reserve's blocks of sizes this run is the first to ask for (a
   // program's first run: what the pool holds during a run is then what the
-  // run has alive at once) or, for a size no run asked for before (a length
+  // run has alive at once; an earlier run's sizes stay, for the same
+  // program's next run) or, for a size no run asked for before (a length
   // that changed), every block this run has not asked for; and, over the
   // byte limit, the least recently asked for; it keeps those that runs ask
   // for again and again (a training step's forward and backward ask for

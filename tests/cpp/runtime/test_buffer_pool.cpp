@@ -142,6 +142,32 @@ TEST(BufferPoolTest, TwoProgramsRunInTurnKeepEachOthersBuffers) {
   EXPECT_EQ(held, int64_t{20} << 20) << "both programs' buffers, 4 + 2 + 8 + 6 MiB";
 }
 
+// A program's second run makes no block its first run had. Its first run
+// keeps what it has alive at once: a miss lets go of the blocks that run
+// let go before (here the 4 MiB one, for the second 8 MiB buffer). The
+// second run's first request then misses too; the 8 MiB blocks, of sizes
+// the first run asked for, stay for the second run's requests. (Before,
+// that miss let them go as well, and the second run made them again: ~600
+// MiB of new memory, faulted in, for the transformer layer at 2,048 tokens,
+// docs/performance.md, "The second run".)
+TEST(BufferPoolTest, ASecondRunRemakesNoBlockOfTheFirstRun) {
+  BufferPool pool;
+  auto run = [&pool] {
+    pool.recycle();
+    { pool.take({1024, 1024}, at::kFloat); }               // 4 MiB, let go
+    at::Tensor first = pool.take({2048, 1024}, at::kFloat);  // 8 MiB
+    at::Tensor second = pool.take({2048, 1024}, at::kFloat);
+  };
+  run();
+  EXPECT_EQ(pool.made(), 3);
+  EXPECT_EQ(pool.heldBytes(), int64_t{16} << 20) << "the 4 MiB block let go at the second miss";
+  run();
+  EXPECT_EQ(pool.made(), 4) << "only the 4 MiB block, which the first run let go, made again";
+  EXPECT_EQ(pool.heldBytes(), int64_t{20} << 20);
+  run();
+  EXPECT_EQ(pool.made(), 4) << "a third run makes nothing";
+}
+
 // A length that changes after several runs: its first request, a size no
 // run asked for before, lets the old length's blocks go (to malloc, whose
 // heap gives their pages to the new sizes), though runs asked for them
