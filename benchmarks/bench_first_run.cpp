@@ -228,8 +228,7 @@ int run(int argc, char** argv) {
         static_cast<long>(communicator.deviceId()), options.program.c_str(), e + 1, compile_ms,
         hostir::KernelCache::global().compiled() - compiled,
         hostir::KernelCache::global().loadedFromDisk() - loaded, first_ms, second_ms, warm_ms,
-        options.runs,
-        first_ms / warm_ms, first_cpu_ms, warm_cpu_ms);
+        options.runs, first_ms / warm_ms, first_cpu_ms, warm_cpu_ms);
     kept.push_back(std::move(program));
   }
   return 0;

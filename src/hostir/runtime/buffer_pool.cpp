@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <iomanip>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #if defined(__GLIBC__)
@@ -21,6 +24,7 @@
 #include <cstdlib>
 
 #include "hostir/ir/error.h"
+#include "hostir/ir/options.h"
 #include "hostir/runtime/environment_count.h"
 #include "hostir/runtime/tensor_memory.h"
 
@@ -176,6 +180,25 @@ void endLease(void* context) {
   // no lock of the pool's.
 }
 
+std::string mib(int64_t bytes) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return text.str();
+}
+
+// HOSTIR_DUMP=buffers: a block the pool makes, memory the process faults in
+// anew (docs/streams.md, "Buffers across runs"), with what the request let
+// go first.
+std::string describeNewBlock(int64_t bytes, const BufferPool::Shelf& shelf,
+                             const std::vector<c10::DataPtr>& let_go) {
+  std::ostringstream text;
+  text << "=== buffer pool, run " << shelf.runs << ": a new block of " << mib(bytes)
+       << " (no free block of its size; reserve " << mib(shelf.reserve_bytes) << ", leased "
+       << mib(shelf.leased_bytes) << "; " << let_go.size() << " free block"
+       << (let_go.size() == 1 ? "" : "s") << " let go for it)\n";
+  return text.str();
+}
+
 }  // namespace
 
 BufferPool::BufferPool() : shelf_(std::make_shared<Shelf>()) {}
@@ -207,6 +230,7 @@ c10::Storage BufferPool::takeMemory(int64_t bytes) {
   lease->shelf = shelf_;
   lease->bytes = bytes;
   std::vector<c10::DataPtr> freed;  // freed after unlocking, as this returns
+  std::string dump;                 // HOSTIR_DUMP=buffers, printed after unlocking
   {
     Shelf& shelf = *shelf_;
     std::lock_guard<std::mutex> lock(shelf.mutex);
@@ -226,7 +250,7 @@ c10::Storage BufferPool::takeMemory(int64_t bytes) {
       // alive at once); an earlier run's sizes stay for the rest of this
       // run, which asks for them again (letting them go at the second run's
       // first miss made it allocate ~600 MiB anew for the transformer
-      // layer: docs/performance.md, "The second run").
+      // layer: docs/performance.md, "The first run at the layer size").
       const bool new_shape = shelf.asked[bytes].runs == 1;
       shelf.dropBlocks(freed, [&](int64_t size, const Shelf::Block&) {
         const auto asked = shelf.asked.find(size);
@@ -243,6 +267,9 @@ c10::Storage BufferPool::takeMemory(int64_t bytes) {
       });
       shelf.makeRoomFor(bytes, freed);
       ++shelf.made;
+      if (isDumpEnabled("buffers")) {
+        dump = describeNewBlock(bytes, shelf, freed);
+      }
     }
     shelf.leased_bytes += bytes;
     lease->run = shelf.runs;
@@ -250,6 +277,9 @@ c10::Storage BufferPool::takeMemory(int64_t bytes) {
   }
   if (!lease->block) {
     lease->block = newPoolMemory(bytes);
+  }
+  if (!dump.empty()) {
+    std::cout << dump << std::flush;
   }
   void* data = lease->block.get();
   c10::DataPtr leased(data, lease.release(), &endLease, c10::Device(c10::kCPU));
