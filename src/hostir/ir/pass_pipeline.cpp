@@ -42,7 +42,7 @@ void validatePassOptions(const std::vector<std::string>& passes) {
                  "', which is not a pass; valid: ", joined(passes));
   }
   const std::vector<std::string> stages{"fusion",  "segments", "host_ir", "passes",
-                                        "kernels", "overlap",  "all"};
+                                        "kernels", "overlap",  "buffers", "all"};
   for (const std::string& stage : envList("HOSTIR_DUMP")) {
     bool known = false;
     for (const std::string& valid : stages) {
