@@ -34,8 +34,11 @@ class BufferPool {
   // pages no other allocation gets once it is freed.
   static constexpr int64_t kLargestHeapBlock = int64_t{32} << 20;
   // A block of the reserve that this many runs in a row did not ask for is
-  // freed.
-  static constexpr int64_t kIdleRuns = 4;
+  // freed. Eight: three training steps' programs run in turn (forward and
+  // backward each) ask for a size every sixth run; with four, each step's
+  // sizes were freed and made again every time
+  // (ThreeTrainingStepsInTurnKeepTheirBlocks).
+  static constexpr int64_t kIdleRuns = 8;
 
   BufferPool();
   // Frees the reserve; blocks still leased are freed when they come back.

@@ -206,6 +206,37 @@ TEST(BufferPoolTest, TheDumpNamesEachNewBlockAndItsRun) {
             "0.0 MiB, leased 0.0 MiB; 0 free blocks let go for it)\n");
 }
 
+// Three training steps run in turn (each a forward and a backward program:
+// `hostir sp-layer --train` times its pipelined and unchunked steps
+// alternately, with its check step between): a program's sizes come back
+// every sixth run, and stay in the reserve meanwhile. (With kIdleRuns 4
+// they were freed at the fifth and made again: HOSTIR_DUMP=buffers showed
+// the layer's pipelined step making its causal chunks' 6-16 MiB blocks
+// anew every round.)
+TEST(BufferPoolTest, ThreeTrainingStepsInTurnKeepTheirBlocks) {
+  BufferPool pool;
+  auto run = [&pool](int64_t rows) {
+    pool.recycle();
+    at::Tensor buffer = pool.take({rows, 1024}, at::kFloat);
+  };
+  const std::vector<int64_t> programs_rows{512, 640, 768, 896, 1024, 1152};  // 2 to 4.5 MiB
+  auto round = [&] {
+    for (int64_t rows : programs_rows) {
+      run(rows);
+    }
+  };
+  // The first two rounds make them (each program's first run looks like a
+  // new shape to the pool and lets the others' blocks go).
+  round();
+  round();
+  const int64_t made = pool.made();
+  for (int step = 2; step < 6; ++step) {
+    round();
+  }
+  EXPECT_EQ(pool.made(), made) << "rounds 3 to 6 make nothing";
+  EXPECT_EQ(pool.reserveBytes(), int64_t{39} << 19) << "every program's block, 19.5 MiB";
+}
+
 // A length that changes after several runs: its first request, a size no
 // run asked for before, lets the old length's blocks go (to malloc, whose
 // heap gives their pages to the new sizes), though runs asked for them
