@@ -257,13 +257,13 @@ c10::Storage BufferPool::takeMemory(int64_t bytes) {
         if (asked == shelf.asked.end()) {
           return true;
         }
-        // A block over malloc's largest heap block is a mapping of its own:
+        // A block of kLargestHeapBlock or more is a mapping of its own:
         // freeing it gives no page to the request, and this run or the next
         // would fault a new one in.
-        const bool asked_first_now = asked->second.runs <= 1 &&
-                                     asked->second.last_run == shelf.runs &&
-                                     size < kLargestHeapBlock;
-        return asked_first_now || (new_shape && asked->second.last_run != shelf.runs);
+        const bool heap_block_of_this_run = asked->second.runs <= 1 &&
+                                            asked->second.last_run == shelf.runs &&
+                                            size < kLargestHeapBlock;
+        return heap_block_of_this_run || (new_shape && asked->second.last_run != shelf.runs);
       });
       shelf.makeRoomFor(bytes, freed);
       ++shelf.made;
