@@ -25,7 +25,10 @@ Expr vectorExp(const Expr& x) {
   }
   // exp(x) = 2^k * exp(r), k = round(x / ln 2), r = x - k ln 2 (ln 2 split
   // in two so that k ln 2 is exact), exp(r) by a degree-6 polynomial.
-  Expr clamped = Halide::clamp(x, f32(-88.0f), f32(88.5f));
+  // The clamp as selects: Halide lowers a chain of min/max (exp of exp of
+  // ...) slower (a chain of 20 exp: 15 % more compile time).
+  Expr clamped =
+      Halide::select(x < f32(-88.0f), f32(-88.0f), Halide::select(x > f32(88.5f), f32(88.5f), x));
   Expr k = Halide::floor(clamped * f32(1.44269504088896341) + f32(0.5));
   Expr r = clamped - k * f32(0.693359375);
   r = r - k * f32(-2.12194440e-4);
@@ -59,19 +62,25 @@ Expr vectorTanh(const Expr& x) {
   if (!isFloat32(x)) {
     return Halide::tanh(x);
   }
-  // |x| < 0.625: the Cephes tanhf odd polynomial (no cancellation near 0);
-  // else 1 - 2 / (exp(2|x|) + 1) with the sign of x.
-  Expr z = x * x;
-  Expr p = f32(-5.70498872745E-3);
-  p = p * z + f32(2.06390887954E-2);
-  p = p * z + f32(-5.37397155531E-2);
-  p = p * z + f32(1.33314422036E-1);
-  p = p * z + f32(-3.33332819422E-1);
-  Expr small = p * z * x + x;
-  Expr a = Halide::abs(x);
-  Expr large = f32(1.0) - f32(2.0) / (vectorExp(a * f32(2.0)) + f32(1.0));
-  large = Halide::select(x < 0, -large, large);
-  Expr result = Halide::select(a < f32(0.625), small, large);
+  // Odd and rational, x P(x^2) / Q(x^2) on |x| <= 7.9 (relative error of
+  // the approximation 3.4e-9; float32 evaluation within 5.7 ulp, and below
+  // 1 in magnitude), +-1 beyond (within 4.6 ulp of tanh); the coefficients
+  // are tools/fit_rational_tanh.py's. One division and no exp: a third of the
+  // code of 1 - 2 / (exp(2|x|) + 1), so a chain of tanh compiles and runs
+  // twice as fast. The limit is a select, not a min: Halide's lowering of a
+  // min of a min of ... down a chain of tanh took 4x as long.
+  Expr s = x * x;
+  Expr p = f32(-1.1856347067323858e-13);
+  for (double c : {6.468662411274195e-11, -2.251661435082042e-08, 1.1690898645611014e-05,
+                   0.003153960919007659, 0.13128460943698883, 1.0}) {
+    p = p * s + f32(c);
+  }
+  Expr q = f32(0.00026196835096925497);
+  for (double c : {0.024693287909030914, 0.46461793780326843, 1.0}) {
+    q = q * s + f32(c);
+  }
+  Expr saturated = Halide::select(x < 0, f32(-1.0), f32(1.0));
+  Expr result = Halide::select(Halide::abs(x) > f32(7.9), saturated, x * p / q);
   return Halide::select(Halide::is_nan(x), x, result);
 }
 
