@@ -1,7 +1,6 @@
 #include "hostir/kernels/vector_math.h"
 
 #include <iterator>
-#include <limits>
 
 namespace hostir {
 
@@ -24,11 +23,14 @@ Expr vectorExp(const Expr& x) {
     return Halide::exp(x);
   }
   // exp(x) = 2^k * exp(r), k = round(x / ln 2), r = x - k ln 2 (ln 2 split
-  // in two so that k ln 2 is exact), exp(r) by a degree-6 polynomial.
-  // The clamp as selects: Halide lowers a chain of min/max (exp of exp of
+  // in two so that k ln 2 is exact), exp(r) by a degree-6 polynomial. 2^k
+  // is applied as 2^(k/2) * 2^(k - k/2), both normal floats for k in [-150,
+  // 128], so that the last product rounds once: to infinity past expf's
+  // overflow (88.72), to a subnormal down to -103.97, to 0 below, as expf.
+  // The clamp is selects: Halide lowers a chain of min/max (exp of exp of
   // ...) slower (a chain of 20 exp: 15 % more compile time).
   Expr clamped =
-      Halide::select(x < f32(-88.0f), f32(-88.0f), Halide::select(x > f32(88.5f), f32(88.5f), x));
+      Halide::select(x < f32(-104.0f), f32(-104.0f), Halide::select(x > f32(88.8f), f32(88.8f), x));
   Expr k = Halide::floor(clamped * f32(1.44269504088896341) + f32(0.5));
   Expr r = clamped - k * f32(0.693359375);
   r = r - k * f32(-2.12194440e-4);
@@ -40,13 +42,13 @@ Expr vectorExp(const Expr& x) {
   p = p * r + f32(1.6666665459E-1);
   p = p * r + f32(5.0000001201E-1);
   Expr e = p * r2 + r + f32(1.0);
-  // 2^k from its exponent bits (k in [-127, 128] after the clamp).
-  Expr bits = (Halide::cast(Halide::Int(32), k) + 127) << 23;
-  Expr scaled = e * Halide::reinterpret(Halide::Float(32), bits);
-  const float inf = std::numeric_limits<float>::infinity();
-  Expr result = Halide::select(x > f32(88.3762626647949f), f32(inf),
-                               Halide::select(x < f32(-87.3365447505531f), f32(0.0f), scaled));
-  return Halide::select(Halide::is_nan(x), x, result);
+  Expr k_int = Halide::cast(Halide::Int(32), k);
+  Expr half = k_int >> 1;  // floor(k / 2), in [-75, 64]
+  auto power_of_two = [](const Expr& n) {
+    return Halide::reinterpret(Halide::Float(32), (n + 127) << 23);
+  };
+  Expr scaled = (e * power_of_two(half)) * power_of_two(k_int - half);
+  return Halide::select(Halide::is_nan(x), x, scaled);
 }
 
 Expr vectorLog(const Expr& x) {

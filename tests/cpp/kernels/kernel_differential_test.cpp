@@ -535,6 +535,37 @@ TEST(KernelTest, TanhIsWithin6UlpAndNeverBeyondOne) {
   EXPECT_TRUE(std::isnan(out[200010].item<float>()));
 }
 
+// float32 exp is within 2 ulp of exp wherever its result is a normal float,
+// within one subnormal step where it is subnormal (down to -103.97, as
+// expf), and infinity only past expf's overflow (88.72): the kernel once
+// returned infinity from 88.38 and 0 below -87.34.
+TEST(KernelTest, ExpIsWithin2UlpUpToOverflowAndKeepsSubnormals) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{200001}, DataType::Float});
+  fusion->addOutput(mul(exp(x), 1.0));  // exact, and a lone exp runs through ATen
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor input = at::linspace(-110, 90, 200001);
+  at::Tensor out = executor.run({input}).at(0);
+  expectKernelRan(executor, 1);
+  at::Tensor exact = at::exp(input.to(at::kDouble));
+  const double smallest_normal = std::numeric_limits<float>::min();
+  const double largest = std::numeric_limits<float>::max();
+  at::Tensor normal = exact.ge(smallest_normal) & exact.le(largest);
+  at::Tensor error = (out.to(at::kDouble) - exact).abs();
+  at::Tensor ulps =
+      error / (exact * static_cast<double>(std::numeric_limits<float>::epsilon()) / 2);
+  EXPECT_LE(ulps.masked_select(normal).max().item<double>(), 2.0);
+  at::Tensor subnormal = exact.lt(smallest_normal);
+  EXPECT_LE(error.masked_select(subnormal).max().item<double>(),
+            static_cast<double>(std::numeric_limits<float>::denorm_min()));
+  EXPECT_TRUE(out.masked_select(exact.gt(largest)).isinf().all().item<bool>());
+  EXPECT_FALSE(out.masked_select(exact.le(largest)).isinf().any().item<bool>());
+  EXPECT_GT(
+      out.masked_select(exact.ge(2 * std::numeric_limits<float>::denorm_min())).min().item<float>(),
+      0.0f);
+}
+
 TEST(KernelTest, Float64ErfAndIntegerPowRunThroughAten) {
   for (bool use_pow : {false, true}) {
     auto fusion = std::make_unique<Fusion>();
