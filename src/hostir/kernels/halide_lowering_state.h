@@ -10,6 +10,7 @@
 #include <Halide.h>
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -83,6 +84,10 @@ struct ReductionFunc {
   const ReductionOp* op;
   bool innermost_reduced;  // the input's innermost axis is reduced
   Halide::RDom domain;
+  // With innermost_reduced, `domain` covers the whole vectors of the
+  // innermost axis (a multiple of reductionStep) and the accumulator's
+  // second update the rest: no predicated tail.
+  bool has_remainder = false;
 };
 
 class Lowering {
@@ -95,6 +100,10 @@ class Lowering {
  private:
   static std::vector<Var> varsFor(int64_t rank);
   int lanes(const TensorView* tv) const;
+  // The elements a vectorized innermost reduction of `tv` takes per step.
+  int reductionStep(const TensorView* tv) const {
+    return lanes(tv) * 4;
+  }
   // The value of `tv` at `index` (outermost first), in its compute type.
   Expr load(const TensorView* tv, const Index& index);
   // A tensor operand of a pointwise op read at the op's output index:
@@ -124,6 +133,14 @@ class Lowering {
   // ATen interpreter computes it (torch.arange).
   void lowerIota(const IotaOp* op);
   void lowerReduction(const ReductionOp* op);
+  // The RDoms of a reduction of `in` over `axes` (sorted) into `out`: the
+  // whole vectors of an innermost reduced axis and, apart, the rest.
+  struct ReductionDomains {
+    Halide::RDom whole;
+    std::optional<Halide::RDom> remainder;
+  };
+  ReductionDomains reductionDomains(const TensorView* in, const TensorView* out,
+                                    const std::vector<int64_t>& axes);
   void lowerReshape(const ReshapeOp* op);
   // Outputs: vectorized along the innermost axis (several registers per
   // step, so that a long dependent chain is throughput- not latency-bound)

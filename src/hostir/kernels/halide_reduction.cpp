@@ -39,6 +39,18 @@ Expr combine(ReductionOpType op, const Expr& current, const Expr& element) {
   HOSTIR_ASSERT(false, "kernel lowering: an unknown reduction");
 }
 
+// The axes of a rank-`rank` input that a reduction over `axes` (sorted)
+// keeps, in order.
+std::vector<int64_t> keptAxes(int64_t rank, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> kept;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    if (!std::binary_search(axes.begin(), axes.end(), axis)) {
+      kept.push_back(axis);
+    }
+  }
+  return kept;
+}
+
 }  // namespace
 
 void Lowering::lowerReduction(const ReductionOp* op) {
@@ -47,12 +59,7 @@ void Lowering::lowerReduction(const ReductionOp* op) {
   std::vector<int64_t> axes = op->axes();
   std::sort(axes.begin(), axes.end());
   int64_t rank = in->rank();
-  std::vector<int64_t> kept;
-  for (int64_t axis = 0; axis < rank; ++axis) {
-    if (!std::binary_search(axes.begin(), axes.end(), axis)) {
-      kept.push_back(axis);
-    }
-  }
+  const std::vector<int64_t> kept = keptAxes(rank, axes);
   for (size_t k = 0; k < kept.size(); ++k) {
     classes_.unite(in, kept[k], out, static_cast<int64_t>(k));
   }
@@ -63,27 +70,27 @@ void Lowering::lowerReduction(const ReductionOp* op) {
   const std::vector<IterDomain*> shape = in->shapeDomain();
   const bool one_element = std::all_of(axes.begin(), axes.end(),
                                        [&](int64_t axis) { return shape[axis]->isBroadcast(); });
-  Halide::RDom domain;
+  const bool innermost_reduced = !axes.empty() && axes.back() == rank - 1;
+  ReductionDomains domains;
   if (!one_element) {
-    // The innermost reduced axis first: the RDom's first dimension is its
-    // innermost loop.
-    std::vector<Halide::Range> ranges;
-    for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
-      ranges.emplace_back(0, extent(in, *axis));
-    }
-    domain = Halide::RDom(ranges, numbered("r", out->name()));
+    domains = reductionDomains(in, out, axes);
   }
   Halide::Type type = computeType(out->dtype());
   std::vector<Var> vars = varsFor(static_cast<int64_t>(kept.size()));
   Index out_index(vars.rbegin(), vars.rend());
-  Index in_index(static_cast<size_t>(rank));
-  for (size_t k = 0; k < kept.size(); ++k) {
-    in_index[kept[k]] = out_index[k];
-  }
-  for (size_t r = 0; r < axes.size(); ++r) {
-    in_index[axes[axes.size() - 1 - r]] = one_element ? Expr(0) : Expr(domain[static_cast<int>(r)]);
-  }
-  Expr element = convert(load(in, in_index), type);
+  // The element at the reduced position `reduced` (an RDom's dimensions, or
+  // none for one element).
+  auto elementAt = [&](const Halide::RDom* reduced) {
+    Index in_index(static_cast<size_t>(rank));
+    for (size_t k = 0; k < kept.size(); ++k) {
+      in_index[kept[k]] = out_index[k];
+    }
+    for (size_t r = 0; r < axes.size(); ++r) {
+      in_index[axes[axes.size() - 1 - r]] =
+          reduced == nullptr ? Expr(0) : Expr((*reduced)[static_cast<int>(r)]);
+    }
+    return convert(load(in, in_index), type);
+  };
   Expr init = initialValue(op->type(), type);
   Func accumulator(numbered("acc", out->name()));
   std::vector<Expr> pure(vars.begin(), vars.end());
@@ -116,16 +123,24 @@ void Lowering::lowerReduction(const ReductionOp* op) {
   // counted below), since combined with the type's lowest value Halide 14's
   // folding gave 1 for int64 (an expand over a size-1 input axis,
   // test_nvfuser_spellings.py).
-  Expr updated = one_element && extremum ? element : combine(op->type(), current, element);
-  if (counts_nans) {
-    Expr nans = current_nans +
-                Halide::select(Halide::is_nan(element), Halide::Internal::make_one(type), zero);
-    assign(Halide::Tuple(updated, nans));
-  } else {
-    assign(Halide::Tuple(updated));
+  auto update = [&](const Halide::RDom* reduced) {
+    Expr element = elementAt(reduced);
+    Expr updated = one_element && extremum ? element : combine(op->type(), current, element);
+    if (counts_nans) {
+      Expr nans = current_nans +
+                  Halide::select(Halide::is_nan(element), Halide::Internal::make_one(type), zero);
+      assign(Halide::Tuple(updated, nans));
+    } else {
+      assign(Halide::Tuple(updated));
+    }
+  };
+  update(one_element ? nullptr : &domains.whole);
+  if (domains.remainder.has_value()) {
+    update(&*domains.remainder);
   }
   if (!one_element) {
-    reductions_.push_back({accumulator, op, !axes.empty() && axes.back() == rank - 1, domain});
+    reductions_.push_back(
+        {accumulator, op, innermost_reduced, domains.whole, domains.remainder.has_value()});
   }
   define(out, [&](const Index& i) {
     Halide::FuncRef ref = i.empty() ? accumulator() : accumulator(Index(i.rbegin(), i.rend()));
@@ -137,6 +152,31 @@ void Lowering::lowerReduction(const ReductionOp* op) {
                           Halide::cast(type, Expr(std::numeric_limits<double>::quiet_NaN())),
                           value[0]);
   });
+}
+
+// The innermost reduced axis first: an RDom's first dimension is its
+// innermost loop. An innermost reduction runs over the whole vectors of its
+// axis, then over the rest one element at a time (a second update): as one
+// loop with a predicated last vector, Halide compiled its body three times
+// (the loop, and the last vector's partition both full and predicated),
+// most of the compile of a kernel with several reductions.
+Lowering::ReductionDomains Lowering::reductionDomains(const TensorView* in, const TensorView* out,
+                                                      const std::vector<int64_t>& axes) {
+  std::vector<Halide::Range> ranges;
+  for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
+    ranges.emplace_back(0, extent(in, *axis));
+  }
+  ReductionDomains domains;
+  if (axes.back() == in->rank() - 1) {
+    const int step = reductionStep(out);
+    Expr whole = (ranges[0].extent / step) * step;
+    std::vector<Halide::Range> remainder = ranges;
+    remainder[0] = Halide::Range(whole, ranges[0].extent - whole);
+    ranges[0] = Halide::Range(0, whole);
+    domains.remainder = Halide::RDom(remainder, numbered("rest", out->name()));
+  }
+  domains.whole = Halide::RDom(ranges, numbered("r", out->name()));
+  return domains;
 }
 
 }  // namespace hostir::halide_lowering

@@ -108,11 +108,13 @@ void Lowering::scheduleReductions(std::vector<Func>& outputs) {
     }
     int vector = lanes(out);
     if (reduction.innermost_reduced) {
-      // Vector lanes over the innermost reduced axis, combined at the end.
+      // Vector lanes over the whole vectors of the innermost reduced axis
+      // (its extent a multiple of the step: no tail), combined at the end;
+      // the rest is the second update's scalar loop.
       Halide::RVar outer_r("ro"), inner_r("ri");
       Var lane("lane");
       Func partial = acc.update()
-                         .split(reduction.domain[0], outer_r, inner_r, vector * 4,
+                         .split(reduction.domain[0], outer_r, inner_r, reductionStep(out),
                                 Halide::TailStrategy::GuardWithIf)
                          .rfactor(inner_r, lane);
       partial.compute_at(acc, rank >= 1 ? Var("d0") : Var::outermost());
@@ -121,15 +123,22 @@ void Lowering::scheduleReductions(std::vector<Func>& outputs) {
       acc.vectorize(Var("d0"), vector, Halide::TailStrategy::GuardWithIf);
       acc.update().vectorize(Var("d0"), vector, Halide::TailStrategy::GuardWithIf);
     }
+    const bool parallel_root = !row_consumer.has_value() && rank >= 2;
+    if (reduction.has_remainder && !parallel_root) {
+      acc.update(1).unscheduled();  // a serial loop where the accumulator is
+    }
     if (row_consumer.has_value()) {
       acc.compute_at(*row_consumer, row_var_.at(row_consumer->name()));
       continue;
     }
     acc.compute_root();
-    if (rank >= 2) {
+    if (parallel_root) {
       Var outer(numbered("d", rank - 1));
       acc.parallel(outer);
       acc.update().parallel(outer);
+      if (reduction.has_remainder) {
+        acc.update(1).parallel(outer);
+      }
     }
   }
 }

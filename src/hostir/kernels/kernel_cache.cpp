@@ -32,7 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when the lowering changes the code a key produces.
-constexpr const char* kFormat = "v9-halide14";
+constexpr const char* kFormat = "v10-halide14";
 constexpr const char* kEntry = "hostir_kernel";
 
 std::mutex g_error_mutex;
