@@ -502,22 +502,30 @@ TEST(KernelTest, ErfIsAccurateToFloatRounding) {
   EXPECT_TRUE(at::equal(out.slice(0, 0, 10), at::full({10}, -1.0f)));
 }
 
+// op(x) of a float32 `input` through a compiled kernel (times 1.0, exactly:
+// a lone transcendental runs through ATen).
+at::Tensor compiledUnaryOp(const std::function<TensorView*(TensorView*)>& op,
+                           const at::Tensor& input) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = inputOf({{input.numel()}, DataType::Float});
+  fusion->addOutput(mul(op(x), 1.0));
+  FusionExecutor executor(std::move(fusion));
+  at::Tensor out = executor.run({input}).at(0);
+  expectKernelRan(executor, 1);
+  return out;
+}
+
 // float32 tanh is a rational approximation (vector_math.cpp): within 6 ulp
 // of tanh over every float in [-10, 10] spaced 1e-4 apart, never beyond 1 in
 // magnitude, exactly +-1 past 7.9 and at infinity, the sign of zero and
-// NaN kept. (The 10-exp form it replaced was within 2 ulp.)
+// NaN kept. (The exp-based form it replaced was within 2 ulp.)
 TEST(KernelTest, TanhIsWithin6UlpAndNeverBeyondOne) {
-  auto fusion = std::make_unique<Fusion>();
-  FusionGuard guard(fusion.get());
-  TensorView* x = inputOf({{200011}, DataType::Float});
-  fusion->addOutput(mul(tanh(x), 1.0));  // exact, and a lone tanh runs through ATen
-  FusionExecutor executor(std::move(fusion));
   const float inf = std::numeric_limits<float>::infinity();
   at::Tensor edges = at::tensor({0.0f, -0.0f, inf, -inf, 7.9f, 7.9001f, -8.0f, 1e30f, 1e-30f});
   at::Tensor input = at::cat({at::linspace(-10, 10, 200001), edges});
   input = at::cat({input, at::full({1}, std::numeric_limits<float>::quiet_NaN())});
-  at::Tensor out = executor.run({input}).at(0);
-  expectKernelRan(executor, 1);
+  at::Tensor out = compiledUnaryOp([](TensorView* x) { return tanh(x); }, input);
   at::Tensor finite = out.slice(0, 0, 200001);
   at::Tensor exact = at::tanh(input.slice(0, 0, 200001).to(at::kDouble));
   at::Tensor ulp = exact.abs().to(at::kFloat).to(at::kDouble) *
@@ -540,14 +548,8 @@ TEST(KernelTest, TanhIsWithin6UlpAndNeverBeyondOne) {
 // expf), and infinity only past expf's overflow (88.72): the kernel once
 // returned infinity from 88.38 and 0 below -87.34.
 TEST(KernelTest, ExpIsWithin2UlpUpToOverflowAndKeepsSubnormals) {
-  auto fusion = std::make_unique<Fusion>();
-  FusionGuard guard(fusion.get());
-  TensorView* x = inputOf({{200001}, DataType::Float});
-  fusion->addOutput(mul(exp(x), 1.0));  // exact, and a lone exp runs through ATen
-  FusionExecutor executor(std::move(fusion));
   at::Tensor input = at::linspace(-110, 90, 200001);
-  at::Tensor out = executor.run({input}).at(0);
-  expectKernelRan(executor, 1);
+  at::Tensor out = compiledUnaryOp([](TensorView* x) { return exp(x); }, input);
   at::Tensor exact = at::exp(input.to(at::kDouble));
   const double smallest_normal = std::numeric_limits<float>::min();
   const double largest = std::numeric_limits<float>::max();
