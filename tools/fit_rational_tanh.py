@@ -2,14 +2,15 @@
 and measures its float32 evaluation.
 
 tanh(x) = x P(x^2) / Q(x^2) on |x| <= 7.9 (beyond, +-1: within 4.6 ulp of
-tanh, and below 7.9 the float32 form stays below 1), P of degree 6 and Q of degree 3 in x^2, Q(0) = 1. The coefficients
+tanh, and below 7.9 the float32 form stays below 1), P of degree 6 and Q of
+degree 3 in x^2, Q(0) = 1. The coefficients
 minimize the largest relative error of P/Q against tanh(x)/x on a dense grid
 (the linearized minimax problem, |P - g Q| <= t g Q_prev, solved as a linear
 program and iterated on Q_prev). Then the float32 form the kernel evaluates
 (coefficients rounded to float32, Horner without FMA, as Halide's StrictFloat
 emits it) is compared with float64 tanh in ulps.
 
-    /usr/bin/python3 tools/fit_rational_tanh.py
+    /usr/bin/python3 tools/fit_rational_tanh.py    # needs Debian's python3-numpy and python3-scipy
 """
 
 import numpy as np
