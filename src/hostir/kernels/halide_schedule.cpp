@@ -125,7 +125,7 @@ void Lowering::scheduleReductions(std::vector<Func>& outputs) {
     }
     const bool parallel_root = !row_consumer.has_value() && rank >= 2;
     if (reduction.has_remainder && !parallel_root) {
-      acc.update(1).unscheduled();  // a serial loop where the accumulator is
+      acc.update(1).unscheduled();  // the rest: a serial loop, where the accumulator is computed
     }
     if (row_consumer.has_value()) {
       acc.compute_at(*row_consumer, row_var_.at(row_consumer->name()));
