@@ -82,12 +82,11 @@ class AxisClasses {
 struct ReductionFunc {
   Func accumulator;
   const ReductionOp* op;
-  bool innermost_reduced;  // the input's innermost axis is reduced
+  // The input's innermost axis is reduced: `domain` then covers its whole
+  // vectors (a multiple of reductionStep) and the accumulator's second
+  // update the rest, so there is no predicated tail.
+  bool innermost_reduced;
   Halide::RDom domain;
-  // With innermost_reduced, `domain` covers the whole vectors of the
-  // innermost axis (a multiple of reductionStep) and the accumulator's
-  // second update the rest: no predicated tail.
-  bool has_remainder = false;
 };
 
 class Lowering {
@@ -133,14 +132,14 @@ class Lowering {
   // ATen interpreter computes it (torch.arange).
   void lowerIota(const IotaOp* op);
   void lowerReduction(const ReductionOp* op);
-  // The RDoms of a reduction of `in` over `axes` (sorted) into `out`: the
-  // whole vectors of an innermost reduced axis and, apart, the rest.
+  // The RDoms of a reduction of `in` over `axes` (sorted) into `out`: with
+  // `innermost_reduced`, the whole vectors of that axis and, apart, the rest.
   struct ReductionDomains {
     Halide::RDom whole;
     std::optional<Halide::RDom> remainder;
   };
   ReductionDomains reductionDomains(const TensorView* in, const TensorView* out,
-                                    const std::vector<int64_t>& axes);
+                                    const std::vector<int64_t>& axes, bool innermost_reduced);
   void lowerReshape(const ReshapeOp* op);
   // Outputs: vectorized along the innermost axis (several registers per
   // step, so that a long dependent chain is throughput- not latency-bound)

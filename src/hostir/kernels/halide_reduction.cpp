@@ -73,7 +73,7 @@ void Lowering::lowerReduction(const ReductionOp* op) {
   const bool innermost_reduced = !axes.empty() && axes.back() == rank - 1;
   ReductionDomains domains;
   if (!one_element) {
-    domains = reductionDomains(in, out, axes);
+    domains = reductionDomains(in, out, axes, innermost_reduced);
   }
   Halide::Type type = computeType(out->dtype());
   std::vector<Var> vars = varsFor(static_cast<int64_t>(kept.size()));
@@ -139,8 +139,7 @@ void Lowering::lowerReduction(const ReductionOp* op) {
     update(&*domains.remainder);
   }
   if (!one_element) {
-    reductions_.push_back(
-        {accumulator, op, innermost_reduced, domains.whole, domains.remainder.has_value()});
+    reductions_.push_back({accumulator, op, innermost_reduced, domains.whole});
   }
   define(out, [&](const Index& i) {
     Halide::FuncRef ref = i.empty() ? accumulator() : accumulator(Index(i.rbegin(), i.rend()));
@@ -161,13 +160,14 @@ void Lowering::lowerReduction(const ReductionOp* op) {
 // (the loop, and the last vector's partition both full and predicated),
 // most of the compile of a kernel with several reductions.
 Lowering::ReductionDomains Lowering::reductionDomains(const TensorView* in, const TensorView* out,
-                                                      const std::vector<int64_t>& axes) {
+                                                      const std::vector<int64_t>& axes,
+                                                      bool innermost_reduced) {
   std::vector<Halide::Range> ranges;
   for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
     ranges.emplace_back(0, extent(in, *axis));
   }
   ReductionDomains domains;
-  if (axes.back() == in->rank() - 1) {
+  if (innermost_reduced) {
     const int step = reductionStep(out);
     Expr whole = (ranges[0].extent / step) * step;
     std::vector<Halide::Range> remainder = ranges;

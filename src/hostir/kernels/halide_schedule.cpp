@@ -124,7 +124,7 @@ void Lowering::scheduleReductions(std::vector<Func>& outputs) {
       acc.update().vectorize(Var("d0"), vector, Halide::TailStrategy::GuardWithIf);
     }
     const bool parallel_root = !row_consumer.has_value() && rank >= 2;
-    if (reduction.has_remainder && !parallel_root) {
+    if (reduction.innermost_reduced && !parallel_root) {
       acc.update(1).unscheduled();  // the rest: a serial loop, where the accumulator is computed
     }
     if (row_consumer.has_value()) {
@@ -136,7 +136,7 @@ void Lowering::scheduleReductions(std::vector<Func>& outputs) {
       Var outer(numbered("d", rank - 1));
       acc.parallel(outer);
       acc.update().parallel(outer);
-      if (reduction.has_remainder) {
+      if (reduction.innermost_reduced) {
         acc.update(1).parallel(outer);
       }
     }
