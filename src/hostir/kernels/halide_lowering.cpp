@@ -103,12 +103,26 @@ HalideKernel Lowering::run() {
     } else {
       output(vars) = funcs_.at(tv)(std::vector<Expr>(vars.begin(), vars.end()));
     }
+    declareNonNegativeExtents(output);
     scheduleOutput(output, tv, vars);
     outputs.push_back(output);
   }
   scheduleReductions(outputs);
   scheduleSharedRowValues(outputs);
   return HalideKernel{Halide::Pipeline(outputs), arguments_};
+}
+
+// A kernel without run-time checks (engineTarget, kernel_cache.cpp) has no
+// "extent >= 0" assertions for Halide's simplifier to learn from: then it
+// could not tell that a row's last partial vector is one vector, and
+// compiled it as a loop holding a whole and a predicated copy of the body.
+// An extent declared as max(extent, 0) says it without a check (and with
+// checks, the check always holds).
+void Lowering::declareNonNegativeExtents(Func& output) {
+  Halide::OutputImageParam buffer = output.output_buffer();
+  for (int d = 0; d < buffer.dimensions(); ++d) {
+    buffer.dim(d).set_extent(Halide::max(buffer.dim(d).extent(), 0));
+  }
 }
 
 std::vector<Var> Lowering::varsFor(int64_t rank) {

@@ -98,6 +98,8 @@ class Lowering {
 
  private:
   static std::vector<Var> varsFor(int64_t rank);
+  // Tells Halide an output's extents are not negative (see the definition).
+  static void declareNonNegativeExtents(Func& output);
   int lanes(const TensorView* tv) const;
   // The elements a vectorized innermost reduction of `tv` takes per step.
   int reductionStep(const TensorView* tv) const {

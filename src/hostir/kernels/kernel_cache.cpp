@@ -32,7 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when the lowering changes the code a key produces.
-constexpr const char* kFormat = "v10-halide14";
+constexpr const char* kFormat = "v11-halide14";
 constexpr const char* kEntry = "hostir_kernel";
 
 std::mutex g_error_mutex;
@@ -116,10 +116,20 @@ void warn(const std::string& message) {
   std::cerr << "hostir: warning: " << message << std::endl;
 }
 
-Halide::Target engineTarget(const KernelTarget& target, bool with_runtime) {
+// The engine's target for the shared runtime, or for a kernel of `fusion`.
+// A kernel's run-time checks (its arguments' types, ranks and bounds, and
+// answers to bounds queries) go unless it may refuse its data: the caller
+// builds every buffer from the segment's shapes (CompiledSegment::run), and
+// computing the bounds the checks compare was a third of the compile of the
+// training step's kernels (docs/kernels.md, "Checks").
+Halide::Target engineTarget(const KernelTarget& target, const Fusion* fusion) {
   Halide::Target engine(target.engine_target);
-  if (!with_runtime) {
+  if (fusion != nullptr) {
     engine = engine.with_feature(Halide::Target::NoRuntime);
+    if (!mayRefuseData(*fusion)) {
+      engine = engine.with_feature(Halide::Target::NoAsserts)
+                   .with_feature(Halide::Target::NoBoundsQuery);
+    }
   }
   if (!target.fast_math) {
     engine = engine.with_feature(Halide::Target::StrictFloat);
@@ -378,7 +388,7 @@ fs::path KernelCache::runtimeEntry(const fs::path& dir, const KernelTarget& targ
   }
   fs::path object = temporaryName(dir, ".o");
   fs::path built = temporaryName(dir, ".so");
-  Halide::compile_standalone_runtime(object.string(), engineTarget(target, true));
+  Halide::compile_standalone_runtime(object.string(), engineTarget(target, nullptr));
   linkSharedLibrary(object, built);
   fs::remove(object);
   storeEntry(dir, name, key, built);
@@ -563,8 +573,8 @@ KernelCompileTimes KernelCache::compileEntry(const Fusion& fusion, const KernelS
   fs::path built = temporaryName(dir, ".so");
   try {
     // compile_to_object in two steps, so that each is timed.
-    Halide::Module module =
-        lowered.pipeline.compile_to_module(lowered.arguments, kEntry, engineTarget(target, false));
+    Halide::Module module = lowered.pipeline.compile_to_module(lowered.arguments, kEntry,
+                                                               engineTarget(target, &fusion));
     endPhase(times.engine_lowering);
     module.compile({{Halide::OutputFileType::object, object.string()}});
     endPhase(times.code_generation);
@@ -584,7 +594,7 @@ size_t KernelCache::crossCompile(const Fusion& fusion, const KernelSignature& si
   HalideKernel lowered = lowerToHalide(fusion, signature, target);
   fs::path object = temporaryName(fs::temp_directory_path(), ".o");
   lowered.pipeline.compile_to_object(object.string(), lowered.arguments, kEntry,
-                                     engineTarget(target, false));
+                                     engineTarget(target, &fusion));
   size_t bytes = fs::file_size(object);
   fs::remove(object);
   return bytes;
@@ -595,7 +605,7 @@ std::string KernelCache::loopNest(const Fusion& fusion, const KernelSignature& s
   HalideKernel lowered = lowerToHalide(fusion, signature, target);
   fs::path stmt = temporaryName(fs::temp_directory_path(), ".stmt");
   lowered.pipeline.compile_to_lowered_stmt(stmt.string(), lowered.arguments, Halide::Text,
-                                           engineTarget(target, false));
+                                           engineTarget(target, &fusion));
   std::string text = readFile(stmt).value_or("");
   fs::remove(stmt);
   return text;

@@ -28,6 +28,15 @@ size_t KernelSignature::valueArgument(const Val* value) {
   return scalars.size() - 1;
 }
 
+bool mayRefuseData(const Fusion& fusion) {
+  const std::vector<Expr*> exprs = fusion.exprs();
+  return std::any_of(exprs.begin(), exprs.end(), [](const Expr* expr) {
+    const auto* unary = dynamic_cast<const UnaryOp*>(expr);
+    return unary != nullptr &&
+           (unary->type() == UnaryOpType::Sin || unary->type() == UnaryOpType::Cos);
+  });
+}
+
 size_t KernelSignature::extentArgument(const TensorView* tensor, int64_t axis) {
   for (size_t i = 0; i < scalars.size(); ++i) {
     if (scalars[i].kind == KernelScalarArgument::Kind::Extent && scalars[i].tensor == tensor &&

@@ -46,6 +46,13 @@ struct KernelSignature {
   size_t extentArgument(const TensorView* tensor, int64_t axis);
 };
 
+// Whether the kernel of `fusion` may refuse its data at run time: float32
+// sin and cos fail the kernel with a requirement past their exact range
+// (vector_trig.h), which the caller answers by running the segment through
+// ATen. Only such a kernel keeps the engine's run-time checks
+// (docs/kernels.md, "Checks").
+bool mayRefuseData(const Fusion& fusion);
+
 // Analyzes `fusion` (a segment) for compilation. Never throws for an
 // unsupported op: it records why in `unsupported`.
 KernelSignature analyzeSegment(const Fusion& fusion);

@@ -102,9 +102,11 @@ bool innermostContiguous(const at::Tensor& tensor) {
   return tensor.dim() == 0 || tensor.size(-1) == 1 || tensor.stride(-1) == 1;
 }
 
-// Whether the kernel may write the caller's `output` buffer itself. A
-// kernel that may refuse its data midway (sin, cos: vector_trig.h) writes no
-// buffer an input shares, which ATen then reads.
+// Whether the kernel may write the caller's `output` buffer itself (its
+// shape checked by FusionExecutor: the kernel checks no buffer it is given,
+// docs/kernels.md, "Checks"). A kernel that may refuse its data midway
+// (sin, cos: vector_trig.h) writes no buffer an input shares, which ATen
+// then reads.
 bool writableInPlace(const at::Tensor& output, const std::vector<at::Tensor>& inputs,
                      bool may_refuse) {
   if (!output.defined() || !innermostContiguous(output)) {
@@ -174,7 +176,10 @@ void installParallelFor() {
 
 CompiledSegment::CompiledSegment(KernelSignature signature,
                                  std::shared_ptr<const CompiledKernel> kernel, const Fusion& fusion)
-    : signature_(std::move(signature)), kernel_(std::move(kernel)), fusion_(&fusion) {
+    : signature_(std::move(signature)),
+      kernel_(std::move(kernel)),
+      fusion_(&fusion),
+      may_refuse_(mayRefuseData(fusion)) {
   for (const Expr* expr : fusion.exprs()) {
     // A binary op on two tensors, and where (its condition and tensor
     // operands), read their operands at one index.
@@ -183,10 +188,6 @@ CompiledSegment::CompiledSegment(KernelSignature signature,
     if (expr->isA<SelectOp>() || expr->isA<ReshapeOp>() ||
         ((expr->isA<BinaryOp>() || expr->isA<WhereOp>()) && tensors >= 2)) {
       checked_.push_back(expr);
-    }
-    if (const auto* unary = dynamic_cast<const UnaryOp*>(expr)) {
-      may_refuse_ =
-          may_refuse_ || unary->type() == UnaryOpType::Sin || unary->type() == UnaryOpType::Cos;
     }
   }
 }

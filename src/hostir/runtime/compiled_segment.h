@@ -50,7 +50,7 @@ class CompiledSegment {
   std::vector<const Expr*> checked_;
   // Whether the kernel may refuse its data (a sin or cos argument of 2^30 or
   // more, vector_trig.h), which the caller then runs through ATen.
-  bool may_refuse_ = false;
+  bool may_refuse_;
 };
 
 // "compiled kernel for x86-64-linux-avx2...", "GEMM with post-ops: linear +

@@ -344,6 +344,56 @@ TEST(KernelCacheTest, ARowSumUpdatesItsVectorLanesInOnePlace) {
   EXPECT_EQ(stores, 2) << "the lanes' initial value and their one update:\n" << printed;
 }
 
+// op(x + 1) on rows (a lone transcendental runs through ATen): a kernel
+// whose output rows may end in a partial vector.
+std::unique_ptr<Fusion> rowsOf(TensorView* (*op)(TensorView*)) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  fusion->addOutput(op(add(x, 1.0)));
+  return fusion;
+}
+
+std::string loopNestOf(const Fusion& fusion) {
+  return KernelCache::global().loopNest(fusion, analyzeSegment(fusion),
+                                        kernelTargetFor(localTarget()));
+}
+
+// A kernel keeps the engine's run-time checks of its buffers only where it
+// may refuse its data (sin, cos: the refusal is one of those checks). The
+// others go, and with them computing the bounds they compare, a third of
+// the training step's compile; the runtime builds each buffer from the
+// segment's shapes. Both still compute what ATen does.
+TEST(KernelCacheTest, OnlyAKernelThatMayRefuseItsDataKeepsRunTimeChecks) {
+  FreshCacheDir dir;
+  const std::string plain = loopNestOf(*rowsOf(exp));
+  const std::string trig = loopNestOf(*rowsOf(sin));
+  EXPECT_EQ(plain.find("halide_error_access_out_of_bounds"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("_halide_buffer_is_bounds_query"), std::string::npos) << plain;
+  EXPECT_NE(trig.find("halide_error_access_out_of_bounds"), std::string::npos) << trig;
+  EXPECT_NE(trig.find("halide_error_requirement_failed"), std::string::npos) << trig;
+  at::Tensor x = at::randn({3, 100});
+  EXPECT_TRUE(at::allclose(FusionExecutor(rowsOf(exp)).run({x}).at(0), at::exp(x + 1), 1e-6, 1e-6));
+  x.index_put_({1, 7}, 1e31);  // past the kernel's exact sin: ATen's answer
+  EXPECT_TRUE(at::allclose(FusionExecutor(rowsOf(sin)).run({x}).at(0), at::sin(x + 1), 1e-6, 1e-6));
+}
+
+// A row's partial last vector is computed once, predicated. Without the
+// run-time checks, Halide lost the fact that extents are not negative and
+// compiled the last vector as a loop holding a whole and a predicated copy
+// of the row's code, until the output's extents said so themselves.
+TEST(KernelCacheTest, ARowsPartialLastVectorIsComputedOnce) {
+  FreshCacheDir dir;
+  const std::string nest = loopNestOf(*rowsOf(exp));
+  std::regex vector_store(R"(out0\$\d+\[ramp\()");
+  auto stores = std::distance(std::sregex_iterator(nest.begin(), nest.end(), vector_store),
+                              std::sregex_iterator());
+  EXPECT_EQ(stores, 2) << "the row's whole vectors and its predicated last one:\n" << nest;
+  at::Tensor x = at::randn({4, 1001});
+  EXPECT_TRUE(at::allclose(FusionExecutor(rowsOf(exp)).run({x}).at(0), at::exp(x + 1), 1e-5, 1e-6));
+}
+
 // The runtime's parallel-loop hook runs a kernel's loop on the rank's
 // intra-op threads and returns a failing iteration's status. Every kernel
 // ran on one thread before: at::parallel_for, inline in ATen's headers, is
