@@ -386,7 +386,7 @@ TEST(KernelCacheTest, OnlyAKernelThatMayRefuseItsDataKeepsRunTimeChecks) {
 TEST(KernelCacheTest, ARowsPartialLastVectorIsComputedOnce) {
   FreshCacheDir dir;
   const std::string nest = loopNestOf(*rowsOf(exp));
-  std::regex vector_store(R"(out0\$\d+\[ramp\()");
+  std::regex vector_store(R"(\bout0(\$\d+)?\[ramp\()");  // Halide may suffix the name
   auto stores = std::distance(std::sregex_iterator(nest.begin(), nest.end(), vector_store),
                               std::sregex_iterator());
   EXPECT_EQ(stores, 2) << "the row's whole vectors and its predicated last one:\n" << nest;
