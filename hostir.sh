@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 PACKAGES=(build-essential cmake ninja-build git libtorch-dev libgloo-dev python3-torch
           pybind11-dev python3-pytest libgtest-dev libgmock-dev libbenchmark-dev
           libopenblas0-openmp iproute2 libcli11-dev nlohmann-json3-dev python3-matplotlib
-          openmpi-bin libopenmpi-dev libhalide14-0-dev libdnnl-dev llvm-15-tools)
+          openmpi-bin libopenmpi-dev libhalide14-0-dev libdnnl-dev llvm-15-tools libjemalloc2)
 BUILD_DIR=${HOSTIR_BUILD_DIR:-build}
 SANITIZE_BUILD_DIR=${HOSTIR_SANITIZE_BUILD_DIR:-build-sanitize}
 JOBS=${HOSTIR_JOBS:-$(nproc)}

@@ -23,11 +23,15 @@ hostir, on the same machine).
 
 With --memory, rank 0 also prints per length the minor page faults of the
 first call and the median of the repeats' (getrusage), and at the end
-glibc's heap (mallinfo2: memory from the system, heap and mappings).
+glibc's heap (mallinfo2: memory from the system, heap and mappings; not
+under jemalloc). The title line says which malloc the ranks run on:
+`HOSTIR_MALLOC=jemalloc` before the launcher preloads jemalloc
+(docs/streams.md, "Buffers across runs").
 """
 
 import argparse
 import ctypes
+import os
 import pathlib
 import random
 import resource
@@ -57,6 +61,12 @@ def malloc_from_system_mib():
     libc.mallinfo2.restype = _MallInfo2
     info = libc.mallinfo2()
     return (info.arena + info.hblkhd) / 2**20
+
+
+def allocator():
+    """The malloc the ranks run on: jemalloc when the launcher preloaded it
+    (HOSTIR_MALLOC=jemalloc, docs/streams.md), else glibc's."""
+    return "jemalloc" if "libjemalloc" in os.environ.get("LD_PRELOAD", "") else "glibc"
 
 
 def kernels_made():
@@ -137,7 +147,7 @@ def main():
         what = (f"{args.chunks} chunks" if args.engine == "hostir" else
                 "each rank's compute as plain torch autograd, no communication")
         print(f"one training step of {title} (hidden {args.hidden}, ffn {args.ffn}, {what}), "
-              f"{ranks} ranks, 1 thread per rank, "
+              f"{ranks} ranks, 1 thread per rank, malloc: {allocator()}, "
               f"{len(lengths)} lengths; first call / median of {args.repeats} repeats")
         print(f"{'tokens':>7} {'first ms':>9} {'repeat ms':>9} {'ratio':>6}" +
               (f" {'faults first':>12} {'repeat':>7}" if args.memory else ""))
@@ -153,8 +163,9 @@ def main():
                   if args.engine == "hostir" else ""))
         if args.memory:
             print(f"page faults per first call: mean {statistics.mean(r[4] for r in rows):.0f}, "
-                  f"per repeat: mean {statistics.mean(r[5] for r in rows):.0f}; malloc's heap "
-                  f"at the end {malloc_from_system_mib():.0f} MiB")
+                  f"per repeat: mean {statistics.mean(r[5] for r in rows):.0f}; " + (
+                      f"malloc's heap at the end {malloc_from_system_mib():.0f} MiB"
+                      if allocator() == "glibc" else "jemalloc's heap not reported"))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include "hostir/runtime/comm/launch_environment.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -44,7 +45,10 @@ constexpr const char* kUsage =
     "  --port P                MASTER_PORT, for commands that run torch's own rendezvous\n"
     "                          (default: a free port; hostir's ranks meet in a private file)\n"
     "  --grace-period SECONDS  time between SIGTERM and SIGKILL when a rank fails "
-    "(default 5)\n";
+    "(default 5)\n"
+    "environment: HOSTIR_MALLOC=jemalloc preloads Debian's libjemalloc2 into every rank,\n"
+    "  keeping the memory it frees for later allocations (fewer page faults when\n"
+    "  sizes change between calls); system (the default) leaves glibc's malloc\n";
 
 struct LaunchOptions {
   int num_ranks = 0;
@@ -53,7 +57,23 @@ struct LaunchOptions {
   std::vector<std::string> command;
   // The ranks' rendezvous file (HOSTIR_STORE_FILE), in a private folder.
   std::string store_file;
+  // HOSTIR_MALLOC=jemalloc: the ranks start with this kJemalloc preloaded
+  // (empty: glibc's malloc).
+  std::string jemalloc_path;
 };
+
+// Debian's libjemalloc2. The launcher cannot dlopen it to check that it
+// loads: it is built for the initial-exec TLS model, so only a process that
+// preloads it can (dlopen fails with "cannot allocate memory in static TLS
+// block").
+constexpr const char* kJemalloc = "libjemalloc.so.2";
+// jemalloc gives freed pages back to the system after a decay of 10 s by
+// default; a training job whose lengths change would fault them in again.
+// Never decaying keeps them for the next allocation of any size that fits;
+// huge pages as glibc's tunable below gives glibc's malloc (without them
+// the MLP block's training step took 1.1-1.4x as long; docs/performance.md,
+// "jemalloc for ranks whose lengths change").
+constexpr const char* kJemallocConf = "dirty_decay_ms:-1,muzzy_decay_ms:-1,thp:always";
 
 // Set from signal handlers; the supervision loop checks it.
 volatile sig_atomic_t g_received_signal = 0;
@@ -283,6 +303,15 @@ int exitCodeOf(int status) {
   // fault 2 MiB at a time (docs/performance.md, "Huge pages for the pool's
   // blocks"). Tunables the user set, even empty, are left as they are.
   ::setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", /*overwrite=*/0);
+  if (!options.jemalloc_path.empty()) {
+    // After the libraries the user preloads: theirs come first.
+    const char* theirs = std::getenv("LD_PRELOAD");
+    const std::string preload = theirs != nullptr && *theirs != '\0'
+                                    ? std::string(theirs) + ":" + options.jemalloc_path
+                                    : options.jemalloc_path;
+    ::setenv("LD_PRELOAD", preload.c_str(), 1);
+    ::setenv("MALLOC_CONF", kJemallocConf, /*overwrite=*/0);
+  }
 
   std::vector<char*> args;
   for (const std::string& arg : options.command) {
@@ -498,6 +527,65 @@ std::optional<int> findRendezvousPort() {
   return bindableLoopbackPort(0);
 }
 
+// kJemalloc's path: in the folder of the C library this process runs on
+// (Debian's multiarch folder, where libjemalloc2 installs it) or in one of
+// LD_LIBRARY_PATH's; empty when in none.
+std::string findJemalloc() {
+  std::vector<std::string> folders;
+  Dl_info libc{};
+  if (::dladdr(reinterpret_cast<void*>(&::fopen), &libc) != 0 && libc.dli_fname != nullptr) {
+    folders.push_back(std::filesystem::path(libc.dli_fname).parent_path().string());
+  }
+  if (const char* paths = std::getenv("LD_LIBRARY_PATH"); paths != nullptr) {
+    std::string_view rest(paths);
+    while (!rest.empty()) {
+      const size_t colon = rest.find(':');
+      folders.emplace_back(rest.substr(0, colon));
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+  }
+  for (const std::string& folder : folders) {
+    const std::string path = (folder.empty() ? std::string(".") : folder) + "/" + kJemalloc;
+    if (::access(path.c_str(), R_OK) == 0) {
+      return path;
+    }
+  }
+  return "";
+}
+
+// HOSTIR_MALLOC: whether the ranks run on jemalloc ("jemalloc") or on
+// glibc's malloc ("system", also when unset or empty). False after printing
+// why for any other value, for jemalloc where it cannot be loaded, and in a
+// sanitizer's build (its runtime must be the first library a rank loads).
+bool readRankAllocator(LaunchOptions& options) {
+  const char* text = std::getenv("HOSTIR_MALLOC");
+  const std::string choice = text == nullptr ? "" : text;
+  if (choice.empty() || choice == "system") {
+    return true;
+  }
+  if (choice != "jemalloc") {
+    printError("HOSTIR_MALLOC='" + choice +
+               "' is not an allocator the ranks can run on; give jemalloc (Debian's "
+               "libjemalloc2, preloaded into every rank) or system (glibc's malloc, the default)");
+    return false;
+  }
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  printError(
+      "HOSTIR_MALLOC=jemalloc cannot be used by a sanitizer's build: the sanitizer's "
+      "runtime must be the first library a rank loads; unset HOSTIR_MALLOC");
+  return false;
+#else
+  options.jemalloc_path = findJemalloc();
+  if (options.jemalloc_path.empty()) {
+    printError(std::string("HOSTIR_MALLOC=jemalloc, but ") + kJemalloc +
+               " is in none of the folders searched (libc's and LD_LIBRARY_PATH's); install "
+               "Debian's libjemalloc2 or unset HOSTIR_MALLOC");
+    return false;
+  }
+  return true;
+#endif
+}
+
 int runLaunchCommand(int argc, char** argv) {
   // --help before the command's `--` prints the usage and succeeds.
   for (int i = 0; i < argc && std::string_view(argv[i]) != "--"; ++i) {
@@ -507,7 +595,7 @@ int runLaunchCommand(int argc, char** argv) {
     }
   }
   std::optional<LaunchOptions> options = parseLaunchOptions(argc, argv);
-  if (!options) {
+  if (!options || !readRankAllocator(*options)) {
     return kUsageError;
   }
   int port = options->port;

@@ -166,6 +166,58 @@ TEST(LauncherTest, RanksGetGlibcsHugePagesUnlessTheUserSetItsTunables) {
   }
 }
 
+// HOSTIR_MALLOC=jemalloc: every rank runs with Debian's libjemalloc2
+// preloaded (it is mapped into the rank's process) and told never to give
+// freed pages back, after any library the user preloads; unset or system:
+// nothing preloaded; anything else: an error naming the variable, no rank
+// started.
+TEST(LauncherTest, HostirMallocPreloadsJemallocIntoEveryRank) {
+  const char* own = std::getenv("HOSTIR_MALLOC");
+  const std::string saved = own == nullptr ? "" : own;
+  const std::vector<std::string> report = {
+      "-n",
+      "2",
+      "--",
+      "sh",
+      "-c",
+      "echo \"preload=${LD_PRELOAD-unset} conf=${MALLOC_CONF-unset} "
+      "mapped=$(grep -c libjemalloc.so.2 /proc/$$/maps)\""};
+  ::unsetenv("HOSTIR_MALLOC");
+  LaunchResult result = launch(report);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "[rank 1] preload=unset conf=unset mapped=0\n")) << result.out;
+
+  ::setenv("HOSTIR_MALLOC", "jemalloc", 1);
+  result = launch(report);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.err, "cannot be used by a sanitizer's build")) << result.err;
+#else
+  EXPECT_EQ(result.exit_code, 0) << result.err;  // ./hostir.sh installs libjemalloc2
+  for (const char* rank : {"[rank 0] ", "[rank 1] "}) {
+    const size_t line = result.out.find(rank);
+    ASSERT_NE(line, std::string::npos) << result.out;
+    const std::string text = result.out.substr(line, result.out.find('\n', line) - line);
+    EXPECT_TRUE(
+        contains(text, "/libjemalloc.so.2 conf=dirty_decay_ms:-1,muzzy_decay_ms:-1,thp:always "))
+        << text;
+    EXPECT_FALSE(contains(text, "mapped=0")) << text;
+  }
+#endif
+
+  ::setenv("HOSTIR_MALLOC", "tcmalloc", 1);
+  result = launch(report);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.err, "HOSTIR_MALLOC='tcmalloc' is not an allocator")) << result.err;
+  EXPECT_FALSE(contains(result.out, "[rank 0]")) << result.out;
+
+  if (own == nullptr) {
+    ::unsetenv("HOSTIR_MALLOC");
+  } else {
+    ::setenv("HOSTIR_MALLOC", saved.c_str(), 1);
+  }
+}
+
 TEST(LauncherTest, PicksAFreePortWhenNoneIsGiven) {
   LaunchResult result = launch({"-n", "2", "--", "sh", "-c", "echo port=$MASTER_PORT"});
   EXPECT_EQ(result.exit_code, 0);
