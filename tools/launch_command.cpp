@@ -74,6 +74,11 @@ constexpr const char* kJemalloc = "libjemalloc.so.2";
 // the MLP block's training step took 1.1-1.4x as long; docs/performance.md,
 // "jemalloc for ranks whose lengths change").
 constexpr const char* kJemallocConf = "dirty_decay_ms:-1,muzzy_decay_ms:-1,thp:always";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerBuild = true;
+#else
+constexpr bool kSanitizerBuild = false;
+#endif
 
 // Set from signal handlers; the supervision loop checks it.
 volatile sig_atomic_t g_received_signal = 0;
@@ -569,12 +574,12 @@ bool readRankAllocator(LaunchOptions& options) {
                "libjemalloc2, preloaded into every rank) or system (glibc's malloc, the default)");
     return false;
   }
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  printError(
-      "HOSTIR_MALLOC=jemalloc cannot be used by a sanitizer's build: the sanitizer's "
-      "runtime must be the first library a rank loads; unset HOSTIR_MALLOC");
-  return false;
-#else
+  if (kSanitizerBuild) {
+    printError(
+        "HOSTIR_MALLOC=jemalloc cannot be used by a sanitizer's build: the sanitizer's "
+        "runtime must be the first library a rank loads; unset HOSTIR_MALLOC");
+    return false;
+  }
   options.jemalloc_path = findJemalloc();
   if (options.jemalloc_path.empty()) {
     printError(std::string("HOSTIR_MALLOC=jemalloc, but ") + kJemalloc +
@@ -583,7 +588,6 @@ bool readRankAllocator(LaunchOptions& options) {
     return false;
   }
   return true;
-#endif
 }
 
 int runLaunchCommand(int argc, char** argv) {
