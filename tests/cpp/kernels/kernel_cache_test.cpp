@@ -308,7 +308,10 @@ TEST(KernelCacheTest, TheFirstCompileInAFolderNamesTheEnginesRuntime) {
 // process finds it in the folder.
 TEST(KernelCacheTest, AFreshFolderTakesTheRuntimeTheBuildMade) {
   FreshCacheDir dir;
-  std::string probe = std::string(HOSTIR_KERNEL_CACHE_PROBE) + " --runtime";
+  // Appended, not `std::string(...) + "..."`: GCC 12 warns -Warray-bounds
+  // on the inlined concatenation (a false positive).
+  std::string probe = HOSTIR_KERNEL_CACHE_PROBE;
+  probe += " --runtime";
   EXPECT_EQ(run(probe), "compiled=1 loaded=0 ok=1 runtime_copied=1\n");
   EXPECT_EQ(run(probe), "compiled=0 loaded=1 ok=1 runtime_copied=0\n");
 }
@@ -337,7 +340,12 @@ TEST(KernelCacheTest, ARowSumUpdatesItsVectorLanesInOnePlace) {
   at::Tensor x = at::randn({5, 1000});
   at::Tensor out = executor.run({x}).at(0);
   std::string printed = ::testing::internal::GetCapturedStdout();
-  EXPECT_TRUE(at::allclose(out, (x * 3.0).sum(1), 1e-5, 1e-5));
+  // Float32 sums of 1000 terms in the kernel's lane order and in ATen's
+  // differ by up to ~1000 ulps of the terms (a row summing near 0 has no
+  // relative tolerance to spare: 1e-5 failed one run in six); a lane
+  // updated twice or not at all is off by a whole term, ~1.
+  EXPECT_TRUE(at::allclose(out, (x * 3.0).sum(1), 1e-5, 1e-3))
+      << (out - (x * 3.0).sum(1)).abs().max().item<float>();
   std::regex lanes_store(R"(_intm\[ramp\(0, 1, \d+\)\] = )");
   auto stores = std::distance(std::sregex_iterator(printed.begin(), printed.end(), lanes_store),
                               std::sregex_iterator());
