@@ -18,6 +18,8 @@ source "$(dirname "$0")/shaped_link.sh"
 # Haswell on the AVX2 leg (blas_kernels.sh).
 source "$(dirname "$0")/blas_kernels.sh"
 blas_kernels_match_the_leg
+source "$(dirname "$0")/rank_malloc.sh"
+rank_malloc_for_both_sides
 trap shaped_link_down EXIT
 shaped_link_up
 shaped_link_rate "$rate"

@@ -118,6 +118,8 @@ def torch_machine():
               if os.environ.get(k)]
     if pinned:
         text += ", " + ", ".join(pinned)
+    if "libjemalloc" in os.environ.get("LD_PRELOAD", ""):
+        text += ", malloc: jemalloc"  # HOSTIR_MALLOC=jemalloc (benchmarks/rank_malloc.sh)
     return text
 
 

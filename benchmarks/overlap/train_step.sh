@@ -20,6 +20,8 @@ export OMP_NUM_THREADS=1
 # OpenBLAS unpinned on an AVX-512 CPU, Haswell on the AVX2 leg (blas_kernels.sh).
 source benchmarks/blas_kernels.sh
 blas_kernels_match_the_leg
+source benchmarks/rank_malloc.sh
+rank_malloc_for_both_sides
 # The torch steps measure their peak memory with hostir.memory, as hostir's.
 export PYTHONPATH="$(cd "$build" && pwd)/python${PYTHONPATH:+:$PYTHONPATH}"
 

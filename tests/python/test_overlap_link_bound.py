@@ -209,6 +209,40 @@ def test_the_harnesses_unpin_blas_on_an_avx512_cpu_outside_the_avx2_leg(tmp_path
         assert text.index("\nblas_kernels_match_the_leg\n") < text.index(first_rank), harness
 
 
+def test_the_harnesses_give_both_sides_the_allocator_hostir_malloc_names():
+    # benchmarks/rank_malloc.sh: HOSTIR_MALLOC=jemalloc puts Debian's jemalloc
+    # (and the launcher's MALLOC_CONF) into the environment every rank of both
+    # sides inherits, after the user's LD_PRELOAD; system or unset leaves it;
+    # another value fails naming the variable. ./hostir.sh installs
+    # libjemalloc2.
+    def after(**overrides):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("HOSTIR_MALLOC", "LD_PRELOAD", "MALLOC_CONF")}
+        env.update(overrides)
+        return subprocess.run(
+            ["bash", "-c", "set -eu; source benchmarks/rank_malloc.sh; rank_malloc_for_both_sides; "
+             'echo "${LD_PRELOAD-unset} ${MALLOC_CONF-unset}"'],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+    for unset_or_system in ({}, {"HOSTIR_MALLOC": "system"}):
+        result = after(**unset_or_system)
+        assert (result.returncode, result.stdout.strip()) == (0, "unset unset"), result.stderr
+    result = after(HOSTIR_MALLOC="jemalloc", LD_PRELOAD="libfirst.so")
+    assert result.returncode == 0, result.stderr
+    preload, conf = result.stdout.split()
+    assert preload.startswith("libfirst.so:") and preload.endswith("/libjemalloc.so.2"), preload
+    assert conf == "dirty_decay_ms:-1,muzzy_decay_ms:-1,thp:always"
+    assert "both sides' ranks on jemalloc" in result.stderr
+    result = after(HOSTIR_MALLOC="tcmalloc")
+    assert result.returncode != 0 and "HOSTIR_MALLOC='tcmalloc'" in result.stderr, result.stderr
+    for harness, first_rank in (("overlap/run.sh", "\nlaunch()"),
+                                ("overlap/train_step.sh", "\nranks()"),
+                                ("shaped_network_sp_mlp.sh", "ip netns exec")):
+        text = (ROOT / "benchmarks" / harness).read_text()
+        assert "\nrank_malloc_for_both_sides\n" in text, harness
+        assert text.index("\nrank_malloc_for_both_sides\n") < text.index(first_rank), harness
+
+
 def test_the_report_names_both_sides_isa_and_gemm_path(tmp_path):
     # Issue 39: which ISA and GEMM path ran, hostir's (its --json config) and
     # torch's (torch_harness.torch_machine, under ATEN_CPU_CAPABILITY=avx2).
