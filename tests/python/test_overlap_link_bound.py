@@ -171,6 +171,17 @@ def test_a_blas_pinned_to_haswell_on_an_avx512_cpu_is_warned_about():
     assert stderr_of() == ""
 
 
+def assert_every_harness_calls_before_its_first_rank(function):
+    """Each harness that starts both sides' ranks calls the shell `function`
+    on a line of its own before it starts any rank."""
+    for harness, first_rank in (("overlap/run.sh", "\nlaunch()"),
+                                ("overlap/train_step.sh", "\nranks()"),
+                                ("shaped_network_sp_mlp.sh", "ip netns exec")):
+        text = (ROOT / "benchmarks" / harness).read_text()
+        assert f"\n{function}\n" in text, harness
+        assert text.index(f"\n{function}\n") < text.index(first_rank), harness
+
+
 def test_the_harnesses_unpin_blas_on_an_avx512_cpu_outside_the_avx2_leg(tmp_path):
     # benchmarks/blas_kernels.sh (issue 39): an inherited Haswell pin is
     # dropped on an AVX-512 CPU, kept (or set) on the AVX2 leg, left alone on
@@ -201,12 +212,7 @@ def test_the_harnesses_unpin_blas_on_an_avx512_cpu_outside_the_avx2_leg(tmp_path
     assert after(avx2, **pinned) == ("Haswell 512", "")
     # Each harness that starts torch baselines (or hostir's ATen GEMMs)
     # applies it before it starts any rank.
-    for harness, first_rank in (("overlap/run.sh", "\nlaunch()"),
-                                ("overlap/train_step.sh", "\nranks()"),
-                                ("shaped_network_sp_mlp.sh", "ip netns exec")):
-        text = (ROOT / "benchmarks" / harness).read_text()
-        assert "\nblas_kernels_match_the_leg\n" in text, harness
-        assert text.index("\nblas_kernels_match_the_leg\n") < text.index(first_rank), harness
+    assert_every_harness_calls_before_its_first_rank("blas_kernels_match_the_leg")
 
 
 def test_the_harnesses_give_both_sides_the_allocator_hostir_malloc_names():
@@ -235,12 +241,7 @@ def test_the_harnesses_give_both_sides_the_allocator_hostir_malloc_names():
     assert "both sides' ranks on jemalloc" in result.stderr
     result = after(HOSTIR_MALLOC="tcmalloc")
     assert result.returncode != 0 and "HOSTIR_MALLOC='tcmalloc'" in result.stderr, result.stderr
-    for harness, first_rank in (("overlap/run.sh", "\nlaunch()"),
-                                ("overlap/train_step.sh", "\nranks()"),
-                                ("shaped_network_sp_mlp.sh", "ip netns exec")):
-        text = (ROOT / "benchmarks" / harness).read_text()
-        assert "\nrank_malloc_for_both_sides\n" in text, harness
-        assert text.index("\nrank_malloc_for_both_sides\n") < text.index(first_rank), harness
+    assert_every_harness_calls_before_its_first_rank("rank_malloc_for_both_sides")
 
 
 def test_the_report_names_both_sides_isa_and_gemm_path(tmp_path):
