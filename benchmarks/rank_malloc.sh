@@ -5,29 +5,26 @@
 # glibc's malloc (docs/performance.md, "jemalloc for ranks whose lengths
 # change"), so a baseline on the slower one is a handicapped baseline.
 
-# rank_malloc_for_both_sides: with HOSTIR_MALLOC=jemalloc, exports what
-# `hostir launch` gives its ranks then (Debian's libjemalloc.so.2 in
-# LD_PRELOAD, after the user's; MALLOC_CONF unless set), so every rank of
-# either side the harness starts inherits it; with system or unset, nothing.
-# Another value, or jemalloc not in the loader's cache, fails naming the
-# variable. Says on stderr what it set.
+# rank_malloc_for_both_sides HOSTIR: with HOSTIR_MALLOC set, exports the
+# LD_PRELOAD and MALLOC_CONF that `HOSTIR launch` gives its ranks for it, so
+# every rank of either side the harness starts inherits them; the launcher
+# decides (finds jemalloc, checks the value, fails naming the variable), so
+# the harnesses and hostir's own ranks cannot drift apart. Unset: nothing.
+# Says on stderr what it set.
 rank_malloc_for_both_sides() {
-  case ${HOSTIR_MALLOC:-system} in
-    system) return 0 ;;
-    jemalloc) ;;
-    *)
-      echo "malloc: HOSTIR_MALLOC='${HOSTIR_MALLOC}' is not system or jemalloc" >&2
-      return 1
-      ;;
-  esac
-  local library
-  library=$(/sbin/ldconfig -p 2>/dev/null | awk '$1 == "libjemalloc.so.2" {print $NF; exit}')
-  if [[ -z $library ]]; then
-    echo "malloc: HOSTIR_MALLOC=jemalloc, but libjemalloc.so.2 is not in the loader's cache;" \
-      "install Debian's libjemalloc2 or unset HOSTIR_MALLOC" >&2
-    return 1
+  local hostir=$1 given
+  [[ -n ${HOSTIR_MALLOC:-} ]] || return 0
+  given=$("$hostir" launch -n 1 -- sh -c \
+    'echo "preload=${LD_PRELOAD-}"; echo "conf=${MALLOC_CONF-}"') || return 1
+  local preload conf
+  preload=$(sed -n 's/^\[rank 0\] preload=//p' <<<"$given")
+  conf=$(sed -n 's/^\[rank 0\] conf=//p' <<<"$given")
+  if [[ -n $preload ]]; then
+    export LD_PRELOAD=$preload
   fi
-  export LD_PRELOAD=${LD_PRELOAD:+$LD_PRELOAD:}$library
-  export MALLOC_CONF=${MALLOC_CONF:-dirty_decay_ms:-1,muzzy_decay_ms:-1,thp:always}
-  echo "malloc: both sides' ranks on jemalloc (LD_PRELOAD=$LD_PRELOAD MALLOC_CONF=$MALLOC_CONF)" >&2
+  if [[ -n $conf ]]; then
+    export MALLOC_CONF=$conf
+  fi
+  echo "malloc: both sides' ranks as \`hostir launch\` starts them with" \
+    "HOSTIR_MALLOC=$HOSTIR_MALLOC (LD_PRELOAD=${LD_PRELOAD-} MALLOC_CONF=${MALLOC_CONF-})" >&2
 }

@@ -19,7 +19,7 @@ source "$(dirname "$0")/shaped_link.sh"
 source "$(dirname "$0")/blas_kernels.sh"
 blas_kernels_match_the_leg
 source "$(dirname "$0")/rank_malloc.sh"
-rank_malloc_for_both_sides
+rank_malloc_for_both_sides "$build/tools/hostir"
 trap shaped_link_down EXIT
 shaped_link_up
 shaped_link_rate "$rate"

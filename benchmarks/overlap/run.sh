@@ -131,7 +131,7 @@ source "$repo/benchmarks/shaped_link.sh"
 source "$repo/benchmarks/blas_kernels.sh"
 blas_kernels_match_the_leg
 source "$repo/benchmarks/rank_malloc.sh"
-rank_malloc_for_both_sides
+rank_malloc_for_both_sides "$build/tools/hostir"
 if (( shaped )); then
   { command -v ip && command -v tc; } >/dev/null || die "needs ip and tc (iproute2)"
   probe=hostir_ovprobe$$

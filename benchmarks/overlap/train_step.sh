@@ -21,7 +21,7 @@ export OMP_NUM_THREADS=1
 source benchmarks/blas_kernels.sh
 blas_kernels_match_the_leg
 source benchmarks/rank_malloc.sh
-rank_malloc_for_both_sides
+rank_malloc_for_both_sides "$build/tools/hostir"
 # The torch steps measure their peak memory with hostir.memory, as hostir's.
 export PYTHONPATH="$(cd "$build" && pwd)/python${PYTHONPATH:+:$PYTHONPATH}"
 
