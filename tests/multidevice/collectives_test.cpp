@@ -349,6 +349,54 @@ TEST_F(CollectivesTest, ReduceScatterOfANonContiguousInput) {
   }
 }
 
+// A member's own block of a reduce-scatter does not travel: it sends the
+// others' blocks and combines what it receives with its own. With one peer
+// the peer's block lands in the output itself, so a contiguous axis-0 input
+// takes no scratch at all (before, each member received both blocks into a
+// scratch the size of the input: 8 chunks of the MLP training step's
+// backward in flight held 16 MiB of it); on a larger team a member at either
+// end of the group order receives the others' blocks, one fewer than the
+// team; a member between others receives them all (its own from itself),
+// as sending the others' blocks would first copy them out. 1 MiB a block,
+// so that the pool serves the scratch; every reduce op, checked against ATen.
+TEST_F(CollectivesTest, AReduceScatterSendsAndReceivesOnlyTheOtherMembersBlocks) {
+  const int64_t n = communicator_.size();
+  std::vector<int64_t> team(static_cast<size_t>(n));
+  std::iota(team.begin(), team.end(), 0);
+  const std::vector<int64_t> block = {256, 1024};
+  const std::vector<int64_t> whole = {n * block[0], block[1]};
+  int64_t seed = 190;
+  for (ReduceOp op : kAllReduceOps) {
+    const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                   .team = team,
+                                                   .reduce_op = op,
+                                                   .scattered_axis = 0});
+    at::Tensor input = localTensor(me_, seed, whole);
+    at::Tensor output = at::zeros(block);
+    BufferPool& pool = BufferPool::shared();
+    const int64_t takes_before = pool.made() + pool.reused();
+    const int64_t held_before = pool.heldBytes();
+    run(communication, input, output);
+    const int64_t takes = pool.made() + pool.reused() - takes_before;
+    std::vector<at::Tensor> inputs;
+    for (int64_t device : team) {
+      inputs.push_back(localTensor(device, seed, whole));
+    }
+    EXPECT_TRUE(at::equal(output, reduceLikeTheCollective(at::stack(inputs), op).chunk(n, 0)[me_]))
+        << communication.toString();
+    const int64_t block_bytes = block[0] * block[1] * 4;
+    if (n <= 2) {
+      EXPECT_EQ(takes, 0) << "the peer's block is received into the output";
+    } else {
+      EXPECT_EQ(takes, 1);
+      const int64_t received = me_ == 0 || me_ == n - 1 ? n - 1 : n;
+      EXPECT_LE(pool.heldBytes() - held_before, received * block_bytes)
+          << "blocks received by member " << me_ << " of " << n;
+    }
+    ++seed;
+  }
+}
+
 // A reduce-scatter's scratch (the rows stacked to send, the blocks
 // received) is a lease of the buffer pool: a sweep of lengths, each call a
 // run, keeps none of the earlier lengths' scratch once runs stop asking for
@@ -382,7 +430,8 @@ TEST_F(CollectivesTest, ScratchOfALengthNoLongerUsedIsFreed) {
   for (int64_t run = 0; run <= BufferPool::kIdleRuns; ++run) {
     reduceScatterOf(304);
   }
-  const int64_t one_length = 2 * 304 * kCols * n * 4;  // stacked rows + blocks received
+  // The other members' rows stacked, and as many blocks received.
+  const int64_t one_length = 2 * 304 * kCols * std::max<int64_t>(n - 1, 1) * 4;
   // At most the last length's set is alive or leased twice over: a finished
   // work's references may still be let go on c10d's thread (7 lengths kept
   // would be 6 sets more).

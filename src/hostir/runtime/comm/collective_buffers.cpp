@@ -43,6 +43,16 @@ void reduceAlongFirstAxisInto(const at::Tensor& blocks, ReduceOp op, const at::T
   }
 }
 
+void combineInto(const at::Tensor& into, const at::Tensor& other, ReduceOp op) {
+  const at::Tensor operand = other.sizes() == into.sizes() ? other : other.view(into.sizes());
+  switch (op) {
+    case ReduceOp::Sum: into.add_(operand); break;
+    case ReduceOp::Product: into.mul_(operand); break;
+    case ReduceOp::Max: at::maximum_out(const_cast<at::Tensor&>(into), into, operand); break;
+    case ReduceOp::Min: at::minimum_out(const_cast<at::Tensor&>(into), into, operand); break;
+  }
+}
+
 at::Tensor withoutLeadingUnitAxes(CommunicationType type, const at::Tensor& tensor) {
   const bool splits_axis_0 = type == CommunicationType::Allgather ||
                              type == CommunicationType::Gather ||

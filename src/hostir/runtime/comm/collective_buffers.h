@@ -56,6 +56,10 @@ inline std::pair<int64_t, int64_t> pieceBounds(int64_t extent, int64_t index, in
 // writing in place when `out` is contiguous (no temporary, no extra pass).
 void reduceAlongFirstAxisInto(const at::Tensor& blocks, ReduceOp op, const at::Tensor& out);
 
+// `into` = op(`into`, `other`) elementwise, in place (the two of one shape,
+// or `into` contiguous and `other` of its element count).
+void combineInto(const at::Tensor& into, const at::Tensor& other, ReduceOp op);
+
 // Allgather, gather and scatter split axis 0 of their buffers into blocks.
 // The lowering puts the sharded axis first, but leaves it behind size-1
 // broadcast axes (they do not change the memory layout: [1, 6] sharded on

@@ -461,7 +461,7 @@ class CollectivePoster {
 
   // Gloo in libtorch 1.13 has no reduce_scatter. An alltoall_single sends
   // block p of each member's input to the member at position p, which then
-  // reduces the n blocks it received locally. This moves the same bytes as a
+  // reduces the blocks it received with its own locally. This moves the same bytes as a
   // real reduce-scatter ((n-1)/n of the input per rank); an allreduce
   // followed by a slice would move about twice as many. The mpi backend
   // composes it the same way: Open MPI's MPI_Ireduce_scatter_block took 2.2x
@@ -484,54 +484,96 @@ class CollectivePoster {
           " and its output must hold one block, got input ", shapeString(input_), " and output ",
           shapeString(output_));
     const int64_t extent = input_.size(axis) / team_size_;
-    // Row g of the send buffer goes to the member of group rank g.
+    // rows[g]: the block for the member of group rank g.
     std::vector<at::Tensor> rows(team_size_);
     for (int64_t position = 0; position < team_size_; ++position) {
       rows[groupRank(params_.team[position])] = input_.narrow(axis, position * extent, extent);
     }
-    const bool team_is_sorted = std::is_sorted(params_.team.begin(), params_.team.end());
-    at::Tensor send;
-    if (axis == 0 && team_is_sorted && input_.is_contiguous()) {
-      send = input_.view({team_size_, -1});
-    } else {
-      std::vector<int64_t> stacked = rows[0].sizes().vec();
-      stacked.insert(stacked.begin(), team_size_);
-      at::Tensor stacked_rows = collectiveScratch(stacked, input_.options());
-      send = at::stack_out(stacked_rows, rows).view({team_size_, -1});
+    const int64_t me = groupRank(my_device_);
+    const bool input_is_the_rows = axis == 0 &&
+                                   std::is_sorted(params_.team.begin(), params_.team.end()) &&
+                                   input_.is_contiguous();
+    // This member's own block does not travel: it is combined with the
+    // blocks received, so neither side of the exchange holds a copy of it,
+    // and with one peer the peer's block lands in the output itself (no
+    // scratch: 8 chunks' reduce-scatters in flight held 16 MiB of it in the
+    // MLP training step). The input viewed as the rows keeps the own block
+    // in the exchange when it sits between others (a copy of the others
+    // would cost more than the block received).
+    const bool own_block_stays = !input_is_the_rows || me == 0 || me == team_size_ - 1;
+    const int64_t sent_blocks = own_block_stays ? team_size_ - 1 : team_size_;
+    WritableBuffer out(output_);
+    const at::Tensor own = rows[me].reshape(-1);
+    if (sent_blocks == 0) {  // a team of one: nothing to exchange
+      out.buffer.view(-1).copy_(own);
+      out.copyBack();
+      return {};
     }
-    std::vector<int64_t> equal_split;  // empty: n equal blocks along axis 0
+    at::Tensor send;  // [sent_blocks, block elements], in group-rank order
+    if (input_is_the_rows) {
+      send = input_.view({team_size_, -1});
+      if (own_block_stays) {
+        send = send.narrow(0, me == 0 ? 1 : 0, sent_blocks);
+      }
+    } else {
+      std::vector<at::Tensor> peers;
+      for (int64_t g = 0; g < team_size_; ++g) {
+        if (g != me) {
+          peers.push_back(rows[g]);
+        }
+      }
+      std::vector<int64_t> stacked = rows[0].sizes().vec();
+      stacked.insert(stacked.begin(), sent_blocks);
+      at::Tensor stacked_peers = collectiveScratch(stacked, input_.options());
+      send = at::stack_out(stacked_peers, peers).view({sent_blocks, -1});
+    }
+    // Blocks along axis 0 of the send and receive buffers, per group rank:
+    // none to or from this member when its block stays. Given on every
+    // member, so that all take Gloo's all-to-all with counts.
+    std::vector<int64_t> split(static_cast<size_t>(team_size_), 1);
+    if (own_block_stays) {
+      split[static_cast<size_t>(me)] = 0;
+    }
+    const bool receive_into_output = own_block_stays && sent_blocks == 1;
     c10d::AllToAllOptions options;
     options.timeout = timeout();
     const ReduceOp op = *params_.reduce_op;
-    if (stripes_ == 1) {
-      at::Tensor received = collectiveScratch(send.sizes(), send.options());
-      auto work = group_->alltoall_base(received, send, equal_split, equal_split, options);
-      at::Tensor output = output_;
-      return withEpilogue(std::move(work), [received, output, op, send] {
-        reduceAlongFirstAxisInto(received, op, output);
-      });
-    }
-    // Stripe i moves columns [b_i, e_i) of every row of the send buffer
-    // (a contiguous copy each: an all-to-all reads whole rows), and reduces
-    // them into elements [b_i, e_i) of the output.
-    WritableBuffer out(output_);
+    // Stripe i moves columns [b_i, e_i) of every block (a contiguous copy
+    // each when there are several blocks: an all-to-all reads whole rows)
+    // and reduces them into elements [b_i, e_i) of the output.
+    const at::Tensor out_flat = out.buffer.view(-1);
     std::vector<c10::intrusive_ptr<c10d::Work>> pieces;
     std::vector<at::Tensor> sent, received, destinations;
     for (int64_t stripe = 0; stripe < stripes_; ++stripe) {
       auto [begin, end] = pieceBounds(send.size(1), stripe, stripes_);
       sent.push_back(send.slice(1, begin, end).contiguous());
-      received.push_back(collectiveScratch(sent.back().sizes(), sent.back().options()));
-      destinations.push_back(out.buffer.view(-1).slice(0, begin, end));
-      pieces.push_back(stripeGroup(stripe).alltoall_base(received.back(), sent.back(), equal_split,
-                                                         equal_split, options));
+      destinations.push_back(out_flat.slice(0, begin, end));
+      received.push_back(receive_into_output
+                             ? destinations.back().view({1, end - begin})
+                             : collectiveScratch(sent.back().sizes(), sent.back().options()));
+      // Copies: c10d takes the counts by reference and moves them away.
+      std::vector<int64_t> receive_counts = split, send_counts = split;
+      pieces.push_back(stripeGroup(stripe).alltoall_base(received.back(), sent.back(),
+                                                         receive_counts, send_counts, options));
     }
-    return withEpilogue(c10::make_intrusive<StripedWork>(std::move(pieces)),
-                        [received, destinations, op, sent, out] {
-                          for (size_t i = 0; i < received.size(); ++i) {
-                            reduceAlongFirstAxisInto(received[i], op, destinations[i]);
-                          }
-                          out.copyBack();
-                        });
+    return withEpilogue(
+        stripes_ == 1
+            ? pieces.front()
+            : c10::intrusive_ptr<c10d::Work>(c10::make_intrusive<StripedWork>(std::move(pieces))),
+        [received, destinations, op, sent, out, own, own_block_stays, receive_into_output] {
+          int64_t offset = 0;
+          for (size_t i = 0; i < received.size(); ++i) {
+            if (!receive_into_output) {
+              reduceAlongFirstAxisInto(received[i], op, destinations[i]);
+            }
+            const int64_t numel = destinations[i].numel();
+            if (own_block_stays) {
+              combineInto(destinations[i], own.narrow(0, offset, numel), op);
+            }
+            offset += numel;
+          }
+          out.copyBack();
+        });
   }
 
   // The output's shape as the input's with this member's rows along `axis`
