@@ -264,8 +264,11 @@ class CollectivePoster {
       outputs[0][groupRank(params_.team[position])] =
           block(gathered, position, team_size_, contribution);
     }
-    // Gloo in libtorch 1.13 has no _allgather_base: the list form writes
-    // into views of the output (same bytes on the wire).
+    // Gloo in libtorch 1.13 has no _allgather_base: the list form gathers
+    // into a flat buffer on Gloo's thread and copies into views of the
+    // output. (An all-to-all straight into the output measured slower at
+    // 500 Mbit/s: docs/performance.md, "A reduce-scatter's own block stays
+    // home".)
     std::vector<at::Tensor> inputs{contribution};
     c10d::AllgatherOptions options;
     options.timeout = timeout();
