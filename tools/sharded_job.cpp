@@ -405,6 +405,10 @@ struct Timings {
   bool comm_measured = false;
   std::vector<std::vector<double>> comm;     // per comm_chunks
   std::vector<std::vector<double>> compute;  // per comm_chunks
+  // --train: the backward program's collectives alone, and the bytes they
+  // send from this rank (collectiveBytesSent), per comm_chunks.
+  std::vector<std::vector<double>> backward_comm;
+  std::vector<int64_t> backward_sent_bytes;
   std::vector<double> aten;
   // --train: per program, the peak tensor bytes of one step (stepMemory).
   std::vector<int64_t> step_bytes;
@@ -449,6 +453,8 @@ Timings timePrograms(const ShardedJobOptions& options, const ShardedJob& job,
   timings.comm_measured = options.train || job.communication_only != nullptr;
   timings.comm.resize(timings.comm_chunks.size());
   timings.compute.resize(timings.comm_chunks.size());
+  timings.backward_comm.resize(options.train ? timings.comm_chunks.size() : 0);
+  timings.backward_sent_bytes.resize(timings.backward_comm.size());
   timings.programs.resize(programs.size());
   auto timeOnce = [&](const std::function<void()>& body) {
     return timedRuns(1, communicator, body).front();
@@ -475,6 +481,17 @@ Timings timePrograms(const ShardedJobOptions& options, const ShardedJob& job,
         }));
       }
       timings.compute[i].push_back(timeOnce([&] { compute_programs[i]->runComputeOnly(job); }));
+      if (options.train) {
+        // The backward's alone, on the saved tensors of a forward moved alone
+        // (untimed): the bound for the backward is its bytes' link time.
+        const Program& program = *compute_programs[i];
+        const std::vector<at::Tensor> backward_inputs =
+            program.backwardInputs(job, program.executor->runCommunicationOnly(job.inputs));
+        const int64_t sent_before = collectiveBytesSent();
+        timings.backward_comm[i].push_back(
+            timeOnce([&] { program.backward->runCommunicationOnly(backward_inputs); }));
+        timings.backward_sent_bytes[i] = collectiveBytesSent() - sent_before;
+      }
     }
     if (job.compute_only_aten) {
       timings.aten.push_back(timeOnce(job.compute_only_aten));
@@ -568,6 +585,16 @@ void addTimingsToReport(const std::vector<Program>& programs, const Checks& chec
       report["programs"].push_back(entry);
     }
   }
+  for (size_t i = 0; i < timings.backward_comm.size() && !timings.backward_comm[i].empty(); ++i) {
+    nlohmann::json entry{{"name", "comm-only-backward"},
+                         {"median_ms", median(timings.backward_comm[i])},
+                         {"runs_ms", timings.backward_comm[i]},
+                         {"sent_bytes", timings.backward_sent_bytes[i]}};
+    if (timings.comm_chunks[i] > 1) {
+      entry["chunks"] = timings.comm_chunks[i];
+    }
+    report["programs"].push_back(entry);
+  }
   if (!timings.aten.empty()) {
     report["programs"].push_back({{"name", "compute-only-aten"},
                                   {"median_ms", median(timings.aten)},
@@ -604,6 +631,11 @@ void printTimings(const ShardedJobOptions& options, const std::vector<Program>& 
   const std::vector<int64_t>& chunk_counts = timings.comm_chunks;
   for (size_t i = 0; timings.comm_measured && i < chunk_counts.size(); ++i) {
     row(withChunks("communication only", chunk_counts[i]), median(timings.comm[i])) << "\n";
+  }
+  for (size_t i = 0; i < timings.backward_comm.size(); ++i) {
+    row(withChunks("backward communication", chunk_counts[i]), median(timings.backward_comm[i]))
+        << "   " << static_cast<double>(timings.backward_sent_bytes[i]) / (1 << 20)
+        << " MiB sent by this rank\n";
   }
   for (size_t i = 0; i < chunk_counts.size(); ++i) {
     row(withChunks("compute only (hostir)", chunk_counts[i]), median(timings.compute[i])) << "\n";

@@ -77,4 +77,4 @@ for round in $(seq 1 "$rounds"); do
   fi
   echo "round $round done"
 done
-/usr/bin/python3 benchmarks/overlap/train_step_report.py "$out"
+/usr/bin/python3 benchmarks/overlap/train_step_report.py "$out" --rate "$rate"

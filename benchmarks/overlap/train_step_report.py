@@ -2,13 +2,16 @@
 """The table of benchmarks/overlap/train_step.sh: per block, the median over
 rounds of hostir's training step (best fixed chunk count, unchunked, its own
 compute alone) and of the hand-written torch.distributed steps, with the
-ratios issue 35 asks for. Usage: train_step_report.py OUT_DIR"""
+ratios issue 35 asks for. Usage: train_step_report.py OUT_DIR [--rate RATE]
+(RATE as tc writes it, e.g. 500mbit: the shaped link's rate each way, for
+the backward's communication against the link time of its bytes)."""
 
+import argparse
 import glob
 import json
 import os
+import re
 import statistics
-import sys
 
 
 def load(pattern):
@@ -26,7 +29,10 @@ def hostir_figures(report):
             if p["name"] == "comm-only"}
     memory = {(p["name"], p.get("chunks", 1)): p["peak_step_bytes"] for p in report["programs"]
               if "peak_step_bytes" in p}
+    backward_comm = {p.get("chunks", 1): (p["median_ms"], p["sent_bytes"])
+                     for p in report["programs"] if p["name"] == "comm-only-backward"}
     return {"best": best, "best_chunks": best_chunks, "unchunked": steps[("unchunked", 1)],
+            "backward_comm_best": backward_comm.get(best_chunks),
             "memory_best": memory.get(("pipelined", best_chunks)),
             "memory_unchunked": memory.get(("unchunked", 1)),
             "compute_best": compute.get(best_chunks), "comm_best": comm.get(best_chunks),
@@ -61,8 +67,43 @@ def print_memory(ours, theirs):
         print(f"  hostir unchunked / torch blocking, memory {med(unchunked) / med(blocking):5.2f}")
 
 
+def bits_per_second(rate):
+    """tc's rate (500mbit, 1gbit, 800kbit, 1000000bit), or None."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", rate or "")
+    if not match:
+        return None
+    return float(match.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[match.group(2)]
+
+
+def print_backward_communication(ours, rate):
+    """The backward program's collectives alone (hostir's comm-only of the
+    backward, the best fixed chunk count) against the time its bytes take at
+    the link's rate each way (issue 35: <= 1.15). The bytes are what rank 0
+    hands Gloo to send (collectiveBytesSent); tc counts the packets' headers
+    too (a 1,514-byte frame carries 1,448 bytes of data), so a transfer at
+    the full rate reads about 1.05 here."""
+    figures = [o["backward_comm_best"] for o in ours if o["backward_comm_best"] is not None]
+    if not figures:
+        return
+    med = statistics.median
+    ms = med(f[0] for f in figures)
+    sent = med(f[1] for f in figures)
+    print(f"  hostir backward, communication only, best C {ms:6.1f} ms, "
+          f"{sent / 2 ** 20:.1f} MiB sent per rank")
+    bits = bits_per_second(rate)
+    if bits:
+        link_ms = sent * 8 / bits * 1e3
+        print(f"  its bytes' link time at {rate}       {link_ms:6.1f} ms")
+        print(f"  hostir backward communication / its bytes' link time (target <= 1.15) "
+              f"{ms / link_ms:5.2f}")
+
+
 def main():
-    out = sys.argv[1]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out")
+    parser.add_argument("--rate", default=None)
+    args = parser.parse_args()
+    out = args.out
     for block in ("mlp", "layer"):
         ours = [hostir_figures(r) for r in load(os.path.join(out, f"hostir_{block}.*.json"))]
         theirs = load(os.path.join(out, f"torch_{block}.*.json"))
@@ -97,6 +138,7 @@ def main():
             bound = max(h_comm, h_compute)
             print(f"  hostir communication only, best C {h_comm:6.1f} ms")
             print(f"  hostir best / its bound (the longer of the two) {h_best / bound:5.2f}")
+        print_backward_communication(ours[:rounds], args.rate)
         torch_comm = [min(c["median_ms"] for c in t["comm_only"] if c["chunks"] > 1)
                       for t in theirs[:rounds]
                       if any(c["chunks"] > 1 for c in t.get("comm_only", []))]

@@ -397,6 +397,36 @@ TEST_F(CollectivesTest, AReduceScatterSendsAndReceivesOnlyTheOtherMembersBlocks)
   }
 }
 
+// collectiveBytesSent() counts what leaves this member: an allgather its
+// contribution once per other member, a reduce-scatter every block but its
+// own, an allreduce a ring's 2 (n - 1) / n of its buffer; nothing on a world
+// of one.
+TEST_F(CollectivesTest, BytesSentCountWhatLeavesThisMember) {
+  const int64_t n = communicator_.size();
+  std::vector<int64_t> team(static_cast<size_t>(n));
+  std::iota(team.begin(), team.end(), 0);
+  const auto sentBy = [&](const CommunicationParams& params, const at::Tensor& input,
+                          const at::Tensor& output) {
+    const int64_t before = collectiveBytesSent();
+    run(makeCommunication(params), input, output);
+    return collectiveBytesSent() - before;
+  };
+  const int64_t piece_bytes = kRows * kCols * 4;
+  EXPECT_EQ(sentBy({.type = CommunicationType::Allgather, .team = team}, localTensor(me_, 210),
+                   at::zeros({n * kRows, kCols})),
+            (n - 1) * piece_bytes);
+  EXPECT_EQ(sentBy({.type = CommunicationType::ReduceScatter,
+                    .team = team,
+                    .reduce_op = ReduceOp::Sum,
+                    .scattered_axis = 0},
+                   localTensor(me_, 211, {n * kRows, kCols}), at::zeros({kRows, kCols})),
+            (n - 1) * piece_bytes);
+  at::Tensor buffer = localTensor(me_, 212);
+  EXPECT_EQ(sentBy({.type = CommunicationType::Allreduce, .team = team, .reduce_op = ReduceOp::Sum},
+                   buffer, buffer),
+            2 * (n - 1) * piece_bytes / n);
+}
+
 // A reduce-scatter's scratch (the rows stacked to send, the blocks
 // received) is a lease of the buffer pool: a sweep of lengths, each call a
 // run, keeps none of the earlier lengths' scratch once runs stop asking for

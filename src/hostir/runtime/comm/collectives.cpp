@@ -23,10 +23,13 @@
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collective_buffers.h"
 #include "hostir/runtime/comm/collective_works.h"
+#include "hostir/runtime/comm/even_reduce_scatter.h"
 #include "hostir/runtime/comm/uneven_collectives.h"
 
 namespace hostir {
 namespace {
+
+std::atomic<int64_t> bytes_sent{0};
 
 // How many stripes a collective moving `bytes` per rank takes: at most the
 // configured number, each at least Communicator::kMinStripeBytes. Every
@@ -110,6 +113,13 @@ class CollectivePoster {
     }
     group_ = &communicator_.processGroup(team, stream_key_);
     stripes_ = stripeCount();
+    c10::intrusive_ptr<c10d::Work> work = postByType();
+    bytes_sent.fetch_add(bytesThisMemberSends(), std::memory_order_relaxed);
+    return work;
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> postByType() {
     try {
       switch (params_.type) {
         case CommunicationType::Gather: return postGather();
@@ -130,7 +140,26 @@ class CollectivePoster {
     HOSTIR_ASSERT(false, "unknown CommunicationType");
   }
 
- private:
+  // What this member hands the backend to send to the others (see
+  // collectiveBytesSent()).
+  int64_t bytesThisMemberSends() const {
+    const auto bytes = [](const at::Tensor& tensor) {
+      return tensor.defined() ? static_cast<int64_t>(tensor.nbytes()) : int64_t{0};
+    };
+    const int64_t n = team_size_;
+    switch (params_.type) {
+      case CommunicationType::Allgather: return bytes(input_) * (n - 1);
+      case CommunicationType::ReduceScatter: return bytes(input_) - bytes(output_);
+      case CommunicationType::Allreduce: return 2 * (n - 1) * bytes(input_) / n;
+      case CommunicationType::Gather:
+      case CommunicationType::Reduce: return isRoot() ? 0 : bytes(input_);
+      case CommunicationType::Scatter: return isRoot() ? bytes(input_) - bytes(output_) : 0;
+      case CommunicationType::Broadcast: return isRoot() ? bytes(input_) * (n - 1) : 0;
+      case CommunicationType::SendRecv: return isRoot() ? bytes(input_) : 0;
+    }
+    return 0;
+  }
+
   template <typename... Args>
   void check(bool condition, const Args&... args) const {
     HOSTIR_CHECK(condition, what_, " on device ", my_device_, ": ", args...);
@@ -217,8 +246,8 @@ class CollectivePoster {
   int64_t positionOf(int64_t device) const {
     return std::find(params_.team.begin(), params_.team.end(), device) - params_.team.begin();
   }
-  UnevenExchange unevenExchange() const {
-    UnevenExchange exchange{params_.team, positionOf(my_device_), {}, timeout()};
+  TeamExchange exchange() const {
+    TeamExchange exchange{params_.team, positionOf(my_device_), {}, timeout()};
     for (int64_t stripe = 0; stripe < stripes_; ++stripe) {
       exchange.stripes.push_back(&stripeGroup(stripe));
     }
@@ -232,7 +261,7 @@ class CollectivePoster {
       std::tie(output_, input_) = withoutSharedLeadingUnitAxes(given_output_, given_input_);
     }
     if (holdsUnevenPieces(output_, input_, 0, "output", "input")) {
-      return postUnevenAllgather(unevenExchange(), input_, output_);
+      return postUnevenAllgather(exchange(), input_, output_);
     }
     checkBlocks(output_, input_, team_size_, "output", "input");
     // A chunk's rows of a whole gathered tensor ([devices, rows, ...] of
@@ -462,11 +491,8 @@ class CollectivePoster {
     return withCopyBack(group_->reduce(tensors, options), out);
   }
 
-  // Gloo in libtorch 1.13 has no reduce_scatter. An alltoall_single sends
-  // block p of each member's input to the member at position p, which then
-  // reduces the blocks it received with its own locally. This moves the same bytes as a
-  // real reduce-scatter ((n-1)/n of the input per rank); an allreduce
-  // followed by a slice would move about twice as many. The mpi backend
+  // Gloo in libtorch 1.13 has no reduce_scatter: an all-to-all and a local
+  // reduction (even_reduce_scatter.h, uneven_collectives.h). The mpi backend
   // composes it the same way: Open MPI's MPI_Ireduce_scatter_block took 2.2x
   // as long as its all-to-all plus this sum (docs/performance.md,
   // "Collective backends").
@@ -479,104 +505,14 @@ class CollectivePoster {
     const at::Tensor output_piece =
         at::empty(unevenOutputShape(axis), output_.options().device(at::kMeta));
     if (holdsUnevenPieces(input_, output_piece, axis, "input", "output")) {
-      return postUnevenReduceScatter(unevenExchange(), input_, axis, *params_.reduce_op, output_);
+      return postUnevenReduceScatter(exchange(), input_, axis, *params_.reduce_op, output_);
     }
     check(input_.size(axis) % team_size_ == 0 && output_.numel() * team_size_ == input_.numel() &&
               output_.scalar_type() == input_.scalar_type(),
           "its input must split into ", team_size_, " blocks along the scattered axis ", axis,
           " and its output must hold one block, got input ", shapeString(input_), " and output ",
           shapeString(output_));
-    const int64_t extent = input_.size(axis) / team_size_;
-    // rows[g]: the block for the member of group rank g.
-    std::vector<at::Tensor> rows(team_size_);
-    for (int64_t position = 0; position < team_size_; ++position) {
-      rows[groupRank(params_.team[position])] = input_.narrow(axis, position * extent, extent);
-    }
-    const int64_t me = groupRank(my_device_);
-    const bool input_is_the_rows = axis == 0 &&
-                                   std::is_sorted(params_.team.begin(), params_.team.end()) &&
-                                   input_.is_contiguous();
-    // This member's own block does not travel: it is combined with the
-    // blocks received, so neither side of the exchange holds a copy of it,
-    // and with one peer the peer's block lands in the output itself (no
-    // scratch: 8 chunks' reduce-scatters in flight held 16 MiB of it in the
-    // MLP training step). The input viewed as the rows keeps the own block
-    // in the exchange when it sits between others (a copy of the others
-    // would cost more than the block received).
-    const bool own_block_stays = !input_is_the_rows || me == 0 || me == team_size_ - 1;
-    const int64_t sent_blocks = own_block_stays ? team_size_ - 1 : team_size_;
-    WritableBuffer out(output_);
-    const at::Tensor own = rows[me].reshape(-1);
-    if (sent_blocks == 0) {  // a team of one: nothing to exchange
-      out.buffer.view(-1).copy_(own);
-      out.copyBack();
-      return {};
-    }
-    at::Tensor send;  // [sent_blocks, block elements], in group-rank order
-    if (input_is_the_rows) {
-      send = input_.view({team_size_, -1});
-      if (own_block_stays) {
-        send = send.narrow(0, me == 0 ? 1 : 0, sent_blocks);
-      }
-    } else {
-      std::vector<at::Tensor> peers;
-      for (int64_t g = 0; g < team_size_; ++g) {
-        if (g != me) {
-          peers.push_back(rows[g]);
-        }
-      }
-      std::vector<int64_t> stacked = rows[0].sizes().vec();
-      stacked.insert(stacked.begin(), sent_blocks);
-      at::Tensor stacked_peers = collectiveScratch(stacked, input_.options());
-      send = at::stack_out(stacked_peers, peers).view({sent_blocks, -1});
-    }
-    // Blocks along axis 0 of the send and receive buffers, per group rank:
-    // none to or from this member when its block stays. Given on every
-    // member, so that all take Gloo's all-to-all with counts.
-    std::vector<int64_t> split(static_cast<size_t>(team_size_), 1);
-    if (own_block_stays) {
-      split[static_cast<size_t>(me)] = 0;
-    }
-    const bool receive_into_output = own_block_stays && sent_blocks == 1;
-    c10d::AllToAllOptions options;
-    options.timeout = timeout();
-    const ReduceOp op = *params_.reduce_op;
-    // Stripe i moves columns [b_i, e_i) of every block (a contiguous copy
-    // each when there are several blocks: an all-to-all reads whole rows)
-    // and reduces them into elements [b_i, e_i) of the output.
-    const at::Tensor out_flat = out.buffer.view(-1);
-    std::vector<c10::intrusive_ptr<c10d::Work>> pieces;
-    std::vector<at::Tensor> sent, received, destinations;
-    for (int64_t stripe = 0; stripe < stripes_; ++stripe) {
-      auto [begin, end] = pieceBounds(send.size(1), stripe, stripes_);
-      sent.push_back(send.slice(1, begin, end).contiguous());
-      destinations.push_back(out_flat.slice(0, begin, end));
-      received.push_back(receive_into_output
-                             ? destinations.back().view({1, end - begin})
-                             : collectiveScratch(sent.back().sizes(), sent.back().options()));
-      // Copies: c10d takes the counts by reference and moves them away.
-      std::vector<int64_t> receive_counts = split, send_counts = split;
-      pieces.push_back(stripeGroup(stripe).alltoall_base(received.back(), sent.back(),
-                                                         receive_counts, send_counts, options));
-    }
-    return withEpilogue(
-        stripes_ == 1
-            ? pieces.front()
-            : c10::intrusive_ptr<c10d::Work>(c10::make_intrusive<StripedWork>(std::move(pieces))),
-        [received, destinations, op, sent, out, own, own_block_stays, receive_into_output] {
-          int64_t offset = 0;
-          for (size_t i = 0; i < received.size(); ++i) {
-            if (!receive_into_output) {
-              reduceAlongFirstAxisInto(received[i], op, destinations[i]);
-            }
-            const int64_t numel = destinations[i].numel();
-            if (own_block_stays) {
-              combineInto(destinations[i], own.narrow(0, offset, numel), op);
-            }
-            offset += numel;
-          }
-          out.copyBack();
-        });
+    return postEvenReduceScatter(exchange(), input_, axis, *params_.reduce_op, output_);
   }
 
   // The output's shape as the input's with this member's rows along `axis`
@@ -664,6 +600,10 @@ class CollectivePoster {
 
 std::string describeCollective(const CommunicationParams& params, const std::string& name) {
   return toString(params.type) + " (" + name + ") over team " + teamToString(params.team);
+}
+
+int64_t collectiveBytesSent() {
+  return bytes_sent.load(std::memory_order_relaxed);
 }
 
 c10::intrusive_ptr<c10d::Work> postCollective(const CommunicationParams& params,

@@ -69,6 +69,17 @@ c10::intrusive_ptr<c10d::Work> postCollective(const CommunicationParams& params,
                                               const at::Tensor& input, const at::Tensor& output,
                                               Communicator& communicator, int64_t stream_key = 0);
 
+// The bytes this process's posted collectives handed the backend to send
+// to other members, since it started: an allgather (n - 1) times its input,
+// a reduce-scatter its input but its own block, an allreduce 2 (n - 1) / n
+// times its buffer (a ring's), a gather's or reduce's member its input, a
+// scatter's root its input but its own piece, a broadcast's root its buffer
+// once per other member, a send its buffer. Collectives that move nothing
+// (empty, a team of one, a member outside the team) count none. For a
+// program's communication set against a link's rate (`hostir sp-mlp
+// --train --baselines`: the backward's bytes).
+int64_t collectiveBytesSent();
+
 // A whole-buffer transfer with one peer (P2PCommunication): Send reads
 // `buffer`, Recv fills it. Uses the group of the pair {my_device, peer}.
 c10::intrusive_ptr<c10d::Work> postP2P(P2PCommunicationType type, int64_t peer, int64_t my_device,

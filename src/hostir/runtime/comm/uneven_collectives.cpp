@@ -80,7 +80,7 @@ c10::intrusive_ptr<c10d::Work> allOf(std::vector<c10::intrusive_ptr<c10d::Work>>
 
 }  // namespace
 
-c10::intrusive_ptr<c10d::Work> postUnevenAllgather(const UnevenExchange& exchange,
+c10::intrusive_ptr<c10d::Work> postUnevenAllgather(const TeamExchange& exchange,
                                                    const at::Tensor& piece,
                                                    const at::Tensor& whole) {
   const auto k = static_cast<int64_t>(exchange.team.size());
@@ -129,7 +129,7 @@ c10::intrusive_ptr<c10d::Work> postUnevenAllgather(const UnevenExchange& exchang
   });
 }
 
-c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(const UnevenExchange& exchange,
+c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(const TeamExchange& exchange,
                                                        const at::Tensor& whole, int64_t axis,
                                                        ReduceOp op, const at::Tensor& piece) {
   const auto k = static_cast<int64_t>(exchange.team.size());

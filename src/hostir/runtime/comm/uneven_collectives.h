@@ -1,13 +1,12 @@
 #pragma once
 
 #include <ATen/ATen.h>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
-#include <chrono>
 #include <cstdint>
-#include <vector>
 
 #include "hostir/host_ir/communication.h"
+#include "hostir/runtime/comm/team_exchange.h"
 
 // Allgather and reduce-scatter of torch.chunk's unequal pieces (issue 37):
 // the member at position p of a team of k holds rowChunk(n, k, p) of the
@@ -20,22 +19,13 @@
 
 namespace hostir {
 
-struct UnevenExchange {
-  std::vector<int64_t> team;  // the members, in position order
-  int64_t position = 0;       // this member's
-  // One group over the team per stripe, stripe 0 first: stripe s moves the
-  // s-th of near-equal parts (pieceBounds) of every piece.
-  std::vector<c10d::ProcessGroup*> stripes;
-  std::chrono::milliseconds timeout{0};
-};
-
 // Allgathers `piece`, this member's piece of axis 0 of `whole`, from every
 // member into `whole`. This member's rows are copied locally; the others'
 // land straight in `whole` when contiguous in it (always for 2 members and
 // for the first or the last member of a sorted team), else in a scratch
 // copied into place. The sent buffer is `piece` itself for 2 members, its
 // k - 1 copies otherwise (an alltoallv reads disjoint ranges).
-c10::intrusive_ptr<c10d::Work> postUnevenAllgather(const UnevenExchange& exchange,
+c10::intrusive_ptr<c10d::Work> postUnevenAllgather(const TeamExchange& exchange,
                                                    const at::Tensor& piece,
                                                    const at::Tensor& whole);
 
@@ -43,7 +33,7 @@ c10::intrusive_ptr<c10d::Work> postUnevenAllgather(const UnevenExchange& exchang
 // axis `axis` of the result in `piece` (any shape of its element count). The
 // sent buffer is `whole` itself when contiguous, cut on axis 0 and the team
 // sorted (unstriped), else a scratch the pieces are copied into.
-c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(const UnevenExchange& exchange,
+c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(const TeamExchange& exchange,
                                                        const at::Tensor& whole, int64_t axis,
                                                        ReduceOp op, const at::Tensor& piece);
 
