@@ -24,11 +24,13 @@
 //   Allreduce      out of place, as a Communication's in and out are two
 //                  tensors: copy the input into the output, then allreduce
 //                  the output in place.
-//   ReduceScatter  input [m] -> output [m / n]: alltoall_base of the input
-//                  seen as [n, m / n] into a received buffer, then the sum of
-//                  its n rows into the output. By hand, the received buffer
-//                  is allocated once and the sum written straight into the
-//                  output.
+//   ReduceScatter  input [m] -> output [m / n]: alltoall_base (with counts)
+//                  of the other members' blocks of the input seen as
+//                  [n, m / n], then their sum with the own block into the
+//                  output; with one peer its block is received into the
+//                  output itself. By hand, any buffer received into is
+//                  allocated once. A member between others in the group
+//                  order sends and receives all n blocks, as hostir does.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -200,26 +202,41 @@ class CollectivesBenchmark {
     at::Tensor input = at::randn({m});
     at::Tensor hostir_output = at::empty({m / n_});
     at::Tensor direct_output = at::empty({m / n_});
-    // By hand: row g of the input goes to group rank g; the received rows
-    // are summed into the output.
-    at::Tensor send = input.view({n_, m / n_});
-    at::Tensor received = at::empty_like(send);
+    // By hand: row g of the input goes to group rank g (the world is in
+    // rank order); the own row stays unless it sits between others.
+    const int64_t me = communicator_.deviceId();
+    const bool own_stays = me == 0 || me == n_ - 1;
+    at::Tensor rows = input.view({n_, m / n_});
+    at::Tensor own = rows[me];
+    at::Tensor send = own_stays ? rows.narrow(0, me == 0 ? 1 : 0, n_ - 1) : rows;
+    at::Tensor received =
+        own_stays && n_ == 2 ? direct_output.view({1, m / n_}) : at::empty_like(send);
+    std::vector<int64_t> counts(static_cast<size_t>(n_), 1);
+    if (own_stays) {
+      counts[static_cast<size_t>(me)] = 0;
+    }
     c10d::ProcessGroup& group = communicator_.processGroup(world_, kStreamKey);
-    return Case{"ReduceScatter", size_mib,
-                [this, &communication, input, hostir_output] {
-                  runHostir(communication, input, hostir_output);
-                },
-                [this, &group, send, received, direct_output]() mutable {
-                  std::vector<int64_t> equal_split;
-                  c10d::AllToAllOptions options;
-                  options.timeout = communicator_.timeout();
-                  group.alltoall_base(received, send, equal_split, equal_split, options)
-                      ->wait(communicator_.timeout());
-                  at::sum_out(direct_output, received, 0);
-                },
-                [hostir_output, direct_output] {
-                  return at::allclose(hostir_output, direct_output, 1e-5, 1e-5);
-                }};
+    return Case{
+        "ReduceScatter", size_mib,
+        [this, &communication, input, hostir_output] {
+          runHostir(communication, input, hostir_output);
+        },
+        [this, &group, send, received, direct_output, own, own_stays, counts]() mutable {
+          std::vector<int64_t> send_counts = counts, receive_counts = counts;
+          c10d::AllToAllOptions options;
+          options.timeout = communicator_.timeout();
+          group.alltoall_base(received, send, receive_counts, send_counts, options)
+              ->wait(communicator_.timeout());
+          if (!received.is_same(direct_output) && received.data_ptr() != direct_output.data_ptr()) {
+            at::sum_out(direct_output, received, 0);
+          }
+          if (own_stays) {
+            direct_output.add_(own);
+          }
+        },
+        [hostir_output, direct_output] {
+          return at::allclose(hostir_output, direct_output, 1e-5, 1e-5);
+        }};
   }
 
  private:
