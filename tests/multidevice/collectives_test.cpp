@@ -397,6 +397,27 @@ TEST_F(CollectivesTest, AReduceScatterSendsAndReceivesOnlyTheOtherMembersBlocks)
   }
 }
 
+// A reduce-scatter into the input's own block (in place) still sums every
+// member's block: the peer's is not received over the own one before the
+// sum reads it.
+TEST_F(CollectivesTest, AReduceScatterIntoTheInputsOwnBlock) {
+  const int64_t n = communicator_.size();
+  std::vector<int64_t> team(static_cast<size_t>(n));
+  std::iota(team.begin(), team.end(), 0);
+  const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                 .team = team,
+                                                 .reduce_op = ReduceOp::Sum,
+                                                 .scattered_axis = 0});
+  at::Tensor input = localTensor(me_, 220, {n * kRows, kCols});
+  std::vector<at::Tensor> inputs;
+  for (int64_t device : team) {
+    inputs.push_back(localTensor(device, 220, {n * kRows, kCols}));
+  }
+  const at::Tensor expected = at::stack(inputs).sum(0).chunk(n, 0)[me_];
+  run(communication, input, input.narrow(0, me_ * kRows, kRows));
+  EXPECT_TRUE(at::equal(input.narrow(0, me_ * kRows, kRows), expected));
+}
+
 // collectiveBytesSent() counts what leaves this member: an allgather its
 // contribution once per other member, a reduce-scatter every block but its
 // own, an allreduce a ring's 2 (n - 1) / n of its buffer; nothing on a world

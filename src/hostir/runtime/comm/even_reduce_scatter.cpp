@@ -1,5 +1,7 @@
 #include "hostir/runtime/comm/even_reduce_scatter.h"
 
+#include <ATen/MemoryOverlap.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -84,7 +86,11 @@ c10::intrusive_ptr<c10d::Work> postEvenReduceScatter(const TeamExchange& exchang
   if (plan.own_block_stays) {
     split[static_cast<size_t>(plan.me)] = 0;
   }
-  const bool receive_into_output = plan.own_block_stays && plan.sent_blocks == 1;
+  // Not when the output is the input's own block (an in-place reduce-scatter):
+  // the peer's block would land on it before the sum reads it.
+  const bool receive_into_output =
+      plan.own_block_stays && plan.sent_blocks == 1 &&
+      at::get_overlap_status(out.buffer, input) == at::MemOverlapStatus::No;
   c10d::AllToAllOptions options;
   options.timeout = exchange.timeout;
   // Stripe i moves columns [b_i, e_i) of every block (a contiguous copy
