@@ -72,7 +72,15 @@ c10::intrusive_ptr<c10d::Work> postEvenReduceScatter(const TeamExchange& exchang
                                                      ReduceOp op, const at::Tensor& output) {
   const BlockPlan plan = planBlocks(exchange, input, axis);
   WritableBuffer out(output);
-  const at::Tensor own = plan.rows[static_cast<size_t>(plan.me)].reshape(-1);
+  // An output over the input (a reduce-scatter in place) is written only
+  // in the epilogue, from a scratch, and the own block is read from a copy:
+  // the sum overwrites it.
+  const bool output_overlaps_input =
+      at::get_overlap_status(out.buffer, input) != at::MemOverlapStatus::No;
+  const at::Tensor own_rows = plan.rows[static_cast<size_t>(plan.me)];
+  const at::Tensor own = output_overlaps_input && plan.own_block_stays
+                             ? own_rows.reshape(-1).clone()
+                             : own_rows.reshape(-1);
   if (plan.sent_blocks == 0) {  // a team of one: nothing to exchange
     out.buffer.view(-1).copy_(own);
     out.copyBack();
@@ -86,11 +94,8 @@ c10::intrusive_ptr<c10d::Work> postEvenReduceScatter(const TeamExchange& exchang
   if (plan.own_block_stays) {
     split[static_cast<size_t>(plan.me)] = 0;
   }
-  // Not when the output is the input's own block (an in-place reduce-scatter):
-  // the peer's block would land on it before the sum reads it.
   const bool receive_into_output =
-      plan.own_block_stays && plan.sent_blocks == 1 &&
-      at::get_overlap_status(out.buffer, input) == at::MemOverlapStatus::No;
+      plan.own_block_stays && plan.sent_blocks == 1 && !output_overlaps_input;
   c10d::AllToAllOptions options;
   options.timeout = exchange.timeout;
   // Stripe i moves columns [b_i, e_i) of every block (a contiguous copy
