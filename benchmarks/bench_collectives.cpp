@@ -209,34 +209,35 @@ class CollectivesBenchmark {
     at::Tensor rows = input.view({n_, m / n_});
     at::Tensor own = rows[me];
     at::Tensor send = own_stays ? rows.narrow(0, me == 0 ? 1 : 0, n_ - 1) : rows;
+    const bool received_in_output = own_stays && n_ == 2;
     at::Tensor received =
-        own_stays && n_ == 2 ? direct_output.view({1, m / n_}) : at::empty_like(send);
+        received_in_output ? direct_output.view({1, m / n_}) : at::empty_like(send);
     std::vector<int64_t> counts(static_cast<size_t>(n_), 1);
     if (own_stays) {
       counts[static_cast<size_t>(me)] = 0;
     }
     c10d::ProcessGroup& group = communicator_.processGroup(world_, kStreamKey);
-    return Case{
-        "ReduceScatter", size_mib,
-        [this, &communication, input, hostir_output] {
-          runHostir(communication, input, hostir_output);
-        },
-        [this, &group, send, received, direct_output, own, own_stays, counts]() mutable {
-          std::vector<int64_t> send_counts = counts, receive_counts = counts;
-          c10d::AllToAllOptions options;
-          options.timeout = communicator_.timeout();
-          group.alltoall_base(received, send, receive_counts, send_counts, options)
-              ->wait(communicator_.timeout());
-          if (!received.is_same(direct_output) && received.data_ptr() != direct_output.data_ptr()) {
-            at::sum_out(direct_output, received, 0);
-          }
-          if (own_stays) {
-            direct_output.add_(own);
-          }
-        },
-        [hostir_output, direct_output] {
-          return at::allclose(hostir_output, direct_output, 1e-5, 1e-5);
-        }};
+    return Case{"ReduceScatter", size_mib,
+                [this, &communication, input, hostir_output] {
+                  runHostir(communication, input, hostir_output);
+                },
+                [this, &group, send, received, direct_output, own, own_stays, received_in_output,
+                 counts]() mutable {
+                  std::vector<int64_t> send_counts = counts, receive_counts = counts;
+                  c10d::AllToAllOptions options;
+                  options.timeout = communicator_.timeout();
+                  group.alltoall_base(received, send, receive_counts, send_counts, options)
+                      ->wait(communicator_.timeout());
+                  if (!received_in_output) {
+                    at::sum_out(direct_output, received, 0);
+                  }
+                  if (own_stays) {
+                    direct_output.add_(own);
+                  }
+                },
+                [hostir_output, direct_output] {
+                  return at::allclose(hostir_output, direct_output, 1e-5, 1e-5);
+                }};
   }
 
  private:
