@@ -349,8 +349,9 @@ TEST_F(CollectivesTest, ReduceScatterOfANonContiguousInput) {
   }
 }
 
-// A member's own block of a reduce-scatter does not travel: it sends the
-// others' blocks and combines what it receives with its own. With one peer
+// A member's own piece of a reduce-scatter does not travel, for equal
+// blocks and torch.chunk's unequal pieces alike: it sends the others'
+// pieces and combines what it receives with its own. With one peer
 // the peer's block lands in the output itself, so a contiguous axis-0 input
 // takes no scratch at all (before, each member received both blocks into a
 // scratch the size of the input: 8 chunks of the MLP training step's
@@ -359,41 +360,47 @@ TEST_F(CollectivesTest, ReduceScatterOfANonContiguousInput) {
 // team; a member between others receives them all (its own from itself),
 // as sending the others' blocks would first copy them out. 1 MiB a block,
 // so that the pool serves the scratch; every reduce op, checked against ATen.
-TEST_F(CollectivesTest, AReduceScatterSendsAndReceivesOnlyTheOtherMembersBlocks) {
+TEST_F(CollectivesTest, AReduceScatterSendsAndReceivesOnlyTheOtherMembersPieces) {
   const int64_t n = communicator_.size();
   std::vector<int64_t> team(static_cast<size_t>(n));
   std::iota(team.begin(), team.end(), 0);
-  const std::vector<int64_t> block = {256, 1024};
-  const std::vector<int64_t> whole = {n * block[0], block[1]};
+  const int64_t cols = 1024;
   int64_t seed = 190;
-  for (ReduceOp op : kAllReduceOps) {
-    const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
-                                                   .team = team,
-                                                   .reduce_op = op,
-                                                   .scattered_axis = 0});
-    at::Tensor input = localTensor(me_, seed, whole);
-    at::Tensor output = at::zeros(block);
-    BufferPool& pool = BufferPool::shared();
-    const int64_t takes_before = pool.made() + pool.reused();
-    const int64_t held_before = pool.heldBytes();
-    run(communication, input, output);
-    const int64_t takes = pool.made() + pool.reused() - takes_before;
-    std::vector<at::Tensor> inputs;
-    for (int64_t device : team) {
-      inputs.push_back(localTensor(device, seed, whole));
+  // Equal blocks, and torch.chunk's unequal pieces (the last member's
+  // shorter): one mechanism keeps the own piece home in both.
+  for (const int64_t rows : {n * 256, n * 256 - 1}) {
+    const std::vector<int64_t> whole = {rows, cols};
+    const RowChunk mine = rowChunk(rows, n, me_);
+    for (ReduceOp op : kAllReduceOps) {
+      const auto& communication = makeCommunication({.type = CommunicationType::ReduceScatter,
+                                                     .team = team,
+                                                     .reduce_op = op,
+                                                     .scattered_axis = 0});
+      at::Tensor input = localTensor(me_, seed, whole);
+      at::Tensor output = at::zeros({mine.rows, cols});
+      BufferPool& pool = BufferPool::shared();
+      const int64_t takes_before = pool.made() + pool.reused();
+      const int64_t held_before = pool.heldBytes();
+      run(communication, input, output);
+      const int64_t takes = pool.made() + pool.reused() - takes_before;
+      std::vector<at::Tensor> inputs;
+      for (int64_t device : team) {
+        inputs.push_back(localTensor(device, seed, whole));
+      }
+      EXPECT_TRUE(at::equal(output, reduceLikeTheCollective(at::stack(inputs), op)
+                                        .narrow(0, mine.start, mine.rows)))
+          << rows << " rows, " << communication.toString();
+      const int64_t piece_bytes = mine.rows * cols * 4;
+      if (n <= 2) {
+        EXPECT_EQ(takes, 0) << "the peer's piece is received into the output, " << rows << " rows";
+      } else {
+        EXPECT_EQ(takes, 1) << rows << " rows";
+        const int64_t received = me_ == 0 || me_ == n - 1 ? n - 1 : n;
+        EXPECT_LE(pool.heldBytes() - held_before, received * piece_bytes)
+            << "pieces received by member " << me_ << " of " << n << ", " << rows << " rows";
+      }
+      ++seed;
     }
-    EXPECT_TRUE(at::equal(output, reduceLikeTheCollective(at::stack(inputs), op).chunk(n, 0)[me_]))
-        << communication.toString();
-    const int64_t block_bytes = block[0] * block[1] * 4;
-    if (n <= 2) {
-      EXPECT_EQ(takes, 0) << "the peer's block is received into the output";
-    } else {
-      EXPECT_EQ(takes, 1);
-      const int64_t received = me_ == 0 || me_ == n - 1 ? n - 1 : n;
-      EXPECT_LE(pool.heldBytes() - held_before, received * block_bytes)
-          << "blocks received by member " << me_ << " of " << n;
-    }
-    ++seed;
   }
 }
 

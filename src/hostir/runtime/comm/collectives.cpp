@@ -23,8 +23,8 @@
 #include "hostir/runtime/comm/c10_error_message.h"
 #include "hostir/runtime/comm/collective_buffers.h"
 #include "hostir/runtime/comm/collective_works.h"
-#include "hostir/runtime/comm/even_reduce_scatter.h"
-#include "hostir/runtime/comm/uneven_collectives.h"
+#include "hostir/runtime/comm/composed_reduce_scatter.h"
+#include "hostir/runtime/comm/uneven_allgather.h"
 
 namespace hostir {
 namespace {
@@ -492,10 +492,10 @@ class CollectivePoster {
   }
 
   // Gloo in libtorch 1.13 has no reduce_scatter: an all-to-all and a local
-  // reduction (even_reduce_scatter.h, uneven_collectives.h). The mpi backend
-  // composes it the same way: Open MPI's MPI_Ireduce_scatter_block took 2.2x
-  // as long as its all-to-all plus this sum (docs/performance.md,
-  // "Collective backends").
+  // reduction, for equal blocks and torch.chunk's unequal pieces alike
+  // (composed_reduce_scatter.h). The mpi backend composes it the same way: Open MPI's
+  // MPI_Ireduce_scatter_block took 2.2x as long as its all-to-all plus this sum
+  // (docs/performance.md, "Collective backends").
   c10::intrusive_ptr<c10d::Work> postReduceScatter() {
     checkDefined(input_, "input");
     checkDefined(output_, "output");
@@ -504,15 +504,14 @@ class CollectivePoster {
           shapeString(input_));
     const at::Tensor output_piece =
         at::empty(unevenOutputShape(axis), output_.options().device(at::kMeta));
-    if (holdsUnevenPieces(input_, output_piece, axis, "input", "output")) {
-      return postUnevenReduceScatter(exchange(), input_, axis, *params_.reduce_op, output_);
+    if (!holdsUnevenPieces(input_, output_piece, axis, "input", "output")) {
+      check(input_.size(axis) % team_size_ == 0 && output_.numel() * team_size_ == input_.numel() &&
+                output_.scalar_type() == input_.scalar_type(),
+            "its input must split into ", team_size_, " blocks along the scattered axis ", axis,
+            " and its output must hold one block, got input ", shapeString(input_), " and output ",
+            shapeString(output_));
     }
-    check(input_.size(axis) % team_size_ == 0 && output_.numel() * team_size_ == input_.numel() &&
-              output_.scalar_type() == input_.scalar_type(),
-          "its input must split into ", team_size_, " blocks along the scattered axis ", axis,
-          " and its output must hold one block, got input ", shapeString(input_), " and output ",
-          shapeString(output_));
-    return postEvenReduceScatter(exchange(), input_, axis, *params_.reduce_op, output_);
+    return postComposedReduceScatter(exchange(), input_, axis, *params_.reduce_op, output_);
   }
 
   // The output's shape as the input's with this member's rows along `axis`

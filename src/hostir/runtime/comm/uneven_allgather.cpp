@@ -1,4 +1,4 @@
-#include "hostir/runtime/comm/uneven_collectives.h"
+#include "hostir/runtime/comm/uneven_allgather.h"
 
 #include <algorithm>
 #include <numeric>
@@ -124,74 +124,6 @@ c10::intrusive_ptr<c10d::Work> postUnevenAllgather(const TeamExchange& exchange,
   return c10::make_intrusive<WorkWithEpilogue>(allOf(std::move(works)), [landings, sent, out] {
     for (const Landing& landing : landings) {
       landing.land();
-    }
-    out.copyBack();
-  });
-}
-
-c10::intrusive_ptr<c10d::Work> postUnevenReduceScatter(const TeamExchange& exchange,
-                                                       const at::Tensor& whole, int64_t axis,
-                                                       ReduceOp op, const at::Tensor& piece) {
-  const auto k = static_cast<int64_t>(exchange.team.size());
-  const int64_t extent = whole.size(axis);
-  const int64_t inner = whole.numel() / extent;  // a posted whole is not empty
-  const std::vector<int64_t> positions = positionsByGroupRank(exchange.team);
-  // Every member's piece, in group-rank order: `whole` itself when they
-  // follow each other in it, else packed into a scratch.
-  const bool in_place = axis == 0 && whole.is_contiguous() &&
-                        std::is_sorted(exchange.team.begin(), exchange.team.end());
-  const at::Tensor packed =
-      in_place ? whole.view(-1) : collectiveScratch({whole.numel()}, whole.options());
-  std::vector<at::Tensor> sent;  // alive until the exchange is done
-  std::vector<int64_t> offsets(k), numels(k);
-  int64_t offset = 0;
-  for (int64_t rank = 0; rank < k; ++rank) {
-    const RowChunk chunk = rowChunk(extent, k, positions[rank]);
-    const at::Tensor source = whole.narrow(axis, chunk.start, chunk.rows);
-    offsets[rank] = offset;
-    numels[rank] = chunk.rows * inner;
-    if (!in_place) {
-      packed.narrow(0, offset, numels[rank]).view(source.sizes()).copy_(source);
-    }
-    offset += numels[rank];
-  }
-  WritableBuffer out(piece);
-  const at::Tensor out_flat = out.buffer.view(-1);
-  const auto stripes = static_cast<int64_t>(exchange.stripes.size());
-  c10d::AllToAllOptions options;
-  options.timeout = exchange.timeout;
-  std::vector<c10::intrusive_ptr<c10d::Work>> works;
-  std::vector<at::Tensor> received;
-  for (int64_t stripe = 0; stripe < stripes; ++stripe) {
-    at::Tensor send = packed;
-    std::vector<int64_t> send_sizes = numels;
-    if (stripes > 1) {  // the stripe's part of every piece, one after another
-      std::vector<at::Tensor> parts;
-      for (int64_t rank = 0; rank < k; ++rank) {
-        const auto [begin, end] = pieceBounds(numels[rank], stripe, stripes);
-        parts.push_back(packed.narrow(0, offsets[rank] + begin, end - begin));
-        send_sizes[rank] = end - begin;
-      }
-      send = collectiveScratch({std::accumulate(send_sizes.begin(), send_sizes.end(), int64_t{0})},
-                               whole.options());
-      at::cat_out(send, parts);
-    }
-    const auto [begin, end] = pieceBounds(piece.numel(), stripe, stripes);
-    std::vector<int64_t> receive_sizes(k, end - begin);
-    received.push_back(collectiveScratch({k * (end - begin)}, whole.options()));
-    sent.push_back(send);
-    works.push_back(exchange.stripes[stripe]->alltoall_base(received.back(), send, receive_sizes,
-                                                            send_sizes, options));
-  }
-  return c10::make_intrusive<WorkWithEpilogue>(allOf(std::move(works)), [received, sent, out,
-                                                                         out_flat, op, k, stripes,
-                                                                         whole] {
-    for (int64_t stripe = 0; stripe < stripes; ++stripe) {
-      const at::Tensor& blocks = received[static_cast<size_t>(stripe)];
-      const auto [begin, end] = pieceBounds(out_flat.numel(), stripe, stripes);
-      if (end > begin) {
-        reduceAlongFirstAxisInto(blocks.view({k, end - begin}), op, out_flat.slice(0, begin, end));
-      }
     }
     out.copyBack();
   });
