@@ -11,6 +11,7 @@
 #include "hostir/host_ir/communication.h"
 #include "hostir/host_ir/for_loop.h"
 #include "hostir/host_ir/host_ir_container.h"
+#include "hostir/host_ir/passes/current_streams.h"
 #include "hostir/host_ir/passes/expr_dependencies.h"
 #include "hostir/host_ir/passes/stream_axis.h"
 #include "hostir/host_ir/stream_ops.h"
@@ -78,9 +79,24 @@ std::vector<const Expr*> collectivesWaitedBy(const Expr* expr) {
   return result;
 }
 
+// Whether a Wait may move past `expr` on its way to the program's end: the
+// ops that group collectives or pair ranks' transfers stay put.
+bool groupsTransfers(const Expr* expr) {
+  return anyInside(expr, [](const Expr* e) {
+    return e->isA<StartCoalescing>() || e->isA<EndCoalescing>() || e->isA<P2PCommunication>();
+  });
+}
+
 // Moves a top-level Wait, or a loop of Waits, down to just before the first
-// expr that reads or writes its collectives' buffers.
-void sinkWaits(Scope& top, const ViewBases& bases, Expr* waits,
+// expr that reads or writes its collectives' buffers, not past a stream
+// switch, a synchronization or a loop: a stream that synchronized with the
+// blocked one before the Wait's new place (a pipeline's fork) would no
+// longer wait for the collective. When nothing after it touches those
+// buffers (the backward's reduce-scatters of dx, program outputs), it moves
+// past all of that to the last place where the stream it blocks is current
+// (the program's end): the compute after the pipeline (the wgrad of w2)
+// then runs while the last chunks cross the link.
+void sinkWaits(Scope& top, const ViewBases& bases, const CurrentStreams& streams, Expr* waits,
                const std::vector<const Expr*>& communications) {
   std::vector<Val*> buffers;
   for (const Expr* communication : communications) {
@@ -88,21 +104,35 @@ void sinkWaits(Scope& top, const ViewBases& bases, Expr* waits,
     buffers.insert(buffers.end(), communication->outputs().begin(), communication->outputs().end());
   }
   buffers = bases.withBases(buffers);
-  Scope::Iterator position = std::next(top.at(waits));
-  while (position != top.end()) {
-    const Expr* next = *position;
+  auto touches = [&](const Expr* expr) {
     ValSet reads;
     ValSet writes;
-    collectVals(next, bases, reads, writes);
-    if (isStreamBarrier(next) || next->isA<ForLoop>() || intersects(reads, buffers) ||
-        intersects(writes, buffers)) {
-      break;
+    collectVals(expr, bases, reads, writes);
+    return intersects(reads, buffers) || intersects(writes, buffers);
+  };
+  const Scope::Iterator after_waits = std::next(top.at(waits));
+  Scope::Iterator landing = after_waits;
+  const CurrentStreams::Id blocked = streams.before(waits);
+  const bool untouched_after =
+      blocked != nullptr && std::none_of(after_waits, top.end(), [&](const Expr* expr) {
+        return touches(expr) || groupsTransfers(expr);
+      });
+  if (untouched_after) {
+    for (Scope::Iterator position = after_waits; position != top.end();) {
+      ++position;
+      if ((position == top.end() ? streams.atEnd() : streams.before(*position)) == blocked) {
+        landing = position;
+      }
     }
-    ++position;
+  } else {
+    while (landing != top.end() && !isStreamBarrier(*landing) && !(*landing)->isA<ForLoop>() &&
+           !touches(*landing)) {
+      ++landing;
+    }
   }
-  if (position != std::next(top.at(waits))) {
+  if (landing != after_waits) {
     top.erase(top.at(waits));
-    top.insert(position, waits);
+    top.insert(landing, waits);
   }
 }
 
@@ -338,6 +368,7 @@ void scheduleCollectives(HostIrContainer& container) {
   Scope& top = container.topLevel();
   std::vector<Communication*> communications = movableCommunications(top);
   const ViewBases bases(top);
+  const CurrentStreams streams(top);
   // The Waits of the movable collectives and the loops of Waits for
   // collectives (not point-to-point transfers), latest first: a Wait moves
   // past the later ones already placed.
@@ -357,7 +388,7 @@ void scheduleCollectives(HostIrContainer& container) {
     }
   }
   for (auto it = waiters.rbegin(); it != waiters.rend(); ++it) {
-    sinkWaits(top, bases, *it, collectivesWaitedBy(*it));
+    sinkWaits(top, bases, streams, *it, collectivesWaitedBy(*it));
   }
   // The Communications and prefetch loops, in program order: each moves
   // up to the one placed before it at most.

@@ -16,6 +16,10 @@ class HostIrContainer;
 //   with the stream the Wait blocks); so does a top-level loop of nothing but
 //   Waits (a pipeline's waits for its chunks' reduce-scatters: the last
 //   chunk's then crosses the link under the wgrad GEMM after the loop);
+//   when nothing after it touches those buffers, it moves past stream
+//   switches and loops too, to the last place where the stream it blocks is
+//   current (current_streams.h; the backward's Waits for dx then run after
+//   both wgrad GEMMs, at the program's end);
 // - a Communication, or a pipeline's prefetch loop (a loop of nothing but
 //   posts, views and index arithmetic), with the allocations of the buffers
 //   it writes, moves up to just after the last expr that writes what it
